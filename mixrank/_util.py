@@ -1,0 +1,29 @@
+"""Small shared helpers (no stage): random generators and table metadata."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["as_rng", "tidy", "MIXRANK_VERSION"]
+
+MIXRANK_VERSION = "0.1.0"
+
+
+def as_rng(rng: Any = None) -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from a seed, a Generator or None."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
+
+
+def tidy(rows: list[dict] | pd.DataFrame, **meta: Any) -> pd.DataFrame:
+    """Build a tidy table (RangeIndex) and store ``meta`` in ``attrs['mixrank']``."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    df = df.reset_index(drop=True)
+    info = {"version": MIXRANK_VERSION}
+    info.update(meta)
+    df.attrs["mixrank"] = info
+    return df

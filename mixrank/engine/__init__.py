@@ -1,0 +1,1 @@
+"""mixrank.engine stage."""

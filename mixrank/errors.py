@@ -1,0 +1,84 @@
+"""Exceptions and warnings (all stages).
+
+One tree: :class:`MixrankError` is the root of every error mixrank raises on
+purpose; :class:`MixrankWarning` the root of its warnings.  Messages say what
+was received, what was expected and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class MixrankError(Exception):
+    """Root of all mixrank errors."""
+
+
+class FormulaError(MixrankError, ValueError):
+    """A formula could not be parsed or is not supported.
+
+    ``formula`` and ``position`` locate the problem; the message quotes the
+    formula with a caret under the offending part.
+    """
+
+    def __init__(self, message: str, formula: str | None = None,
+                 position: int | None = None, length: int = 1) -> None:
+        self.reason = message
+        self.formula = formula
+        self.position = position
+        self.length = max(1, length)
+        text = message
+        if formula is not None and position is not None:
+            caret = " " * position + "^" * self.length
+            text = f"{message}\n    {formula}\n    {caret}"
+        super().__init__(text)
+
+
+class DataError(MixrankError, ValueError):
+    """The data do not fit the formula or the canonical long format."""
+
+
+class DesignError(MixrankError, ValueError):
+    """The design cannot support the requested analysis."""
+
+
+class ConvergenceError(MixrankError, RuntimeError):
+    """An optimiser failed to reach a verified optimum."""
+
+
+class MissingDependencyError(MixrankError, ImportError):
+    """An optional dependency (extra) is not installed."""
+
+
+class MixrankWarning(UserWarning):
+    """Root of all mixrank warnings."""
+
+
+class SingularFitWarning(MixrankWarning):
+    """A variance component was estimated at zero (boundary, singular fit)."""
+
+
+class BoundaryWarning(MixrankWarning):
+    """An estimate lies on the boundary of its parameter space."""
+
+
+class SmallSampleWarning(MixrankWarning):
+    """Too few units for the asymptotics the method relies on."""
+
+
+class MissingDataWarning(MixrankWarning):
+    """Rows or cells were dropped on request and are reported."""
+
+
+def require(module: str, extra: str, purpose: str):
+    """Import an optional dependency or raise a :class:`MissingDependencyError`.
+
+    The message names the extra to install, e.g. ``pip install 'mixrank[plot]'``.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - depends on environment
+        raise MissingDependencyError(
+            f"{purpose} needs the optional package '{module}', which is not installed. "
+            f"Install the extra with: pip install 'mixrank[{extra}]'"
+        ) from exc

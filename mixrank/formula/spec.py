@@ -1,0 +1,84 @@
+"""Stage formula: the parsed-formula value objects.
+
+Inputs: none (data classes).  Outputs: :class:`Spec`, :class:`RandomTerm`.
+A ``Spec`` is frozen and hashable; two formulas that differ only in spacing
+or in the order of their random terms give equal specs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["RandomTerm", "Spec"]
+
+
+@dataclass(frozen=True)
+class RandomTerm:
+    """A random intercept ``(1 | a:b:...)``.
+
+    Attributes
+    ----------
+    factors : tuple of str
+        The grouping columns in the order written, e.g. ``("subject", "question")``.
+    """
+
+    factors: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """Component name as written: ``"subject:question"``."""
+        return ":".join(self.factors)
+
+    def __str__(self) -> str:
+        return f"(1|{self.name})"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed mixrank formula.
+
+    Attributes
+    ----------
+    formula : str
+        The formula text as given.
+    response : str
+        The score column (left side).
+    comparison : str
+        The comparison factor (first and only fixed term), e.g. ``"model"``.
+    random : tuple of RandomTerm
+        Random intercepts, ``a/b`` expanded to ``a`` and ``a:b``, in canonical
+        order: by number of factors, then by first appearance.
+    """
+
+    formula: str
+    response: str
+    comparison: str
+    random: tuple[RandomTerm, ...] = ()
+
+    @property
+    def grouping_columns(self) -> tuple[str, ...]:
+        """Every column named in a random term, in first-appearance order."""
+        seen: list[str] = []
+        for term in self.random:
+            for f in term.factors:
+                if f not in seen:
+                    seen.append(f)
+        return tuple(seen)
+
+    @property
+    def term_names(self) -> tuple[str, ...]:
+        """Names of the random terms, e.g. ``("subject", "subject:question")``."""
+        return tuple(t.name for t in self.random)
+
+    def __str__(self) -> str:
+        rhs = " + ".join([self.comparison] + [str(t) for t in self.random])
+        return f"{self.response} ~ {rhs}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Spec):
+            return NotImplemented
+        return (self.response, self.comparison, self.random) == (
+            other.response, other.comparison, other.random)
+
+    def __hash__(self) -> int:
+        return hash((self.response, self.comparison, self.random))

@@ -1,0 +1,1 @@
+"""mixrank.inference stage."""

@@ -1,0 +1,1 @@
+"""mixrank.results stage."""
