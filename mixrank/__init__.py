@@ -1,0 +1,36 @@
+"""mixrank: which differences on an LLM benchmark are real.
+
+R-style formulas and paired mixed models over long-format per-item results:
+``mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", data)``.
+This module only re-exports the public API.
+"""
+
+from ._util import MIXRANK_VERSION as __version__
+from .design.simulate import simulate
+from .errors import (
+    BoundaryWarning,
+    ConvergenceError,
+    DataError,
+    DesignError,
+    FormulaError,
+    MissingDataWarning,
+    MissingDependencyError,
+    MixrankError,
+    MixrankWarning,
+    SingularFitWarning,
+    SmallSampleWarning,
+)
+from .fit import fit
+from .formula import RandomTerm, Spec, parse
+from .frame import Frame, build_frame
+from .io.datasets import load_example, load_shared
+from .results import FitResult, Summary
+
+__all__ = [
+    "__version__",
+    "fit", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
+    "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
+    "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "BoundaryWarning",
+    "SmallSampleWarning", "MissingDataWarning",
+]

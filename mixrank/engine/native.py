@@ -1,0 +1,187 @@
+"""Stage engine: fit every requested pair of models from a shared Frame.
+
+Inputs: :class:`~mixrank.frame.Frame`, the pairs, the method and estimand.
+Outputs: one :class:`PairFit` per pair.
+
+Each pair works from the frame's cells x models score matrix: the common
+cells are a boolean mask; pairs scored on every cell share one structure
+(built once), so a balanced study costs one structure plus per-level sums per
+pair.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
+``model_a``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DesignError
+from ..frame import Frame
+from .reml import RemlFit, fit_reml, satterthwaite
+from .structure import Structure, build_structure, pair_sums
+
+__all__ = ["PairFit", "fit_pairs", "ESTIMANDS", "METHODS"]
+
+ESTIMANDS = ("gls", "cells", "units")
+METHODS = ("reml", "aggregate")
+
+
+@dataclass
+class PairFit:
+    """Fit of one pair (``d = y_a - y_b`` over common cells)."""
+
+    model_a: str
+    model_b: str
+    n: int
+    only_a: int
+    only_b: int
+    estimate: float
+    variance: float                 # Var(estimate)
+    df: float
+    sigma_iid: float                # sample SD of d over the common cells
+    components: dict[str, float]    # variance per component incl. "residual"
+    criterion: float = float("nan")
+    converged: bool = True
+    boundary: tuple[str, ...] = ()
+    gradient: float = 0.0
+    message: str = ""
+    nfev: int = 0
+    n_units: int | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def std_error(self) -> float:
+        return math.sqrt(self.variance)
+
+    @property
+    def design_effect(self) -> float:
+        iid = self.sigma_iid ** 2 / self.n
+        return self.variance / iid if iid > 0 else float("nan")
+
+
+def _weights(estimand: str, st: Structure, unit_codes: np.ndarray | None) -> np.ndarray | None:
+    if estimand == "gls":
+        return None
+    n = st.n
+    if estimand == "cells":
+        return np.full(n, 1.0 / n)
+    counts = np.bincount(unit_codes)
+    used = counts > 0
+    T = int(used.sum())
+    return 1.0 / (T * counts[unit_codes])
+
+
+def _linear_variance(st: Structure, w: np.ndarray, theta_block: np.ndarray, sigma: float) -> float:
+    zw2 = [float(np.sum(np.bincount(c, weights=w, minlength=L) ** 2))
+           for c, L in zip(st.codes, st.levels)]
+    return sigma * sigma * (float(w @ w) + float(np.dot(theta_block ** 2, zw2)))
+
+
+class _StructureCache:
+    """Keeps the structure of the last few distinct common-cell masks."""
+
+    def __init__(self, size: int = 3) -> None:
+        self.size = size
+        self.items: dict[bytes, Structure] = {}
+
+    def get(self, key: bytes, build):
+        if key in self.items:
+            return self.items[key]
+        st = build()
+        if len(self.items) >= self.size:
+            self.items.pop(next(iter(self.items)))
+        self.items[key] = st
+        return st
+
+
+def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
+             cache: _StructureCache) -> PairFit:
+    spec = frame.spec
+    oa, ob = frame.observed[:, j], frame.observed[:, k]
+    mask = oa & ob
+    n = int(mask.sum())
+    only_a, only_b = int(oa.sum()) - n, int(ob.sum()) - n
+    a, b = frame.models[j], frame.models[k]
+    if n < 2:
+        raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
+                          "are needed. Exclude the pair with pairs=[...] or add data")
+    full = n == frame.n_cells
+    d = frame.scores[:, j] - frame.scores[:, k]
+    if not full:
+        d = d[mask]
+    sigma_iid = float(np.std(d, ddof=1))
+    names = list(spec.term_names)
+    if method == "aggregate":
+        return _aggregate(frame, mask, full, d, a, b, n, only_a, only_b, sigma_iid)
+
+    def build():
+        codes = [frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names]
+        return build_structure(codes, [frame.term_levels[t] for t in names], names)
+
+    key = b"full" if full else np.packbits(mask).tobytes()
+    st = cache.get(key, build)
+    ps = pair_sums(st, d)
+    r: RemlFit = fit_reml(st, ps, names)
+    estimate, variance, df = r.mu, r.var_mu, r.df
+    unit_codes = None
+    if estimand != "gls":
+        if estimand == "units":
+            if not names:
+                raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
+                                  "(1|subject)")
+            unit_codes = frame.term_codes[names[0]] if full else frame.term_codes[names[0]][mask]
+        w = _weights(estimand, st, unit_codes)
+        estimate = float(w @ d)
+        tb = r.extras.get("theta_block", np.zeros(0))
+        variance = _linear_variance(st, w, tb, r.sigma)
+
+        def var_fn(th, sg, w=w):
+            return _linear_variance(st, w, th, sg)
+        df = satterthwaite(st, ps, tb, r.sigma, var_fn)[0] if len(tb) else float(n - 1)
+    comps = dict(zip(r.names, (float(v) for v in r.variances)))
+    return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
+                   variance=variance, df=df, sigma_iid=sigma_iid, components=comps,
+                   criterion=r.criterion, converged=r.converged, boundary=r.boundary,
+                   gradient=r.gradient, message=r.message, nfev=r.nfev,
+                   extras=dict(gls_estimate=r.mu, gls_variance=r.var_mu))
+
+
+def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str, b: str,
+               n: int, only_a: int, only_b: int, sigma_iid: float) -> PairFit:
+    spec = frame.spec
+    if not spec.random:
+        unit_means = d
+        unit = "cell"
+    else:
+        unit = spec.random[0].name
+        codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
+        cnt = np.bincount(codes, minlength=frame.term_levels[unit])
+        sums = np.bincount(codes, weights=d, minlength=frame.term_levels[unit])
+        used = cnt > 0
+        unit_means = sums[used] / cnt[used]
+    T = len(unit_means)
+    if T < 2:
+        raise DesignError(f"method='aggregate' needs at least 2 levels of {unit!r} with common "
+                          f"cells for {a!r} vs {b!r}; found {T}")
+    est = float(unit_means.mean())
+    var_u = float(np.var(unit_means, ddof=1))
+    if var_u <= 0:
+        raise DesignError(f"all {unit!r}-level mean differences of {a!r} vs {b!r} are identical; "
+                          "no standard error can be estimated")
+    return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=est,
+                   variance=var_u / T, df=float(T - 1), sigma_iid=sigma_iid,
+                   components={f"{unit} means": var_u}, message=f"aggregate over {T} {unit} levels",
+                   n_units=T)
+
+
+def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml",
+              estimand: str = "gls") -> list[PairFit]:
+    """Fit ``pairs`` (index pairs into ``frame.models``) with the native engine."""
+    if method not in METHODS:
+        raise DesignError(f"method={method!r}; expected one of {METHODS}")
+    if estimand not in ESTIMANDS:
+        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+    cache = _StructureCache()
+    return [_fit_one(frame, j, k, method, estimand, cache) for j, k in pairs]

@@ -1,0 +1,140 @@
+"""Stage engine: the random-effects structure of one pair, from cell codes.
+
+Inputs: per-term integer level codes of the pair's cells (and, separately,
+the pair's differences ``d``).  Outputs: :class:`Structure` (everything the
+REML objective needs that does not depend on ``d``; shared by all pairs
+scored on the same cells) and :class:`PairSums` (the ``d``-dependent sums).
+
+Notation (lme4): ``Z_r`` is the 0/1 indicator matrix of term r's levels.
+Term 1 (the one with most levels) is the *diagonal block*: ``Z_1'Z_1`` is
+diagonal with the level counts ``c1``.  The other terms form block 2 of
+dimension ``q2``; ``Z_2'Z_2`` (dense) and ``Z_1'Z_2`` are count matrices.
+Levels of term 1 are grouped by their count ``v`` so that
+``sum_i z_i z_i' / (theta^2 c1_i + 1)`` becomes ``sum_v G_v / (theta^2 v + 1)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Structure", "PairSums", "build_structure", "pair_sums", "DENSE_Q2_LIMIT"]
+
+DENSE_Q2_LIMIT = 3000          # block 2 above this size: sparse LU path
+GROUP_MEMORY_LIMIT = 400e6     # bytes for the grouped G_v matrices
+
+
+@dataclass(frozen=True, eq=False)
+class Structure:
+    n: int
+    names: tuple[str, ...]          # term names in block order (term 1 first)
+    order: tuple[int, ...]          # block order -> index in the caller's term list
+    levels: tuple[int, ...]
+    codes: tuple[np.ndarray, ...]   # per term (block order), codes over the pair's cells
+    counts: tuple[np.ndarray, ...]  # per term level counts
+    mode: str                       # "none" | "dense" | "sparse"
+    # dense mode
+    c1: np.ndarray | None = None
+    z12: np.ndarray | None = None   # (L1, q2) counts
+    z22: np.ndarray | None = None   # (q2, q2)
+    c2: np.ndarray | None = None    # (q2,) counts of block-2 levels
+    groups: np.ndarray | None = None       # (L1,) group index of each term-1 level
+    onehot: sp.csr_matrix | None = None     # (G, L1) group indicator
+    group_sizes: np.ndarray | None = None   # (G,) levels per group
+    group_values: np.ndarray | None = None  # (G,) the count value of each group
+    G: np.ndarray | None = None     # (G, q2, q2) or None (ungrouped)
+    h: np.ndarray | None = None     # (G, q2): sum_{i in v} z_i c1_i
+    cc1: np.ndarray | None = None   # (G,): sum_{i in v} c1_i^2
+    # sparse mode
+    ztz: sp.csc_matrix | None = None
+    offsets: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class PairSums:
+    n: int
+    sum_d: float
+    sumsq_d: float
+    s: tuple[np.ndarray, ...]        # per term (block order) level sums of d
+    # dense mode, grouped
+    k: np.ndarray | None = None      # (G, q2): sum_{i in v} z_i s1_i
+    cs1: np.ndarray | None = None    # (G,): sum_{i in v} c1_i s1_i
+    ss1: np.ndarray | None = None    # (G,): sum_{i in v} s1_i^2
+    s2: np.ndarray | None = None     # (q2,) stacked block-2 sums
+
+
+def _cross_counts(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> np.ndarray:
+    return np.bincount(a * lb + b, minlength=la * lb).reshape(la, lb).astype(np.float64)
+
+
+def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]) -> Structure:
+    """Build the d-independent structure from per-term codes of one pair's cells."""
+    n = int(len(codes[0])) if codes else 0
+    R = len(codes)
+    if R == 0:
+        return Structure(n=n, names=(), order=(), levels=(), codes=(), counts=(), mode="none")
+    counts0 = [np.bincount(c, minlength=L).astype(np.float64) for c, L in zip(codes, levels)]
+    nonempty = [int((c > 0).sum()) for c in counts0]
+    order = tuple(sorted(range(R), key=lambda r: -nonempty[r]))
+    codes_o = tuple(codes[r] for r in order)
+    levels_o = tuple(int(levels[r]) for r in order)
+    counts_o = tuple(counts0[r] for r in order)
+    names_o = tuple(names[r] for r in order)
+    q2 = sum(levels_o[1:])
+    base = dict(n=n, names=names_o, order=order, levels=levels_o, codes=codes_o, counts=counts_o)
+    if q2 > DENSE_Q2_LIMIT:
+        offs = np.cumsum([0] + list(levels_o))
+        rows = np.concatenate([c + offs[i] for i, c in enumerate(codes_o)])
+        cols = np.concatenate([np.arange(n)] * R)
+        Z = sp.csc_matrix((np.ones(len(rows)), (cols, rows)), shape=(n, int(offs[-1])))
+        ztz = (Z.T @ Z).tocsc()
+        return Structure(mode="sparse", ztz=ztz, offsets=tuple(int(o) for o in offs), **base)
+    c1 = counts_o[0]
+    L1 = levels_o[0]
+    vals, grp = np.unique(c1, return_inverse=True)
+    nG = len(vals)
+    onehot = sp.csr_matrix((np.ones(L1), (grp, np.arange(L1))), shape=(nG, L1))
+    sizes = np.bincount(grp, minlength=nG).astype(np.float64)
+    cc1 = np.bincount(grp, weights=c1 * c1, minlength=nG)
+    grouping = dict(groups=grp, onehot=onehot, group_sizes=sizes, group_values=vals, cc1=cc1)
+    if R == 1:
+        return Structure(mode="dense", c1=c1, z12=np.zeros((L1, 0)), z22=np.zeros((0, 0)),
+                         c2=np.zeros(0), G=np.zeros((nG, 0, 0)), h=np.zeros((nG, 0)),
+                         **grouping, **base)
+    z12 = np.hstack([_cross_counts(codes_o[0], L1, codes_o[r], levels_o[r]) for r in range(1, R)])
+    z22 = np.zeros((q2, q2))
+    off = np.cumsum([0] + list(levels_o[1:]))
+    for a in range(1, R):
+        for b in range(a, R):
+            if a == b:
+                blk = np.diag(counts_o[a])
+            else:
+                blk = _cross_counts(codes_o[a], levels_o[a], codes_o[b], levels_o[b])
+            z22[off[a - 1]:off[a], off[b - 1]:off[b]] = blk
+            z22[off[b - 1]:off[b], off[a - 1]:off[a]] = blk.T
+    c2 = np.concatenate(counts_o[1:])
+    G = None
+    if nG * q2 * q2 * 8 <= GROUP_MEMORY_LIMIT and nG < L1:
+        G = np.empty((nG, q2, q2))
+        for g in range(nG):
+            zz = z12[grp == g]
+            G[g] = zz.T @ zz
+    h = np.asarray(onehot @ (z12 * c1[:, None]))
+    return Structure(mode="dense", c1=c1, z12=z12, z22=z22, c2=c2, G=G, h=h, **grouping, **base)
+
+
+def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
+    """The d-dependent sums for ``st`` (d over the same cells, same order)."""
+    s = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(st.codes, st.levels))
+    base = dict(n=st.n, sum_d=float(d.sum()), sumsq_d=float(d @ d), s=s)
+    if st.mode != "dense":
+        return PairSums(**base)
+    s1 = s[0]
+    nG = len(st.group_values)
+    k = np.asarray(st.onehot @ (st.z12 * s1[:, None])) if st.z12.shape[1] else np.zeros((nG, 0))
+    cs1 = np.bincount(st.groups, weights=st.c1 * s1, minlength=nG)
+    ss1 = np.bincount(st.groups, weights=s1 * s1, minlength=nG)
+    s2 = np.concatenate(s[1:]) if len(s) > 1 else np.zeros(0)
+    return PairSums(k=k, cs1=cs1, ss1=ss1, s2=s2, **base)

@@ -1,0 +1,133 @@
+"""Composition of the public stages: formula -> frame -> engine -> FitResult.
+
+Inputs: a formula and long-format data (or a prebuilt Frame).
+Outputs: :class:`~mixrank.results.FitResult`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from .errors import DataError, DesignError, MixrankWarning, SingularFitWarning
+from .formula import Spec, parse
+from .frame import Frame, build_frame
+from .results import FitResult
+
+__all__ = ["fit", "resolve_pairs", "ENGINES"]
+
+ENGINES = ("auto", "native", "statsmodels", "lme4")
+
+
+def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
+    """Index pairs to fit; all pairs with >= 2 common cells when ``pairs`` is None."""
+    M = frame.n_models
+    if M < 2:
+        raise DataError(f"comparison factor {frame.spec.comparison!r} has a single level "
+                        f"{frame.models!r}; at least two models are needed for a paired comparison")
+    if pairs is None:
+        out, skipped = [], []
+        for j in range(M):
+            for k in range(j + 1, M):
+                if frame.stats.n_common[j, k] >= 2:
+                    out.append((j, k))
+                else:
+                    skipped.append((frame.models[j], frame.models[k]))
+        if skipped:
+            warnings.warn(f"{len(skipped)} pair(s) share fewer than 2 cells and were not fitted, "
+                          f"e.g. {skipped[:3]}", MixrankWarning, stacklevel=3)
+        if not out:
+            raise DataError("no pair of models shares at least 2 cells; nothing to compare")
+        return out
+    out = []
+    for pr in pairs:
+        if len(pr) != 2:
+            raise DataError(f"each pair must be (model_a, model_b); got {pr!r}")
+        j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
+        if j == k:
+            raise DataError(f"pair {pr!r} compares a model with itself")
+        out.append((j, k))
+    return out
+
+
+def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
+        estimand: str = "gls", pairs: Sequence[tuple[str, str]] | None = None,
+        level: float = 0.95, pair_by: Sequence[str] | None = None,
+        replicate: str | None = None, na: str = "error") -> FitResult:
+    """Fit the paired-difference mixed model for every pair of models.
+
+    Parameters
+    ----------
+    formula : str or Spec
+        lme4 syntax, e.g. ``"correct ~ model + (1|subject) + (1|prompt)"``.
+        The random terms are the unit of inference.
+    data : DataFrame, polars/pyarrow table, path, or :class:`~mixrank.frame.Frame`
+        Long format, one row per observation.
+    method : {"reml", "aggregate"}
+        ``reml``: the paired mixed model (methods §3); ``aggregate``: average
+        the differences within the first random term's levels, then a
+        paired t-test over those units.
+    engine : {"auto", "native", "statsmodels", "lme4"}
+        ``auto`` = ``native``.  ``statsmodels`` and ``lme4`` are cross-check
+        engines (lme4 needs R with lme4 and lmerTest).
+    estimand : {"gls", "cells", "units"}
+        ``gls`` (lme4's fixed effect), ``cells`` (micro-average over common
+        cells) or ``units`` (macro-average over the first random term).
+    pairs : sequence of (str, str), optional
+        Pairs to fit (``model_a``, ``model_b``); default all pairs.
+    level : float
+        Confidence level of the intervals.
+    pair_by, replicate, na
+        Passed to :func:`mixrank.frame.build_frame`.
+
+    Returns
+    -------
+    FitResult
+
+    Raises
+    ------
+    FormulaError, DataError, DesignError
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example(),
+    ...                   pairs=[("m01", "m02")])
+    >>> res.contrasts()[["model_a", "model_b", "n"]]
+      model_a model_b    n
+    0     m01     m02  960
+    """
+    if not 0 < level < 1:
+        raise DesignError(f"level={level} must be in (0, 1), e.g. 0.95")
+    if engine not in ENGINES:
+        raise DesignError(f"engine={engine!r}; expected one of {ENGINES}")
+    if isinstance(data, Frame):
+        frame = data
+        if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
+            raise DataError("the Frame was built for a different formula; rebuild it or pass the "
+                            "raw data")
+    else:
+        frame = build_frame(data, formula, pair_by=pair_by, replicate=replicate, na=na)
+    idx = resolve_pairs(frame, pairs)
+    eng = "native" if engine == "auto" else engine
+    if eng == "native" or method == "aggregate":
+        from .engine.native import fit_pairs
+
+        fits = fit_pairs(frame, idx, method=method, estimand=estimand)
+        eng = "native"
+    elif eng == "statsmodels":
+        from .engine.statsmodels_engine import fit_pairs_statsmodels
+
+        fits = fit_pairs_statsmodels(frame, idx, estimand=estimand)
+    else:
+        from .engine.lme4_engine import fit_pairs_lme4
+
+        fits = fit_pairs_lme4(frame, idx, estimand=estimand)
+    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
+    if nb:
+        warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
+                      f"({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
+                      SingularFitWarning, stacklevel=2)
+    return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
+                     estimand=estimand, level=level)

@@ -1,0 +1,242 @@
+"""Stage frame: validate and encode long-format data for a formula.
+
+Inputs: data (DataFrame, polars, pyarrow, or a file path) and a formula or
+:class:`~mixrank.formula.Spec`.  Outputs: :class:`~mixrank.frame.Frame`.
+
+Pairing rule (documented default): a *cell* is one combination of the
+pairing keys.  Unless ``pair_by`` is given, the keys are the conventional key
+columns ``subject``, ``question``, ``prompt`` that exist in the data, plus
+every column named in a random term; the comparison factor, the score and the
+replicate column are never keys.  Other columns (e.g. ``temperature``) are
+ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, MissingDataWarning
+from ..formula.spec import Spec
+from .encode import combine_codes, encode_column
+from .frame import Frame, compute_stats
+from .source import to_pandas
+
+__all__ = ["build_frame", "CONVENTIONAL_KEYS"]
+
+CONVENTIONAL_KEYS = ("subject", "question", "prompt")
+
+
+def _spec(formula: str | Spec) -> Spec:
+    if isinstance(formula, Spec):
+        return formula
+    from ..formula import parse
+
+    return parse(formula)
+
+
+def _missing_column(col: str, role: str, columns: list[str]) -> DataError:
+    close = difflib.get_close_matches(col, columns, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    return DataError(f"column {col!r} ({role}) is not in the data.{hint} "
+                     f"Available columns: {columns}")
+
+
+def _score_values(s: pd.Series, name: str) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(s):
+        return s.to_numpy(dtype=np.float64)
+    if not pd.api.types.is_numeric_dtype(s):
+        num = pd.to_numeric(s, errors="coerce")
+        bad = num.isna() & s.notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise DataError(
+                f"score column {name!r} must be numeric, but row {row} holds {s.iloc[row]!r}; "
+                "convert the scores to numbers (0/1 or a bounded score) before fitting")
+        s = num
+    return s.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def default_pair_by(spec: Spec, columns: list[str], replicate: str | None) -> tuple[str, ...]:
+    """The documented default pairing keys for ``spec`` over ``columns``."""
+    exclude = {spec.comparison, spec.response, replicate}
+    keys = [c for c in CONVENTIONAL_KEYS if c in columns and c not in exclude]
+    keys += [c for c in spec.grouping_columns if c not in keys and c not in exclude]
+    return tuple(keys)
+
+
+def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[str, ...] | None = None,
+                replicate: str | None = None, na: str = "error") -> Frame:
+    """Validate and encode long-format data for ``formula``.
+
+    Parameters
+    ----------
+    data : DataFrame, polars.DataFrame, pyarrow.Table or path
+        One row per observation (``.csv``, ``.csv.gz``, ``.parquet``, ``.jsonl``).
+    formula : str or Spec
+        e.g. ``"correct ~ model + (1|subject)"``.
+    pair_by : sequence of str, optional
+        Pairing keys defining a cell; default: see module docstring.
+    replicate : str, optional
+        Column distinguishing replicates (e.g. ``"sample"``) of one
+        (model, cell); their scores are averaged and counts kept.
+    na : {"error", "drop"}
+        Missing scores raise (default) or are dropped and reported.
+
+    Returns
+    -------
+    Frame
+
+    Raises
+    ------
+    DataError
+        Missing column (with the closest match), non-numeric, infinite or
+        missing scores, mixed types or missing values in a key column,
+        duplicated (model, cell) rows without a replicate column, a random
+        grouping with a single level, a model sharing no cell with any other
+        model, random-term columns outside the keys.  A frame with a single
+        model is legal (e.g. to describe re-runs); fitting it is not.
+    """
+    spec = _spec(formula)
+    df = to_pandas(data)
+    columns = [str(c) for c in df.columns]
+    if na not in ("error", "drop"):
+        raise DataError(f"na={na!r} is not supported; use na='error' or na='drop'")
+    for col, role in [(spec.response, "the score, left of ~"), (spec.comparison, "the comparison factor")]:
+        if col not in columns:
+            raise _missing_column(col, role, columns)
+    for col in spec.grouping_columns:
+        if col not in columns:
+            raise _missing_column(col, "a random-term grouping", columns)
+    if replicate is not None and replicate not in columns:
+        raise _missing_column(replicate, "the replicate column", columns)
+    if pair_by is None:
+        keys = default_pair_by(spec, columns, replicate)
+    else:
+        keys = tuple(pair_by)
+        for col in keys:
+            if col not in columns:
+                raise _missing_column(col, "a pairing key in pair_by", columns)
+        bad = [c for c in keys if c in (spec.comparison, spec.response, replicate)]
+        if bad:
+            raise DataError(f"pair_by must not contain the comparison factor, the score or the "
+                            f"replicate column; remove {bad}")
+        for col in spec.grouping_columns:
+            if col not in keys:
+                raise DataError(f"random-term column {col!r} is not a pairing key; add it to "
+                                f"pair_by={list(keys) + [col]} or remove the term")
+    if not keys:
+        raise DataError("no pairing keys: the data need at least one key column such as "
+                        "'question', or pass pair_by=[...]")
+
+    y = _score_values(df[spec.response], spec.response)
+    n_dropped = 0
+    keep = None
+    nan = np.isnan(y)
+    if nan.any():
+        if na == "error":
+            row = int(np.flatnonzero(nan)[0])
+            raise DataError(
+                f"score column {spec.response!r} has {int(nan.sum())} missing value(s) (first at "
+                f"row {row}); fix them, or pass na='drop' to drop those rows (they are reported)")
+        keep = ~nan
+        n_dropped = int(nan.sum())
+        warnings.warn(f"dropped {n_dropped} row(s) with a missing {spec.response!r} score",
+                      MissingDataWarning, stacklevel=2)
+        y = y[keep]
+    if np.isinf(y).any():
+        row = int(np.flatnonzero(np.isinf(y))[0])
+        raise DataError(f"score column {spec.response!r} has an infinite value (row {row}); "
+                        "scores must be finite")
+    if len(y) == 0:
+        raise DataError("no rows left after dropping missing scores")
+
+    def col(name: str) -> pd.Series:
+        s = df[name]
+        return s[keep] if keep is not None else s
+
+    model_codes, model_levels = encode_column(col(spec.comparison), spec.comparison)
+    models = tuple(str(m) for m in model_levels)
+    if len(set(models)) != len(models):
+        raise DataError(f"comparison factor {spec.comparison!r} has levels that coincide as text "
+                        f"({list(model_levels)}); make the labels distinct")
+    M = len(models)
+
+    key_codes: dict[str, np.ndarray] = {}
+    key_levels: dict[str, np.ndarray] = {}
+    for k in keys:
+        key_codes[k], key_levels[k] = encode_column(col(k), k)
+    cell = key_codes[keys[0]]
+    ncell = len(key_levels[keys[0]])
+    for k in keys[1:]:
+        cell, ncell, _ = combine_codes(cell, ncell, key_codes[k], len(key_levels[k]))
+
+    flat = cell * M + model_codes
+    counts = np.bincount(flat, minlength=ncell * M)
+    if replicate is None:
+        if counts.max() > 1:
+            dup = int(np.flatnonzero(counts[flat] > 1)[0])
+            where = {k: key_levels[k][key_codes[k][dup]] for k in keys}
+            where[spec.comparison] = models[model_codes[dup]]
+            raise DataError(
+                f"{int((counts > 1).sum())} (model, cell) combination(s) have several rows, first "
+                f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
+                "distinguishing repeated generations) to average them, or add the distinguishing "
+                "column to pair_by")
+        sums = np.zeros(ncell * M)
+        sums[flat] = y
+    else:
+        rep_codes, rep_levels = encode_column(col(replicate), replicate)
+        comb, _, _ = combine_codes(flat, ncell * M, rep_codes, len(rep_levels))
+        if len(np.unique(comb)) < len(comb):
+            first = int(np.flatnonzero(np.bincount(comb)[comb] > 1)[0])
+            where = {k: key_levels[k][key_codes[k][first]] for k in keys}
+            raise DataError(
+                f"replicate {replicate!r}={rep_levels[rep_codes[first]]!r} appears more than once "
+                f"for model {models[model_codes[first]]!r} at {where}; replicate values must be "
+                "unique within a (model, cell)")
+        sums = np.bincount(flat, weights=y, minlength=ncell * M)
+    observed = (counts > 0).reshape(ncell, M)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(observed, sums.reshape(ncell, M) / np.maximum(counts, 1).reshape(ncell, M),
+                          np.nan)
+
+    first_row = np.empty(ncell, dtype=np.int64)
+    first_row[cell[::-1]] = np.arange(len(cell))[::-1]
+    cell_key_codes = {k: key_codes[k][first_row] for k in keys}
+    cells = pd.DataFrame({k: key_levels[k][cell_key_codes[k]] for k in keys})
+
+    term_codes: dict[str, np.ndarray] = {}
+    term_levels: dict[str, int] = {}
+    term_labels: dict[str, np.ndarray] = {}
+    for term in spec.random:
+        f0 = term.factors[0]
+        codes, n = cell_key_codes[f0], len(key_levels[f0])
+        for f in term.factors[1:]:
+            codes, n, _ = combine_codes(codes, n, cell_key_codes[f], len(key_levels[f]))
+        if n < 2:
+            raise DataError(f"random term (1|{term.name}) has a single level "
+                            f"({cells[list(term.factors)].iloc[0].tolist()}); a variance needs at "
+                            "least two levels: drop the term or add data")
+        first = np.empty(n, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        labels = cells[list(term.factors)].iloc[first].astype(str).agg(":".join, axis=1).to_numpy()
+        term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
+
+    stats = compute_stats(scores, observed, term_codes, term_levels)
+    shared = stats.n_common.copy()
+    np.fill_diagonal(shared, 0)
+    lonely = [models[j] for j in range(M) if shared[j].sum() == 0]
+    if lonely and M > 1:
+        raise DataError(f"model(s) {lonely} share no cell with any other model (cells keyed by "
+                        f"{list(keys)}), so they cannot be compared; check the key values or "
+                        "pair_by")
+    binary = bool(np.all((y == 0) | (y == 1)))
+    return Frame(spec=spec, models=models, pair_by=keys, replicate=replicate, cells=cells,
+                 term_codes=term_codes, term_levels=term_levels, term_labels=term_labels,
+                 scores=scores, observed=observed, replicates=counts.reshape(ncell, M),
+                 binary=binary, n_rows=len(y), n_dropped=n_dropped, stats=stats)

@@ -1,0 +1,197 @@
+"""Stage frame: the validated, encoded data every fit works from.
+
+Inputs: built by :func:`mixrank.frame.build_frame`.
+Outputs: :class:`Frame` (cells x models score matrix, term codes, pairing
+keys) and :class:`SufficientStats` (per-level sums and counts of each model,
+model x model cross-products over common cells), shared by all pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._util import tidy
+from ..formula.spec import Spec
+
+__all__ = ["Frame", "SufficientStats", "compute_stats"]
+
+
+@dataclass(frozen=True, eq=False)
+class SufficientStats:
+    """Statistics computed in one pass over the cells, shared by all pairs.
+
+    Attributes
+    ----------
+    level_sums, level_counts : dict term name -> ndarray (n_levels, n_models)
+        Sum and count of each model's cell scores per level of each random term.
+    n_common : ndarray (M, M)
+        Number of cells where both models are scored.
+    sum_common : ndarray (M, M)
+        ``[j, k]``: sum of model j's scores over cells common with model k.
+    sumsq_common : ndarray (M, M)
+        ``[j, k]``: sum of model j's squared scores over cells common with k.
+    cross : ndarray (M, M)
+        ``[j, k]``: sum of ``y_j * y_k`` over common cells.
+    """
+
+    level_sums: dict[str, np.ndarray]
+    level_counts: dict[str, np.ndarray]
+    n_common: np.ndarray
+    sum_common: np.ndarray
+    sumsq_common: np.ndarray
+    cross: np.ndarray
+
+    def pair_moments(self, j: int, k: int) -> tuple[int, float, float]:
+        """``(n, sum d, sum d^2)`` of ``d = y_j - y_k`` over the pair's common cells."""
+        n = int(self.n_common[j, k])
+        s = float(self.sum_common[j, k] - self.sum_common[k, j])
+        ss = float(self.sumsq_common[j, k] + self.sumsq_common[k, j] - 2.0 * self.cross[j, k])
+        return n, s, max(ss, 0.0)
+
+
+def compute_stats(scores: np.ndarray, observed: np.ndarray,
+                  term_codes: dict[str, np.ndarray],
+                  term_levels: dict[str, int]) -> SufficientStats:
+    """Compute :class:`SufficientStats` from the cells x models matrix."""
+    y0 = np.where(observed, scores, 0.0)
+    m = observed.astype(np.float64)
+    n_models = scores.shape[1]
+    sums: dict[str, np.ndarray] = {}
+    counts: dict[str, np.ndarray] = {}
+    for name, codes in term_codes.items():
+        L = term_levels[name]
+        s = np.empty((L, n_models))
+        c = np.empty((L, n_models))
+        for j in range(n_models):
+            s[:, j] = np.bincount(codes, weights=y0[:, j], minlength=L)
+            c[:, j] = np.bincount(codes, weights=m[:, j], minlength=L)
+        sums[name], counts[name] = s, c
+    return SufficientStats(
+        level_sums=sums, level_counts=counts,
+        n_common=np.rint(m.T @ m).astype(np.int64),
+        sum_common=y0.T @ m,
+        sumsq_common=(y0 * y0).T @ m,
+        cross=y0.T @ y0,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """Validated, encoded long-format data for one formula.
+
+    Attributes
+    ----------
+    spec : Spec
+    models : tuple of str
+        Levels of the comparison factor, sorted.
+    pair_by : tuple of str
+        The pairing keys defining a cell.
+    replicate : str or None
+        Column whose values distinguish replicates within a cell.
+    cells : pandas.DataFrame
+        One row per cell with the pairing-key values.
+    term_codes : dict term name -> ndarray of int64 (n_cells,)
+    term_levels : dict term name -> int
+    term_labels : dict term name -> ndarray of level labels
+    scores : ndarray (n_cells, n_models)
+        Cell score per model (the replicate mean), NaN where not scored.
+    observed : ndarray of bool (n_cells, n_models)
+    replicates : ndarray of int (n_cells, n_models)
+        Number of rows averaged into each cell score (0 where not scored).
+    binary : bool
+        Every row score is 0 or 1.
+    n_rows : int
+        Rows used (after ``na="drop"``).
+    n_dropped : int
+        Rows dropped for missing scores (``na="drop"``).
+    stats : SufficientStats
+    """
+
+    spec: Spec
+    models: tuple[str, ...]
+    pair_by: tuple[str, ...]
+    replicate: str | None
+    cells: pd.DataFrame
+    term_codes: dict[str, np.ndarray]
+    term_levels: dict[str, int]
+    term_labels: dict[str, np.ndarray]
+    scores: np.ndarray
+    observed: np.ndarray
+    replicates: np.ndarray
+    binary: bool
+    n_rows: int
+    n_dropped: int
+    stats: SufficientStats = field(repr=False)
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.scores.shape[0])
+
+    @property
+    def n_models(self) -> int:
+        return len(self.models)
+
+    def model_index(self, model: str) -> int:
+        """Position of ``model`` among :attr:`models` (DataError if absent)."""
+        from ..errors import DataError
+
+        try:
+            return self.models.index(str(model))
+        except ValueError:
+            raise DataError(f"model {model!r} is not a level of {self.spec.comparison!r}; "
+                            f"available: {list(self.models)}") from None
+
+    def balance(self) -> pd.DataFrame:
+        """Balance report per pair of models.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model_a, model_b, n`` (cells paired), ``only_a``, ``only_b``
+            (cells scored for one model only), ``complete`` (both models
+            scored on every cell of the frame).
+        """
+        st = self.stats
+        per_model = self.observed.sum(axis=0)
+        rows = []
+        for j in range(self.n_models):
+            for k in range(j + 1, self.n_models):
+                n = int(st.n_common[j, k])
+                rows.append(dict(model_a=self.models[j], model_b=self.models[k], n=n,
+                                 only_a=int(per_model[j] - n), only_b=int(per_model[k] - n),
+                                 complete=n == self.n_cells))
+        return tidy(rows, table="balance")
+
+    def describe(self) -> pd.DataFrame:
+        """Design summary: one row per grouping (terms, cells, models)."""
+        rows = [dict(term=self.spec.comparison, n=self.n_models, role="comparison")]
+        for name in self.spec.term_names:
+            sizes = np.bincount(self.term_codes[name])
+            rows.append(dict(term=name, n=self.term_levels[name], role="random",
+                             cells_min=int(sizes.min()), cells_max=int(sizes.max())))
+        rows.append(dict(term="cell (" + ":".join(self.pair_by) + ")", n=self.n_cells, role="cell"))
+        return tidy(rows, table="design")
+
+    def summary_text(self) -> str:
+        """A short printable design summary."""
+        bal = self.balance()
+        lines = [
+            f"Formula: {self.spec.formula}",
+            f"Rows: {self.n_rows:,}" + (f" ({self.n_dropped:,} dropped for missing scores)"
+                                        if self.n_dropped else ""),
+            f"Scores: {'binary (0/1)' if self.binary else 'continuous'}"
+            + (f", replicates averaged over {self.replicate!r}" if self.replicate else ""),
+            f"Models ({self.n_models}): " + ", ".join(self.models),
+            f"Cells: {self.n_cells:,} keyed by " + ", ".join(self.pair_by),
+        ]
+        for name in self.spec.term_names:
+            lines.append(f"  (1|{name}): {self.term_levels[name]:,} levels")
+        if len(bal):
+            nb = int((~bal["complete"]).sum())
+            lines.append(f"Pairs: {len(bal)}; on every cell: {len(bal) - nb}; with cells missing: {nb}")
+        else:
+            lines.append("Pairs: none (a single model)")
+        return "\n".join(lines)

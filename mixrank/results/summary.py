@@ -1,0 +1,107 @@
+"""Stage results: printable summaries (an object; printing is separate).
+
+Inputs: :class:`~mixrank.results.FitResult`.  Outputs: :class:`Summary`,
+whose ``str()`` reads like lme4's ``summary(lmer)`` for one pair and is a
+compact table for many pairs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Summary"]
+
+
+def _stars(p: float) -> str:
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "." if p < 0.1 else ""
+
+
+def _g(x: float, digits: int = 4) -> str:
+    return f"{x:.{digits}g}" if np.isfinite(x) else "NA"
+
+
+class Summary:
+    """Summary of a :class:`FitResult`.
+
+    Attributes
+    ----------
+    contrasts, variance_components, diagnostics : pandas.DataFrame
+    """
+
+    def __init__(self, fit) -> None:
+        self.fit = fit
+        self.contrasts = fit.contrasts()
+        self.variance_components = fit.variance_components()
+        self.diagnostics = fit.diagnostics()
+
+    def _one(self) -> str:
+        fit = self.fit
+        p = fit.pairs[0]
+        c = self.contrasts.iloc[0]
+        spec = fit.frame.spec
+        lines = []
+        if fit.method == "reml":
+            lines.append("Linear mixed model fit by REML. t-tests use Satterthwaite's method "
+                         f"[{fit.engine} engine]")
+        else:
+            lines.append("Aggregate paired t-test over the top unit [mixrank]")
+        lines.append(f"Formula: {spec.formula}")
+        lines.append(f"Pair: d = {p.model_a} - {p.model_b} over {p.n:,} common cells"
+                     + (f" ({p.only_a:,} only {p.model_a}, {p.only_b:,} only {p.model_b})"
+                        if p.only_a or p.only_b else ""))
+        if fit.estimand != "gls":
+            lines.append(f"Estimand: {fit.estimand}")
+        lines.append("")
+        if fit.method == "reml":
+            lines.append(f"REML criterion at convergence: {p.criterion:.4f}")
+            lines.append("")
+            lines.append("Random effects:")
+            w = max([len("Groups")] + [len(g) for g in p.components])
+            lines.append(f" {'Groups':<{w}} {'Name':<12}{'Variance':>12}{'Std.Dev.':>12}")
+            for g, v in p.components.items():
+                name = "" if g == "residual" else "(Intercept)"
+                label = "Residual" if g == "residual" else g
+                lines.append(f" {label:<{w}} {name:<12}{_g(v):>12}{_g(np.sqrt(v)):>12}")
+            groups = ", ".join(f"{t}, {fit.frame.term_levels[t]}" for t in spec.term_names)
+            lines.append(f"Number of obs: {p.n}" + (f", groups:  {groups}" if groups else ""))
+            if p.boundary:
+                lines.append(f"boundary (singular) fit: {', '.join(p.boundary)} estimated at 0")
+            lines.append("")
+        lines.append("Fixed effects:")
+        lines.append(f"{'':12}{'Estimate':>12}{'Std. Error':>12}{'df':>10}{'t value':>10}"
+                     f"{'Pr(>|t|)':>12}")
+        lines.append(f"{'(Intercept)':12}{_g(c.estimate):>12}{_g(c.std_error):>12}"
+                     f"{_g(c.df):>10}{_g(c.statistic):>10}{_g(c.p_value, 3):>12} "
+                     f"{_stars(c.p_value)}")
+        lines.append("---")
+        lines.append("Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1")
+        if not p.converged:
+            lines.append(f"Warning: convergence check failed: {p.message}")
+        return "\n".join(lines)
+
+    def _many(self) -> str:
+        fit = self.fit
+        c = self.contrasts
+        lines = [f"Paired mixed models ({fit.method}, {fit.engine} engine, estimand {fit.estimand})",
+                 f"Formula: {fit.frame.spec.formula}",
+                 f"{len(fit.pairs)} pairs of {len(fit.models)} models; {fit.frame.n_cells:,} cells",
+                 ""]
+        show = c[["model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value", "n"]]
+        with_fmt = show.copy()
+        for col in ["estimate", "std_error", "df", "statistic", "p_value"]:
+            with_fmt[col] = show[col].map(lambda x: _g(x))
+        lines.append(with_fmt.to_string(index=False))
+        bad = self.diagnostics[~self.diagnostics["converged"]]
+        nb = int((self.diagnostics["boundary"] != "").sum())
+        lines.append("")
+        lines.append(f"Boundary (singular) fits: {nb}; convergence warnings: {len(bad)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self._one() if len(self.fit.pairs) == 1 else self._many()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
