@@ -23,12 +23,25 @@ from .errors import (
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
 from .frame import Frame, build_frame
+from .inference.multiplicity import adjust
+from .inference.paired import (
+    effect_sizes,
+    mcnemar,
+    paired_bootstrap,
+    paired_t,
+    sign_flip,
+    wilcoxon,
+)
 from .io.datasets import load_example, load_shared
+from .io.lm_eval import read_lm_eval
+from .io.wide import read_wide
 from .results import FitResult, Summary
 
 __all__ = [
     "__version__",
     "fit", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "read_lm_eval", "read_wide",
+    "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "BoundaryWarning",

@@ -12,6 +12,12 @@ from dataclasses import dataclass
 __all__ = ["RandomTerm", "Spec"]
 
 
+def _quote(name: str) -> str:
+    """Backquote a column name that is not a plain identifier (as R does)."""
+    plain = name.replace(".", "_").replace("_", "a")
+    return name if plain.isidentifier() and not name[0].isdigit() else f"`{name}`"
+
+
 @dataclass(frozen=True)
 class RandomTerm:
     """A random intercept ``(1 | a:b:...)``.
@@ -30,7 +36,7 @@ class RandomTerm:
         return ":".join(self.factors)
 
     def __str__(self) -> str:
-        return f"(1|{self.name})"
+        return "(1|" + ":".join(_quote(f) for f in self.factors) + ")"
 
 
 @dataclass(frozen=True)
@@ -71,14 +77,14 @@ class Spec:
         return tuple(t.name for t in self.random)
 
     def __str__(self) -> str:
-        rhs = " + ".join([self.comparison] + [str(t) for t in self.random])
-        return f"{self.response} ~ {rhs}"
+        rhs = " + ".join([_quote(self.comparison)] + [str(t) for t in self.random])
+        return f"{_quote(self.response)} ~ {rhs}"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Spec):
             return NotImplemented
-        return (self.response, self.comparison, self.random) == (
-            other.response, other.comparison, other.random)
+        return (self.response, self.comparison, frozenset(self.random)) == (
+            other.response, other.comparison, frozenset(other.random))
 
     def __hash__(self) -> int:
-        return hash((self.response, self.comparison, self.random))
+        return hash((self.response, self.comparison, frozenset(self.random)))

@@ -175,7 +175,9 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[st
     for k in keys[1:]:
         cell, ncell, _ = combine_codes(cell, ncell, key_codes[k], len(key_levels[k]))
 
-    flat = cell * M + model_codes
+    flat = cell.astype(np.int64) * M
+    flat += model_codes
+    del cell
     counts = np.bincount(flat, minlength=ncell * M)
     if replicate is None:
         if counts.max() > 1:
@@ -206,7 +208,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[st
                           np.nan)
 
     first_row = np.empty(ncell, dtype=np.int64)
-    first_row[cell[::-1]] = np.arange(len(cell))[::-1]
+    first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
     cell_key_codes = {k: key_codes[k][first_row] for k in keys}
     cells = pd.DataFrame({k: key_levels[k][cell_key_codes[k]] for k in keys})
 
@@ -224,7 +226,10 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[st
                             "least two levels: drop the term or add data")
         first = np.empty(n, dtype=np.int64)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
-        labels = cells[list(term.factors)].iloc[first].astype(str).agg(":".join, axis=1).to_numpy()
+        lab = pd.Series(key_levels[f0][cell_key_codes[f0][first]]).astype(str)
+        for f in term.factors[1:]:
+            lab = lab + ":" + pd.Series(key_levels[f][cell_key_codes[f][first]]).astype(str)
+        labels = lab.to_numpy(dtype=object)
         term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
 
     stats = compute_stats(scores, observed, term_codes, term_levels)

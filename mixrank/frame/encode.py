@@ -32,7 +32,7 @@ def encode_column(s: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
 
     Returns
     -------
-    codes : ndarray of int64, shape (n,)
+    codes : ndarray of int32, shape (n,)
     levels : ndarray of object, the level values in code order
 
     Raises
@@ -51,7 +51,7 @@ def encode_column(s: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
         cats_used = cats[used]
         order = _sorted_order(cats_used, name)
         # old category index -> new sorted index
-        remap = np.full(len(cats), -1, dtype=np.int64)
+        remap = np.full(len(cats), -1, dtype=np.int32)
         remap[np.flatnonzero(used)[order]] = np.arange(len(order))
         return remap[raw], cats_used[order]
     if s.isna().any():
@@ -68,7 +68,7 @@ def encode_column(s: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
                 + "); convert it to one type, e.g. data[" + repr(name) + "] = data["
                 + repr(name) + "].astype(str)")
     codes, uniques = pd.factorize(s, sort=True)
-    return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
+    return codes.astype(np.int32), np.asarray(uniques, dtype=object)
 
 
 def _sorted_order(values: np.ndarray, name: str) -> np.ndarray:
@@ -86,14 +86,16 @@ def combine_codes(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> tuple[np.nd
     the number of observed combinations and, for each combined level, its
     index into the flat ``a * nb + b`` space.
     """
-    flat = a * nb + b
+    flat = a.astype(np.int64) * nb
+    flat += b
     space = na * nb
     if space <= 50_000_000:
         present = np.zeros(space, dtype=bool)
         present[flat] = True
         idx = np.flatnonzero(present)
-        lookup = np.full(space, -1, dtype=np.int64)
-        lookup[idx] = np.arange(len(idx))
+        dtype = np.int32 if len(idx) < 2**31 else np.int64
+        lookup = np.full(space, -1, dtype=dtype)
+        lookup[idx] = np.arange(len(idx), dtype=dtype)
         return lookup[flat], len(idx), idx
     idx, inv = np.unique(flat, return_inverse=True)
     return inv.astype(np.int64), len(idx), idx

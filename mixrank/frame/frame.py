@@ -63,12 +63,10 @@ def compute_stats(scores: np.ndarray, observed: np.ndarray,
     counts: dict[str, np.ndarray] = {}
     for name, codes in term_codes.items():
         L = term_levels[name]
-        s = np.empty((L, n_models))
-        c = np.empty((L, n_models))
-        for j in range(n_models):
-            s[:, j] = np.bincount(codes, weights=y0[:, j], minlength=L)
-            c[:, j] = np.bincount(codes, weights=m[:, j], minlength=L)
-        sums[name], counts[name] = s, c
+        # one pass: level x model index of every (cell, model) entry
+        idx = (codes[:, None] * n_models + np.arange(n_models)[None, :]).ravel()
+        sums[name] = np.bincount(idx, weights=y0.ravel(), minlength=L * n_models).reshape(L, n_models)
+        counts[name] = np.bincount(idx, weights=m.ravel(), minlength=L * n_models).reshape(L, n_models)
     return SufficientStats(
         level_sums=sums, level_counts=counts,
         n_common=np.rint(m.T @ m).astype(np.int64),

@@ -1,0 +1,702 @@
+"""Stage formula: parse lme4-style formula text into a :class:`Spec`.
+
+Inputs: a formula string such as
+``"correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"``.
+Outputs: a frozen :class:`~mixrank.formula.spec.Spec` (response, comparison
+factor, random intercepts in canonical order).
+
+Contents: :data:`OPERATORS` (the operator table: what each symbol means and
+whether mixrank supports it), :class:`Token` and :func:`tokenize` (a small
+hand-written tokenizer), and :func:`parse` (a recursive-descent parser).
+Every rejected formula raises :class:`~mixrank.errors.FormulaError` whose
+message quotes the formula with a caret under the offending characters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mixrank.errors import FormulaError
+from mixrank.formula.spec import RandomTerm, Spec
+
+__all__ = ["OPERATORS", "Operator", "Token", "parse", "tokenize"]
+
+_EXAMPLE = "'correct ~ model + (1|subject)'"
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One entry of the operator table: ``symbol`` as written, its ``meaning``
+    in an R formula, whether mixrank ``supported`` it (where: see
+    :func:`parse`) and, if not, ``advice`` on how to rewrite the formula."""
+
+    symbol: str
+    meaning: str
+    supported: bool
+    advice: str = ""
+
+
+#: The operator table.  The tokenizer recognises exactly these symbols (longest
+#: first, plus any R infix ``%op%``); the parser accepts the supported ones in
+#: their place and reports the unsupported ones with their ``advice``.
+OPERATORS: dict[str, Operator] = {op.symbol: op for op in (
+    Operator("~", "separates the response from the terms", True),
+    Operator("+", "adds a term", True),
+    Operator(":", "interaction of grouping columns, inside a random term", True),
+    Operator("/", "nesting of grouping columns, inside a random term", True),
+    Operator("|", "separates '1' from the grouping in a random term", True),
+    Operator("(", "opens a random term", True),
+    Operator(")", "closes a random term", True),
+    Operator("||", "uncorrelated random effects", False,
+             "replace '||' with '|'"),
+    Operator("*", "crossing, 'a*b' = 'a + b + a:b'", False,
+             "write the terms out, e.g. '(1|a) + (1|b) + (1|a:b)'"),
+    Operator("^", "crossing up to an order, '(a+b)^2'", False,
+             "write the terms out, e.g. '(1|a) + (1|b) + (1|a:b)'"),
+    Operator("-", "removes a term", False, "leave the term out instead"),
+    Operator("%in%", "nesting, 'b %in% a'", False,
+             "write nesting inside a random term, e.g. '(1|a/b)'"),
+)}
+
+_OTHER_INFIX = Operator("%op%", "a user-defined R infix operator", False, "remove it")
+_SYMBOLS = sorted(OPERATORS, key=len, reverse=True)
+_INFIX = re.compile(r"%[^%\s]*%")
+_NUMBER = re.compile(r"\d+(\.\d*)?|\.\d+")
+_DIGITS = "0123456789"
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token: ``kind`` is ``"name"`` (plain or backquoted), ``"number"``,
+    ``"op"`` (operator table or R ``%op%``), ``"badname"`` (starts with a
+    digit), ``"dot"`` (a lone ``.``) or ``"error"`` (a character outside the
+    grammar); ``text`` is as written (``formula[start:end]``), ``value`` the
+    name without backquotes (else equal to ``text``)."""
+
+    kind: str
+    text: str
+    value: str
+    start: int
+    end: int
+
+    def is_op(self, *symbols: str) -> bool:
+        """Whether this is one of the operators ``symbols``."""
+        return self.kind == "op" and self.value in symbols
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalpha() or ch in _DIGITS or ch in "_."
+
+
+def tokenize(formula: str) -> list[Token]:
+    """Split formula text into tokens (whitespace is dropped).
+
+    Only a malformed backquoted name raises here; characters outside the
+    grammar become ``"error"`` tokens so that the parser can report them in
+    context (e.g. a response ``cbind(a,b)`` as a whole).
+
+    Parameters
+    ----------
+    formula : str
+        The formula text.
+
+    Returns
+    -------
+    list of Token
+        The tokens in order.
+
+    Raises
+    ------
+    FormulaError
+        A backquote is never closed, or encloses nothing.
+    """
+    tokens: list[Token] = []
+    i, n = 0, len(formula)
+    while i < n:
+        ch = formula[i]
+        if ch.isspace():
+            i += 1
+        elif ch == "`":
+            j = formula.find("`", i + 1)
+            if j < 0:
+                raise FormulaError(
+                    "This backquoted name is never closed. Expected a closing '`' after "
+                    "the name, e.g. '`my col`'; add the missing backquote.",
+                    formula, i, 1)
+            if j == i + 1:
+                raise FormulaError(
+                    "Empty backquoted name '``'. Expected a column name between the "
+                    "backquotes, e.g. '`my col`'; write the name or remove the backquotes.",
+                    formula, i, 2)
+            tokens.append(Token("name", formula[i:j + 1], formula[i + 1:j], i, j + 1))
+            i = j + 1
+        elif _is_word_char(ch):
+            j = i
+            while j < n and _is_word_char(formula[j]):
+                j += 1
+            word = formula[i:j]
+            if _NUMBER.fullmatch(word):
+                kind = "number"
+            elif word[0] in _DIGITS:
+                kind = "badname"
+            elif word == ".":
+                kind = "dot"
+            else:
+                kind = "name"
+            tokens.append(Token(kind, word, word, i, j))
+            i = j
+        else:
+            sym = next((s for s in _SYMBOLS if formula.startswith(s, i)), None)
+            if sym is None and (m := _INFIX.match(formula, i)):
+                sym = m.group()
+            kind, sym = ("op", sym) if sym else ("error", ch)
+            tokens.append(Token(kind, sym, sym, i, i + len(sym)))
+            i += len(sym)
+    return tokens
+
+
+def _number_is(tok: Token | None, *values: float) -> bool:
+    return tok is not None and tok.kind == "number" and float(tok.value) in values
+
+
+def _lexical(formula: str, tok: Token) -> FormulaError:
+    """The error for a token that is never valid where it stands."""
+    if tok.kind == "badname":
+        msg = (f"'{tok.text}' is not a valid name: names cannot start with a digit. "
+               f"Expected a column name; backquote such a name, e.g. '`{tok.text}`'.")
+    elif tok.kind == "dot":
+        msg = ("'.' (all other columns) is not supported. Expected explicit column names; "
+               f"write the comparison factor and each random term, e.g. {_EXAMPLE}.")
+    elif tok.kind == "error":
+        msg = (f"Unexpected character '{tok.text}'. Expected column names and the operators "
+               "'~', '+', ':', '/', '|', '(' and ')'; remove it, or backquote a column name "
+               f"that contains it, e.g. '`a{tok.text}b`'.")
+    else:
+        op = OPERATORS.get(tok.value, _OTHER_INFIX)
+        msg = (f"Operator '{tok.value}' ({op.meaning}) is not supported. Expected terms "
+               "joined by '+', with ':' and '/' only inside random terms, e.g. "
+               f"'correct ~ model + (1|subject/question)'; {op.advice}.")
+    return FormulaError(msg, formula, tok.start, tok.end - tok.start)
+
+
+@dataclass
+class _Group:
+    """A parsed random term: source span, factor tokens, expanded terms."""
+
+    start: int
+    end: int
+    names: list[Token]
+    terms: list[tuple[str, ...]]
+
+
+class _Parser:
+    """Recursive-descent parser over the tokens right of '~'."""
+
+    def __init__(self, formula: str, tokens: list[Token], at: int, response: Token,
+                 closing: dict[int, int]) -> None:
+        self.formula = formula
+        self.toks = tokens  # all tokens; parsing starts after the '~' at index ``at``
+        self.tilde = tokens[at]
+        self.response = response
+        self.closing = closing  # index of '(' -> index of its ')'
+        self.i = self.term_start = at + 1
+        self.comparison: Token | None = None
+        self.groups: list[_Group] = []
+
+    # -- helpers -----------------------------------------------------------
+    def fail(self, message: str, start: int, end: int) -> FormulaError:
+        return FormulaError(message, self.formula, start, end - start)
+
+    def text(self, first: Token, last: Token) -> str:
+        return self.formula[first.start:last.end]
+
+    def peek(self, k: int = 0) -> Token | None:
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else None
+
+    # -- errors shared by several contexts -----------------------------------
+    def call(self, j: int) -> FormulaError:
+        """Error for a function call: name at index ``j`` followed by '('."""
+        name, close_at = self.toks[j], self.closing[j + 1]
+        close = self.toks[close_at]
+        if any(t.is_op("|", "||") for t in self.toks[j + 2:close_at]):
+            lp = self.toks[j + 1]
+            return self.fail(
+                f"Missing '+' before '{self.text(lp, close)}'. Expected terms joined by "
+                f"'+', e.g. {_EXAMPLE}; add '+' before '('.", lp.start, lp.end)
+        return self.fail(
+            f"Function call '{self.text(name, close)}' is not supported. Expected plain "
+            "column names; compute the transformed column in the data first and name "
+            "it in the formula.",
+            name.start, close.end)
+
+    def minus(self, tok: Token) -> FormulaError:
+        """Error for '-': removing the intercept, or removing a term."""
+        nxt = self.toks[self.toks.index(tok) + 1] if tok is not self.toks[-1] else None
+        if nxt is not None and _number_is(nxt, 0.0, 1.0):
+            return self.intercept(tok, nxt)
+        return _lexical(self.formula, tok)
+
+    def intercept(self, first: Token, last: Token) -> FormulaError:
+        text = self.text(first, last)
+        return self.fail(
+            f"'{text}' sets the intercept, but the comparison factor's intercept is "
+            "implicit. Expected only the comparison factor as fixed term, e.g. "
+            f"{_EXAMPLE}; remove '{text}'.",
+            first.start, last.end)
+
+    def bar_outside(self, bar: Token) -> FormulaError:
+        return self.fail(
+            f"'{bar.value}' outside parentheses. Random terms are written in parentheses "
+            f"after the comparison factor, e.g. {_EXAMPLE}; put the random term in "
+            "parentheses.",
+            bar.start, bar.end)
+
+    # -- grammar -------------------------------------------------------------
+    def parse(self) -> None:
+        if self.peek() is None:
+            raise self.fail(
+                "Nothing is right of '~'. Expected the comparison factor, e.g. "
+                "'correct ~ model'; add the column that identifies the systems being "
+                "compared.", self.tilde.end, self.tilde.end + 1)
+        while True:
+            self.term()
+            tok = self.peek()
+            if tok is None:
+                return
+            if not tok.is_op("+"):
+                raise self.between(tok)
+            self.i += 1
+            if self.peek() is None:
+                raise self.fail(
+                    "Trailing '+' with no term after it. Expected a term after '+', e.g. "
+                    "'+ (1|subject)'; remove the '+' or add the missing term.",
+                    tok.start, tok.end)
+
+    def between(self, tok: Token) -> FormulaError:
+        """Error for a token that follows a complete term instead of '+'."""
+        if tok.is_op("-"):
+            return self.minus(tok)
+        if tok.is_op("|", "||"):
+            return self.bar_outside(tok)
+        if tok.is_op(":", "/"):
+            prev = self.text(self.toks[self.term_start], self.toks[self.i - 1])
+            return self.fail(
+                f"Unexpected '{tok.value}' after '{prev}'. Expected '+' or the end of "
+                "the formula; ':' and '/' belong inside a random term, e.g. '(1|a:b)' "
+                "or '(1|a/b)'.", tok.start, tok.end)
+        if tok.kind in ("name", "number", "badname", "dot") or tok.is_op("("):
+            return self.fail(
+                f"Missing '+' before '{tok.text}'. Expected terms joined by '+', e.g. "
+                f"{_EXAMPLE}; add '+' before '{tok.text}'.", tok.start, tok.end)
+        return _lexical(self.formula, tok)
+
+    def term(self) -> None:
+        self.term_start = self.i
+        tok = self.toks[self.i]  # parse() only calls term() where a token is left
+        nxt = self.peek(1)
+        if tok.kind == "name":
+            if nxt is not None and nxt.is_op("("):
+                raise self.call(self.i)
+            self.fixed()
+        elif tok.kind == "number":
+            if nxt is not None and nxt.is_op("|", "||") and _number_is(tok, 1.0):
+                last = self.i + 1
+                while last + 1 < len(self.toks) and (
+                        self.toks[last + 1].kind == "name"
+                        or self.toks[last + 1].is_op(":", "/", "|", "||")):
+                    last += 1
+                text = self.text(tok, self.toks[last])
+                raise self.fail(
+                    f"Random term '{text}' is not in parentheses. Expected '({text})': "
+                    f"without parentheses '|' would split the whole formula; write "
+                    f"'({text})'.", tok.start, self.toks[last].end)
+            if _number_is(tok, 0.0, 1.0):
+                raise self.intercept(tok, tok)
+            raise self.fail(
+                f"Unexpected number '{tok.text}'. Expected the comparison factor or a "
+                f"random term '(1|group)', e.g. {_EXAMPLE}; remove '{tok.text}'.",
+                tok.start, tok.end)
+        elif tok.is_op("("):
+            self.random()
+        elif tok.is_op("+"):
+            raise self.fail(
+                "Empty term: this '+' has no term before it. Expected a term before each "
+                f"'+', e.g. {_EXAMPLE}; remove the extra '+'.", tok.start, tok.end)
+        elif tok.is_op("-"):
+            raise self.minus(tok)
+        elif tok.is_op("|", "||"):
+            raise self.bar_outside(tok)
+        elif tok.is_op(":", "/"):
+            raise self.fail(
+                f"'{tok.value}' has no column name before it. Expected a name on each "
+                f"side of '{tok.value}', inside a random term, e.g. "
+                f"'(1|subject{tok.value}question)'.", tok.start, tok.end)
+        else:
+            raise _lexical(self.formula, tok)
+
+    def fixed(self) -> None:
+        name = self.toks[self.i]
+        self.i += 1
+        op = self.peek()
+        if op is not None and op.is_op(":", "*", "/"):
+            operand = self.peek(1)
+            last = operand if operand is not None and operand.kind == "name" else op
+            text = self.text(name, last)
+            if op.value == "/":
+                raise self.fail(
+                    f"Nesting '{text}' in the fixed part is not supported. Expected the "
+                    "comparison factor alone as fixed term; nesting belongs in a random "
+                    "term, e.g. '(1|a/b)'.", op.start, op.end)
+            raise self.fail(
+                f"Fixed interaction '{text}' is not supported: the comparison factor "
+                "enters alone. Expected 'response ~ comparison [+ (1|group) ...]', e.g. "
+                f"{_EXAMPLE}; remove the interaction, or write an interaction of grouping "
+                "columns as a random term, e.g. '(1|a:b)'.", op.start, op.end)
+        if op is not None and not op.is_op("+"):
+            raise self.between(op)
+        if self.comparison is None:
+            self.comparison = name
+        elif name.value == self.comparison.value:
+            raise self.fail(
+                f"The comparison factor '{name.value}' appears twice. Expected it once, "
+                f"as the only fixed term; remove the repeated '{name.text}'.",
+                name.start, name.end)
+        else:
+            raise self.fail(
+                f"Fixed covariate '{name.value}': fixed covariates beyond the comparison "
+                f"factor '{self.comparison.value}' are not supported yet. Expected exactly "
+                f"one fixed term, the comparison factor; remove '{name.text}' (or, if it "
+                f"groups the items, write it as a random intercept '(1|{name.text})').",
+                name.start, name.end)
+
+    def random(self) -> None:
+        lp_at = self.i
+        rp_at = self.closing[lp_at]
+        lp, rp = self.toks[lp_at], self.toks[rp_at]
+        inner = self.toks[lp_at + 1:rp_at]
+        self.i = rp_at + 1
+        src = self.text(lp, rp)
+        if not inner:
+            raise self.fail(
+                "Empty parentheses '()'. Expected a random term '(1|group)', e.g. "
+                "'(1|subject)'; fill them in or remove them.", lp.start, rp.end)
+        depth, bar_at = 0, None
+        for k, tok in enumerate(inner):
+            depth += tok.is_op("(") - tok.is_op(")")
+            if depth == 0 and tok.is_op("|", "||"):
+                bar_at = k
+                break
+        if bar_at is None:
+            raise self.fail(
+                f"Parentheses '{src}' do not enclose a random term. Expected parentheses "
+                "only around random terms '(1|group)', e.g. '(1|subject)'; remove the "
+                "extra parentheses.", lp.start, rp.end)
+        bar = inner[bar_at]
+        lhs, grp = inner[:bar_at], inner[bar_at + 1:]
+        group = self.text(grp[0], grp[-1]) if grp else "group"
+        if bar.value == "||":
+            raise self.fail(
+                f"Double bar '||' in '{src}' (uncorrelated random effects) is not "
+                "supported. Expected a random intercept with a single bar, "
+                f"'(1|{group})'; replace '||' with '|' and drop any slope.",
+                bar.start, bar.end)
+        self.intercept_part(lhs, bar, src, group)
+        self.groups.append(self.grouping(grp, src, rp, lp))
+
+    def intercept_part(self, lhs: list[Token], bar: Token, src: str, group: str) -> None:
+        """Check the part left of '|': exactly the number 1."""
+        if not lhs:
+            raise self.fail(
+                f"Nothing before '|' in '{src}'. Expected '1' (a random intercept), "
+                f"e.g. '(1|{group})'; write '(1|{group})'.", bar.start, bar.end)
+        if len(lhs) == 1 and _number_is(lhs[0], 1.0):
+            return
+        text = self.text(lhs[0], lhs[-1])
+        if (len(lhs) == 1 and _number_is(lhs[0], 0.0)) or (
+                len(lhs) == 2 and lhs[0].is_op("-") and _number_is(lhs[1], 0.0, 1.0)):
+            raise self.fail(
+                f"'{src}' has no random intercept ('{text}' removes it), so it adds "
+                f"nothing. Expected '(1|{group})'; write '(1|{group})' or remove the term.",
+                lhs[0].start, lhs[-1].end)
+        slope = lhs
+        if _number_is(lhs[0], 1.0):
+            slope = lhs[1:]
+            if len(slope) > 1 and slope[0].is_op("+"):
+                slope = slope[1:]
+        raise self.fail(
+            f"Random slope '{self.text(slope[0], slope[-1])}' in '{src}' is not "
+            f"supported yet. Expected a random intercept '(1|{group})'; remove the "
+            f"slope: write '(1|{group})'.", slope[0].start, slope[-1].end)
+
+    def grouping(self, grp: list[Token], src: str, rp: Token, lp: Token) -> _Group:
+        """Parse ``a[:b...][/c...]`` right of '|' and expand the nesting."""
+        if not grp:
+            raise self.fail(
+                f"Nothing after '|' in '{src}'. Expected a grouping column, e.g. "
+                "'(1|subject)'; name the column whose levels share a random intercept.",
+                rp.start, rp.end)
+        segments: list[list[Token]] = [[]]
+        expect_name, prev = True, grp[0]
+        for k, tok in enumerate(grp):
+            if tok.is_op("|", "||"):
+                raise self.fail(
+                    f"Second '{tok.value}' in '{src}'. Expected one '|' per random term, "
+                    "e.g. '(1|subject)'.", tok.start, tok.end)
+            if tok.is_op("+"):
+                raise self.fail(
+                    f"'+' inside the random term '{src}'. Expected one grouping per "
+                    "random term; write one term per grouping, e.g. "
+                    "'(1|subject) + (1|prompt)'.", tok.start, tok.end)
+            if expect_name:
+                if tok.kind == "name":
+                    if k + 1 < len(grp) and grp[k + 1].is_op("("):
+                        raise self.call(self.toks.index(tok))
+                    segments[-1].append(tok)
+                    expect_name = False
+                elif tok.is_op(":", "/"):
+                    raise self.fail(
+                        f"'{tok.value}' in '{src}' has no column name before it. Expected "
+                        f"a name on each side of '{tok.value}', e.g. "
+                        f"'(1|subject{tok.value}question)'.", tok.start, tok.end)
+                elif tok.kind == "number":
+                    raise self.fail(
+                        f"Unexpected number '{tok.text}' in the grouping of '{src}'. "
+                        "Expected a column name after '|', e.g. '(1|subject)'.",
+                        tok.start, tok.end)
+                elif tok.is_op("("):
+                    raise self.fail(
+                        f"Unexpected '(' in the grouping of '{src}'. Expected column names "
+                        "joined by ':' or '/', e.g. '(1|subject/question)'; remove the "
+                        "inner parentheses.", tok.start, tok.end)
+                else:
+                    raise _lexical(self.formula, tok)
+            elif tok.is_op(":", "/"):
+                if tok.value == "/":
+                    segments.append([])
+                expect_name, prev = True, tok
+            elif tok.kind in ("name", "number", "badname", "dot"):
+                before = grp[k - 1].text
+                raise self.fail(
+                    f"Missing ':' or '/' between '{before}' and '{tok.text}' in '{src}'. "
+                    f"Expected grouping columns joined by ':' (interaction) or '/' "
+                    f"(nesting); write '{before}:{tok.text}' or '{before}/{tok.text}'.",
+                    tok.start, tok.end)
+            else:
+                raise _lexical(self.formula, tok)
+        if expect_name:
+            raise self.fail(
+                f"'{prev.value}' at the end of '{src}' has no column name after it. "
+                f"Expected a name on each side of '{prev.value}', e.g. "
+                f"'(1|subject{prev.value}question)'; add the missing name or remove "
+                f"'{prev.value}'.", prev.start, prev.end)
+        names = [t for seg in segments for t in seg]
+        seen: dict[str, Token] = {}
+        for tok in names:
+            if tok.value in seen:
+                raise self.fail(
+                    f"The grouping '{tok.value}' appears twice in '{src}'. Expected "
+                    "distinct columns in an interaction or nesting; remove the repeated "
+                    f"'{tok.text}'.", tok.start, tok.end)
+            seen[tok.value] = tok
+        terms: list[tuple[str, ...]] = []
+        acc: tuple[str, ...] = ()
+        for seg in segments:
+            acc = acc + tuple(t.value for t in seg)
+            terms.append(acc)
+        return _Group(lp.start, rp.end, names, terms)
+
+    def finish(self) -> Spec:
+        """Checks that need the whole formula, then the Spec."""
+        after = self.tilde.end
+        comparison = self.comparison
+        if comparison is None:
+            raise self.fail(
+                "No comparison factor: the right side has only random terms. Expected "
+                f"the comparison factor as the fixed term, e.g. {_EXAMPLE}; add the column "
+                "that identifies the systems being compared.", after, after + 1)
+        if comparison.value == self.response.value:
+            raise self.fail(
+                f"The response '{comparison.value}' is also the comparison factor. Expected "
+                "two different columns: the score left of '~', the compared systems right "
+                "of it, e.g. 'correct ~ model'.", comparison.start, comparison.end)
+        for group in self.groups:
+            src = self.formula[group.start:group.end]
+            for tok in group.names:
+                for role, other in (("comparison factor", comparison),
+                                    ("response", self.response)):
+                    if tok.value == other.value:
+                        raise self.fail(
+                            f"The random term '{src}' names the {role} '{tok.value}'. "
+                            "Expected grouping columns of the items, e.g. '(1|subject)'; "
+                            f"remove '{tok.text}' from the random term.",
+                            tok.start, tok.end)
+        first: dict[frozenset, tuple[tuple[str, ...], _Group]] = {}
+        ordered: list[tuple[str, ...]] = []
+        for group in self.groups:
+            for factors in group.terms:
+                key = frozenset(factors)
+                if key in first:
+                    raise self.duplicate(factors, group, *first[key])
+                first[key] = (factors, group)
+                ordered.append(factors)
+        ordered.sort(key=len)  # stable: ties keep first appearance
+        return Spec(formula=self.formula, response=self.response.value,
+                    comparison=comparison.value,
+                    random=tuple(RandomTerm(f) for f in ordered))
+
+    def duplicate(self, factors: tuple[str, ...], group: _Group,
+                  earlier: tuple[str, ...], earlier_group: _Group) -> FormulaError:
+        def show(fs: tuple[str, ...], g: _Group) -> str:
+            src = self.formula[g.start:g.end]
+            return f"'(1|{':'.join(fs)})'" + (f" (from '{src}')" if len(g.terms) > 1 else "")
+
+        if factors == earlier and len(group.terms) == len(earlier_group.terms) == 1:
+            head = f"The random term '(1|{':'.join(factors)})' appears twice."
+            why = "Expected each random term once"
+        else:
+            head = f"The random term {show(factors, group)} repeats {show(earlier, earlier_group)}."
+            why = ("Expected each random term once (the order of the factors of an "
+                   "interaction does not matter)" if factors != earlier else
+                   "Expected each random term once (a nesting '(1|g/h)' already includes "
+                   "'(1|g)' and '(1|g:h)')")
+        return self.fail(f"{head} {why}; remove the repeated term.", group.start, group.end)
+
+
+def _match_parentheses(formula: str, tokens: list[Token]) -> dict[int, int]:
+    """Map the index of each '(' to the index of its ')'; reject unbalanced ones."""
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for k, tok in enumerate(tokens):
+        if tok.is_op("("):
+            stack.append(k)
+        elif tok.is_op(")"):
+            if not stack:
+                raise FormulaError(
+                    "This ')' has no matching '('. Expected every ')' to close an earlier "
+                    "'(', as in '(1|subject)'; remove it or add the missing '('.",
+                    formula, tok.start, 1)
+            closing[stack.pop()] = k
+    if stack:
+        raise FormulaError(
+            "This '(' is never closed. Expected a matching ')', as in '(1|subject)'; "
+            "add the missing ')'.", formula, tokens[stack[-1]].start, 1)
+    return closing
+
+
+def _response(formula: str, lhs: list[Token], tilde: Token) -> Token:
+    if not lhs:
+        raise FormulaError(
+            "Nothing is left of '~'. Expected the name of the score column, e.g. "
+            "'correct ~ model'; add the response column before '~'.",
+            formula, tilde.start, 1)
+    if len(lhs) == 1 and lhs[0].kind == "name":
+        return lhs[0]
+    if len(lhs) == 1 and lhs[0].kind in ("badname", "dot"):
+        raise _lexical(formula, lhs[0])
+    start, end = lhs[0].start, lhs[-1].end
+    raise FormulaError(
+        f"The response '{formula[start:end]}' is not a single column name. Expected one "
+        "score column left of '~' (several or transformed responses are not supported); "
+        "compute the score as one column in the data and name it, e.g. 'correct ~ model'.",
+        formula, start, end - start)
+
+
+def parse(formula: str) -> Spec:
+    """Parse an lme4-style mixrank formula.
+
+    Parameters
+    ----------
+    formula : str
+        ``response ~ comparison [+ (1|g) ...]``, where each ``g`` is a column
+        name, an interaction ``a:b[:c]`` or a nesting ``a/b[/c]``.  Names
+        contain letters, digits, ``_`` and ``.`` and do not start with a
+        digit; any other name is backquoted, e.g. ``(1|`my col`)``.
+        Whitespace is free.
+
+    Returns
+    -------
+    Spec
+        ``formula`` (the text as given), ``response``, ``comparison`` and
+        ``random``: the random intercepts with nesting expanded, in canonical
+        order (by number of factors, then first appearance).
+
+    Raises
+    ------
+    FormulaError
+        For anything outside the grammar: no or several ``~``; a response that
+        is not one name; no comparison factor; fixed covariates, fixed
+        interactions or an explicit intercept (``1``, ``0``, ``-1``); random
+        slopes, ``||``, ``(0|g)``; empty or unbalanced parentheses; a random
+        term without parentheses; a term or grouping given twice (also
+        ``(1|a:b) + (1|b:a)`` and ``(1|a/b) + (1|a)``); a random term naming
+        the comparison factor or the response; function calls; operators
+        other than ``~ + : / | ( )``.  The message quotes the formula with a
+        caret under the offending characters; ``position`` and ``length`` of
+        the error locate them (0-based offsets into the text as given).
+
+    Notes
+    -----
+    Grammar (methods.md §2)::
+
+        formula  := name '~' rhs
+        rhs      := term ('+' term)*        one term is the comparison name
+        term     := name | '(' '1' '|' grouping ')'
+        grouping := inter ('/' inter)*
+        inter    := name (':' name)*
+
+    Nesting follows base R: ``a/b/c`` is ``a + a:b + a:b:c`` and ``a:b/c``
+    is ``a:b + a:b:c`` (``terms(~a:b/c)`` in R 4.2).  Interaction factors
+    keep the order written, so the variance component of ``(1|b:a)`` is
+    named ``"b:a"``.
+
+    Validated against R 4.2 / lme4 1.1-31 (interactive check, not a committed
+    reference): for the good formulas of ``tests/formula/test_parser.py``,
+    the response, the fixed term and the set of groupings equal those of
+    ``lme4::findbars`` / ``nobars`` (33 of 34; lme4 writes ``a/b`` as
+    ``b:a``, the same grouping).  The exception is ``(1|a:b/c)``, which
+    ``findbars`` mis-expands (it yields a variable named ``:``); there
+    mixrank follows base R ``terms()``.  Whitespace differs from R on
+    purpose: a newline never ends a formula here.
+
+    References
+    ----------
+    Bates, Mächler, Bolker & Walker (2015), "Fitting Linear Mixed-Effects
+    Models Using lme4", J. Stat. Softw. 67(1), §2.1 (formula module).
+
+    Examples
+    --------
+    >>> spec = parse("correct ~ model + (1|subject/question) + (1|prompt)")
+    >>> spec.term_names
+    ('subject', 'prompt', 'subject:question')
+    >>> str(spec)
+    'correct ~ model + (1|subject) + (1|prompt) + (1|subject:question)'
+    """
+    if not isinstance(formula, str):
+        raise FormulaError(
+            f"Expected the formula as a string, got {type(formula).__name__} "
+            f"{formula!r}; pass text such as {_EXAMPLE}.")
+    if not formula.strip():
+        raise FormulaError(
+            "The formula is empty. Expected 'response ~ comparison [+ (1|group) ...]', "
+            f"e.g. {_EXAMPLE}.", formula, 0, max(1, len(formula)))
+    tokens = tokenize(formula)
+    tildes = [k for k, t in enumerate(tokens) if t.is_op("~")]
+    if not tildes:
+        start, end = tokens[0].start, tokens[-1].end
+        raise FormulaError(
+            "The formula has no '~'. Expected 'response ~ comparison [+ (1|group) ...]': "
+            "the score column left of '~', the comparison factor right of it, e.g. "
+            f"{_EXAMPLE}; add '~'.", formula, start, end - start)
+    if len(tildes) > 1:
+        second = tokens[tildes[1]]
+        raise FormulaError(
+            "The formula has a second '~'. Expected exactly one '~' between the response "
+            "and the terms; remove the extra one.", formula, second.start, 1)
+    closing = _match_parentheses(formula, tokens)
+    at = tildes[0]
+    response = _response(formula, tokens[:at], tokens[at])
+    parser = _Parser(formula, tokens, at, response, closing)
+    parser.parse()
+    return parser.finish()
