@@ -23,6 +23,7 @@ from .errors import (
 from . import power
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
+from .design.rci import ReliableChange, ReliableChangeSummary, reliable_change
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
 from .frame import Frame, build_frame
@@ -43,6 +44,7 @@ from .results import FitResult, Summary
 __all__ = [
     "__version__",
     "fit", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "reliable_change", "ReliableChange", "ReliableChangeSummary",
     "read_lm_eval", "read_wide", "power", "n_star", "mde", "sigma_d", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "Summary",

@@ -173,10 +173,10 @@ def _to_pairfit(frame: Frame, j: int, k: int, r: dict, terms: list[str]) -> Pair
         raise DesignError(f"lme4 could not fit {a!r} vs {b!r}: {r['error']}. Check the design "
                           "(e.g. a term with one level per cell is not identifiable) or use "
                           "engine='native'")
-    by_grp = dict(zip(r["groups"], r["variances"]))
+    by_grp = dict(zip(r["groups"], r["variances"], strict=True))
     sigma2 = float(by_grp["Residual"])
     names = list(frame.spec.term_names)
-    comps = {name: float(by_grp[t]) for name, t in zip(names, terms)}
+    comps = {name: float(by_grp[t]) for name, t in zip(names, terms, strict=True)}
     comps["residual"] = sigma2
     boundary = tuple(name for name in names
                      if math.sqrt(max(comps[name], 0.0) / sigma2) < BOUNDARY_THETA)

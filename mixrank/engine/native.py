@@ -15,13 +15,15 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..errors import DesignError
+from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
+from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
 from .reml import RemlFit, fit_reml, satterthwaite
 from .structure import Structure, build_structure, pair_sums
@@ -100,6 +102,34 @@ class _StructureCache:
         return st
 
 
+def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
+    """Terms estimable on a pair's cells; errors for confounded terms."""
+    used: list[str] = []
+    levels: dict[str, int] = {}
+    for t, c in codes.items():
+        k = int(np.count_nonzero(np.bincount(c)))
+        if k < 2:
+            continue
+        if k == n:
+            raise DesignError(
+                f"random term (1|{t}) has one cell per level among the {n} common cells of "
+                f"{a!r} vs {b!r}, so it is confounded with the residual; drop the term or add "
+                "the key that distinguishes the cells within its levels")
+        levels[t] = k
+        used.append(t)
+    for i, t in enumerate(used):
+        for u in used[i + 1:]:
+            if levels[t] == levels[u]:
+                _, k, _ = combine_codes(codes[t], int(codes[t].max()) + 1, codes[u],
+                                        int(codes[u].max()) + 1)
+                if k == levels[t]:
+                    raise DesignError(
+                        f"random terms (1|{t}) and (1|{u}) group the {n} common cells of "
+                        f"{a!r} vs {b!r} identically (perfectly confounded), so their variances "
+                        "cannot be separated; keep only one of them")
+    return used
+
+
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None) -> PairFit:
     spec = frame.spec
@@ -132,13 +162,21 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                            extras=dict(gls_estimate=r_bal.mu, gls_variance=r_bal.var_mu))
 
     def build():
-        codes = [frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names]
-        return build_structure(codes, [frame.term_levels[t] for t in names], names)
+        codes = {t: frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names}
+        used = _usable_terms(codes, n, a, b)
+        return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
+                               used), used
 
     key = b"full" if full else np.packbits(mask).tobytes()
-    st = cache.get(key, build)
+    st, used = cache.get(key, build)
+    if len(used) < len(names):
+        dropped = [t for t in names if t not in used]
+        warnings.warn(f"random term(s) {', '.join(f'(1|{t})' for t in dropped)} have a single "
+                      f"level among the {n} common cells of {a!r} vs {b!r}; their variance is "
+                      "not estimable for this pair, so they are left out of its model "
+                      "(reported as NaN)", MixrankWarning, stacklevel=4)
     ps = pair_sums(st, d)
-    r: RemlFit = fit_reml(st, ps, names)
+    r: RemlFit = fit_reml(st, ps, used)
     estimate, variance, df = r.mu, r.var_mu, r.df
     unit_codes = None
     if estimand != "gls":
@@ -155,7 +193,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         def var_fn(th, sg, w=w):
             return _linear_variance(st, w, th, sg)
         df = satterthwaite(st, ps, tb, r.sigma, var_fn)[0] if len(tb) else float(n - 1)
-    comps = dict(zip(r.names, (float(v) for v in r.variances)))
+    comps = {t: float("nan") for t in names}
+    comps.update(zip(r.names, (float(v) for v in r.variances)))
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
                    variance=variance, df=df, sigma_iid=sigma_iid, components=comps,
                    criterion=r.criterion, converged=r.converged, boundary=r.boundary,

@@ -60,7 +60,7 @@ def gls_variance(codes: list[np.ndarray], levels: list[int], theta: np.ndarray,
     rows = np.arange(n)
     for r, c in enumerate(codes):
         Z[rows, offs[r] + c] = 1.0
-    lam = np.concatenate([np.full(L, t) for L, t in zip(levels, theta)])
+    lam = np.concatenate([np.full(L, t) for L, t in zip(levels, theta, strict=True)])
     ZL = Z * lam[None, :]
     A = ZL.T @ ZL
     A[np.diag_indices_from(A)] += 1.0
@@ -120,7 +120,8 @@ def _fit_one(frame: Frame, j: int, k: int) -> PairFit:
     except (np.linalg.LinAlgError, ValueError):  # pragma: no cover - keep the first fit
         pass
     sigma2 = float(res.scale)
-    vc_by_key = dict(zip(model.exog_vc.names, (float(v) for v in np.asarray(res.vcomp))))
+    vc_by_key = dict(zip(model.exog_vc.names, (float(v) for v in np.asarray(res.vcomp)),
+                         strict=True))
     variances = np.array([max(vc_by_key[f"t{i}"], 0.0) for i in range(len(names))])
     theta = np.sqrt(variances / sigma2)
     estimate = float(np.asarray(res.fe_params)[0])
@@ -133,9 +134,9 @@ def _fit_one(frame: Frame, j: int, k: int) -> PairFit:
         gradient = float(np.max(np.abs(score))) if score.size else 0.0
     except Exception:  # pragma: no cover - diagnostic only
         gradient = float("nan")
-    comps = {t: float(v) for t, v in zip(names, variances)}
+    comps = {t: float(v) for t, v in zip(names, variances, strict=True)}
     comps["residual"] = sigma2
-    boundary = tuple(t for t, th in zip(names, theta) if th < BOUNDARY_THETA)
+    boundary = tuple(t for t, th in zip(names, theta, strict=True) if th < BOUNDARY_THETA)
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
                    estimate=estimate, variance=variance, df=float(df),
                    sigma_iid=float(np.std(d, ddof=1)), components=comps,

@@ -101,7 +101,7 @@ class FitResult:
         """
         rows = []
         for p in self.pairs:
-            tot = sum(p.components.values())
+            tot = float(np.nansum(list(p.components.values())))
             for g, v in p.components.items():
                 rows.append(dict(model_a=p.model_a, model_b=p.model_b, group=g, variance=v,
                                  std_dev=float(np.sqrt(v)), share=v / tot if tot > 0 else np.nan))
