@@ -165,7 +165,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         codes = {t: frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names}
         used = _usable_terms(codes, n, a, b)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
-                               used), used
+                               used, n=n), used
 
     key = b"full" if full else np.packbits(mask).tobytes()
     st, used = cache.get(key, build)

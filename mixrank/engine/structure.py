@@ -69,9 +69,10 @@ def _cross_counts(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> np.ndarray:
     return np.bincount(a * lb + b, minlength=la * lb).reshape(la, lb).astype(np.float64)
 
 
-def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]) -> Structure:
+def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str],
+                    n: int | None = None) -> Structure:
     """Build the d-independent structure from per-term codes of one pair's cells."""
-    n = int(len(codes[0])) if codes else 0
+    n = int(len(codes[0])) if n is None else int(n)
     R = len(codes)
     if R == 0:
         return Structure(n=n, names=(), order=(), levels=(), codes=(), counts=(), mode="none")

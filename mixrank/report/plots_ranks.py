@@ -1,0 +1,103 @@
+"""Stage report: plot of rank confidence intervals.
+
+Inputs: a rank-interval table from :func:`mixrank.inference.ranks.rank_intervals`,
+:func:`~mixrank.inference.ranks.rank_intervals_fit` or
+``FitResult.rank_intervals`` (columns ``model, estimate, rank, rank_lower,
+rank_upper``).  Outputs: a matplotlib Axes.  Contents:
+:func:`plot_rank_intervals`.  Draws only; computes no statistics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from mixrank.errors import DataError, require
+
+__all__ = ["plot_rank_intervals"]
+
+_COLUMNS = ("model", "estimate", "rank", "rank_lower", "rank_upper")
+
+
+def plot_rank_intervals(table: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+    """Plot each model's point rank and rank confidence interval.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A rank-interval table (``model, estimate, rank, rank_lower,
+        rank_upper``; ``level`` and ``attrs["mixrank"]`` are used for the
+        axis label when present).
+    ax : matplotlib Axes, optional
+        Axes to draw on; a new figure is created when None.
+    title : str, optional
+        Axes title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One row per model, best score at the top: a horizontal segment from
+        ``rank_lower`` to ``rank_upper`` and a marker at the point ``rank``;
+        the x axis is the rank (1 = best, on the left).
+
+    Raises
+    ------
+    DataError
+        Missing columns or an empty table.
+    MissingDependencyError
+        matplotlib is not installed (``pip install 'mixrank[plot]'``).
+
+    Notes
+    -----
+    Models are ordered by ``estimate`` (descending), ties by model name, so
+    the row order is the leaderboard order.  The table is not modified.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import mixrank
+    >>> from mixrank.report.plots_ranks import plot_rank_intervals
+    >>> tab = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example()).rank_intervals()
+    >>> ax = plot_rank_intervals(tab, title="Example")
+    >>> ax.get_title()
+    'Example'
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise DataError(f"plot_rank_intervals needs a rank-interval DataFrame; got "
+                        f"{type(table).__name__}. Compute it with FitResult.rank_intervals()")
+    miss = [c for c in _COLUMNS if c not in table.columns]
+    if miss:
+        raise DataError(f"rank-interval table lacks columns {miss}; expected {list(_COLUMNS)} "
+                        "(as FitResult.rank_intervals() returns)")
+    if len(table) == 0:
+        raise DataError("rank-interval table is empty; nothing to plot")
+    plt = require("matplotlib.pyplot", "plot", "plot_rank_intervals")
+    t = table.assign(_name=table["model"].astype(str)).sort_values(
+        ["estimate", "_name"], ascending=[False, True], kind="stable")
+    n = len(t)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.0, 0.8 + 0.32 * n))
+    y = list(range(n))[::-1]                      # best at the top
+    ax.hlines(y, t["rank_lower"], t["rank_upper"], color="C0", linewidth=2.5, alpha=0.7,
+              label="rank interval")
+    ax.plot(t["rank"], y, "o", color="C1", markersize=5, label="point rank", zorder=3)
+    ax.set_yticks(y)
+    ax.set_yticklabels(t["_name"].tolist())
+    M = int(max(t["rank_upper"].max(), n))
+    ax.set_xlim(0.5, M + 0.5)
+    meta = table.attrs.get("mixrank", {}) if hasattr(table, "attrs") else {}
+    lev = table["level"].iloc[0] if "level" in table.columns else meta.get("level")
+    parts = []
+    if lev is not None:
+        parts.append(f"{100 * float(lev):g}%")
+    if meta.get("coverage"):
+        parts.append(str(meta["coverage"]))
+    if meta.get("method"):
+        parts.append(str(meta["method"]))
+    ax.set_xlabel("rank (1 = best)" + (f"; {', '.join(parts)} interval" if parts else ""))
+    ax.grid(axis="x", alpha=0.3)
+    if title is not None:
+        ax.set_title(title)
+    return ax
