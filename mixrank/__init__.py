@@ -5,7 +5,11 @@ R-style formulas and paired mixed models over long-format per-item results:
 This module only re-exports the public API.
 """
 
+from . import power
 from ._util import MIXRANK_VERSION as __version__
+from .design.anytime import monitor
+from .design.power import mde, n_star, sigma_d
+from .design.rci import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.simulate import simulate
 from .errors import (
     BoundaryWarning,
@@ -20,10 +24,6 @@ from .errors import (
     SingularFitWarning,
     SmallSampleWarning,
 )
-from . import power
-from .design.anytime import monitor
-from .design.power import mde, n_star, sigma_d
-from .design.rci import ReliableChange, ReliableChangeSummary, reliable_change
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
 from .frame import Frame, build_frame

@@ -190,7 +190,6 @@ def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> R
     comps = np.linalg.solve(lat.design, lam)        # sigma_1^2..sigma_R^2, sigma^2
     if np.any(comps[:-1] <= 0) or comps[-1] <= 0:
         return None
-    R = len(terms)
     m = np.array([lat.size[lat.term_index[t]] for t in terms])
     lam_u = comps[-1] + float(m @ comps[:-1])
     var_mu = lam_u / n
