@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -147,18 +148,22 @@ def part2():
             mixrank.fit(FORMULA, fr, pairs=[(fr.models[0], fr.models[1]), (fr.models[2], fr.models[3])])
         c = res.contrasts()
         target = 5 if missing == 0 else 120
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(f"{label}: {len(c)} pairs in {wall:.2f} s (target <= {target} s); "
-              f"median df {c['df'].median():.4g}; frame {gb(fr.scores.nbytes * 3)} (scores, mask, "
-              f"counts); engine peak traced on 2 pairs {gb(m['peak_bytes'])}")
+              f"median df {c['df'].median():.4g}; engine peak traced on 2 pairs "
+              f"{gb(m['peak_bytes'])}; process peak RSS so far {gb(rss)} (target <= 4 GiB, "
+              "includes the data and the frame)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--part2-only", action="store_true", help="only the 105-pair runs")
     ap.add_argument("--sm-timeout", type=float, default=600.0)
     args = ap.parse_args()
     sizes = {k: v for k, v in SIZES.items() if not args.quick or k != "570k"}
-    part1(sizes, args.sm_timeout if not args.quick else 60)
+    if not args.part2_only:
+        part1(sizes, args.sm_timeout if not args.quick else 60)
     if not args.quick:
         part2()
 
