@@ -1,25 +1,38 @@
 """The ``mixrank`` command: a thin layer over the public API.
 
-Inputs: command-line arguments.  Outputs: tables on stdout (or ``--output``)
-in ``table``, ``csv``, ``json`` or ``markdown`` format; exit code 0 on
-success, 2 on a usage or data error (message on stderr, no traceback).
+Inputs: command-line arguments; data as a long-format file (``.csv``,
+``.csv.gz``, ``.parquet``, ``.jsonl``), a wide items x models matrix
+(``--input-format wide``), an lm-evaluation-harness ``--log_samples`` folder,
+``example`` (the bundled example) or ``shared:NAME`` (a shared real dataset).
+Outputs: tables on stdout (or ``--output``) in ``table``, ``csv``, ``json`` or
+``markdown`` format, or an HTML report; exit code 0 on success, 2 on a usage
+or data error (message on stderr, no traceback).
+Contents: subcommands ``demo, fit, contrasts, components, ranks, resolution,
+plan, power, rci, report``; :func:`main`, :func:`build_parser` and a tiny
+progress bar (:class:`Progress`, shown on stderr only when it is a terminal).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 import pandas as pd
 
-from .errors import MixrankError
+from .errors import MixrankError, SingularFitWarning
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "Progress"]
 
 DEMO_FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
+#: With at least this many pairs, and stderr a terminal, fits run in chunks with a progress bar.
+PROGRESS_MIN_PAIRS = 20
 
 
 class _UsageError(Exception):
@@ -31,11 +44,78 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message}")
 
 
+# --------------------------------------------------------------------------- progress
+
+class Progress:
+    """A one-line progress bar on a terminal; silent when the stream is not a terminal.
+
+    Parameters
+    ----------
+    total : int
+        Number of steps.
+    label : str
+        Text before the bar.
+    stream : file-like, optional
+        Default ``sys.stderr``.
+    enabled : bool, optional
+        Default: ``stream.isatty()``; ``MIXRANK_PROGRESS=0`` / ``1`` overrides.
+
+    Examples
+    --------
+    >>> with Progress(3, "fitting") as bar:     # silent unless stderr is a terminal
+    ...     for _ in range(3):
+    ...         bar.update()
+    """
+
+    width = 28
+
+    def __init__(self, total: int, label: str, *, stream: TextIO | None = None,
+                 enabled: bool | None = None) -> None:
+        self.total, self.label, self.done = max(int(total), 0), label, 0
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = progress_enabled(self.stream) if enabled is None else bool(enabled)
+
+    def __enter__(self) -> Progress:
+        self._draw()
+        return self
+
+    def update(self, k: int = 1) -> None:
+        self.done = min(self.total, self.done + k)
+        self._draw()
+
+    def _draw(self) -> None:
+        if not self.enabled or self.total == 0:
+            return
+        filled = self.width * self.done // self.total
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
+                          f"{self.done}/{self.total}")
+        self.stream.flush()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.enabled and self.total:
+            self.stream.write("\r" + " " * (len(self.label) + self.width + 24) + "\r")
+            self.stream.flush()
+
+
+def progress_enabled(stream: Any = None) -> bool:
+    """True when progress bars should be drawn on ``stream`` (default stderr)."""
+    env = os.environ.get("MIXRANK_PROGRESS")
+    if env in ("0", "1"):
+        return env == "1"
+    s = sys.stderr if stream is None else stream
+    try:
+        return bool(s.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+# --------------------------------------------------------------------------- output
+
 def _render(df: pd.DataFrame, fmt: str) -> str:
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
-        return df.to_json(orient="records", indent=1) + "\n"
+        return df.to_json(orient="records", indent=1, double_precision=15) + "\n"
     if fmt == "markdown":
         cols = list(df.columns)
         lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -61,6 +141,17 @@ def _emit(text: str, args: argparse.Namespace) -> None:
         sys.stdout.write(text)
 
 
+def _titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
+    """Several tables: titled text for table/markdown, one JSON object for json."""
+    if fmt == "json":
+        body = ",\n".join(f'"{name}": {df.to_json(orient="records", double_precision=15)}'
+                           for name, df in parts)
+        return "{\n" + body + "\n}\n"
+    return "\n".join(f"== {name} ==\n{_render(df, fmt)}" for name, df in parts)
+
+
+# --------------------------------------------------------------------------- input
+
 def _pairs(values: Sequence[str] | None) -> list[tuple[str, str]] | None:
     if not values:
         return None
@@ -73,25 +164,110 @@ def _pairs(values: Sequence[str] | None) -> list[tuple[str, str]] | None:
     return out
 
 
+def _mapping(text: str | None, option: str) -> str | dict[str, str] | None:
+    """``acc`` -> 'acc'; ``arc_easy=acc,gsm8k=exact_match`` -> a dict."""
+    if text is None or "=" not in text:
+        return text
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise _UsageError(f"{option} {text!r}: mix of plain and KEY=VALUE entries; expected "
+                              "one value or KEY=VALUE,KEY=VALUE")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _is_lm_eval(path: Path) -> bool:
+    return path.is_dir() or (path.name.startswith("samples_") and ".jsonl" in path.name)
+
+
 def _load(args: argparse.Namespace) -> Any:
-    from .io.datasets import load_example
+    """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads."""
+    from .io.datasets import load_example, load_shared
 
-    if args.data in ("example", "-"):
+    src = args.data
+    if src in ("example", "-"):
         return load_example()
-    return args.data
+    if src.startswith("shared:"):
+        return load_shared(src.split(":", 1)[1])
+    kind = getattr(args, "input_format", "auto")
+    path = Path(src)
+    if kind == "lm-eval" or (kind == "auto" and _is_lm_eval(path)):
+        from .io.lm_eval import read_lm_eval
+
+        return read_lm_eval(path, metric=_mapping(getattr(args, "metric", None), "--metric") or "acc",
+                            filter=_mapping(getattr(args, "lm_filter", None), "--filter"),
+                            prompt=getattr(args, "prompt_label", None))
+    if kind == "wide":
+        from .io.wide import read_wide
+
+        items = getattr(args, "items", None) or "subject,question"
+        return read_wide(path, items=[c.strip() for c in items.split(",")])
+    return src
 
 
-def _fit(args: argparse.Namespace):
-    from .fit import fit
+def _frame_data(args: argparse.Namespace) -> pd.DataFrame:
+    from .frame.source import to_pandas
 
-    return fit(args.formula, _load(args), method=args.method, estimand=args.estimand,
-               pairs=_pairs(args.pair), level=args.level,
-               pair_by=args.pair_by.split(",") if args.pair_by else None,
-               replicate=args.replicate, na=args.na)
+    return to_pandas(_load(args))
 
 
-def _common(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
-    p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl) or 'example'")
+def _fit(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None):
+    """Fit as the options say; in chunks with a progress bar for many pairs on a terminal."""
+    from .fit import fit, resolve_pairs
+    from .frame import build_frame
+
+    pairs = _pairs(args.pair) if pairs is None else pairs
+    pair_by = args.pair_by.split(",") if args.pair_by else None
+    kw = dict(method=args.method, estimand=args.estimand, level=args.level)
+    data = _load(args)
+    if not progress_enabled():
+        return fit(args.formula, data, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
+                   na=args.na, **kw)
+    frame = build_frame(data, args.formula, pair_by=pair_by, replicate=args.replicate, na=args.na)
+    names = [(frame.models[j], frame.models[k]) for j, k in resolve_pairs(frame, pairs)]
+    if len(names) < PROGRESS_MIN_PAIRS:
+        return fit(frame.spec, frame, pairs=names, **kw)
+    size = max(1, math.ceil(len(names) / 50))
+    parts = []
+    with Progress(len(names), f"fitting {len(names)} pairs") as bar, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(0, len(names), size):
+            parts.append(fit(frame.spec, frame, pairs=names[i:i + size], **kw))
+            bar.update(len(names[i:i + size]))
+    res = dataclasses.replace(parts[0], pairs=tuple(p for r in parts for p in r.pairs))
+    for w in caught:  # one singular-fit message for all chunks, others as they came
+        if not issubclass(w.category, SingularFitWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in res.pairs if p.boundary]
+    if nb:
+        warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
+                      f"({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})", SingularFitWarning,
+                      stacklevel=2)
+    return res
+
+
+# --------------------------------------------------------------------------- arguments
+
+def _data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl), a wide "
+                   "matrix (--input-format wide), an lm-eval --log_samples folder, 'example' "
+                   "or shared:NAME")
+    p.add_argument("--input-format", default="auto", choices=["auto", "long", "wide", "lm-eval"],
+                   help="auto: a folder or samples_*.jsonl is lm-eval output, else long")
+    p.add_argument("--items", default=None, help="wide input: item key columns "
+                   "(default subject,question)")
+    p.add_argument("--metric", default=None, help="lm-eval: metric, or TASK=METRIC,... "
+                   "(default acc)")
+    p.add_argument("--filter", dest="lm_filter", default=None,
+                   help="lm-eval: filter, or TASK=FILTER,...")
+    p.add_argument("--prompt-label", default=None, help="lm-eval: constant prompt label")
+
+
+def _fit_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
+    _data_args(p)
     p.add_argument("--formula", "-f", required=formula_required,
                    help="e.g. 'correct ~ model + (1|subject)'")
     p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
@@ -101,6 +277,10 @@ def _common(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
     p.add_argument("--na", default="error", choices=["error", "drop"])
     p.add_argument("--level", type=float, default=0.95)
+
+
+def _common(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
+    _fit_args(p, formula_required)
     _out(p)
 
 
@@ -108,6 +288,25 @@ def _out(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"])
     p.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
 
+
+def _rank_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"])
+    p.add_argument("--rank-method", default="holm", choices=["holm", "bonferroni", "bh", "maxt"])
+    p.add_argument("--draws", type=int, default=2000, help="Gaussian draws for --rank-method maxt")
+    p.add_argument("--seed", type=int, default=None, help="seed for --rank-method maxt")
+
+
+def _rank_kwargs(args: argparse.Namespace) -> dict:
+    return dict(level=args.level, coverage=args.coverage, method=args.rank_method, B=args.draws,
+                rng=args.seed)
+
+
+def _alpha_power(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+
+
+# --------------------------------------------------------------------------- commands
 
 def cmd_demo(args: argparse.Namespace) -> None:
     from .fit import fit
@@ -150,6 +349,267 @@ def cmd_components(args: argparse.Namespace) -> None:
     _emit(_render(_fit(args).variance_components(), args.format), args)
 
 
+def cmd_ranks(args: argparse.Namespace) -> None:
+    if args.pair:
+        raise _UsageError("ranks compares every pair of models; drop --pair (select models by "
+                          "filtering the data instead)")
+    tab = _fit(args).rank_intervals(**_rank_kwargs(args))
+    _emit(_render(tab, args.format), args)
+
+
+_RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
+                    "resolved_multiplicity", "resolved_anytime", "design_effect",
+                    "resolved_cluster", "resolved_all")
+
+
+def cmd_resolution(args: argparse.Namespace) -> None:
+    explicit = _pairs(args.pair)
+    res = _fit(args, pairs=explicit)
+    family: Any = explicit if explicit else args.family
+    multiplicity = None if args.multiplicity == "none" else args.multiplicity
+    tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
+                         multiplicity=multiplicity, anytime=not args.no_anytime,
+                         cluster=not args.no_cluster)
+    if args.format in ("table", "markdown") and not args.all_columns:
+        counts = tab.attrs.get("mixrank", {}).get("unresolved", {})
+        head = "".join(f"{k}: {v}\n" for k, v in counts.items())
+        shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
+        _emit(f"Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
+              f"{head}\n{_render(shown, args.format)}", args)
+    else:
+        _emit(_render(tab, args.format), args)
+
+
+def cmd_plan(args: argparse.Namespace) -> None:
+    res = _fit(args)
+    kw: dict[str, Any] = dict(subjects=args.subjects, questions=args.questions,
+                              prompts=args.prompts, alpha=args.alpha, power=args.power)
+    if args.plan_pair:
+        pr = _pairs([args.plan_pair])
+        kw["pair"] = pr[0] if pr else None
+    parts = [res.plan(d, **kw).assign(delta=d) for d in args.delta]
+    tab = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    _emit(_render(tab, args.format), args)
+
+
+def cmd_power(args: argparse.Namespace) -> None:
+    from .design import power as pw
+
+    marg = [v is not None for v in (args.p_a, args.p_b, args.rho)]
+    common = dict(alpha=args.alpha)
+    rows: list[dict] = []
+    audit = None
+    if all(marg):
+        from .design.audit import calculator_audit, cohen_h, shortcut_n
+
+        m = dict(p_a=args.p_a, p_b=args.p_b, rho=args.rho)
+        ns = pw.n_star(**m, power=args.power, method=args.test, **common)
+        rows += [dict(quantity="delta", value=args.p_a - args.p_b, note="p_a - p_b"),
+                 dict(quantity="sigma_d", value=pw.sigma_d(args.p_a, args.p_b, rho=args.rho),
+                      note="paired SD of the cell differences"),
+                 dict(quantity="cohen_h", value=cohen_h(args.p_a, args.p_b), note="Cohen's h"),
+                 dict(quantity="n_star", value=ns, note=f"paired N* ({args.test}); plan "
+                      f"{math.ceil(ns)} cells"),
+                 dict(quantity="shortcut_n", value=shortcut_n(args.p_a, args.p_b, rho=args.rho,
+                                                              power=args.power, **common),
+                      note="unpaired Cohen-h n times (1 - rho): the shortcut")]
+        if args.n is not None:
+            rows += [dict(quantity="power", value=pw.power(n=args.n, method=args.test, **m, **common),
+                          note=f"at n = {args.n:g}"),
+                     dict(quantity="q", value=pw.resolution_ratio(args.n, method=args.test,
+                                                                   power=args.power, **m, **common),
+                          note="n / N*; resolved when >= 1"),
+                     dict(quantity="mde", value=pw.mde(args.n, method=args.test, power=args.power,
+                                                       **m, **common),
+                          note=f"smallest |delta| resolved at n = {args.n:g}")]
+        audit = calculator_audit(args.p_a, args.p_b, rho=args.rho, alpha=args.alpha,
+                                 power=args.power)
+    elif any(marg):
+        raise _UsageError("power: give all three of --p-a, --p-b and --rho (or --sigma-d with "
+                          "--delta and/or --n)")
+    elif args.sigma_d is not None:
+        s = dict(sigma_d=args.sigma_d, **common)
+        if args.delta is None and args.n is None:
+            raise _UsageError("power: with --sigma-d give --delta (for N*) and/or --n (for the MDE)")
+        if args.delta is not None:
+            ns = pw.n_star(args.delta, power=args.power, **s)
+            rows.append(dict(quantity="n_star", value=ns, note=f"paired N*; plan {math.ceil(ns)} "
+                             "cells"))
+        if args.n is not None:
+            rows.append(dict(quantity="mde", value=pw.mde(args.n, power=args.power, **s),
+                             note=f"smallest |delta| resolved at n = {args.n:g}"))
+        if args.n is not None and args.delta is not None:
+            rows += [dict(quantity="power", value=pw.power(args.delta, args.n, **s),
+                          note=f"at n = {args.n:g}"),
+                     dict(quantity="q", value=pw.resolution_ratio(args.n, args.delta,
+                                                                   power=args.power, **s),
+                          note="n / N*; resolved when >= 1")]
+    else:
+        raise _UsageError("power: describe the comparison with --p-a P --p-b P --rho R, or "
+                          "--sigma-d S with --delta D and/or --n N")
+    table = pd.DataFrame(rows)
+    if args.format == "table":
+        lines = [f"{r['quantity']:>10} = {r['value']:.6g}   {r['note']}" for r in rows]
+        text = "\n".join(lines) + "\n"
+        if audit is not None:
+            text += "\n== Calculator audit ==\n" + _render(audit, "table")
+        _emit(text, args)
+    elif audit is not None and args.format in ("json", "markdown"):
+        _emit(_titled([("quantities", table), ("audit", audit)], args.format), args)
+    elif audit is not None and args.table == "audit":
+        _emit(_render(audit, args.format), args)
+    else:
+        _emit(_render(table, args.format), args)
+
+
+def _selector(text: str, data: pd.DataFrame) -> Any:
+    """``NAME`` -> a model name; ``col=v1,v2;col2=v`` -> a mapping with values typed as in data."""
+    if "=" not in text:
+        return text
+    out: dict[str, list] = {}
+    for part in text.split(";"):
+        if "=" not in part:
+            raise _UsageError(f"selector {text!r}: expected COLUMN=VALUE[,VALUE][;COLUMN=VALUE]")
+        col, vals = (s.strip() for s in part.split("=", 1))
+        if col not in data.columns:
+            raise _UsageError(f"selector {text!r}: column {col!r} is not in the data "
+                              f"(columns: {list(data.columns)})")
+        present = {str(v): v.item() if hasattr(v, "item") else v for v in pd.unique(data[col])}
+        out[col] = [present.get(v.strip(), v.strip()) for v in vals.split(",")]
+    return out
+
+
+def cmd_rci(args: argparse.Namespace) -> None:
+    from .design.rci import reliable_change
+
+    data = _frame_data(args)
+    res = reliable_change(
+        data, before=_selector(args.before, data), after=_selector(args.after, data),
+        model=args.model_column, item=[c.strip() for c in args.item.split(",")],
+        sample=None if args.sample == "none" else args.sample, score=args.score,
+        split=args.split, by=None if args.by == "none" else args.by, method=args.rci_method)
+    if args.table == "summary":
+        s = res.summary()
+        if args.format == "table":
+            _emit(f"{s}\n\n== Classes ==\n{_render(s.classes, 'table')}", args)
+        else:
+            _emit(_render(s.classes, args.format), args)
+    elif args.table == "items":
+        _emit(_render(res.items(), args.format), args)
+    elif args.table == "by-subject":
+        _emit(_render(res.by_subject(), args.format), args)
+    elif args.table == "reliability":
+        _emit(_render(res.summary().reliability, args.format), args)
+    else:
+        if args.greedy_before and args.greedy_after:
+            g = res.vs_greedy(data, before=_selector(args.greedy_before, data),
+                              after=_selector(args.greedy_after, data))
+        elif args.greedy_sample is not None and not (args.greedy_before or args.greedy_after):
+            g = res.vs_greedy(_selector(f"{args.sample}={args.greedy_sample}", data)[args.sample][0])
+        else:
+            raise _UsageError("rci --table vs-greedy needs --greedy-sample ID (that sample of each "
+                              "version is its greedy run), or both --greedy-before and "
+                              "--greedy-after selectors (e.g. sample=0 and sample=2)")
+        _emit(_render(g, args.format), args)
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from .report.html import write_report
+
+    if not args.output:
+        raise _UsageError("report needs -o/--output FILE.html")
+    res = _fit(args)
+    multiplicity = None if args.multiplicity == "none" else args.multiplicity
+    out = write_report(res, args.output, title=args.title, level=args.level,
+                       plan_delta=args.delta, max_pairs=args.max_pairs,
+                       rank_kwargs={k: v for k, v in _rank_kwargs(args).items() if k != "level"},
+                       resolution_kwargs=dict(multiplicity=multiplicity))
+    print(f"wrote {out}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- parser
+
+def _register(sub: Any, *_: Any) -> None:
+    """Register the stage-7 subcommands (ranks, resolution, plan, power, rci, report)."""
+    s = sub.add_parser("ranks", help="rank confidence intervals per model")
+    _common(s)
+    _rank_args(s)
+    s.set_defaults(func=cmd_ranks)
+
+    s = sub.add_parser("resolution", help="resolution verdicts (N*, q) per pair")
+    _common(s)
+    _alpha_power(s)
+    s.add_argument("--family", default="adjacent", choices=["adjacent", "all"],
+                   help="pairs judged (ignored with --pair, which names them)")
+    s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
+    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")
+    s.add_argument("--no-cluster", action="store_true", help="drop the clustered paradigm")
+    s.add_argument("--all-columns", action="store_true",
+                   help="table/markdown: every column (csv/json always have all)")
+    s.set_defaults(func=cmd_resolution)
+
+    s = sub.add_parser("plan", help="designs (subjects, questions, prompts) that resolve --delta")
+    _common(s)
+    _alpha_power(s)
+    s.add_argument("--delta", type=float, action="append", required=True,
+                   help="target difference (repeatable)")
+    s.add_argument("--subjects", type=int, default=None)
+    s.add_argument("--questions", type=int, default=None)
+    s.add_argument("--prompts", type=int, default=None)
+    s.add_argument("--plan-pair", default=None, metavar="A,B",
+                   help="whose components (default: the median pair)")
+    s.set_defaults(func=cmd_plan)
+
+    s = sub.add_parser("power", help="N*, MDE, power and the calculator audit (no data)")
+    s.add_argument("--p-a", type=float, default=None, help="accuracy of model A")
+    s.add_argument("--p-b", type=float, default=None, help="accuracy of model B")
+    s.add_argument("--rho", type=float, default=None, help="correlation of the 0/1 scores")
+    s.add_argument("--sigma-d", type=float, default=None, help="paired SD of the differences")
+    s.add_argument("--delta", type=float, default=None, help="difference to resolve")
+    s.add_argument("--n", type=float, default=None, help="paired cells available")
+    s.add_argument("--test", default="wald", choices=["wald", "connor"],
+                   help="wald (paired z) or connor (McNemar; marginals only)")
+    s.add_argument("--table", default="summary", choices=["summary", "audit"],
+                   help="csv: which table to write")
+    _alpha_power(s)
+    _out(s)
+    s.set_defaults(func=cmd_power)
+
+    s = sub.add_parser("rci", help="item-level reliable change between two versions or re-runs")
+    _data_args(s)
+    s.add_argument("--before", required=True,
+                   help="model name, or COLUMN=V[,V][;COLUMN=V], e.g. sample=0,1")
+    s.add_argument("--after", required=True, help="as --before")
+    s.add_argument("--model-column", default="model")
+    s.add_argument("--item", default="subject,question", help="item key columns")
+    s.add_argument("--sample", default="sample", help="sample column ('none': one row per item)")
+    s.add_argument("--score", default="correct")
+    s.add_argument("--split", default="halves", choices=["halves", "odd_even"])
+    s.add_argument("--by", default="subject", help="column for --table by-subject ('none')")
+    s.add_argument("--rci-method", default="rci", choices=["rci", "eb"])
+    s.add_argument("--table", default="summary",
+                   choices=["summary", "items", "by-subject", "reliability", "vs-greedy"])
+    s.add_argument("--greedy-sample", default=None, help="--table vs-greedy: the sample id "
+                   "taken as each version's greedy run")
+    s.add_argument("--greedy-before", default=None, help="--table vs-greedy: selector of the "
+                   "greedy run of the first version, e.g. sample=0")
+    s.add_argument("--greedy-after", default=None, help="--table vs-greedy: as --greedy-before")
+    _out(s)
+    s.set_defaults(func=cmd_rci)
+
+    s = sub.add_parser("report", help="self-contained HTML report of a fit")
+    _fit_args(s)
+    _rank_args(s)
+    s.add_argument("--output", "-o", default=None, help="the HTML file to write (required)")
+    s.add_argument("--title", default=None)
+    s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
+    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    s.add_argument("--max-pairs", type=int, default=40,
+                   help="with more pairs, show the adjacent ones (default 40)")
+    s.set_defaults(func=cmd_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     p = _Parser(prog="mixrank", description="Which differences on an LLM benchmark are real.")
@@ -168,8 +628,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-# Later stages register further subcommands here (ranks, resolution, plan, power, rci, report).
-_EXTRA_COMMANDS: list[Callable[..., None]] = []
+# Further subcommands register here: register(sub, _common, _out, _fit, _render, _emit).
+_EXTRA_COMMANDS: list[Callable[..., None]] = [_register]
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -177,7 +637,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code (0 success, 2 usage or data error)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -188,11 +648,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("default")
             warnings.showwarning = _show_warning
             args.func(args)
-    except _UsageError as exc:
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    except (_UsageError, MixrankError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except MixrankError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except ImportError as exc:
+        print(f"error: this command needs a part of mixrank that is not available in this "
+              f"installation ({exc}); upgrade mixrank", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,518 @@
+"""Stage report: one self-contained HTML page for a fit.
+
+Inputs: a :class:`~mixrank.results.FitResult`.
+Outputs: an HTML document (a string, or a file) with inline CSS and the plots
+embedded as base64 PNG (matplotlib, no GUI backend needed): no scripts, no
+external resources, so the page opens offline and can be mailed as one file.
+Contents: :func:`render_report` (the HTML text) and :func:`write_report`
+(the same, written to a file).  Sections: design summary and balance,
+variance components, contrasts (forest plot) and design effect, rank
+intervals, resolution verdicts, planning table, diagnostics.  A section whose
+backend is not available (or raises a mixrank error) is replaced by a visible
+note saying why; nothing is dropped silently.  This module only calls the
+public API and formats its tables: it computes no statistics.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mixrank._util import MIXRANK_VERSION
+from mixrank.errors import DataError, MixrankError
+from mixrank.report import style
+
+__all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
+
+#: Section ids, in page order.
+SECTIONS = ("design", "components", "contrasts", "ranks", "resolution", "plan", "diagnostics")
+
+_CSS = """
+body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#222;background:#fff;
+margin:0 auto;max-width:1100px;padding:1.2em 2em 3em;line-height:1.45;font-size:15px}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:2px solid #0072B2;
+padding-bottom:.15em}h3{font-size:1.05em;margin-top:1.4em}
+.meta{color:#555;font-size:.92em}.meta code{font-size:1em}
+nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}nav a{color:#0072B2}
+table.mx{border-collapse:collapse;font-size:.86em;margin:.6em 0 1em;font-variant-numeric:tabular-nums}
+table.mx th{background:#f0f4f8;text-align:left;padding:.25em .6em;border-bottom:1px solid #999}
+table.mx td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+table.mx td.txt{text-align:left}
+.scroll{overflow-x:auto;max-height:34em;overflow-y:auto}
+pre{background:#f7f7f7;padding:.7em 1em;border-left:3px solid #0072B2;overflow-x:auto;font-size:.85em}
+figure.plot{margin:1em 0}figure.plot img{max-width:100%;height:auto;display:block}
+figcaption{color:#555;font-size:.88em;margin-top:.3em}
+.note{background:#fff7e6;border-left:4px solid #E69F00;padding:.5em 1em;margin:.8em 0}
+.omitted{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
+footer{margin-top:3em;color:#777;font-size:.85em}
+"""
+
+_TITLES = {
+    "design": "Design and balance",
+    "components": "Variance components",
+    "contrasts": "Contrasts and design effect",
+    "ranks": "Rank intervals",
+    "resolution": "Resolution verdicts",
+    "plan": "Planning",
+    "diagnostics": "Fit diagnostics",
+}
+
+
+# ----------------------------------------------------------------- formatting
+
+def _fmt(v: Any) -> str:
+    """Display text of one cell (the only rounding in mixrank happens here)."""
+    if v is None:
+        return "NA"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        x = float(v)
+        if math.isnan(x):
+            return "NA"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        if x == 0:
+            return "0"
+        if x == int(x) and abs(x) < 1e9:
+            return str(int(x))
+        if abs(x) >= 1e5 or abs(x) < 1e-3:
+            return f"{x:.3g}"
+        return f"{x:.4g}"
+    if isinstance(v, (tuple, list)):
+        return ", ".join(_fmt(u) for u in v)
+    try:
+        if pd.isna(v):
+            return "NA"
+    except (TypeError, ValueError):
+        pass
+    return str(v)
+
+
+def format_table_html(df: pd.DataFrame, *, max_rows: int | None = None,
+                      caption: str | None = None) -> str:
+    """An HTML ``<table>`` of a tidy table, numbers rounded for display.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Any table; it is not modified.
+    max_rows : int, optional
+        Show at most this many rows and say how many were left out.
+    caption : str, optional
+        Text shown under the table.
+
+    Returns
+    -------
+    str
+        HTML (escaped); floats with 4 significant digits (3 in scientific
+        notation below 1e-3 or above 1e5), booleans as yes/no, NaN as NA.
+    """
+    shown = df if max_rows is None or len(df) <= max_rows else df.iloc[:max_rows]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    body = []
+    for row in shown.itertuples(index=False):
+        cells = []
+        for v in row:
+            cls = ' class="txt"' if isinstance(v, str) else ""
+            cells.append(f"<td{cls}>{html.escape(_fmt(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    out = [f'<div class="scroll"><table class="mx"><thead><tr>{head}</tr></thead><tbody>',
+           "\n".join(body), "</tbody></table></div>"]
+    notes = []
+    if len(shown) < len(df):
+        notes.append(f"Showing the first {len(shown)} of {len(df)} rows.")
+    if caption:
+        notes.append(caption)
+    if notes:
+        out.append(f'<p class="meta">{html.escape(" ".join(notes))}</p>')
+    return "".join(out)
+
+
+def _figure_html(ax: Any, *, name: str, alt: str, caption: str | None = None) -> str:
+    """Embed the figure of ``ax`` as a base64 PNG."""
+    fig = ax.figure
+    buf = io.BytesIO()
+    with style.style_context():
+        fig.savefig(buf, format="png", dpi=style.DPI, bbox_inches="tight",
+                    facecolor=style.COLORS["background"])
+    plt = _pyplot_if_loaded()
+    if plt is not None:
+        plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure class="plot" data-plot="{html.escape(name)}"><img alt="{html.escape(alt)}" '
+            f'src="data:image/png;base64,{data}">{cap}</figure>')
+
+
+def _pyplot_if_loaded() -> Any:
+    import sys
+
+    return sys.modules.get("matplotlib.pyplot")
+
+
+def _p(text: str, cls: str | None = None) -> str:
+    c = f' class="{cls}"' if cls else ""
+    return f"<p{c}>{html.escape(text)}</p>"
+
+
+def _omitted(what: str, exc: BaseException) -> str:
+    if isinstance(exc, ImportError) and not isinstance(exc, MixrankError):
+        mod = getattr(exc, "name", None) or str(exc)
+        why = (f"its backend ({mod}) is not available in this installation of mixrank "
+               f"{MIXRANK_VERSION}")
+    else:
+        why = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
+    return f'<div class="omitted"><strong>{html.escape(what)} omitted</strong>: {html.escape(why)}.</div>'
+
+
+def _guard(what: str, build: Callable[[], str]) -> str:
+    """Run a section (or part) builder; a missing backend or a mixrank error becomes a note."""
+    try:
+        return build()
+    except (ImportError, MixrankError, NotImplementedError) as exc:
+        return _omitted(what, exc)
+
+
+# ----------------------------------------------------------------- pair choice
+
+def _shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None, str | None]:
+    """All pairs when few; otherwise the pairs adjacent in the order of the mean scores."""
+    if len(fit.pairs) <= max_pairs:
+        return None, None
+    scores = fit.model_scores()
+    order = scores.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
+    models = order["model"].astype(str).tolist()
+    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
+    adj = [(a, b) for a, b in zip(models[:-1], models[1:]) if frozenset((a, b)) in fitted]
+    note = (f"{len(fit.pairs)} pairs were fitted; plots and tables below show the "
+            f"{len(adj)} pairs of models adjacent in the order of their mean scores "
+            f"(best first). The full tables: mixrank contrasts / components ... --format csv.")
+    return adj[:max_pairs], note
+
+
+def _pair_rows(table: pd.DataFrame, pairs: list[tuple[str, str]] | None) -> pd.DataFrame:
+    from mixrank.report.plots import select_pairs
+
+    return select_pairs(table, pairs).reset_index(drop=True)
+
+
+# ----------------------------------------------------------------- sections
+
+def _design(fit: Any, ctx: dict) -> str:
+    f = fit.frame
+    parts = [f"<pre>{html.escape(f.summary_text())}</pre>",
+             "<h3>Groupings</h3>", format_table_html(f.describe()),
+             "<h3>Mean score per model</h3>",
+             format_table_html(fit.model_scores().sort_values("estimate", ascending=False,
+                                                               kind="stable"),
+                               caption="Mean cell score over the cells each model was scored "
+                                       "on (not a paired comparison).")]
+    bal = f.balance()
+    incomplete = bal[~bal["complete"]]
+    parts.append("<h3>Balance</h3>")
+    if len(incomplete) == 0:
+        parts.append(_p(f"Every pair of models is scored on all {f.n_cells:,} cells "
+                        "(a fully paired design)."))
+    else:
+        parts.append(_p(f"{len(incomplete)} of {len(bal)} pairs are not scored on every cell; "
+                        "each pair is analysed on the cells both models share."))
+        parts.append(format_table_html(incomplete.sort_values("n", kind="stable"), max_rows=30))
+    return "".join(parts)
+
+
+def _components(fit: Any, ctx: dict) -> str:
+    vc = fit.variance_components()
+    sel = _pair_rows(vc, ctx["pairs"])
+    wide = sel.pivot_table(index=["model_a", "model_b"], columns="group", values="variance",
+                           aggfunc="first", sort=False)
+    groups = list(dict.fromkeys(sel["group"]))
+    wide = wide[[g for g in groups if g in wide.columns]].reset_index()
+    wide.columns.name = None
+    parts = [_p("Variance of the paired difference model_a \u2212 model_b split into the "
+                "formula's random terms (the unit of inference) and the residual.")]
+    parts.append(_guard("Components plot", lambda: _figure_html(
+        _plot("components", fit, ctx), name="components",
+        alt="variance components by pair", caption="Variance components by pair.")))
+    parts.append(format_table_html(wide, caption="Variance per component and pair."))
+    return "".join(parts)
+
+
+def _plot(kind: str, fit: Any, ctx: dict) -> Any:
+    from mixrank.report.plots import plot_components, plot_contrasts
+
+    n = len(ctx["pairs"]) if ctx["pairs"] is not None else len(fit.pairs)
+    ax = style.new_axes(n, pyplot=False)
+    if kind == "components":
+        return plot_components(fit, ax, pairs=ctx["pairs"], title="Variance components")
+    return plot_contrasts(fit.contrasts(level=ctx["level"]), ax, pairs=ctx["pairs"],
+                          title="Contrasts")
+
+
+def _contrasts(fit: Any, ctx: dict) -> str:
+    con = _pair_rows(fit.contrasts(level=ctx["level"]), ctx["pairs"])
+    de = _pair_rows(fit.design_effect(), ctx["pairs"])
+    meta = fit.contrasts().attrs.get("mixrank", {})
+    parts = [_p(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); "
+                f"t-tests with {meta.get('df_method', 'Satterthwaite')} degrees of freedom.")]
+    parts.append(_guard("Forest plot", lambda: _figure_html(
+        _plot("contrasts", fit, ctx), name="contrasts", alt="forest plot of the contrasts",
+        caption="Estimates with confidence intervals; blue intervals exclude 0.")))
+    parts.append(format_table_html(con))
+    parts.append("<h3>Design effect</h3>")
+    parts.append(_p("Variance of the estimate under the fitted model relative to treating "
+                    "the cells as independent; n_eff = n / design_effect."))
+    parts.append(format_table_html(de))
+    return "".join(parts)
+
+
+def _ranks(fit: Any, ctx: dict) -> str:
+    tab = fit.rank_intervals(**ctx["rank_kwargs"])
+    meta = tab.attrs.get("mixrank", {})
+    parts = [_p(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
+                f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}.")]
+
+    def plot() -> str:
+        from mixrank.report.plots_ranks import plot_rank_intervals
+
+        ax = style.new_axes(len(tab), pyplot=False)
+        with style.style_context():
+            plot_rank_intervals(tab, ax=ax, title="Rank intervals")
+        return _figure_html(ax, name="ranks", alt="rank intervals",
+                            caption="Point rank and rank confidence interval per model.")
+
+    parts.append(_guard("Rank-interval plot", plot))
+    parts.append(format_table_html(tab))
+    return "".join(parts)
+
+
+_RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
+                       "resolved_multiplicity", "resolved_anytime", "design_effect",
+                       "n_star_cluster", "resolved_cluster", "resolved_all")
+
+
+def _resolution(fit: Any, ctx: dict) -> str:
+    tab = fit.resolution(**ctx["resolution_kwargs"])
+    meta = tab.attrs.get("mixrank", {})
+    parts = [_p("Is each comparison resolved, i.e. is the benchmark large enough to detect "
+                "the observed difference with the target power (q = N / N* \u2265 1)? Each "
+                "paradigm is stricter than the one before: fixed n, multiplicity-adjusted, "
+                "anytime-valid, clustered (the formula's unit of inference).")]
+    counts = meta.get("unresolved")
+    if isinstance(counts, Mapping) and counts:
+        parts.append(format_table_html(pd.DataFrame(
+            {"paradigm": list(counts), "verdict": [str(v) for v in counts.values()]}),
+            caption=f"Family: {meta.get('pairs', '?')} pairs; alpha {meta.get('alpha', '?')}, "
+                    f"power {meta.get('power', '?')}, multiplicity "
+                    f"{meta.get('multiplicity', '?')}."))
+    plot = ctx.get("resolution_plot")
+    if plot is not None:
+        def fig() -> str:
+            ax = style.new_axes(min(len(tab), 40), pyplot=False)
+            with style.style_context():
+                plot(tab, ax=ax)
+            return _figure_html(ax, name="resolution", alt="resolution verdicts",
+                                caption="Resolution verdicts per pair.")
+        parts.append(_guard("Resolution plot", fig))
+    cols = [c for c in _RESOLUTION_COLUMNS if c in tab.columns]
+    parts.append(format_table_html(tab[cols], max_rows=ctx["max_pairs"],
+                                   caption="Main columns; all of them (MDE, levels, q per "
+                                           "paradigm): mixrank resolution ... --format csv."))
+    return "".join(parts)
+
+
+def _plan(fit: Any, ctx: dict) -> str:
+    delta = ctx["plan_delta"]
+    tab = fit.plan(delta, **ctx["plan_kwargs"])
+    meta = tab.attrs.get("mixrank", {})
+    who = ""
+    if meta.get("model_a") is not None:
+        who = (f" Variance components of the pair {meta.get('model_a')} \u2212 "
+               f"{meta.get('model_b')} ({meta.get('pair_choice', 'chosen pair')}).")
+    return (_p(f"Balanced designs and whether each resolves a difference of {_fmt(delta)} "
+               f"given the fitted variance components.{who} 'unreachable': no number of the "
+               "varied factor alone can resolve it (the other factors' variance stays).")
+            + format_table_html(tab, max_rows=ctx["max_pairs"] * 4))
+
+
+def _diagnostics(fit: Any, ctx: dict) -> str:
+    d = fit.diagnostics()
+    bad = d[(~d["converged"].astype(bool)) | (d["boundary"].astype(str) != "")]
+    parts = [_p(f"Engine {fit.engine}, method {fit.method}, estimand {fit.estimand}. "
+                f"{int(d['converged'].astype(bool).sum())} of {len(d)} pair fits converged; "
+                f"{int((d['boundary'].astype(str) != '').sum())} have a variance component "
+                "on the boundary (estimated at 0, a legal result).")]
+    if len(bad):
+        parts.append(format_table_html(bad, max_rows=30))
+    return "".join(parts)
+
+
+_BUILDERS: dict[str, Callable[[Any, dict], str]] = {
+    "design": _design, "components": _components, "contrasts": _contrasts, "ranks": _ranks,
+    "resolution": _resolution, "plan": _plan, "diagnostics": _diagnostics,
+}
+
+
+def _resolution_plot() -> Callable | None:
+    """The resolution plot of :mod:`mixrank.report.plots_resolution`, when that module exists."""
+    try:
+        from mixrank.report import plots_resolution
+    except ImportError:
+        return None
+    for name in ("plot_resolution", "plot_verdicts", "plot_resolution_verdicts"):
+        fn = getattr(plots_resolution, name, None)
+        if callable(fn):
+            return fn
+    return None
+
+
+# ----------------------------------------------------------------- public API
+
+def render_report(fit: Any, *, title: str | None = None, level: float | None = None,
+                  plan_delta: float = 0.02, sections: Sequence[str] = SECTIONS,
+                  rank_kwargs: Mapping[str, Any] | None = None,
+                  resolution_kwargs: Mapping[str, Any] | None = None,
+                  plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40) -> str:
+    """The HTML text of the report of a fit.
+
+    Parameters
+    ----------
+    fit : FitResult
+        From :func:`mixrank.fit`.
+    title : str, optional
+        Page title; default ``"mixrank report: <formula>"``.
+    level : float, optional
+        Confidence level of the contrasts; default the fit's.
+    plan_delta : float, default 0.02
+        Target difference of the planning table (2 points on a 0-1 score).
+    sections : sequence of str, default all of :data:`SECTIONS`
+        Sections to include, in page order.
+    rank_kwargs, resolution_kwargs, plan_kwargs : mapping, optional
+        Passed to ``FitResult.rank_intervals``, ``FitResult.resolution`` and
+        ``FitResult.plan``.
+    max_pairs : int, default 40
+        With more fitted pairs, plots and pairwise tables show the pairs of
+        models adjacent in the order of their mean scores (a note says so).
+
+    Returns
+    -------
+    str
+        A complete HTML5 document: inline CSS, PNG plots as ``data:`` URIs,
+        no scripts and no external resources.  Each plot is a ``<figure
+        class="plot" data-plot="...">``; a section or plot whose backend is
+        missing, or whose computation raises a :class:`MixrankError`, is
+        replaced by a ``<div class="omitted">`` note with the reason.
+
+    Raises
+    ------
+    DataError
+        ``fit`` is not a FitResult, or an unknown section name.
+    MissingDependencyError
+        matplotlib is not installed (``pip install 'mixrank[plot]'``).
+
+    Notes
+    -----
+    Only calls the public API (``FitResult`` accessors, ``Frame.balance``,
+    ``Frame.describe``, the plot functions) and formats the tables; numbers
+    are rounded for display only.
+    """
+    from mixrank.errors import require
+    from mixrank.results import FitResult
+
+    if not isinstance(fit, FitResult):
+        raise DataError(f"render_report needs a FitResult from mixrank.fit(...); got "
+                        f"{type(fit).__name__}")
+    unknown = [s for s in sections if s not in _BUILDERS]
+    if unknown:
+        raise DataError(f"unknown report section(s) {unknown}; expected a subset of {list(SECTIONS)}")
+    if not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
+        raise DataError(f"max_pairs={max_pairs!r}; expected a positive integer such as 40")
+    require("matplotlib", "plot", "the HTML report")
+    pairs, pair_note = _shown_pairs(fit, int(max_pairs))
+    ctx = dict(pairs=pairs, level=level, plan_delta=plan_delta, max_pairs=int(max_pairs),
+               rank_kwargs=dict(rank_kwargs or {}), resolution_kwargs=dict(resolution_kwargs or {}),
+               plan_kwargs=dict(plan_kwargs or {}), resolution_plot=_resolution_plot())
+    spec = fit.frame.spec
+    page_title = title or f"mixrank report: {spec.formula}"
+    body = [f"<h1>{html.escape(page_title)}</h1>",
+            f'<p class="meta">Formula <code>{html.escape(spec.formula)}</code> \u00b7 '
+            f"{len(fit.models)} models \u00b7 {len(fit.pairs)} pairs \u00b7 method "
+            f"{html.escape(fit.method)} \u00b7 engine {html.escape(fit.engine)} \u00b7 "
+            f"estimand {html.escape(fit.estimand)} \u00b7 mixrank {MIXRANK_VERSION}</p>",
+            "<nav><ul>" + "".join(f'<li><a href="#{s}">{_TITLES[s]}</a></li>' for s in sections)
+            + "</ul></nav>"]
+    if pair_note:
+        body.append(f'<div class="note">{html.escape(pair_note)}</div>')
+    for s in sections:
+        content = _guard(f"Section '{_TITLES[s]}'", lambda s=s: _BUILDERS[s](fit, ctx))
+        body.append(f'<section id="{s}"><h2>{_TITLES[s]}</h2>{content}</section>')
+    body.append(f"<footer>Generated by mixrank {MIXRANK_VERSION}. Numbers are rounded for "
+                "display; exact values via the Python API or "
+                "<code>mixrank ... --format csv</code>.</footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"generator\" content=\"mixrank {MIXRANK_VERSION}\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{html.escape(page_title)}</title><style>{_CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_report(fit: Any, path: str | Path, *, title: str | None = None,
+                 level: float | None = None, plan_delta: float = 0.02,
+                 sections: Sequence[str] = SECTIONS, rank_kwargs: Mapping[str, Any] | None = None,
+                 resolution_kwargs: Mapping[str, Any] | None = None,
+                 plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40) -> Path:
+    """Write the self-contained HTML report of a fit to ``path``.
+
+    Parameters
+    ----------
+    fit : FitResult
+        From :func:`mixrank.fit`.
+    path : str or Path
+        Output file (``.html``); its folder must exist.
+    title, level, plan_delta, sections, rank_kwargs, resolution_kwargs, plan_kwargs, max_pairs
+        As in :func:`render_report`.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    DataError
+        As :func:`render_report`, or the folder of ``path`` does not exist.
+    MissingDependencyError
+        matplotlib is not installed.
+
+    Notes
+    -----
+    See :func:`render_report`; the page is UTF-8 and opens offline.
+
+    Examples
+    --------
+    >>> import mixrank, tempfile, pathlib
+    >>> from mixrank.report.html import write_report
+    >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    >>> out = write_report(res, pathlib.Path(tempfile.mkdtemp()) / "report.html")
+    >>> out.read_text().startswith("<!DOCTYPE html>")
+    True
+    """
+    p = Path(path)
+    if not p.parent.exists():
+        raise DataError(f"cannot write the report to {str(p)!r}: folder {str(p.parent)!r} does "
+                        "not exist; create it or choose another path")
+    text = render_report(fit, title=title, level=level, plan_delta=plan_delta, sections=sections,
+                         rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
+                         plan_kwargs=plan_kwargs, max_pairs=max_pairs)
+    p.write_text(text, encoding="utf-8")
+    return p

@@ -1,0 +1,164 @@
+"""Stage report: the one shared look of every mixrank plot.
+
+Inputs: none (constants) or a matplotlib Axes to decorate.
+Outputs: colours, fonts, figure sizes and small helpers that the plot
+modules (``plots.py``, ``plots_ranks.py``, ``plots_resolution.py``) use so
+that every figure of a report looks alike.
+Contents: the palette (:data:`COLORS`, :data:`COMPONENT_COLORS`), font and
+size constants, :func:`rc` (matplotlib rc parameters), :func:`style_context`
+(a context manager applying them), :func:`new_axes` (a figure sized for a
+number of rows), :func:`component_color` and :func:`finish_axes`.
+Draws nothing by itself and computes no statistics.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any
+
+from mixrank.errors import require
+
+__all__ = ["COLORS", "COMPONENT_COLORS", "RESIDUAL_COLOR", "FONT_FAMILY", "FONT_SIZE", "TITLE_SIZE", "FIG_WIDTH",
+           "ROW_HEIGHT", "BASE_HEIGHT", "MAX_HEIGHT", "DPI", "rc", "style_context", "new_axes",
+           "component_color", "finish_axes"]
+
+#: Named colours (colour-blind safe, Okabe-Ito based).
+COLORS: dict[str, str] = {
+    "primary": "#0072B2",      # estimates, intervals
+    "accent": "#D55E00",       # point marks, highlights
+    "significant": "#0072B2",  # an interval that excludes zero / a resolved verdict
+    "neutral": "#8C8C8C",      # an interval that covers zero / an unresolved verdict
+    "reference": "#404040",    # zero lines, reference lines
+    "grid": "#D9D9D9",
+    "text": "#222222",
+    "background": "#FFFFFF",
+}
+
+#: Colours of variance components, in the order the formula names them.
+COMPONENT_COLORS: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9",
+                                     "#F0E442", "#D55E00")
+#: The residual always gets the same light grey.
+RESIDUAL_COLOR = "#BDBDBD"
+
+FONT_FAMILY: tuple[str, ...] = ("DejaVu Sans", "Liberation Sans", "Arial", "sans-serif")
+FONT_SIZE = 9.0
+TITLE_SIZE = 10.5
+FIG_WIDTH = 7.0      # inches
+ROW_HEIGHT = 0.24    # inches per plotted row (pair or model)
+BASE_HEIGHT = 1.1    # inches for axes labels and title
+MAX_HEIGHT = 30.0    # inches; very long tables are cut by the caller, not squeezed
+DPI = 110
+
+
+def rc() -> dict[str, Any]:
+    """Matplotlib rc parameters of the mixrank look.
+
+    Returns
+    -------
+    dict
+        Keys of :data:`matplotlib.rcParams`.
+    """
+    return {
+        "font.family": "sans-serif",
+        "font.sans-serif": list(FONT_FAMILY),
+        "font.size": FONT_SIZE,
+        "axes.titlesize": TITLE_SIZE,
+        "axes.titleweight": "bold",
+        "axes.labelsize": FONT_SIZE,
+        "axes.edgecolor": COLORS["reference"],
+        "axes.labelcolor": COLORS["text"],
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": False,
+        "grid.color": COLORS["grid"],
+        "grid.linewidth": 0.6,
+        "xtick.labelsize": FONT_SIZE - 0.5,
+        "ytick.labelsize": FONT_SIZE - 0.5,
+        "xtick.color": COLORS["text"],
+        "ytick.color": COLORS["text"],
+        "legend.fontsize": FONT_SIZE - 0.5,
+        "legend.frameon": False,
+        "figure.dpi": DPI,
+        "savefig.dpi": DPI,
+        "figure.facecolor": COLORS["background"],
+        "savefig.facecolor": COLORS["background"],
+        "savefig.bbox": "tight",
+    }
+
+
+def style_context() -> AbstractContextManager:
+    """A context manager applying :func:`rc` (``with style_context(): ...``).
+
+    Raises
+    ------
+    MissingDependencyError
+        matplotlib is not installed (``pip install 'mixrank[plot]'``).
+    """
+    mpl = require("matplotlib", "plot", "mixrank plots")
+    return mpl.rc_context(rc())
+
+
+def new_axes(n_rows: int, *, width: float = FIG_WIDTH, pyplot: bool = True) -> Any:
+    """A new figure and Axes sized for ``n_rows`` horizontal rows.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows to be drawn (pairs, models, ...).
+    width : float
+        Figure width in inches.
+    pyplot : bool, default True
+        Create the figure through :mod:`matplotlib.pyplot` (shown by
+        ``plt.show()``, closed by ``plt.close``).  False creates a bare
+        :class:`matplotlib.figure.Figure` that no GUI backend manages (what
+        the HTML report uses: it works under any backend).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    height = min(MAX_HEIGHT, BASE_HEIGHT + ROW_HEIGHT * max(int(n_rows), 1))
+    with style_context():
+        if pyplot:
+            plt = require("matplotlib.pyplot", "plot", "mixrank plots")
+            _, ax = plt.subplots(figsize=(width, height))
+        else:
+            figure = require("matplotlib.figure", "plot", "mixrank plots")
+            ax = figure.Figure(figsize=(width, height)).subplots()
+    return ax
+
+
+def component_color(name: str, order: list[str] | tuple[str, ...]) -> str:
+    """Colour of a variance component: the residual is grey, others follow ``order``."""
+    if name == "residual":
+        return RESIDUAL_COLOR
+    others = [g for g in order if g != "residual"]
+    i = others.index(name) if name in others else len(others)
+    return COMPONENT_COLORS[i % len(COMPONENT_COLORS)]
+
+
+def finish_axes(ax: Any, *, title: str | None = None, xlabel: str | None = None,
+                grid_axis: str = "x") -> Any:
+    """Apply the shared decorations (spines, grid, fonts, title) to an Axes.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    title, xlabel : str, optional
+    grid_axis : {"x", "y", "both"}
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The same Axes.
+    """
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.grid(axis=grid_axis, color=COLORS["grid"], linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.tick_params(labelsize=FONT_SIZE - 0.5, colors=COLORS["text"])
+    if xlabel is not None:
+        ax.set_xlabel(xlabel, fontsize=FONT_SIZE, color=COLORS["text"])
+    if title is not None:
+        ax.set_title(title, fontsize=TITLE_SIZE, fontweight="bold", color=COLORS["text"])
+    return ax
