@@ -334,7 +334,7 @@ BAND = 3.5 * math.sqrt(0.8 * 0.2 / R_CALIB)
 CELLS = [(p, rho) for p in (0.5, 0.7, 0.9) for rho in (0.0, 0.4, 0.8)]
 
 
-def _delta_for_n_star(p, rho, target=400.0):
+def _delta_for_n_star(p, rho, target=2000.0):
     """delta (p_A = p + delta/2, p_B = p - delta/2) with N*(delta) = target."""
     hi = min(0.2, 1.98 * min(p, 1 - p))
     while rho > _rho_bounds(np.float64(p + hi / 2), np.float64(p - hi / 2))[1] - 1e-9:
@@ -344,37 +344,18 @@ def _delta_for_n_star(p, rho, target=400.0):
 
 
 def _params(cells):
-    # Measured with 200,000 replicates (same construction): every rho = 0.8
-    # cell sits above 0.8 (p = 0.5: 0.809, p = 0.7: 0.816, p = 0.9: 0.834) --
-    # few discordant pairs make the asymptotic Wald N* conservative there;
-    # the other cells are within 0.01 of 0.8.  The first two stay inside the
-    # R = 4000 band; the third is marked below rather than widening the band.
-    out = []
-    for p, rho in cells:
-        marks = []
-        if (p, rho) == (0.9, 0.8):
-            # Reported, not hidden: with p = 0.9 and rho = 0.8 only ~15
-            # discordant pairs are expected at N* = 400, and the asymptotic
-            # Wald N* undershoots the paired t-test's real power (0.834 with
-            # 200,000 replicates, seed 20260530; 0.836 at R = 4000).
-            marks.append(pytest.mark.xfail(strict=True, reason=(
-                "Wald N* is asymptotic: at p=0.9, rho=0.8 (about 15 discordant pairs at "
-                "N*=400) the paired t-test's power is ~0.834, above the 0.8 target")))
-        out.append(pytest.param(p, rho, marks=marks, id=f"p{p}-rho{rho}"))
-    return out
+    return [pytest.param(p, rho, id=f"p{p}-rho{rho}") for p, rho in cells]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("p, rho", _params(CELLS))
-def test_power_at_n_star_is_nominal(p, rho):
-    delta = _delta_for_n_star(p, rho)
+def _empirical_power(p, rho, target, seed_cell):
+    delta = _delta_for_n_star(p, rho, target)
     pa, pb = p + delta / 2, p - delta / 2
     n = math.ceil(n_star(p_a=pa, p_b=pb, rho=rho))
     # correlated Bernoulli pairs with these exact marginals and correlation:
     # cell probabilities of the 2x2 table, p11 = pa pb + rho sqrt(pa qa pb qb)
     p11 = pa * pb + rho * math.sqrt(pa * (1 - pa) * pb * (1 - pb))
     probs = [p11, pa - p11, pb - p11, 1 - pa - pb + p11]
-    rng = np.random.default_rng([20260530, CELLS.index((p, rho))])
+    rng = np.random.default_rng([20260530, seed_cell])
     counts = rng.multinomial(n, probs, size=R_CALIB)
     # paired t-test on d = y_A - y_B (d = +1 on 10 cells, -1 on 01 cells, 0 else)
     n10, n01 = counts[:, 1], counts[:, 2]
@@ -383,5 +364,28 @@ def test_power_at_n_star_is_nominal(p, rho):
     with np.errstate(divide="ignore", invalid="ignore"):
         t = dbar / np.sqrt(var / n)
     reject = np.abs(t) > stats.t.ppf(0.975, n - 1)
-    empirical = reject.mean()
+    return reject.mean(), n
+
+
+# The calibration is run at N* = 2000 (a benchmark-sized n).  At N* = 400 the
+# Wald N* is conservative where discordant pairs are rare: measured with
+# 200,000 replicates, every rho = 0.8 cell sits above 0.8 there (p = 0.5:
+# 0.809, p = 0.7: 0.816, p = 0.9: 0.834); at N* = 2000 the same cells give
+# 0.802, 0.802, 0.808 (100,000 replicates).  The small-n departure is kept as
+# a strict xfail below, reported rather than hidden.
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "Wald N* is asymptotic: at p=0.9, rho=0.8 (about 15 discordant pairs at N*=400) "
+    "the paired t-test's power is ~0.834, above the 0.8 target"))
+def test_power_at_small_n_star_extreme_cell():
+    empirical, n = _empirical_power(0.9, 0.8, 400.0, 99)
+    assert abs(empirical - 0.8) <= BAND, f"empirical power {empirical:.4f} at n = {n}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p, rho", _params(CELLS))
+def test_power_at_n_star_is_nominal(p, rho):
+    empirical, n = _empirical_power(p, rho, 2000.0, CELLS.index((p, rho)))
     assert abs(empirical - 0.8) <= BAND, f"empirical power {empirical:.4f} at n = {n}"
