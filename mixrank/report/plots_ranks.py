@@ -3,7 +3,7 @@
 Inputs: a rank-interval table from :func:`mixrank.inference.ranks.rank_intervals`,
 :func:`~mixrank.inference.ranks.rank_intervals_fit` or
 ``FitResult.rank_intervals`` (columns ``model, estimate, rank, rank_lower,
-rank_upper``).  Outputs: a matplotlib Axes.  Contents:
+rank_upper``).  Outputs: a matplotlib Axes in the shared look of :mod:`mixrank.report.style`.  Contents:
 :func:`plot_rank_intervals`.  Draws only; computes no statistics.
 """
 
@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from mixrank.errors import DataError, require
+from mixrank.errors import DataError
+from mixrank.report import style
 
 __all__ = ["plot_rank_intervals"]
 
@@ -73,20 +74,9 @@ def plot_rank_intervals(table: pd.DataFrame, *, ax: Any = None, title: str | Non
                         "(as FitResult.rank_intervals() returns)")
     if len(table) == 0:
         raise DataError("rank-interval table is empty; nothing to plot")
-    plt = require("matplotlib.pyplot", "plot", "plot_rank_intervals")
     t = table.assign(_name=table["model"].astype(str)).sort_values(
         ["estimate", "_name"], ascending=[False, True], kind="stable")
     n = len(t)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.0, 0.8 + 0.32 * n))
-    y = list(range(n))[::-1]                      # best at the top
-    ax.hlines(y, t["rank_lower"], t["rank_upper"], color="C0", linewidth=2.5, alpha=0.7,
-              label="rank interval")
-    ax.plot(t["rank"], y, "o", color="C1", markersize=5, label="point rank", zorder=3)
-    ax.set_yticks(y)
-    ax.set_yticklabels(t["_name"].tolist())
-    M = int(max(t["rank_upper"].max(), n))
-    ax.set_xlim(0.5, M + 0.5)
     meta = table.attrs.get("mixrank", {}) if hasattr(table, "attrs") else {}
     lev = table["level"].iloc[0] if "level" in table.columns else meta.get("level")
     parts = []
@@ -96,8 +86,19 @@ def plot_rank_intervals(table: pd.DataFrame, *, ax: Any = None, title: str | Non
         parts.append(str(meta["coverage"]))
     if meta.get("method"):
         parts.append(str(meta["method"]))
-    ax.set_xlabel("rank (1 = best)" + (f"; {', '.join(parts)} interval" if parts else ""))
-    ax.grid(axis="x", alpha=0.3)
-    if title is not None:
-        ax.set_title(title)
+    with style.style_context():
+        if ax is None:
+            ax = style.new_axes(n, width=6.0)
+        y = list(range(n))[::-1]                      # best at the top
+        ax.hlines(y, t["rank_lower"], t["rank_upper"], color=style.COLORS["primary"], linewidth=2.5,
+                  alpha=0.8, label="rank interval", zorder=2)
+        ax.plot(t["rank"], y, "o", color=style.COLORS["accent"], markersize=5,
+                markeredgecolor="white", markeredgewidth=0.5, label="point rank", zorder=3)
+        ax.set_yticks(y)
+        ax.set_yticklabels(t["_name"].tolist())
+        M = int(max(t["rank_upper"].max(), n))
+        ax.set_xlim(0.5, M + 0.5)
+        ax.set_ylim(-0.7, n - 0.3)
+        style.finish_axes(ax, title=title,
+                          xlabel="rank (1 = best)" + (f"; {', '.join(parts)} interval" if parts else ""))
     return ax

@@ -4,7 +4,8 @@ Inputs: a verdict table from :func:`mixrank.design.resolution.resolution_table`,
 :func:`~mixrank.design.resolution.resolution_fit` or ``FitResult.resolution``
 (columns ``model_a, model_b, q`` and any of ``q_multiplicity, q_anytime,
 q_cluster``); for the power curve, effects and a paired SD.
-Outputs: matplotlib Axes.  Contents: :func:`plot_resolution` (q per pair and
+Outputs: matplotlib Axes in the shared look of :mod:`mixrank.report.style`.
+Contents: :func:`plot_resolution` (q per pair and
 paradigm on a log scale) and :func:`plot_power_curve` (power against n for a
 few effects, from :func:`mixrank.design.power.power`).  Draws only; the
 numbers come from the design stage.
@@ -20,7 +21,8 @@ import pandas as pd
 
 from mixrank.design.power import n_star as _n_star
 from mixrank.design.power import power as _power
-from mixrank.errors import DataError, DesignError, require
+from mixrank.errors import DataError, DesignError
+from mixrank.report import style
 
 __all__ = ["plot_resolution", "plot_power_curve"]
 
@@ -31,6 +33,8 @@ _PARADIGMS = (
     ("q_anytime", "anytime-valid", "^"),
     ("q_cluster", "clustered", "D"),
 )
+#: Colour of each paradigm (the shared categorical palette, fixed per paradigm).
+_PARADIGM_COLORS = {col: style.COMPONENT_COLORS[i] for i, (col, _, _) in enumerate(_PARADIGMS)}
 
 
 def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
@@ -88,7 +92,6 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
                         "returns")
     if len(table) == 0:
         raise DataError("verdict table is empty; nothing to plot")
-    plt = require("matplotlib.pyplot", "plot", "plot_resolution")
     present = [p for p in _PARADIGMS if p[0] in table.columns]
     vals = np.concatenate([table[c].to_numpy(dtype=float) for c, _, _ in present])
     if np.any(np.isnan(vals)) or np.any(vals < 0):
@@ -97,39 +100,39 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
     lo = min(float(finite.min()) if finite.size else 1.0, 1.0) / 2.0
     hi = max(float(finite.max()) if finite.size else 1.0, 1.0) * 2.0
     n = len(table)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8.0, 0.9 + 0.35 * n))
-    y = np.arange(n)[::-1].astype(float)
-    k = len(present)
-    offsets = (np.arange(k) - (k - 1) / 2) * (0.5 / max(k, 1))
-    for (col, label, marker), off, i in zip(present, offsets, range(k)):
-        q = table[col].to_numpy(dtype=float)
-        clipped = np.clip(q, lo, hi)
-        edge = (q <= 0) | ~np.isfinite(q)
-        color = f"C{i}"
-        ax.plot(clipped[~edge], y[~edge] + off, marker, color=color, label=label,
-                linestyle="none", markersize=6, zorder=3)
-        if np.any(edge):
-            ax.plot(clipped[edge], y[edge] + off, marker, color=color, markerfacecolor="none",
-                    linestyle="none", markersize=6, zorder=3)
-    ax.set_xscale("log")
-    ax.set_xlim(lo, hi)
-    ax.axvline(1.0, color="0.3", linestyle="--", linewidth=1, label="q = 1")
-    ax.set_yticks(y)
-    ax.set_yticklabels([f"{a} vs {b}" for a, b in zip(table["model_a"], table["model_b"])])
-    ax.set_ylim(-0.7, n - 0.3)
     meta = table.attrs.get("mixrank", {}) if hasattr(table, "attrs") else {}
     extra = []
     if meta.get("alpha") is not None:
         extra.append(f"alpha = {meta['alpha']:g}")
     if meta.get("power") is not None:
         extra.append(f"power = {meta['power']:g}")
-    ax.set_xlabel("resolution ratio q = n / N* (log scale; q >= 1: resolved)"
-                  + (f"\n{', '.join(extra)}" if extra else ""))
-    ax.grid(axis="x", which="major", alpha=0.3)
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small", frameon=False)
-    if title is not None:
-        ax.set_title(title)
+    with style.style_context():
+        if ax is None:
+            ax = style.new_axes(n, width=8.0)
+        y = np.arange(n)[::-1].astype(float)
+        k = len(present)
+        offsets = (np.arange(k) - (k - 1) / 2) * (0.5 / max(k, 1))
+        for (col, label, marker), off in zip(present, offsets):
+            q = table[col].to_numpy(dtype=float)
+            clipped = np.clip(q, lo, hi)
+            edge = (q <= 0) | ~np.isfinite(q)
+            color = _PARADIGM_COLORS[col]
+            ax.plot(clipped[~edge], y[~edge] + off, marker, color=color, label=label,
+                    linestyle="none", markersize=6, markeredgecolor="white", markeredgewidth=0.5,
+                    zorder=3)
+            if np.any(edge):
+                ax.plot(clipped[edge], y[edge] + off, marker, color=color, markerfacecolor="none",
+                        linestyle="none", markersize=6, zorder=3)
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        ax.axvline(1.0, color=style.COLORS["reference"], linestyle="--", linewidth=1, label="q = 1")
+        ax.set_yticks(y)
+        ax.set_yticklabels([f"{a} vs {b}" for a, b in zip(table["model_a"], table["model_b"])])
+        ax.set_ylim(-0.7, n - 0.3)
+        style.finish_axes(ax, title=title,
+                          xlabel="resolution ratio q = n / N* (log scale; q >= 1: resolved)"
+                          + (f"\n{', '.join(extra)}" if extra else ""))
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
     return ax
 
 
@@ -205,23 +208,23 @@ def plot_power_curve(delta: float | Sequence[float], *, sigma_d: float,
         grid = np.sort(grid)
     if n_observed is not None and not (np.isfinite(n_observed) and n_observed > 0):
         raise DesignError(f"n_observed must be a positive number; received {n_observed!r}.")
-    plt = require("matplotlib.pyplot", "plot", "plot_power_curve")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.0, 4.0))
-    for i, d in enumerate(deltas):
-        pw = np.asarray(_power(d, grid, sigma_d=sigma_d, alpha=alpha), dtype=float)
-        ax.plot(grid, pw, color=f"C{i}", label=f"delta = {d:g}")
-    if power is not None:
-        ax.axhline(power, color="0.3", linestyle="--", linewidth=1, label=f"power {power:g}")
-    if n_observed is not None:
-        ax.axvline(n_observed, color="0.5", linestyle=":", linewidth=1.2,
-                   label=f"n = {n_observed:g}")
-    ax.set_xscale("log")
-    ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel(f"paired cells n (log scale); sigma_d = {sigma_d:g}, alpha = {alpha:g}")
-    ax.set_ylabel("power")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    if title is not None:
-        ax.set_title(title)
+    with style.style_context():
+        if ax is None:
+            ax = style.new_axes(12, width=6.0)
+        for i, d in enumerate(deltas):
+            pw = np.asarray(_power(d, grid, sigma_d=sigma_d, alpha=alpha), dtype=float)
+            ax.plot(grid, pw, color=style.COMPONENT_COLORS[i % len(style.COMPONENT_COLORS)],
+                    linewidth=1.6, label=f"delta = {d:g}")
+        if power is not None:
+            ax.axhline(power, color=style.COLORS["reference"], linestyle="--", linewidth=1,
+                       label=f"power {power:g}")
+        if n_observed is not None:
+            ax.axvline(n_observed, color=style.COLORS["neutral"], linestyle=":", linewidth=1.2,
+                       label=f"n = {n_observed:g}")
+        ax.set_xscale("log")
+        ax.set_ylim(0.0, 1.02)
+        style.finish_axes(ax, title=title, grid_axis="both",
+                          xlabel=f"paired cells n (log scale); sigma_d = {sigma_d:g}, alpha = {alpha:g}")
+        ax.set_ylabel("power", fontsize=style.FONT_SIZE, color=style.COLORS["text"])
+        ax.legend(loc="lower right")
     return ax
