@@ -7,12 +7,12 @@ Outputs: :class:`~mixrank.results.FitResult`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import DataError, DesignError, MixrankWarning, SingularFitWarning
 from .formula import Spec, parse
-from .frame import Frame, build_frame
+from .frame import Frame
 from .results import FitResult
 
 __all__ = ["fit", "resolve_pairs", "ENGINES"]
@@ -54,7 +54,8 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
         estimand: str = "gls", pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
-        replicate: str | None = None, na: str = "error") -> FitResult:
+        replicate: str | None = None, na: str = "error", backend: str = "pandas",
+        client: Any = None, backend_options: Mapping[str, Any] | None = None) -> FitResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -62,8 +63,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     formula : str or Spec
         lme4 syntax, e.g. ``"correct ~ model + (1|subject) + (1|prompt)"``.
         The random terms are the unit of inference.
-    data : DataFrame, polars/pyarrow table, path, or :class:`~mixrank.frame.Frame`
-        Long format, one row per observation.
+    data : DataFrame, polars/pyarrow table, path, Dask DataFrame or :class:`~mixrank.frame.Frame`
+        Long format, one row per observation: a table, a file, a parquet
+        file, a folder or glob of parquet files (``"runs/*.parquet"``), or a
+        Dask DataFrame.
     method : {"reml", "aggregate"}
         ``reml``: the paired mixed model (methods §3); ``aggregate``: average
         the differences within the first random term's levels, then a
@@ -80,6 +83,20 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         Confidence level of the intervals.
     pair_by, replicate, na
         Passed to :func:`mixrank.frame.build_frame`.
+    backend : {"pandas", "duckdb", "dask"}
+        Where the data are reduced to cell scores (the fit needs nothing
+        else).  ``pandas`` reads the rows into memory; ``duckdb`` aggregates
+        parquet files (or a table) out of core in an embedded DuckDB;
+        ``dask`` aggregates with dask.dataframe on a Dask cluster.  Every
+        backend gives the same FitResult.  Ignored for a prebuilt Frame.
+    client : distributed.Client, cluster or str, optional
+        ``backend="dask"``: the cluster (a client, a ``LocalCluster`` or a
+        scheduler address such as ``"tcp://10.0.0.5:8786"``); default dask's
+        current scheduler.
+    backend_options : mapping, optional
+        DuckDB ``memory_limit``, ``threads``, ``temp_directory``; Dask
+        ``timeout`` (seconds to reach a scheduler address), ``npartitions``,
+        ``split_out``.  See :func:`mixrank.io.backends.aggregate_cells`.
 
     Returns
     -------
@@ -88,6 +105,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     Raises
     ------
     FormulaError, DataError, DesignError
+        DataError also for a source that does not exist, a parquet schema
+        missing a formula column, or a Dask scheduler that cannot be reached.
+    MissingDependencyError
+        ``backend="duckdb"``/``"dask"`` without the ``scale`` extra.
 
     Examples
     --------
@@ -108,7 +129,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
             raise DataError("the Frame was built for a different formula; rebuild it or pass the "
                             "raw data")
     else:
-        frame = build_frame(data, formula, pair_by=pair_by, replicate=replicate, na=na)
+        from .io.backends import load_frame
+
+        frame = load_frame(data, formula, backend=backend, client=client, pair_by=pair_by,
+                           replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
     eng = "native" if engine == "auto" else engine
     if eng == "native" or method == "aggregate":

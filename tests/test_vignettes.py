@@ -31,6 +31,7 @@ NEEDS = {
     "04_unbalanced_designs.py": ["chembench_humans", "chembench"],
     "05_reliable_change.py": ["llm_stability"],
     "06_lm_eval_to_report.py": [],
+    "07_scale.py": [],
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,8 @@ from .encode import combine_codes, encode_column
 from .frame import Frame, compute_stats
 from .source import to_pandas
 
-__all__ = ["build_frame", "CONVENTIONAL_KEYS"]
+__all__ = ["build_frame", "CONVENTIONAL_KEYS", "default_pair_by", "resolve_keys",
+           "assemble_frame"]
 
 CONVENTIONAL_KEYS = ("subject", "question", "prompt")
 
@@ -69,6 +71,99 @@ def default_pair_by(spec: Spec, columns: list[str], replicate: str | None) -> tu
     return tuple(keys)
 
 
+def resolve_keys(spec: Spec, columns: list[str], *, pair_by: Sequence[str] | None,
+                 replicate: str | None, na: str) -> tuple[str, ...]:
+    """Check that the formula's columns exist in ``columns`` and return the pairing keys.
+
+    Shared by :func:`build_frame` and the out-of-core constructors
+    (:mod:`mixrank.frame.cells`), which only know a source's schema.
+
+    Raises
+    ------
+    DataError
+        Unsupported ``na``, a missing column (with the closest match and the
+        available columns), ``pair_by`` naming the comparison factor, the
+        score or the replicate column, a random-term column outside
+        ``pair_by``, or no pairing key at all.
+    """
+    if na not in ("error", "drop"):
+        raise DataError(f"na={na!r} is not supported; use na='error' or na='drop'")
+    for col, role in [(spec.response, "the score, left of ~"), (spec.comparison, "the comparison factor")]:
+        if col not in columns:
+            raise _missing_column(col, role, columns)
+    for col in spec.grouping_columns:
+        if col not in columns:
+            raise _missing_column(col, "a random-term grouping", columns)
+    if replicate is not None and replicate not in columns:
+        raise _missing_column(replicate, "the replicate column", columns)
+    if pair_by is None:
+        keys = default_pair_by(spec, columns, replicate)
+    else:
+        keys = tuple(pair_by)
+        for col in keys:
+            if col not in columns:
+                raise _missing_column(col, "a pairing key in pair_by", columns)
+        bad = [c for c in keys if c in (spec.comparison, spec.response, replicate)]
+        if bad:
+            raise DataError(f"pair_by must not contain the comparison factor, the score or the "
+                            f"replicate column; remove {bad}")
+        for col in spec.grouping_columns:
+            if col not in keys:
+                raise DataError(f"random-term column {col!r} is not a pairing key; add it to "
+                                f"pair_by={list(keys) + [col]} or remove the term")
+    if not keys:
+        raise DataError("no pairing keys: the data need at least one key column such as "
+                        "'question', or pass pair_by=[...]")
+    return keys
+
+
+def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...],
+                   key_levels: dict[str, np.ndarray], cell_key_codes: dict[str, np.ndarray],
+                   scores: np.ndarray, observed: np.ndarray, replicates: np.ndarray,
+                   replicate: str | None, binary: bool, n_rows: int, n_dropped: int) -> Frame:
+    """Random-term codes, sufficient statistics and final checks of an encoded frame.
+
+    Shared by :func:`build_frame` (rows) and :func:`mixrank.frame.cells.frame_from_cells`
+    (an aggregated cell table), so that both give identical frames.  ``cell_key_codes``
+    holds each cell's code of every key (cells in lexicographic key-code order).
+    """
+    cells = pd.DataFrame({k: key_levels[k][cell_key_codes[k]] for k in keys})
+    M = len(models)
+
+    term_codes: dict[str, np.ndarray] = {}
+    term_levels: dict[str, int] = {}
+    term_labels: dict[str, np.ndarray] = {}
+    for term in spec.random:
+        f0 = term.factors[0]
+        codes, n = cell_key_codes[f0], len(key_levels[f0])
+        for f in term.factors[1:]:
+            codes, n, _ = combine_codes(codes, n, cell_key_codes[f], len(key_levels[f]))
+        if n < 2:
+            raise DataError(f"random term (1|{term.name}) has a single level "
+                            f"({cells[list(term.factors)].iloc[0].tolist()}); a variance needs at "
+                            "least two levels: drop the term or add data")
+        first = np.empty(n, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        lab = pd.Series(key_levels[f0][cell_key_codes[f0][first]]).astype(str)
+        for f in term.factors[1:]:
+            lab = lab + ":" + pd.Series(key_levels[f][cell_key_codes[f][first]]).astype(str)
+        labels = lab.to_numpy(dtype=object)
+        term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
+
+    stats = compute_stats(scores, observed, term_codes, term_levels)
+    shared = stats.n_common.copy()
+    np.fill_diagonal(shared, 0)
+    lonely = [models[j] for j in range(M) if shared[j].sum() == 0]
+    if lonely and M > 1:
+        raise DataError(f"model(s) {lonely} share no cell with any other model (cells keyed by "
+                        f"{list(keys)}), so they cannot be compared; check the key values or "
+                        "pair_by")
+    return Frame(spec=spec, models=models, pair_by=keys, replicate=replicate, cells=cells,
+                 term_codes=term_codes, term_levels=term_levels, term_labels=term_labels,
+                 scores=scores, observed=observed, replicates=replicates,
+                 binary=binary, n_rows=n_rows, n_dropped=n_dropped, stats=stats)
+
+
 def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[str, ...] | None = None,
                 replicate: str | None = None, na: str = "error") -> Frame:
     """Validate and encode long-format data for ``formula``.
@@ -104,34 +199,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[st
     spec = _spec(formula)
     df = to_pandas(data)
     columns = [str(c) for c in df.columns]
-    if na not in ("error", "drop"):
-        raise DataError(f"na={na!r} is not supported; use na='error' or na='drop'")
-    for col, role in [(spec.response, "the score, left of ~"), (spec.comparison, "the comparison factor")]:
-        if col not in columns:
-            raise _missing_column(col, role, columns)
-    for col in spec.grouping_columns:
-        if col not in columns:
-            raise _missing_column(col, "a random-term grouping", columns)
-    if replicate is not None and replicate not in columns:
-        raise _missing_column(replicate, "the replicate column", columns)
-    if pair_by is None:
-        keys = default_pair_by(spec, columns, replicate)
-    else:
-        keys = tuple(pair_by)
-        for col in keys:
-            if col not in columns:
-                raise _missing_column(col, "a pairing key in pair_by", columns)
-        bad = [c for c in keys if c in (spec.comparison, spec.response, replicate)]
-        if bad:
-            raise DataError(f"pair_by must not contain the comparison factor, the score or the "
-                            f"replicate column; remove {bad}")
-        for col in spec.grouping_columns:
-            if col not in keys:
-                raise DataError(f"random-term column {col!r} is not a pairing key; add it to "
-                                f"pair_by={list(keys) + [col]} or remove the term")
-    if not keys:
-        raise DataError("no pairing keys: the data need at least one key column such as "
-                        "'question', or pass pair_by=[...]")
+    keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)
 
     y = _score_values(df[spec.response], spec.response)
     n_dropped = 0
@@ -210,38 +278,8 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[st
     first_row = np.empty(ncell, dtype=np.int64)
     first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
     cell_key_codes = {k: key_codes[k][first_row] for k in keys}
-    cells = pd.DataFrame({k: key_levels[k][cell_key_codes[k]] for k in keys})
-
-    term_codes: dict[str, np.ndarray] = {}
-    term_levels: dict[str, int] = {}
-    term_labels: dict[str, np.ndarray] = {}
-    for term in spec.random:
-        f0 = term.factors[0]
-        codes, n = cell_key_codes[f0], len(key_levels[f0])
-        for f in term.factors[1:]:
-            codes, n, _ = combine_codes(codes, n, cell_key_codes[f], len(key_levels[f]))
-        if n < 2:
-            raise DataError(f"random term (1|{term.name}) has a single level "
-                            f"({cells[list(term.factors)].iloc[0].tolist()}); a variance needs at "
-                            "least two levels: drop the term or add data")
-        first = np.empty(n, dtype=np.int64)
-        first[codes[::-1]] = np.arange(len(codes))[::-1]
-        lab = pd.Series(key_levels[f0][cell_key_codes[f0][first]]).astype(str)
-        for f in term.factors[1:]:
-            lab = lab + ":" + pd.Series(key_levels[f][cell_key_codes[f][first]]).astype(str)
-        labels = lab.to_numpy(dtype=object)
-        term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
-
-    stats = compute_stats(scores, observed, term_codes, term_levels)
-    shared = stats.n_common.copy()
-    np.fill_diagonal(shared, 0)
-    lonely = [models[j] for j in range(M) if shared[j].sum() == 0]
-    if lonely and M > 1:
-        raise DataError(f"model(s) {lonely} share no cell with any other model (cells keyed by "
-                        f"{list(keys)}), so they cannot be compared; check the key values or "
-                        "pair_by")
     binary = bool(np.all((y == 0) | (y == 1)))
-    return Frame(spec=spec, models=models, pair_by=keys, replicate=replicate, cells=cells,
-                 term_codes=term_codes, term_levels=term_levels, term_labels=term_labels,
-                 scores=scores, observed=observed, replicates=counts.reshape(ncell, M),
-                 binary=binary, n_rows=len(y), n_dropped=n_dropped, stats=stats)
+    return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
+                          cell_key_codes=cell_key_codes, scores=scores, observed=observed,
+                          replicates=counts.reshape(ncell, M), replicate=replicate,
+                          binary=binary, n_rows=len(y), n_dropped=n_dropped)

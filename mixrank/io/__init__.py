@@ -1,7 +1,8 @@
 """Stage io: readers to the canonical long schema and dataset loaders."""
 
+from .backends import aggregate_cells, load_frame
 from .datasets import load_example, load_shared, shared_data_dir
 from .lm_eval import read_lm_eval
 from .wide import read_wide
 
-__all__ = ["load_example", "load_shared", "shared_data_dir", "read_lm_eval", "read_wide"]
+__all__ = ["load_frame", "aggregate_cells", "load_example", "load_shared", "shared_data_dir", "read_lm_eval", "read_wide"]

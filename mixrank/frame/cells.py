@@ -1,0 +1,267 @@
+"""Stage frame: a Frame from an aggregated (model, cell) table instead of rows.
+
+Inputs: a :class:`CellTable` -- one entry per (model, cell) group with the
+number and the sum of its scores, plus source-level counts of problem values
+-- as computed out of core by :mod:`mixrank.io.backends` (DuckDB over
+parquet, dask.dataframe on a cluster).  Outputs: :class:`~mixrank.frame.Frame`.
+
+Every fit depends on the rows only through the cell scores (replicate means),
+so a GROUP BY over (pairing keys, model) is all an engine has to compute.
+:func:`frame_from_cells` then encodes that table exactly as
+:func:`~mixrank.frame.build_frame` encodes rows (sorted levels, lexicographic
+cell order, the shared :func:`~mixrank.frame.build.assemble_frame`), so the
+two paths give the same frame: bit-identical scores without replicates, and
+replicate means equal up to the order of floating-point summation.
+
+Contents: :class:`CellTable`, :func:`frame_from_cells`, :func:`check_levels`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError, MissingDataWarning
+from ..formula.spec import Spec
+from .build import _spec, assemble_frame, resolve_keys
+from .encode import combine_codes, encode_column
+from .frame import Frame
+
+__all__ = ["CellTable", "frame_from_cells", "check_levels"]
+
+
+@dataclass(frozen=True, eq=False)
+class CellTable:
+    """Scores aggregated to one entry per (model, cell) group.
+
+    Attributes
+    ----------
+    columns : dict column name -> pandas.Series
+        The value of every pairing key and of the comparison factor for each
+        group (plain or categorical; categorical code -1 = missing value).
+    n : ndarray of int (n_groups,)
+        Rows kept in each group (missing scores excluded under ``na="drop"``).
+    sums : ndarray of float (n_groups,)
+        Sum of the kept scores of each group.
+    n_rows : int
+        Rows in the source, before dropping missing scores.
+    n_missing : int
+        Rows with a missing (null or NaN) score.
+    n_nonnumeric : int
+        Rows whose score is present but is not a number.
+    nonnumeric_example : object
+        One such value, for the error message.
+    n_infinite : int
+        Kept rows with an infinite score.
+    n_nonbinary : int
+        Kept rows whose score is neither 0 nor 1.
+    replicate_missing : int
+        Kept rows with a missing replicate value.
+    replicate_repeats : ndarray of int (n_groups,) or None
+        Per group: kept rows minus distinct replicate values (0 when every
+        replicate value is unique); None without a replicate column.
+    source : str
+        Description of the source, for messages.
+    """
+
+    columns: dict[str, pd.Series]
+    n: np.ndarray
+    sums: np.ndarray
+    n_rows: int
+    n_missing: int = 0
+    n_nonnumeric: int = 0
+    nonnumeric_example: Any = None
+    n_infinite: int = 0
+    n_nonbinary: int = 0
+    replicate_missing: int = 0
+    replicate_repeats: np.ndarray | None = None
+    source: str = "the data"
+
+    def __len__(self) -> int:
+        return len(self.n)
+
+
+def check_levels(name: str, levels: Sequence[Any] | np.ndarray | pd.Series, source: str) -> np.ndarray:
+    """Return the distinct values of a key column, or raise if one is missing.
+
+    Raises
+    ------
+    DataError
+        A null or NaN among the values (as :func:`~mixrank.frame.build_frame`
+        does for a missing key value).
+    """
+    values = np.asarray(levels.to_numpy() if isinstance(levels, pd.Series) else levels, dtype=object)
+    if pd.isna(values).any():
+        raise DataError(f"column {name!r} has a missing value in {source}; fill or drop rows "
+                        "with missing keys before fitting")
+    return values
+
+
+def _where(columns: dict[str, pd.Series], names: Sequence[str], i: int) -> dict[str, Any]:
+    return {k: columns[k].iloc[i] for k in names}
+
+
+def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence[str] | None = None,
+                     replicate: str | None = None, na: str = "error") -> Frame:
+    """Build a :class:`~mixrank.frame.Frame` from an aggregated (model, cell) table.
+
+    Parameters
+    ----------
+    cells : CellTable
+        One entry per (model, cell) group with at least one row in the
+        source (see :mod:`mixrank.io.backends` for engines that compute it).
+    formula : str or Spec
+        e.g. ``"correct ~ model + (1|subject)"``.
+    pair_by : sequence of str, optional
+        Pairing keys; default as in :func:`~mixrank.frame.build_frame`,
+        from the table's columns.
+    replicate : str, optional
+        The replicate column the table was aggregated over (cell score =
+        replicate mean); without it a group of several rows is an error.
+    na : {"error", "drop"}
+        Missing scores raise, or were dropped by the engine and are reported.
+
+    Returns
+    -------
+    Frame
+        The frame :func:`~mixrank.frame.build_frame` builds from the rows.
+
+    Raises
+    ------
+    DataError
+        The table has no rows; non-numeric, missing (``na="error"``) or
+        infinite scores; a missing key or replicate value; comparison levels
+        that coincide as text; several rows for a (model, cell) without a
+        replicate column; a replicate value repeated within a (model, cell);
+        and every check of :func:`~mixrank.frame.build.assemble_frame`.
+
+    Notes
+    -----
+    The cell score is ``sums / n`` for each group.  Levels of each key are
+    sorted, cells are ordered lexicographically by key codes, exactly as in
+    :func:`~mixrank.frame.build_frame`.  Validated against
+    :func:`~mixrank.frame.build_frame` on ChemBench and simulated unbalanced
+    data with replicates (``tests/io/test_backends.py``).
+    """
+    spec = _spec(formula)
+    src = cells.source
+    columns = list(cells.columns) + [spec.response] + ([replicate] if replicate else [])
+    keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)
+    missing_cols = [c for c in (*keys, spec.comparison) if c not in cells.columns]
+    if missing_cols:
+        raise DataError(f"the cell table lacks column(s) {missing_cols}; aggregate the source by "
+                        f"{list(keys) + [spec.comparison]}")
+    if cells.n_rows == 0:
+        raise DataError(f"{src} has no rows; expected one row per (model, cell) observation")
+    y_name = spec.response
+    if cells.n_nonnumeric:
+        raise DataError(
+            f"score column {y_name!r} must be numeric, but {cells.n_nonnumeric} value(s) in {src} "
+            f"are not numbers (e.g. {cells.nonnumeric_example!r}); convert the scores to numbers "
+            "(0/1 or a bounded score) before fitting")
+    n_dropped = 0
+    if cells.n_missing:
+        if na == "error":
+            raise DataError(
+                f"score column {y_name!r} has {cells.n_missing} missing value(s) in {src}; fix "
+                "them, or pass na='drop' to drop those rows (they are reported)")
+        n_dropped = int(cells.n_missing)
+        warnings.warn(f"dropped {n_dropped} row(s) with a missing {y_name!r} score",
+                      MissingDataWarning, stacklevel=2)
+    if cells.n_infinite:
+        raise DataError(f"score column {y_name!r} has {cells.n_infinite} infinite value(s) in "
+                        f"{src}; scores must be finite")
+    n = np.asarray(cells.n, dtype=np.int64)
+    keep = n > 0
+    if not keep.any():
+        raise DataError("no rows left after dropping missing scores")
+    if cells.replicate_missing:
+        raise DataError(f"column {replicate!r} has {cells.replicate_missing} missing value(s) in "
+                        f"{src}; fill or drop rows with missing keys before fitting")
+    cols = {c: cells.columns[c] for c in (*keys, spec.comparison)}
+    if not keep.all():
+        idx = np.flatnonzero(keep)
+        cols = {c: s.iloc[idx].reset_index(drop=True) for c, s in cols.items()}
+        n = n[idx]
+    else:
+        idx = None
+    sums = np.asarray(cells.sums, dtype=np.float64)
+    if idx is not None:
+        sums = sums[idx]
+    for c, s in cols.items():
+        miss = s.isna()
+        if miss.any():
+            raise DataError(f"column {c!r} has a missing value in {int(miss.sum())} (model, cell) "
+                            f"group(s) of {src}; fill or drop rows with missing keys before fitting")
+
+    model_codes, model_levels = encode_column(cols[spec.comparison], spec.comparison)
+    models = tuple(str(m) for m in model_levels)
+    if len(set(models)) != len(models):
+        raise DataError(f"comparison factor {spec.comparison!r} has levels that coincide as text "
+                        f"({list(model_levels)}); make the labels distinct")
+    M = len(models)
+    key_codes: dict[str, np.ndarray] = {}
+    key_levels: dict[str, np.ndarray] = {}
+    for k in keys:
+        key_codes[k], key_levels[k] = encode_column(cols[k], k)
+    cell = key_codes[keys[0]]
+    ncell = len(key_levels[keys[0]])
+    for k in keys[1:]:
+        cell, ncell, _ = combine_codes(cell, ncell, key_codes[k], len(key_levels[k]))
+    flat = cell.astype(np.int64) * M
+    flat += model_codes
+    del cell
+    groups = np.bincount(flat, minlength=ncell * M)
+    if groups.max() > 1:
+        first = int(np.flatnonzero(groups[flat] > 1)[0])
+        raise DataError(f"the cell table has several entries for {_where(cols, keys, first)} "
+                        f"and model {models[model_codes[first]]!r}; key values that differ in "
+                        "the source coincide after encoding: convert the key columns to one type")
+    del groups
+
+    if replicate is None:
+        if n.max() > 1:
+            order = np.argsort(flat, kind="stable")
+            dup = int(order[np.flatnonzero(n[order] > 1)[0]])
+            where = {k: key_levels[k][key_codes[k][dup]] for k in keys}
+            where[spec.comparison] = models[model_codes[dup]]
+            raise DataError(
+                f"{int((n > 1).sum())} (model, cell) combination(s) have several rows, first "
+                f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
+                "distinguishing repeated generations) to average them, or add the distinguishing "
+                "column to pair_by")
+    elif cells.replicate_repeats is not None:
+        rep = np.asarray(cells.replicate_repeats)
+        if idx is not None:
+            rep = rep[idx]
+        if (rep > 0).any():
+            order = np.argsort(flat, kind="stable")
+            first = int(order[np.flatnonzero(rep[order] > 0)[0]])
+            where = {k: key_levels[k][key_codes[k][first]] for k in keys}
+            raise DataError(
+                f"replicate {replicate!r} values repeat within {int((rep > 0).sum())} (model, "
+                f"cell) group(s), first for model {models[model_codes[first]]!r} at {where}; "
+                "replicate values must be unique within a (model, cell)")
+
+    counts = np.zeros(ncell * M, dtype=np.int64)
+    counts[flat] = n
+    total = np.zeros(ncell * M)
+    total[flat] = sums
+    observed = (counts > 0).reshape(ncell, M)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(observed, total.reshape(ncell, M) / np.maximum(counts, 1).reshape(ncell, M),
+                          np.nan)
+    del total
+    first_row = np.empty(ncell, dtype=np.int64)
+    first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
+    cell_key_codes = {k: key_codes[k][first_row] for k in keys}
+    return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
+                          cell_key_codes=cell_key_codes, scores=scores, observed=observed,
+                          replicates=counts.reshape(ncell, M), replicate=replicate,
+                          binary=cells.n_nonbinary == 0, n_rows=int(n.sum()),
+                          n_dropped=n_dropped)
