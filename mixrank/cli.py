@@ -22,7 +22,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import pandas as pd
 
@@ -40,7 +40,7 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 without argparse's own exit
+    def error(self, message: str) -> NoReturn:  # exit 2 without argparse's own exit
         raise _UsageError(f"{self.prog}: {message}")
 
 

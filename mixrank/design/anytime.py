@@ -25,7 +25,7 @@ at most alpha.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -124,7 +124,12 @@ def tune_rho0(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05,
     return _out(m / (_x_star(al) - 1.0))
 
 
-def _boundary(v: np.ndarray, rho0: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+@overload
+def _boundary(v: float, rho0: float, alpha: float) -> float: ...
+@overload
+def _boundary(v: np.ndarray, rho0: np.ndarray, alpha: np.ndarray | float) -> np.ndarray: ...
+def _boundary(v: np.ndarray | float, rho0: np.ndarray | float,
+              alpha: np.ndarray | float) -> np.ndarray | float:
     return np.sqrt((v + rho0) * (np.log1p(v / rho0) + 2.0 * np.log(1.0 / alpha)))
 
 

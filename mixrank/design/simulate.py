@@ -20,7 +20,7 @@ the model-interaction components: ``(1|subject)`` from ``sd_model_subject``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -85,7 +85,8 @@ def simulate(models: int | Sequence[str] = 4, subjects: int = 10,
     M = len(names)
     if M < 1 or subjects < 1 or prompts < 1 or samples < 1:
         raise DesignError("models, subjects, prompts and samples must all be at least 1")
-    qs = [int(questions)] * subjects if np.isscalar(questions) else [int(q) for q in questions]
+    qs = ([int(cast(int, questions))] * subjects if np.isscalar(questions)
+          else [int(q) for q in cast(Sequence[int], questions)])
     if len(qs) != subjects or min(qs) < 1:
         raise DesignError(f"questions must be a positive int or {subjects} positive ints; got {questions!r}")
     if family not in ("binomial", "gaussian"):

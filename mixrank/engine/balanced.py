@@ -146,7 +146,7 @@ def build_lattice(frame: Frame) -> Lattice | None:
     df = mob @ nb
     # eigenvalue groups: strata keyed by the set of terms T_r with F coarser-or-equal T_r
     terms = list(spec.term_names)
-    key_of = {}
+    key_of: dict[tuple[int, ...], list[int]] = {}
     for f in range(P):
         if f == uni or df[f] <= 0:
             continue

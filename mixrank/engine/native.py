@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -73,7 +74,7 @@ def _weights(estimand: str, st: Structure, unit_codes: np.ndarray | None) -> np.
     n = st.n
     if estimand == "cells":
         return np.full(n, 1.0 / n)
-    counts = np.bincount(unit_codes)
+    counts = np.bincount(cast(np.ndarray, unit_codes))  # set by the caller for 'units'
     used = counts > 0
     T = int(used.sum())
     return 1.0 / (T * counts[unit_codes])
@@ -185,7 +186,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                 raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
                                   "(1|subject)")
             unit_codes = frame.term_codes[names[0]] if full else frame.term_codes[names[0]][mask]
-        w = _weights(estimand, st, unit_codes)
+        w = cast(np.ndarray, _weights(estimand, st, unit_codes))  # None only for 'gls'
         estimate = float(w @ d)
         tb = r.extras.get("theta_block", np.zeros(0))
         variance = _linear_variance(st, w, tb, r.sigma)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import scipy.linalg as la
@@ -54,27 +55,34 @@ def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, f
         s = lam * np.concatenate(ps.s)
         xc, xs = lu.solve(c), lu.solve(s)
         return logdet, float(c @ xc), float(c @ xs), float(s @ xs)
+    # dense mode: build_structure / pair_sums set every dense-mode field
+    group_values, group_sizes = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
+    cc1 = cast(np.ndarray, st.cc1)
+    z12, z22, c2, h = (cast(np.ndarray, st.z12), cast(np.ndarray, st.z22),
+                       cast(np.ndarray, st.c2), cast(np.ndarray, st.h))
+    cs1, ss1, s2, k = (cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1),
+                       cast(np.ndarray, ps.s2), cast(np.ndarray, ps.k))
     t1 = float(theta[0])
     t1sq = t1 * t1
-    Dv = t1sq * st.group_values + 1.0
+    Dv = t1sq * group_values + 1.0
     wv = 1.0 / Dv
-    logdet = float(st.group_sizes @ np.log(Dv))
-    cAc = t1sq * float(wv @ st.cc1)
-    cAs = t1sq * float(wv @ ps.cs1)
-    sAs = t1sq * float(wv @ ps.ss1)
-    q2 = st.z12.shape[1]
+    logdet = float(group_sizes @ np.log(Dv))
+    cAc = t1sq * float(wv @ cc1)
+    cAs = t1sq * float(wv @ cs1)
+    sAs = t1sq * float(wv @ ss1)
+    q2 = z12.shape[1]
     if q2 == 0:
         return logdet, cAc, cAs, sAs
     lam2 = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
     if st.G is not None:
-        M2 = st.z22 - t1sq * np.tensordot(wv, st.G, axes=(0, 0))
+        M2 = z22 - t1sq * np.tensordot(wv, st.G, axes=(0, 0))
     else:
         wi = wv[st.groups]
-        M2 = st.z22 - t1sq * (st.z12.T @ (st.z12 * wi[:, None]))
+        M2 = z22 - t1sq * (z12.T @ (z12 * wi[:, None]))
     S = lam2[:, None] * M2 * lam2[None, :]
     S[np.diag_indices_from(S)] += 1.0
-    rc = lam2 * (st.c2 - t1sq * (wv @ st.h))
-    rs = lam2 * (ps.s2 - t1sq * (wv @ ps.k))
+    rc = lam2 * (c2 - t1sq * (wv @ h))
+    rs = lam2 * (s2 - t1sq * (wv @ k))
     L = la.cholesky(S, lower=True, check_finite=False)
     yc = la.solve_triangular(L, rc, lower=True, check_finite=False)
     ys = la.solve_triangular(L, rs, lower=True, check_finite=False)
@@ -288,6 +296,7 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
         nfev += k
         if best is None or fx < best[1]:
             best = (x, fx)
+    best = cast("tuple[np.ndarray, float]", best)  # set: starts is not empty
     if check_faces and R > 1:
         for r in range(R):
             if best[0][r] > 0:

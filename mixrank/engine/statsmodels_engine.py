@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -70,7 +71,7 @@ def gls_variance(codes: list[np.ndarray], levels: list[int], theta: np.ndarray,
     return sigma2 / rx2
 
 
-def _run(model, **kwargs):
+def _run(model: Any, **kwargs: Any) -> tuple[Any, list[str]]:
     """``model.fit(reml=True, **kwargs)`` and the distinct warning messages it raised."""
     with warnings.catch_warnings(record=True) as wlist:
         warnings.simplefilter("always")

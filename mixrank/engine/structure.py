@@ -16,6 +16,7 @@ Levels of term 1 are grouped by their count ``v`` so that
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -84,7 +85,8 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     counts_o = tuple(counts0[r] for r in order)
     names_o = tuple(names[r] for r in order)
     q2 = sum(levels_o[1:])
-    base = dict(n=n, names=names_o, order=order, levels=levels_o, codes=codes_o, counts=counts_o)
+    base: dict[str, Any] = dict(n=n, names=names_o, order=order, levels=levels_o, codes=codes_o,
+                                counts=counts_o)
     if q2 > DENSE_Q2_LIMIT:
         offs = np.cumsum([0] + list(levels_o))
         rows = np.concatenate([c + offs[i] for i, c in enumerate(codes_o)])
@@ -99,7 +101,8 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     onehot = sp.csr_matrix((np.ones(L1), (grp, np.arange(L1))), shape=(nG, L1))
     sizes = np.bincount(grp, minlength=nG).astype(np.float64)
     cc1 = np.bincount(grp, weights=c1 * c1, minlength=nG)
-    grouping = dict(groups=grp, onehot=onehot, group_sizes=sizes, group_values=vals, cc1=cc1)
+    grouping: dict[str, Any] = dict(groups=grp, onehot=onehot, group_sizes=sizes,
+                                    group_values=vals, cc1=cc1)
     if R == 1:
         return Structure(mode="dense", c1=c1, z12=np.zeros((L1, 0)), z22=np.zeros((0, 0)),
                          c2=np.zeros(0), G=np.zeros((nG, 0, 0)), h=np.zeros((nG, 0)),
@@ -129,13 +132,17 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
 def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
     """The d-dependent sums for ``st`` (d over the same cells, same order)."""
     s = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(st.codes, st.levels))
-    base = dict(n=st.n, sum_d=float(d.sum()), sumsq_d=float(d @ d), s=s)
+    base: dict[str, Any] = dict(n=st.n, sum_d=float(d.sum()), sumsq_d=float(d @ d), s=s)
     if st.mode != "dense":
         return PairSums(**base)
+    # dense mode: build_structure set every dense-mode field
+    group_values, z12 = cast(np.ndarray, st.group_values), cast(np.ndarray, st.z12)
+    groups, c1 = cast(np.ndarray, st.groups), cast(np.ndarray, st.c1)
+    onehot = cast(sp.csr_matrix, st.onehot)
     s1 = s[0]
-    nG = len(st.group_values)
-    k = np.asarray(st.onehot @ (st.z12 * s1[:, None])) if st.z12.shape[1] else np.zeros((nG, 0))
-    cs1 = np.bincount(st.groups, weights=st.c1 * s1, minlength=nG)
-    ss1 = np.bincount(st.groups, weights=s1 * s1, minlength=nG)
+    nG = len(group_values)
+    k = np.asarray(onehot @ (z12 * s1[:, None])) if z12.shape[1] else np.zeros((nG, 0))
+    cs1 = np.bincount(groups, weights=c1 * s1, minlength=nG)
+    ss1 = np.bincount(groups, weights=s1 * s1, minlength=nG)
     s2 = np.concatenate(s[1:]) if len(s) > 1 else np.zeros(0)
     return PairSums(k=k, cs1=cs1, ss1=ss1, s2=s2, **base)

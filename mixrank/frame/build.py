@@ -164,7 +164,7 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
                  binary=binary, n_rows=n_rows, n_dropped=n_dropped, stats=stats)
 
 
-def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[str, ...] | None = None,
+def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None = None,
                 replicate: str | None = None, na: str = "error") -> Frame:
     """Validate and encode long-format data for ``formula``.
 
@@ -257,7 +257,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: list[str] | tuple[st
                 f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
                 "distinguishing repeated generations) to average them, or add the distinguishing "
                 "column to pair_by")
-        sums = np.zeros(ncell * M)
+        sums: np.ndarray = np.zeros(ncell * M)
         sums[flat] = y
     else:
         rep_codes, rep_levels = encode_column(col(replicate), replicate)

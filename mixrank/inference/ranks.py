@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -225,7 +225,8 @@ def _assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
                  n=(int(n[j]) if np.isfinite(n[j]) else np.nan)) for j in range(M)]
     off = ~np.eye(M, dtype=bool)
     jj, kk = np.nonzero(off)
-    pw = {"model": [models[j] for j in jj], "other": [models[k] for k in kk]}
+    pw: dict[str, list[str] | np.ndarray] = {"model": [models[j] for j in jj],
+                                              "other": [models[k] for k in kk]}
     extra = extra or {}
     for col in ("estimate", "std_error", "df", "statistic", "n"):
         pw[col] = extra[col][jj, kk] if col in extra else np.full(len(jj), np.nan)
@@ -512,7 +513,8 @@ def rank_intervals_fit(fit: Any, *, level: float = 0.95, coverage: str = "margin
 # ------------------------------------------------------------- raw data --
 
 def _unit_tests(um: np.ndarray, test: str, pair: tuple[str, str]) -> tuple[float, float, float,
-                                                                              float, float, float]:
+                                                                              float, float, float,
+                                                                              float]:
     """(estimate, std_error, df, stat_jk, stat_kj, p_jk, p_kj) of one pair's unit means."""
     T = len(um)
     est = float(np.mean(um))
@@ -658,14 +660,14 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
                 um = d
             else:
                 c = codes[mask]
-                cnt = np.bincount(c, minlength=frame.term_levels[uname])
-                sm = np.bincount(c, weights=d, minlength=frame.term_levels[uname])
+                cnt = np.bincount(c, minlength=frame.term_levels[cast(str, uname)])
+                sm = np.bincount(c, weights=d, minlength=frame.term_levels[cast(str, uname)])
                 um = sm[cnt > 0] / cnt[cnt > 0]
             if len(um) < 2:
                 few_units.append((models[j], models[k]))
                 continue
-            est, se, df, t_jk, t_kj, p_jk, p_kj = _unit_tests(um, test, (models[j], models[k]))
-            E[j, k], E[k, j] = est, -est
+            e_jk, se, df, t_jk, t_kj, p_jk, p_kj = _unit_tests(um, test, (models[j], models[k]))
+            E[j, k], E[k, j] = e_jk, -e_jk
             S[j, k] = S[k, j] = se
             D[j, k] = D[k, j] = df
             STAT[j, k], STAT[k, j] = t_jk, t_kj

@@ -497,7 +497,7 @@ def read_lm_eval(
     per_folder: list[tuple[Path, str, dict[str, _Run]]] = []
     for folder in sorted(folders):
         runs = folders[folder]
-        names = {}
+        names: dict[str, Path] = {}
         for run in runs.values():
             if run.results_file is not None:
                 names.setdefault(_model_name(run.info, folder), run.results_file)
@@ -574,7 +574,7 @@ def read_lm_eval(
     frames: list[dict] = []
     used_filters: dict[str, str] = {}
     doc_hash_at: dict[tuple[str, str], tuple[str, Path, int]] = {}
-    for model, _folder, task, file, group in plan:
+    for model, _folder, task, file, parent_group in plan:
         rows, _ = _read_samples(file, task, metric_map[task], filter_map.get(task), prompt)
         for r in rows:
             if check_docs and isinstance(r["_doc_hash"], str):
@@ -589,7 +589,7 @@ def read_lm_eval(
                     )
             frames.append({
                 "model": model, "subject": task, "question": r["question"],
-                "prompt": r["prompt"], "correct": r["correct"], "group": group,
+                "prompt": r["prompt"], "correct": r["correct"], "group": parent_group,
                 "filter": r["filter"],
             })
         if rows:
