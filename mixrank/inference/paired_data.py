@@ -2,7 +2,8 @@
 
 Inputs: either two aligned score arrays ``x, y`` (model A and model B on the
 same cells, position by position) or a long DataFrame with a model column, a
-score column and pairing-key columns.  Output: :class:`PairedData`, the two
+score column and pairing-key columns; the long form is paired by
+:func:`mixrank.frame.build_frame` (one pairing rule for the whole package).  Output: :class:`PairedData`, the two
 aligned float vectors (plus optional cluster codes) and the labels of the two
 models.  Contents: :func:`_paired_arrays` (the one entry point every test in
 :mod:`mixrank.inference.paired` and :mod:`mixrank.inference.paired_resampling`
@@ -22,11 +23,13 @@ import numpy as np
 import pandas as pd
 
 from mixrank.errors import DataError
+from mixrank.frame.build import CONVENTIONAL_KEYS
 
 __all__ = ["PairedData", "DEFAULT_PAIR_KEYS"]
 
-#: Pairing keys used by default in the long form (those present in the data).
-DEFAULT_PAIR_KEYS: tuple[str, ...] = ("subject", "question", "prompt")
+#: Pairing keys used by default in the long form (those present in the data):
+#: the frame builder's conventional keys.
+DEFAULT_PAIR_KEYS: tuple[str, ...] = CONVENTIONAL_KEYS
 
 _MAX_LISTED = 10
 
@@ -191,12 +194,12 @@ def _paired_arrays(x: Any, y: Any = None, *, a: Hashable | None = None,
     return PairedData(xa, ya, _label(a, "x"), _label(b, "y"), codes, labels)
 
 
-def _key_text(row: pd.Series, keys: list[str]) -> str:
-    return ", ".join(f"{k}={row[k]!r}" for k in keys)
-
-
 def _from_long(data: pd.DataFrame, *, a: Any, b: Any, model: str, score: str,
                pair_by: str | Sequence[str] | None, cluster: Any) -> PairedData:
+    """Pair the rows of models ``a`` and ``b`` with the frame builder's pairing rule."""
+    from ..formula.spec import Spec
+    from ..frame import build_frame
+
     if a is None or b is None:
         raise DataError(f"got a long DataFrame but a={a!r}, b={b!r}; expected a= and b= naming "
                         f"the two levels of column {model!r} to compare")
@@ -216,12 +219,8 @@ def _from_long(data: pd.DataFrame, *, a: Any, b: Any, model: str, score: str,
     if missing:
         raise DataError(f"pairing key column(s) {missing} not in the data (columns: "
                         f"{list(data.columns)}); fix pair_by=")
-    if model in keys or score in keys:
-        raise DataError(f"pair_by={keys} contains the model or score column; expected only "
-                        "the columns that identify a cell")
     if a == b:
         raise DataError(f"a and b are the same model {a!r}; expected two different models")
-    cl_col = None
     if cluster is not None:
         if not isinstance(cluster, str):
             raise DataError("with a long DataFrame, cluster must be a column name (e.g. "
@@ -229,10 +228,8 @@ def _from_long(data: pd.DataFrame, *, a: Any, b: Any, model: str, score: str,
         if cluster not in data.columns:
             raise DataError(f"cluster column {cluster!r} not in the data (columns: "
                             f"{list(data.columns)}); fix cluster=")
-        cl_col = cluster
     levels = data[model]
     present = pd.unique(levels.dropna())
-    parts = {}
     for role, name in (("a", a), ("b", b)):
         mask = (levels == name).to_numpy(dtype=bool, na_value=False)
         if not mask.any():
@@ -240,49 +237,36 @@ def _from_long(data: pd.DataFrame, *, a: Any, b: Any, model: str, score: str,
             more = "" if len(present) <= _MAX_LISTED else f" ... ({len(present)} in all)"
             raise DataError(f"model {name!r} (argument {role}=) has no rows in column "
                             f"{model!r}; available models: {shown}{more}")
-        cols = list(dict.fromkeys(keys + [score] + ([cl_col] if cl_col else [])))
-        part = data.loc[mask, cols]
-        for k in keys:
-            if part[k].isna().any():
-                pos = part.index[part[k].isna().to_numpy()][0]
-                raise DataError(f"pairing key {k!r} is missing (row {pos!r}, model {name!r}); "
-                                "expected every cell to be identified. Fill or drop those rows")
-        dup = part.duplicated(keys, keep="first").to_numpy()
-        if dup.any():
-            row = part.iloc[int(np.flatnonzero(dup)[0])]
-            raise DataError(f"model {name!r} has more than one row for the cell "
-                            f"({_key_text(row, keys)}); expected one score per (model, cell). "
-                            "Add the replicate column (e.g. 'sample') to pair_by, or average "
-                            "replicates per cell before the paired test")
-        scores = _numeric_vector(part[score], f"column {score!r} (model {name!r})")
-        frame = part[keys].reset_index(drop=True).copy()
-        frame["__score_" + role] = scores
-        if cl_col and cl_col not in keys:
-            frame["__cluster_" + role] = part[cl_col].to_numpy()
-        parts[role] = frame
-    merged = parts["a"].merge(parts["b"], on=keys, how="inner", sort=False)
-    if len(merged) == 0:
+        # the paired tests take finite scores only (no na= option): say so per model
+        _numeric_vector(data.loc[mask, score], f"column {score!r} (model {name!r})")
+    rows = data[levels.isin([a, b]).to_numpy(dtype=bool, na_value=False)]
+    # a cluster outside the keys is checked to be one label per cell by keying on it too
+    frame_keys = keys + ([cluster] if cluster is not None and cluster not in keys else [])
+    spec = Spec(formula=f"{score} ~ {model}", response=score, comparison=model)
+    fr = build_frame(rows, spec, pair_by=frame_keys)
+    ja, jb = fr.model_index(str(a)), fr.model_index(str(b))
+    both = fr.observed[:, ja] & fr.observed[:, jb]
+    if frame_keys != keys:
+        n_cells = len(fr.cells[keys].drop_duplicates())
+        if n_cells != fr.n_cells:
+            dup = fr.cells[fr.cells.duplicated(keys, keep=False)].iloc[0]
+            raise DataError(f"cluster column {cluster!r} takes several values on cell "
+                            f"({_key_text(dup, keys)}); expected one cluster per cell")
+    codes = labels = None
+    if cluster is not None:
+        codes, labels = _codes(fr.cells.loc[both, cluster].reset_index(drop=True),
+                               repr(cluster))
+    n_a, n_b = int(fr.observed[:, ja].sum()), int(fr.observed[:, jb].sum())
+    n = int(both.sum())
+    if n == 0:
         raise DataError(f"models {a!r} and {b!r} share no cell on keys {keys}; expected at "
                         "least one cell scored for both. Check the key columns (and pair_by=)")
-    codes = labels = None
-    if cl_col:
-        if cl_col in keys:
-            cvals = merged[cl_col]
-        else:
-            ca, cb = merged["__cluster_a"], merged["__cluster_b"]
-            differ = ~((ca == cb) | (ca.isna() & cb.isna())).to_numpy(dtype=bool)
-            if differ.any():
-                row = merged.iloc[int(np.flatnonzero(differ)[0])]
-                raise DataError(f"cluster column {cl_col!r} differs between models {a!r} and "
-                                f"{b!r} on cell ({_key_text(row, keys)}): "
-                                f"{row['__cluster_a']!r} vs {row['__cluster_b']!r}; "
-                                "expected one cluster per cell")
-            cvals = ca
-        codes, labels = _codes(cvals.reset_index(drop=True), repr(cl_col))
     return PairedData(
-        merged["__score_a"].to_numpy(dtype="float64"),
-        merged["__score_b"].to_numpy(dtype="float64"),
+        fr.scores[both, ja].astype("float64"), fr.scores[both, jb].astype("float64"),
         str(a), str(b), codes, labels, tuple(keys),
-        n_unpaired_a=len(parts["a"]) - len(merged),
-        n_unpaired_b=len(parts["b"]) - len(merged),
+        n_unpaired_a=n_a - n, n_unpaired_b=n_b - n,
     )
+
+
+def _key_text(row: pd.Series, keys: list[str]) -> str:
+    return ", ".join(f"{k}={row[k]!r}" for k in keys)
