@@ -113,14 +113,7 @@ for unit, f in {"cells": "correct ~ model",
                 "tasks + templates": "correct ~ model + (1|subject) + (1|prompt)"}.items():
     print(unit)
     bbh_fits[unit] = quiet_fit(f, bbh, pair_by=["subject", "prompt"])
-def plain(table):
-    """The table without its metadata (pd.concat compares ``attrs``, which may hold tables)."""
-    out = table.copy()
-    out.attrs = {}
-    return out
-
-
-ranks = pd.concat([plain(r.rank_intervals()).assign(unit=u) for u, r in bbh_fits.items()])
+ranks = pd.concat([r.rank_intervals().assign(unit=u) for u, r in bbh_fits.items()])
 ranks["interval"] = ranks["rank_lower"].astype(str) + "-" + ranks["rank_upper"].astype(str)
 print(ranks.pivot_table(index="model", columns="unit", values="interval", aggfunc="first")
       .loc[bbh_fits["cells"].rank_intervals()["model"]].to_string())

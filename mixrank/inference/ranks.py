@@ -6,7 +6,8 @@ long-format data (the published "aggregate over units, then paired tests"
 procedure), a table of pairwise contrasts, or a hand-made table of one-sided
 p-values.  Outputs: a tidy table, one row per model, with the point rank and
 the rank interval ``[rank_lower, rank_upper]``; the directed hypotheses
-behind it in ``attrs["mixrank"]["pairwise"]``.
+behind it in ``attrs["mixrank"]["pairwise"]`` (a list of records:
+``pd.DataFrame(tab.attrs["mixrank"]["pairwise"])`` gives the table).
 
 Contents: :func:`rank_intervals_fit` (what ``FitResult.rank_intervals``
 calls), :func:`rank_intervals` (from raw data, no mixed model),
@@ -243,8 +244,10 @@ def _assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
             "GLS or unit-average estimand in an unbalanced design). Compare the 'estimate' "
             "columns of the table and of attrs['mixrank']['pairwise']",
             MixrankWarning, stacklevel=3)
+    # attrs keep plain records, not a DataFrame, so that tables with these attrs can be
+    # compared and concatenated (pd.concat compares attrs): pd.DataFrame(records) restores it
     return tidy(out, table="rank_intervals", coverage=coverage, method=method, alpha=alpha,
-                level=level, n_models=M, pairwise=pairwise, **meta)
+                level=level, n_models=M, pairwise=pairwise.to_dict("records"), **meta)
 
 
 def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95,

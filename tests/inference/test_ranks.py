@@ -70,7 +70,7 @@ def test_three_models_marginal_holm():
     meta = tab.attrs["mixrank"]
     assert meta["coverage"] == "marginal" and meta["method"] == "holm"
     assert meta["alpha"] == pytest.approx(0.05)
-    pw = meta["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(meta["pairwise"]).set_index(["model", "other"])
     # (a, b) in a's "beats" family: Holm adjusted .001 (= max(2*.0001, 1*.001)), doubled -> .002
     assert pw.loc[("a", "b"), "p_adjusted"] == pytest.approx(0.002)
     # (a, b) in b's "beaten" family {.001, .8}: Holm 2*.001 = .002, doubled -> .004
@@ -84,7 +84,7 @@ def test_three_models_simultaneous_holm():
     P = _upper_to_matrix(list(THREE), THREE_P)
     tab = rank_intervals_from_tests(THREE, P, coverage="simultaneous")
     assert _intervals(tab) == {"a": (1, 1), "b": (2, 3), "c": (2, 3)}
-    pw = tab.attrs["mixrank"]["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
     assert pw.loc[("a", "c"), "p_adjusted"] == pytest.approx(6 * 0.0001)
     assert pw.loc[("a", "b"), "p_adjusted"] == pytest.approx(5 * 0.001)
     assert (pw["p_adjusted"] == pw["p_adjusted_other"]).all()
@@ -170,7 +170,7 @@ def test_five_models_marginal_holm_with_tied_scores():
     assert dict(zip(tab["model"], tab["rank"], strict=True)) == {"A": 1, "B": 1, "C": 3,
                                                                  "D": 4, "E": 5}
     assert tab["n"].tolist() == [100] * 5
-    pw = tab.attrs["mixrank"]["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
     # (A, E): 4 * .00001 in A's beats family and in E's beaten family, doubled
     assert pw.loc[("A", "E"), "p_adjusted"] == pytest.approx(8e-5)
     assert pw.loc[("A", "E"), "p_adjusted_other"] == pytest.approx(8e-5)
@@ -197,7 +197,7 @@ def test_pairwise_table_reproduces_bounds():
     P = _upper_to_matrix(list(FIVE["model"]), FIVE_P)
     for coverage in ("marginal", "simultaneous"):
         tab = rank_intervals_from_tests(FIVE, P, coverage=coverage)
-        pw = tab.attrs["mixrank"]["pairwise"]
+        pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"])
         assert len(pw) == 20
         assert list(pw.columns) == ["model", "other", "estimate", "std_error", "df", "statistic",
                                     "n", "p_value", "p_adjusted", "rejected", "p_adjusted_other",
@@ -321,7 +321,7 @@ def test_maxt_is_seeded_and_no_wider_than_holm_here(coverage, step):
     assert (w(t1) <= w(holm)).all() and w(t1).sum() < w(holm).sum()
     assert t1.attrs["mixrank"]["B"] == 2000
     # adjusted p-values of max-t never exceed Holm's (beyond Monte Carlo error)
-    pw, hp = t1.attrs["mixrank"]["pairwise"], holm.attrs["mixrank"]["pairwise"]
+    pw, hp = pd.DataFrame(t1.attrs["mixrank"]["pairwise"]), pd.DataFrame(holm.attrs["mixrank"]["pairwise"])
     assert (pw["p_adjusted"] <= hp["p_adjusted"] + 0.01).all()
 
 
@@ -340,7 +340,7 @@ def test_fit_path_matches_contrasts(example_fit):
     assert sorted(tab["model"]) == sorted(scores["model"])
     assert tab.set_index("model")["estimate"].to_dict() == pytest.approx(
         scores.set_index("model")["estimate"].to_dict())
-    pw = tab.attrs["mixrank"]["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
     c = example_fit.contrasts()
     for r in c.itertuples():
         assert pw.loc[(r.model_a, r.model_b), "p_value"] == pytest.approx(r.p_greater, rel=1e-12)
@@ -376,8 +376,8 @@ def test_data_path_equals_aggregate_fit():
             a = rank_intervals(df, unit=unit, coverage=coverage)
             b = agg.rank_intervals(coverage=coverage)
             assert _intervals(a) == _intervals(b)
-            pa = a.attrs["mixrank"]["pairwise"].set_index(["model", "other"]).sort_index()
-            pb = b.attrs["mixrank"]["pairwise"].set_index(["model", "other"]).sort_index()
+            pa = pd.DataFrame(a.attrs["mixrank"]["pairwise"]).set_index(["model", "other"]).sort_index()
+            pb = pd.DataFrame(b.attrs["mixrank"]["pairwise"]).set_index(["model", "other"]).sort_index()
             np.testing.assert_allclose(pa["p_value"], pb["p_value"], rtol=1e-9, atol=1e-15)
             np.testing.assert_allclose(pa["estimate"], pb["estimate"], rtol=1e-12, atol=1e-15)
         f = rank_intervals(df, formula=formula)
@@ -388,7 +388,7 @@ def test_data_path_pair_by_hand():
     # unit means of d for one pair, then R's t.test(x, mu = 0, alternative = "greater")
     df = mixrank.load_example()
     tab = rank_intervals(df, unit="subject")
-    pw = tab.attrs["mixrank"]["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
     w = df.pivot_table(index=["subject", "question", "prompt"], columns="model",
                        values="correct")
     um = (w["m01"] - w["m02"]).groupby(level="subject").mean().to_numpy()
@@ -402,7 +402,7 @@ def test_data_path_pair_by_hand():
 def test_data_path_wilcoxon_matches_scipy():
     df = mixrank.load_example()
     tab = rank_intervals(df, unit="subject", test="wilcoxon")
-    pw = tab.attrs["mixrank"]["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
     w = df.pivot_table(index=["subject", "question", "prompt"], columns="model",
                        values="correct")
     um = (w["m03"] - w["m05"]).groupby(level="subject").mean().to_numpy()
@@ -420,7 +420,7 @@ def test_identical_models_are_not_separated():
     df = mixrank.simulate(3, 4, 5, rng=2)
     twin = df[df["model"] == "m01"].assign(model="m00")
     tab = rank_intervals(pd.concat([df, twin]), unit="subject")
-    pw = tab.attrs["mixrank"]["pairwise"].set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
     assert pw.loc[("m00", "m01"), "p_value"] == 1.0 and pw.loc[("m01", "m00"), "p_value"] == 1.0
 
 
@@ -534,3 +534,14 @@ def test_warns_when_point_rank_outside_interval():
     with pytest.warns(MixrankWarning, match="outside its rank interval"):
         tab = rank_intervals_from_tests({"a": 0.5, "b": 0.6}, P)
     assert _intervals(tab) == {"a": (1, 1), "b": (2, 2)}
+
+
+def test_rank_tables_concatenate():
+    """attrs hold plain records, so pd.concat (which compares attrs) works on rank tables."""
+    df = mixrank.load_example()
+    a = mixrank.fit("correct ~ model + (1|subject)", df).rank_intervals()
+    b = mixrank.fit("correct ~ model", df).rank_intervals()
+    both = pd.concat([a.assign(unit="subject"), b.assign(unit="cells")], ignore_index=True)
+    assert len(both) == 2 * len(a)
+    pw = pd.DataFrame(a.attrs["mixrank"]["pairwise"])
+    assert {"model", "other", "p_value", "p_adjusted", "rejected"} <= set(pw.columns)
