@@ -172,3 +172,18 @@ def test_pair_orientation_and_selection():
     assert ab.model_a.iloc[0] == "m02"
     assert ab.estimate.iloc[0] == pytest.approx(-ba.estimate.iloc[0], rel=1e-12)
     assert ab.std_error.iloc[0] == pytest.approx(ba.std_error.iloc[0], rel=1e-10)
+
+
+def test_df_near_a_boundary_component():
+    """A tiny interior component (theta ~ 3e-3): the profiled-REML Satterthwaite df must
+    match the closed form (and lmerTest's 5.74086 for this pair, lme4 1.1-31 /
+    lmerTest 3.1-3 on the same differences).  A relative finite-difference step
+    once gave 5.853 here."""
+    d = mixrank.load_example()
+    fr = mixrank.build_frame(d[d.model.isin(["m01", "m06"])], CROSSED)
+    closed = native.fit_pairs(fr, [(0, 1)])[0]
+    gen = general_only(fr, [(0, 1)])[0]
+    assert closed.message == "closed form (balanced)"
+    assert 0 < closed.components["prompt"] < 1e-5
+    assert gen.df == pytest.approx(closed.df, rel=1e-4)
+    assert closed.df == pytest.approx(5.74086, rel=1e-3)
