@@ -71,6 +71,31 @@ def default_pair_by(spec: Spec, columns: list[str], replicate: str | None) -> tu
     return tuple(keys)
 
 
+def encode_keys(spec: Spec, keys: Sequence[str], column: Any) -> tuple[
+        np.ndarray, tuple[str, ...], dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray, int]:
+    """Encode the comparison factor and the pairing keys; combine the keys into cells.
+
+    ``column(name)`` returns the Series of one column.  Returns the model
+    codes, the model labels, per-key codes and levels, the cell code of every
+    entry and the number of cells.  Shared by :func:`build_frame` (rows) and
+    :func:`mixrank.frame.cells.frame_from_cells` (aggregated cells).
+    """
+    model_codes, model_levels = encode_column(column(spec.comparison), spec.comparison)
+    models = tuple(str(m) for m in model_levels)
+    if len(set(models)) != len(models):
+        raise DataError(f"comparison factor {spec.comparison!r} has levels that coincide as text "
+                        f"({list(model_levels)}); make the labels distinct")
+    key_codes: dict[str, np.ndarray] = {}
+    key_levels: dict[str, np.ndarray] = {}
+    for k in keys:
+        key_codes[k], key_levels[k] = encode_column(column(k), k)
+    cell = key_codes[keys[0]]
+    ncell = len(key_levels[keys[0]])
+    for k in keys[1:]:
+        cell, ncell, _ = combine_codes(cell, ncell, key_codes[k], len(key_levels[k]))
+    return model_codes, models, key_codes, key_levels, cell, ncell
+
+
 def resolve_keys(spec: Spec, columns: list[str], *, pair_by: Sequence[str] | None,
                  replicate: str | None, na: str) -> tuple[str, ...]:
     """Check that the formula's columns exist in ``columns`` and return the pairing keys.
@@ -227,21 +252,8 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
         s = df[name]
         return s[keep] if keep is not None else s
 
-    model_codes, model_levels = encode_column(col(spec.comparison), spec.comparison)
-    models = tuple(str(m) for m in model_levels)
-    if len(set(models)) != len(models):
-        raise DataError(f"comparison factor {spec.comparison!r} has levels that coincide as text "
-                        f"({list(model_levels)}); make the labels distinct")
+    model_codes, models, key_codes, key_levels, cell, ncell = encode_keys(spec, keys, col)
     M = len(models)
-
-    key_codes: dict[str, np.ndarray] = {}
-    key_levels: dict[str, np.ndarray] = {}
-    for k in keys:
-        key_codes[k], key_levels[k] = encode_column(col(k), k)
-    cell = key_codes[keys[0]]
-    ncell = len(key_levels[keys[0]])
-    for k in keys[1:]:
-        cell, ncell, _ = combine_codes(cell, ncell, key_codes[k], len(key_levels[k]))
 
     flat = cell.astype(np.int64) * M
     flat += model_codes

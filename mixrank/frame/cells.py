@@ -28,8 +28,7 @@ import pandas as pd
 
 from ..errors import DataError, MissingDataWarning
 from ..formula.spec import Spec
-from .build import _spec, assemble_frame, resolve_keys
-from .encode import combine_codes, encode_column
+from .build import _spec, assemble_frame, encode_keys, resolve_keys
 from .frame import Frame
 
 __all__ = ["CellTable", "frame_from_cells", "check_levels"]
@@ -199,20 +198,9 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
             raise DataError(f"column {c!r} has a missing value in {int(miss.sum())} (model, cell) "
                             f"group(s) of {src}; fill or drop rows with missing keys before fitting")
 
-    model_codes, model_levels = encode_column(cols[spec.comparison], spec.comparison)
-    models = tuple(str(m) for m in model_levels)
-    if len(set(models)) != len(models):
-        raise DataError(f"comparison factor {spec.comparison!r} has levels that coincide as text "
-                        f"({list(model_levels)}); make the labels distinct")
+    model_codes, models, key_codes, key_levels, cell, ncell = encode_keys(spec, keys,
+                                                                           cols.__getitem__)
     M = len(models)
-    key_codes: dict[str, np.ndarray] = {}
-    key_levels: dict[str, np.ndarray] = {}
-    for k in keys:
-        key_codes[k], key_levels[k] = encode_column(cols[k], k)
-    cell = key_codes[keys[0]]
-    ncell = len(key_levels[keys[0]])
-    for k in keys[1:]:
-        cell, ncell, _ = combine_codes(cell, ncell, key_codes[k], len(key_levels[k]))
     flat = cell.astype(np.int64) * M
     flat += model_codes
     del cell

@@ -25,19 +25,25 @@ _CONTRAST_COLUMNS = ("model_a", "model_b", "estimate", "ci_lower", "ci_upper")
 _COMPONENT_COLUMNS = ("model_a", "model_b", "group", "variance")
 
 
-def _table(obj: Any, accessor: str, columns: Sequence[str], what: str) -> pd.DataFrame:
-    """The tidy table of ``obj`` (a FitResult or a DataFrame), checked for ``columns``."""
+def _table(obj: Any, accessor: str, columns: Sequence[str], what: str,
+           owner: str = "FitResult", hint: str = "") -> pd.DataFrame:
+    """The tidy table of ``obj`` (a result object or a DataFrame), checked for ``columns``.
+
+    ``owner`` names the result class whose ``accessor`` returns the table;
+    ``hint`` is appended to the type error (how to compute the result).
+    """
     if isinstance(obj, pd.DataFrame):
         table = obj
     elif callable(getattr(obj, accessor, None)):
         table = getattr(obj, accessor)()
     else:
-        raise DataError(f"{what} needs a FitResult or the DataFrame of FitResult.{accessor}(); "
-                        f"got {type(obj).__name__}")
+        raise DataError(f"{what} needs a {owner} or the DataFrame of {owner}.{accessor}(); "
+                        f"got {type(obj).__name__}{hint}")
     miss = [c for c in columns if c not in table.columns]
     if miss:
         raise DataError(f"{what}: the table lacks columns {miss}; expected at least "
-                        f"{list(columns)} (as FitResult.{accessor}() returns)")
+                        f"{list(columns)} (as {owner}.{accessor}() returns)"
+                        + (". Pass that table or the result." if hint else ""))
     if len(table) == 0:
         raise DataError(f"{what}: the table is empty; nothing to plot")
     return table

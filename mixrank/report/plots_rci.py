@@ -22,6 +22,7 @@ import pandas as pd
 from mixrank.design.rci import CLASSES
 from mixrank.errors import DataError
 from mixrank.report import style
+from mixrank.report.plots import _table as _checked_table
 
 __all__ = ["plot_rci", "plot_rci_subjects", "CLASS_COLORS", "MAX_MARKER_AREA"]
 
@@ -41,20 +42,8 @@ _METHOD_CLASS = {"rci": "class", "eb": "eb_class"}
 
 def _table(obj: Any, accessor: str, columns: tuple[str, ...], what: str) -> pd.DataFrame:
     """The tidy table of ``obj`` (a ReliableChange or a DataFrame), checked for ``columns``."""
-    if isinstance(obj, pd.DataFrame):
-        table = obj
-    elif callable(getattr(obj, accessor, None)):
-        table = getattr(obj, accessor)()
-    else:
-        raise DataError(f"{what} needs a ReliableChange or the DataFrame of ReliableChange.{accessor}(); "
-                        f"got {type(obj).__name__}. Compute it with mixrank.reliable_change(...).")
-    miss = [c for c in columns if c not in table.columns]
-    if miss:
-        raise DataError(f"{what}: the table lacks columns {miss}; expected at least {list(columns)} "
-                        f"(as ReliableChange.{accessor}() returns). Pass that table or the result.")
-    if len(table) == 0:
-        raise DataError(f"{what}: the table is empty; nothing to plot")
-    return table
+    return _checked_table(obj, accessor, columns, what, owner="ReliableChange",
+                          hint=". Compute it with mixrank.reliable_change(...).")
 
 
 def _method(method: str, what: str) -> str:
