@@ -448,7 +448,8 @@ def n_star(
     )
     za, zb = _zsum(al, pw)
     sd0, sd1 = sd_fn(d)
-    return _out(((za * sd0 + zb * sd1) / np.abs(d)) ** 2)
+    with np.errstate(over="ignore"):  # a vanishing effect needs an infinite N*: inf is the answer
+        return _out(((za * sd0 + zb * sd1) / np.abs(d)) ** 2)
 
 
 def mde(
