@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_rng", "tidy", "MIXRANK_VERSION"]
+__all__ = ["as_rng", "tidy", "check_level", "MIXRANK_VERSION"]
 
 MIXRANK_VERSION = "0.1.0"
 
@@ -27,3 +27,14 @@ def tidy(rows: list[dict] | pd.DataFrame, **meta: Any) -> pd.DataFrame:
     info.update(meta)
     df.attrs["mixrank"] = info
     return df
+
+
+def check_level(level: Any, error: type[Exception]) -> float:
+    """Return ``level`` as a float in (0, 1) or raise ``error`` saying what is expected."""
+    numeric = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(
+        level, (bool, np.bool_))
+    ok = numeric and 0.0 < float(level) < 1.0
+    if not ok:
+        raise error(f"level={level!r} is not a confidence level; expected a number strictly "
+                    "between 0 and 1, e.g. 0.95")
+    return float(level)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from mixrank._util import tidy
+from mixrank._util import check_level, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
 from mixrank.inference.paired_data import PairedData, _paired_arrays
 from mixrank.inference.paired_resampling import paired_bootstrap, sign_flip
@@ -82,14 +82,7 @@ def _alternative(alternative: str) -> str:
 
 
 def _level(level: float) -> float:
-    try:
-        ok = 0.0 < float(level) < 1.0
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise DataError(f"level={level!r} is not a confidence level; expected a number strictly "
-                        "between 0 and 1, e.g. 0.95")
-    return float(level)
+    return check_level(level, DataError)
 
 
 def _base(pdata: PairedData) -> dict:

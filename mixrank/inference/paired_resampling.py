@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_level, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
 from mixrank.inference.paired_data import PairedData, _paired_arrays
 
@@ -244,9 +244,7 @@ def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
     if isinstance(B, bool) or not isinstance(B, int | np.integer) or B < 2:
         raise DataError(f"B={B!r} is not a number of resamples; expected an integer >= 2 "
                         "(default 2000)")
-    if not (isinstance(level, float | int) and 0.0 < float(level) < 1.0):
-        raise DataError(f"level={level!r} is not a confidence level; expected a number "
-                        "strictly between 0 and 1")
+    check_level(level, DataError)
     if ci not in ("percentile", "bca", "all"):
         raise DataError(f"ci={ci!r} is not supported; expected 'percentile', 'bca' or 'all'")
     name, f = _statistic(statistic)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_level, tidy
 from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.inference.multiplicity import adjust
 from mixrank.inference.ranks_maxt import _listed, contrast_matrices
@@ -76,14 +76,7 @@ _NOTES = """``L_j = 1 + #{k : H_kj rejected}`` (models significantly better than
 # ------------------------------------------------------------------ checks --
 
 def _alpha(level: Any) -> float:
-    try:
-        ok = 0.0 < float(level) < 1.0
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise DesignError(f"level={level!r} is not a confidence level; expected a number strictly "
-                          "between 0 and 1, e.g. 0.95")
-    return 1.0 - float(level)
+    return 1.0 - check_level(level, DesignError)
 
 
 def _options(coverage: str, method: str, *, maxt: bool = True) -> None:
