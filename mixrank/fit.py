@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._util import check_level
 from .errors import DataError, DesignError, MixrankWarning, SingularFitWarning
 from .formula import Spec, parse
 from .frame import Frame
@@ -119,8 +120,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
       model_a model_b    n
     0     m01     m02  960
     """
-    if not 0 < level < 1:
-        raise DesignError(f"level={level} must be in (0, 1), e.g. 0.95")
+    level = check_level(level, DesignError)
     if engine not in ENGINES:
         raise DesignError(f"engine={engine!r}; expected one of {ENGINES}")
     if isinstance(data, Frame):

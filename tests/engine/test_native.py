@@ -205,3 +205,9 @@ def test_very_large_design_closed_form_and_profiled_reml_agree():
     miss = mixrank.simulate(2, 57, 100, 30, family="binomial", missing=0.2, rng=13)
     p = mixrank.fit(CROSSED, miss).pairs[0]
     assert p.converged and np.isfinite(p.df) and p.n > 100_000
+
+
+@pytest.mark.parametrize("level", [0, 1, 1.5, "0.95", True])
+def test_bad_level_is_a_clear_error(level):
+    with pytest.raises(DesignError, match="is not a confidence level; expected a number strictly"):
+        mixrank.fit("correct ~ model + (1|subject)", gauss(), level=level)
