@@ -487,7 +487,8 @@ def cmd_rci(args: argparse.Namespace) -> None:
         data, before=_selector(args.before, data), after=_selector(args.after, data),
         model=args.model_column, item=[c.strip() for c in args.item.split(",")],
         sample=None if args.sample == "none" else args.sample, score=args.score,
-        split=args.split, by=None if args.by == "none" else args.by, method=args.rci_method)
+        split=args.split, by=None if args.by == "none" else args.by, method=args.rci_method,
+        sem=args.sem)
     if args.table == "summary":
         s = res.summary()
         if args.format == "table":
@@ -588,6 +589,9 @@ def _register(sub: Any, *_: Any) -> None:
     s.add_argument("--split", default="halves", choices=["halves", "odd_even"])
     s.add_argument("--by", default="subject", help="column for --table by-subject ('none')")
     s.add_argument("--rci-method", default="rci", choices=["rci", "eb"])
+    s.add_argument("--sem", default="item", choices=["item", "pooled"],
+                   help="error model of the RCI classes: per-item exact tests (default) or the "
+                   "classical single pooled SEM")
     s.add_argument("--table", default="summary",
                    choices=["summary", "items", "by-subject", "reliability", "vs-greedy"])
     s.add_argument("--greedy-sample", default=None, help="--table vs-greedy: the sample id "

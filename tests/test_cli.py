@@ -18,6 +18,7 @@ import pytest
 import mixrank
 from mixrank import cli
 from mixrank.cli import Progress, main
+from mixrank.errors import MixrankWarning
 
 F1 = "correct ~ model + (1|subject)"
 F2 = "correct ~ model + (1|subject) + (1|prompt)"
@@ -226,7 +227,8 @@ def test_rci(capsys, reruns):
     from mixrank.design.rci import reliable_change
 
     data = pd.read_csv(reruns)
-    want = reliable_change(data, before={"sample": [0, 1]}, after={"sample": [2, 3]})
+    with pytest.warns(MixrankWarning, match="no item can show a reliable change"):  # K = 2 per version
+        want = reliable_change(data, before={"sample": [0, 1]}, after={"sample": [2, 3]})
     code, out, _ = run(capsys, "rci", str(reruns), "--before", "sample=0,1", "--after", "sample=2,3")
     assert code == 0 and "Reliable change: sample in [0, 1] -> sample in [2, 3]" in out
     code, out, _ = run(capsys, "rci", str(reruns), "--before", "sample=0,1", "--after",
@@ -241,6 +243,11 @@ def test_rci(capsys, reruns):
                        "--greedy-before", "sample=0", "--greedy-after", "sample=2")
     assert code == 0
     assert_same(csv_of(out), want.vs_greedy(data, before={"sample": [0]}, after={"sample": [2]}))
+    classical = reliable_change(data, before={"sample": [0, 1]}, after={"sample": [2, 3]}, sem="pooled")
+    code, out, _ = run(capsys, "rci", str(reruns), "--before", "sample=0,1", "--after",
+                       "sample=2,3", "--format", "csv", "--table", "items", "--sem", "pooled")
+    assert code == 0
+    assert_same(csv_of(out).astype({"question": str}), classical.items())
 
 
 @pytest.mark.parametrize("argv, msg", [

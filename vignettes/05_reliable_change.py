@@ -17,6 +17,7 @@ import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 import mixrank
 from mixrank.design.rci import reliable_change
@@ -34,6 +35,33 @@ print("items whose correctness differs across the five runs:",
 # We call runs 0-1 the *before* version and runs 2-3 the *after* version (K = 2
 # samples each).  Reliability is the split-half correlation of the two runs
 # of a version, Spearman-Brown corrected; the SEM and `S_diff` follow.
+#
+# First the classical RCI exactly as published (`sem="pooled"`): one SEM for
+# all items, `RCI = delta / S_diff`.
+
+# %%
+classical = reliable_change(runs, before={"sample": [0, 1]}, after={"sample": [2, 3]}, sem="pooled")
+print(classical.summary())
+
+# %% [markdown]
+# Most items are at floor or ceiling in both versions (always or never
+# solved) and are set aside.  Among the rest, the classical RCI calls a large
+# share "reliably changed" (15% of all items, more than the 10% that flip
+# between two single runs), although the model did not change: with 0/1
+# samples the error variance `p(1 - p)/K` is near zero for the many items a
+# model always or never solves, so the single pooled SEM is far too small for
+# the items that do move.  Here `1.96 S_diff` is below 1/2, so every item
+# whose two-run mean moves at all is "reliable".
+#
+# mixrank's default (`sem="item"`, a documented departure from the classical
+# RCI) gives each item its own error: Fisher's exact test of the item's
+# before and after counts, reported as a z-equivalent `rci`.  It keeps the
+# 5% promise for every item difficulty.  With two 0/1 samples per version no
+# single item can reach p < 0.05 (the most extreme table, 0/2 -> 2/2, has
+# p = 1/3), and the function says so instead of guessing.  The
+# empirical-Bayes alternative (`method="eb"`: the same per-item exact tests,
+# Storey q-values at FDR 5%, shrinkage estimates) adds false-discovery
+# control across items.
 
 # %%
 with warnings.catch_warnings(record=True) as caught:
@@ -45,17 +73,10 @@ summary = rc.summary()
 print(summary)
 
 # %%
-summary.classes[summary.classes["subset"] == "all"]
-
-# %% [markdown]
-# Most items are at floor or ceiling in both versions (always or never
-# solved) and are set aside.  Among the rest, the classical RCI calls a large
-# share "reliably changed", although the model did not change: with 0/1
-# samples the error variance `p(1 - p)/K` is far from the single SEM the RCI
-# assumes.  The empirical-Bayes alternative (`method="eb"`: per-item exact
-# tests, Storey q-values at FDR 5%, shrinkage estimates) calls no item
-# changed, which is the truth here; the price is that with K = 2 samples it
-# could hardly detect a real change either.
+shares = pd.concat([summary.classes.assign(error_model="item"),
+                    classical.summary().classes.assign(error_model="pooled")])
+shares.query("subset == 'all'").pivot_table(index="class", columns=["error_model", "method"],
+                                            values="share", sort=False)
 
 # %%
 items = rc.items()
@@ -89,11 +110,19 @@ rc.by_subject().query("method == 'rci'")[["subject", "n", "n_analysable", "n_imp
 rc.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
 
 # %% [markdown]
-# Every greedy flip here is noise, and so is every RCI call.  Before reading
-# item-level changes between two model versions, re-run each version a few
-# times, estimate its reliability, and prefer a method whose error model fits
-# 0/1 scores.  From the command line:
+# Every greedy flip here is noise.  The classical RCI would have "confirmed"
+# many of them:
+
+# %%
+classical.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
+
+# %% [markdown]
+# Before reading item-level changes between two model versions, re-run each
+# version several times (with 0/1 scores, at least four samples per version
+# before any single item can show a change at the 5% level), and use an
+# error model that fits 0/1 scores.  From the command line:
 #
 # ```
 # mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --rci-method eb
+# mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --sem pooled   # classical RCI
 # ```

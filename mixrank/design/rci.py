@@ -9,8 +9,9 @@ Outputs: a :class:`ReliableChange` whose accessors return tidy tables:
 S_diff), ``by_subject()`` (net change, churn and reversals per subject) and
 ``vs_greedy()`` (what a single-run comparison gets right and wrong).
 Contents: :func:`reliable_change`, :class:`ReliableChange`,
-:class:`ReliableChangeSummary`.  The empirical-Bayes arithmetic lives in
-:mod:`mixrank.design.rci_eb`.
+:class:`ReliableChangeSummary`.  The per-item tests and the empirical-Bayes
+arithmetic live in :mod:`mixrank.design.rci_eb`, the input checks in
+:mod:`mixrank.design.rci_input`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import pandas as pd
 from scipy import stats
 
 from mixrank._util import tidy
-from mixrank.design.rci_eb import eb_item_changes
+from mixrank.design.rci_eb import eb_item_changes, item_tests, smallest_fisher_p
+from mixrank.design.rci_input import check_columns, check_scores, select_version, version_matrix
 from mixrank.errors import DataError, DesignError, MissingDataWarning, MixrankWarning
 
 __all__ = ["reliable_change", "ReliableChange", "ReliableChangeSummary", "CLASSES"]
@@ -35,116 +37,7 @@ CLASSES = ("improved", "deteriorated", "no_change", "floor_ceiling")
 _CHANGED = ("improved", "deteriorated")
 _SPLITS = ("halves", "odd_even")
 _METHODS = ("rci", "eb")
-
-
-# --------------------------------------------------------------------------- selection
-def _as_list(v: Any) -> list:
-    if isinstance(v, (list, tuple, set, frozenset, np.ndarray, pd.Index, pd.Series)):
-        return list(v)
-    return [v]
-
-
-def _selector(sel: Any, data: pd.DataFrame, model: str, role: str) -> tuple[np.ndarray, str, dict]:
-    """Rows of one version: a boolean mask, a label and the normalised selector."""
-    if isinstance(sel, Mapping):
-        if not sel:
-            raise DataError(f"{role}={{}} selects nothing; expected a model name or a mapping "
-                            "column -> value(s), e.g. {'sample': [0, 1]}.")
-        spec = {str(c): _as_list(v) for c, v in sel.items()}
-    else:
-        if model not in data.columns:
-            raise DataError(
-                f"{role}={sel!r} is a model name, but the model column {model!r} is not in the data "
-                f"(columns: {list(data.columns)}). Pass model=<column> or select the rows with a "
-                f"mapping, e.g. {role}={{'sample': [0, 1]}}."
-            )
-        spec = {model: [sel]}
-    mask = np.ones(len(data), dtype=bool)
-    for col, values in spec.items():
-        if col not in data.columns:
-            raise DataError(f"{role} selects on column {col!r}, which is not in the data "
-                            f"(columns: {list(data.columns)}).")
-        present = pd.unique(data[col])
-        missing = [v for v in values if not np.any(present == v)]
-        if missing:
-            shown = pd.Series(present[:10]).tolist()
-            raise DataError(
-                f"{role} asks for {col} in {missing!r}, which do not occur in the data; "
-                f"values present include {shown!r}. Fix the selector."
-            )
-        mask &= data[col].isin(values).to_numpy()
-    if isinstance(sel, Mapping):
-        label = ", ".join(f"{c} in {v!r}" if len(v) > 1 else f"{c} == {v[0]!r}" for c, v in spec.items())
-    else:
-        label = str(sel)
-    if not mask.any():
-        raise DataError(f"{role} ({label}) selects no rows: the conditions exclude each other. "
-                        "Fix the selector.")
-    return mask, label, spec
-
-
-def _check_columns(data: pd.DataFrame, cols: Sequence[str], what: str) -> None:
-    missing = [c for c in cols if c not in data.columns]
-    if missing:
-        raise DataError(f"{what} column(s) {missing!r} not in the data (columns: {list(data.columns)}). "
-                        "Rename the columns or pass the right names.")
-
-
-def _check_scores(values: pd.Series, score: str) -> np.ndarray:
-    if not pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        raise DataError(f"score column {score!r} has dtype {values.dtype}; expected numbers in [0, 1] "
-                        "(0/1 correctness or a bounded score). Convert it first.")
-    y = values.to_numpy(dtype=float)
-    if np.isnan(y).any():
-        raise DataError(f"score column {score!r} has {int(np.isnan(y).sum())} missing value(s); expected "
-                        "complete scores. Drop or impute those rows first (e.g. data.dropna(subset=[score])).")
-    if (y < 0).any() or (y > 1).any():
-        raise DataError(f"score column {score!r} ranges over [{y.min()}, {y.max()}]; expected values in "
-                        "[0, 1] (floor and ceiling are 0 and 1). Rescale the score to [0, 1].")
-    return y
-
-
-def _version_matrix(rows: pd.DataFrame, item: list[str], sample: str | None, score: str,
-                    label: str, role: str) -> tuple[pd.MultiIndex, np.ndarray]:
-    """Items x K matrix of one version, items sorted, samples ordered by sample id."""
-    if rows[item].isna().any().any():
-        raise DataError(f"{role} ({label}): the item columns {item!r} contain missing values; "
-                        "every row needs a complete item key.")
-    keys = item if sample is None else item + [sample]
-    dup = rows.duplicated(keys, keep=False)
-    if dup.any():
-        first = rows.loc[dup, keys].iloc[0].to_dict()
-        varying = [c for c in rows.columns if c not in keys + [score]
-                   and rows.loc[dup].groupby(keys, sort=False)[c].nunique(dropna=False).gt(1).any()]
-        hint = (f" They differ in 'prompt': the item has several prompts, so add it to the item key, "
-                f"e.g. item={tuple(item) + ('prompt',)!r}." if "prompt" in varying else
-                f" They differ in {varying!r}: add the right column(s) to item=... or filter the rows."
-                if varying else " Remove the duplicated rows.")
-        raise DataError(
-            f"{role} ({label}) has {int(dup.sum())} rows that repeat an (item, sample) key, first "
-            f"{first!r}; expected one row per item{' and sample' if sample else ''}.{hint}"
-        )
-    ordered = rows.sort_values(keys, kind="mergesort")
-    counts = ordered.groupby(item, sort=False, dropna=False).size()
-    k_values = np.unique(counts.to_numpy())
-    if k_values.size > 1:
-        bad = counts[counts != counts.max()]
-        raise DataError(
-            f"{role} ({label}) has unequal sample counts per item (K ranges over {k_values.tolist()}; "
-            f"first item with {int(bad.iloc[0])} of {int(counts.max())}: {bad.index[0]!r}); expected the "
-            "same K for every item of a version, since the split-half reliability pairs samples by "
-            "position. Keep a common set of samples (e.g. filter sample < K_min) or drop those items."
-        )
-    k = int(k_values[0])
-    if k < 2:
-        raise DataError(
-            f"{role} ({label}) has K = {k} sample per item; the reliable change index needs K >= 2 "
-            f"repeated samples per item and version{'' if sample else ' (no sample column given)'}. "
-            "Select more samples for each version."
-        )
-    idx = pd.MultiIndex.from_frame(counts.index.to_frame(index=False))
-    y = ordered[score].to_numpy(dtype=float).reshape(len(counts), k)
-    return idx, y
+_SEMS = ("item", "pooled")
 
 
 # --------------------------------------------------------------------------- reliability
@@ -162,8 +55,18 @@ def _split_half(y: np.ndarray, split: str) -> tuple[float, int]:
     return float(np.corrcoef(ma, mb)[0, 1]), k_used
 
 
-def _reliability(y: np.ndarray, split: str, label: str, role: str) -> dict:
+def _reliability(y: np.ndarray, split: str, label: str, role: str, sem: str) -> dict:
     r_half, k_used = _split_half(y, split)
+    p = y.mean(axis=1)
+    sd = float(np.std(p, ddof=1))
+    if np.isnan(r_half) and sem == "item":
+        # descriptive only: the per-item classes do not use it
+        warnings.warn(
+            f"split-half reliability of {role} ({label}) is undefined (one half's item means do not "
+            f"vary across the {y.shape[0]} items); r_xx, SEM and S_diff are reported as NaN. The "
+            "per-item classes (sem='item') do not depend on them.", MixrankWarning, stacklevel=3)
+        return {"n_items": int(y.shape[0]), "k": int(y.shape[1]), "k_split": k_used, "r_half": r_half,
+                "r_xx": float("nan"), "std_dev": sd, "sem": float("nan")}
     if np.isnan(r_half):
         raise DesignError(
             f"split-half reliability of {role} ({label}) is undefined: one half's item means do not "
@@ -171,17 +74,14 @@ def _reliability(y: np.ndarray, split: str, label: str, role: str) -> dict:
             "K >= 2 samples; use more items or samples."
         )
     r_xx = 2.0 * r_half / (1.0 + r_half) if r_half > -1 else float("-inf")
-    if r_xx <= 0:
+    if r_xx <= 0 and sem == "pooled":
         warnings.warn(
             f"split-half reliability of {role} ({label}) is r_xx = {r_xx:.4g} <= 0 (half correlation "
             f"{r_half:.4g}): the samples do not rank items consistently. SEM is computed with r_xx "
             "floored at 0 (SEM = SD: all variance treated as error), so no change will look reliable.",
             MixrankWarning, stacklevel=3)
-    p = y.mean(axis=1)
-    sd = float(np.std(p, ddof=1))
-    sem = sd * float(np.sqrt(1.0 - max(r_xx, 0.0)))
     return {"n_items": int(y.shape[0]), "k": int(y.shape[1]), "k_split": k_used, "r_half": r_half,
-            "r_xx": r_xx, "std_dev": sd, "sem": sem}
+            "r_xx": r_xx, "std_dev": sd, "sem": sd * float(np.sqrt(1.0 - max(r_xx, 0.0)))}
 
 
 # --------------------------------------------------------------------------- public entry
@@ -197,6 +97,7 @@ def reliable_change(
     split: str = "halves",
     by: str | None = "subject",
     method: str = "rci",
+    sem: str = "item",
     threshold: float = float(stats.norm.ppf(0.975)),
     fdr: float = 0.05,
 ) -> ReliableChange:
@@ -233,8 +134,15 @@ def reliable_change(
     method : {"rci", "eb"}, default "rci"
         ``"eb"`` adds the empirical-Bayes columns (see Notes) beside the
         RCI classes.
+    sem : {"item", "pooled"}, default "item"
+        Error model of the RCI classes.  ``"pooled"`` is methods.md section
+        8 as written (Jacobson-Truax): one SEM from the split-half
+        reliability for all items.  ``"item"`` (a documented departure, see
+        Notes) gives each item its own error: an exact test of no change
+        (Fisher for 0/1 scores, Student t otherwise) at level ``alpha``.
     threshold : float, default z_0.975 = 1.959964
-        |RCI| above which a change is reliable.
+        |RCI| above which a change is reliable; with ``sem="item"`` this is
+        the per-item level ``alpha = 2 (1 - Phi(threshold))`` = 0.05.
     fdr : float, default 0.05
         Target false discovery rate of the ``"eb"`` classes.
 
@@ -243,7 +151,7 @@ def reliable_change(
     ReliableChange
         Accessors ``items()``, ``summary()``, ``by_subject()``,
         ``vs_greedy()``; attributes ``before``/``after`` (labels),
-        ``method``, ``split``, ``threshold``, ``fdr``.
+        ``method``, ``sem``, ``split``, ``threshold``, ``fdr``.
 
     Raises
     ------
@@ -255,8 +163,8 @@ def reliable_change(
         share no items.
     DesignError
         Fewer than 3 shared items, an undefined split-half reliability (half
-        means constant over items), or ``method="eb"`` with fewer than 3
-        analysable items.
+        means constant over items) with ``sem="pooled"``, or ``method="eb"``
+        with fewer than 3 analysable items.
 
     Warns
     -----
@@ -264,8 +172,11 @@ def reliable_change(
         Items present in only one version (they are dropped; counts in the
         message and in ``summary().meta``).
     MixrankWarning
-        ``r_xx <= 0`` (SEM computed with ``r_xx`` floored at 0) or
-        ``S_diff = 0`` (every non-zero change is reliable).
+        ``sem="pooled"``: ``r_xx <= 0`` (SEM computed with ``r_xx`` floored
+        at 0) or ``S_diff = 0`` (every non-zero change is reliable).
+        ``sem="item"``: an undefined reliability (reported as NaN), or 0/1
+        scores with so few samples that no item can reach level ``alpha``
+        (K = 2 or 3 per version at 0.05).
 
     Notes
     -----
@@ -281,24 +192,43 @@ def reliable_change(
       from the analysable subset), else ``improved`` if RCI > threshold,
       ``deteriorated`` if RCI < -threshold, else ``no_change``.
 
-    The classical RCI uses one SEM for all items.  With 0/1 samples the
-    error variance ``p_i (1 - p_i) / K`` is far from constant (near zero for
-    items a model always or never solves), so among truly unchanged
-    analysable items the RCI calls more than 5% changed (see the tests:
-    about 15% of all items of a 2+2 null re-run of gpt-4o, against 10% single-
-    run flips).  ``method="eb"`` addresses this: per-item exact (Fisher, for
-    0/1 scores) or t-test p-values, Storey q-values and the classes
+    These are reported with either ``sem``.  With ``sem="pooled"`` the RCI
+    and classes are exactly the above.  The classical RCI assumes one error
+    variance for all items; with 0/1 samples the error variance ``p_i (1 -
+    p_i) / K`` is far from constant (near zero for items a model always or
+    never solves, which dominate the pooled SEM), so among truly unchanged
+    analysable items it calls far more than 5% changed: 16-19% in seeded
+    simulations (K = 4, Beta(0.5, 0.5) difficulties) and 15.1% of all items
+    of a 2 + 2 null re-run of gpt-4o, above the 10.1% single-run flips.
+
+    Departure from methods.md (the default, ``sem="item"``): each item is
+    tested against its own error.  For 0/1 scores, Fisher's exact test of
+    ``x_before/K_b`` vs ``x_after/K_a`` (conditional on the item's total,
+    so valid for every item difficulty and K); for other scores, the
+    Student pooled two-sample t test over the item's samples (exact under
+    normal errors).  ``rci = sign(delta) z_{1 - p/2}`` is the test's
+    z-equivalent, so ``|rci| > threshold`` exactly when ``p < alpha``;
+    ``std_error`` is the null SD of ``delta`` (``sqrt(pbar (1 - pbar)
+    (1/K_b + 1/K_a))`` for 0/1 scores).  Unchanged items are then called
+    with probability at most ``alpha`` whatever their difficulty (exact
+    enumeration: at most 0.8% at K = 4 and 2.5% at K = 20 per version), at
+    the price of power: with K = 2 or 3 0/1 samples per version no item
+    can reach p < 0.05 (a warning says so).  ``r_xx``, SEM and ``S_diff``
+    are still computed and reported; they no longer decide the classes.
+
+    ``method="eb"`` adds false-discovery control across items: the same
+    per-item p-values, Storey q-values and the classes
     ``improved``/``deteriorated`` for items with ``q <= fdr`` (FDR control
     for independent items), plus shrinkage estimates from the normal-normal
     mixed model ``delta_i ~ N(mu, tau^2 + s_i^2)`` fitted by REML (see
-    :mod:`mixrank.design.rci_eb`).  The price of exact per-item tests: with
-    few 0/1 samples (K = 4 gives a smallest Fisher p of 2/70) no item of a
-    large benchmark survives FDR control, and the EB classes say no_change
-    (the data cannot tell) where the RCI guesses.
+    :mod:`mixrank.design.rci_eb`).  With few 0/1 samples (K = 4 gives a
+    smallest Fisher p of 2/70) no item of a large benchmark survives FDR
+    control, and the EB classes say no_change (the data cannot tell).
 
-    Validated against hand-worked examples (six items, K = 4), seeded
-    simulations (RCI false alarms under homoscedastic errors, EB realised
-    FDR), ``scipy.stats.fisher_exact``, R ``nlme::lme`` (ML) and the
+    Validated against hand-worked examples (six items, K = 4, both error
+    models), seeded simulations (false alarms under homoscedastic errors
+    for both, and under 0/1 samples against exact enumeration for
+    ``sem="item"``; EB realised FDR), ``scipy.stats.fisher_exact``, R ``nlme::lme`` (ML) and the
     published metafor REML fit of the BCG trials.
 
     References
@@ -318,9 +248,12 @@ def reliable_change(
     ...         for m, mat in (("old", old), ("new", new))
     ...         for i, row in enumerate(mat) for k, y in enumerate(row)]
     >>> res = reliable_change(pd.DataFrame(rows), before="old", after="new")
-    >>> res.items()["class"].tolist()
+    >>> res.items()["class"].tolist()  # Fisher p: 1, 1, 1, 1, 1/7, 1/35
+    ['floor_ceiling', 'no_change', 'floor_ceiling', 'no_change', 'no_change', 'deteriorated']
+    >>> classical = reliable_change(pd.DataFrame(rows), before="old", after="new", sem="pooled")
+    >>> classical.items()["class"].tolist()  # delta / S_diff: 0, 0, 0, 0.87, 2.60, -3.46
     ['floor_ceiling', 'no_change', 'floor_ceiling', 'no_change', 'improved', 'deteriorated']
-    >>> round(res.summary().s_diff ** 2, 6)  # SEM^2: 1/60 + 1/15
+    >>> round(classical.summary().s_diff ** 2, 6)  # SEM^2: 1/60 + 1/15
     0.083333
     """
     if not isinstance(data, pd.DataFrame):
@@ -332,15 +265,18 @@ def reliable_change(
         raise DataError(f"split={split!r}; expected one of {_SPLITS}.")
     if method not in _METHODS:
         raise DataError(f"method={method!r}; expected one of {_METHODS}.")
+    if sem not in _SEMS:
+        raise DataError(f"sem={sem!r}; expected 'item' (per-item error, exact tests; the default) or "
+                        "'pooled' (the classical RCI's single SEM, methods.md section 8).")
     if not (np.isfinite(threshold) and threshold > 0):
         raise DataError(f"threshold={threshold!r}; expected a positive number (default z_0.975 = 1.96).")
     if not (0 < fdr < 1):
         raise DataError(f"fdr={fdr!r}; expected a target false discovery rate in (0, 1), e.g. 0.05.")
-    _check_columns(data, item_cols + [score] + [c for c in (sample, by) if c is not None],
+    check_columns(data, item_cols + [score] + [c for c in (sample, by) if c is not None],
                    "item/score/sample/by")
 
-    mask_b, label_b, spec_b = _selector(before, data, model, "before")
-    mask_a, label_a, spec_a = _selector(after, data, model, "after")
+    mask_b, label_b, spec_b = select_version(before, data, model, "before")
+    mask_a, label_a, spec_a = select_version(after, data, model, "after")
     both = mask_b & mask_a
     if both.any():
         raise DataError(
@@ -349,11 +285,11 @@ def reliable_change(
         )
     keep = item_cols + ([sample] if sample is not None else []) + [score]
     rows_b, rows_a = data.loc[mask_b], data.loc[mask_a]
-    y_all = _check_scores(pd.concat([rows_b[score], rows_a[score]]), score)
+    y_all = check_scores(pd.concat([rows_b[score], rows_a[score]]), score)
     binary = bool(np.isin(y_all, (0.0, 1.0)).all())
 
-    idx_b, yb = _version_matrix(rows_b, item_cols, sample, score, label_b, "before")
-    idx_a, ya = _version_matrix(rows_a, item_cols, sample, score, label_a, "after")
+    idx_b, yb = version_matrix(rows_b, item_cols, sample, score, label_b, "before")
+    idx_a, ya = version_matrix(rows_a, item_cols, sample, score, label_a, "after")
     common = idx_b[idx_b.isin(idx_a)]
     if len(common) == 0:
         raise DataError(
@@ -373,12 +309,26 @@ def reliable_change(
                           "at least 3 items.")
     yb, ya = yb[idx_b.get_indexer(common)], ya[idx_a.get_indexer(common)]
 
-    rel_b = _reliability(yb, split, label_b, "before")
-    rel_a = _reliability(ya, split, label_a, "after")
+    rel_b = _reliability(yb, split, label_b, "before", sem)
+    rel_a = _reliability(ya, split, label_a, "after", sem)
     s_diff = float(np.hypot(rel_b["sem"], rel_a["sem"]))
     p_b, p_a = yb.mean(axis=1), ya.mean(axis=1)
     delta = p_a - p_b
-    if s_diff > 0:
+    tests = item_tests(yb, ya, binary=binary)
+    alpha = float(2.0 * stats.norm.sf(threshold))
+    if sem == "item":
+        # z-equivalent of the exact per-item p-value: |rci| > threshold <=> p < alpha
+        rci = np.sign(delta) * stats.norm.isf(tests[0] / 2.0)
+        p_min = smallest_fisher_p(yb.shape[1], ya.shape[1]) if binary else 0.0
+        if p_min >= alpha:
+            warnings.warn(
+                f"with K = {yb.shape[1]} (before) and {ya.shape[1]} (after) 0/1 samples per item no item "
+                f"can show a reliable change at level {alpha:.3g}: the smallest exact p-value of such an "
+                f"item is {p_min:.3g}. Use more samples per version (K = 4 each reaches 2/70), or "
+                "sem='pooled' for the classical RCI, which assumes one error variance for all items "
+                "and calls unchanged items near p = 1/2 changed far more often than 5%.",
+                MixrankWarning, stacklevel=2)
+    elif s_diff > 0:
         rci = delta / s_diff
     else:
         warnings.warn("S_diff = 0 (both versions have r_xx = 1): every non-zero change is reliable.",
@@ -398,11 +348,14 @@ def reliable_change(
         first = both_rows.drop_duplicates(item_cols).set_index(item_cols)[by]
         first.index = pd.MultiIndex.from_frame(first.index.to_frame(index=False))
         table[by] = first.reindex(common).to_numpy()
-    table = table.assign(p_before=p_b, p_after=p_a, delta=delta, rci=rci)
+    table = table.assign(p_before=p_b, p_after=p_a, delta=delta)
+    if sem == "item":
+        table = table.assign(std_error=np.sqrt(tests[1]), p_value=tests[0])
+    table = table.assign(rci=rci)
     table["class"] = cls.astype(object)
     eb_info = None
     if method == "eb":
-        cols, eb_info = eb_item_changes(yb, ya, fc, fdr=fdr, binary=binary)
+        cols, eb_info = eb_item_changes(yb, ya, fc, fdr=fdr, binary=binary, tests=tests)
         table = table.assign(**cols)
 
     reliability = pd.DataFrame([
@@ -411,14 +364,15 @@ def reliable_change(
     ])
     versions = {"before": rows_b[keep], "after": rows_a[keep]}
     meta = {
-        "method": method, "split": split, "threshold": float(threshold), "fdr": float(fdr),
+        "method": method, "sem": sem, "alpha": alpha, "split": split, "threshold": float(threshold),
+        "fdr": float(fdr),
         "before": label_b, "after": label_a, "before_selector": spec_b, "after_selector": spec_a,
         "item": tuple(item_cols), "sample": sample, "score": score, "by": by, "binary": binary,
         "model": model, "n_items": int(len(common)), "n_only_before": only_b, "n_only_after": only_a,
         "s_diff": s_diff,
     }
     return ReliableChange(before=label_b, after=label_a, method=method, split=split,
-                          threshold=float(threshold), fdr=float(fdr), _items=table,
+                          threshold=float(threshold), fdr=float(fdr), sem=sem, _items=table,
                           _reliability=reliability, _meta=meta, _eb=eb_info, _versions=versions)
 
 
@@ -442,7 +396,8 @@ class ReliableChangeSummary:
         per version (``k_split`` samples entered the split; ``r_half`` the
         half correlation; ``std_dev`` the SD of p over items).
     s_diff, threshold : float
-        Standard error of the difference and the |RCI| cut-off.
+        Standard error of the difference (methods.md; it decides the classes
+        only with ``sem="pooled"``) and the |RCI| cut-off.
     mean_delta : float
         Mean change p_after - p_before over all items.
     n_items, n_analysable : int
@@ -474,6 +429,11 @@ class ReliableChangeSummary:
             lines.append(f"  {r.role:<6} K={r.k} r_xx={r.r_xx:.3f} SD={r.std_dev:.4f} SEM={r.sem:.4f}")
         lines.append(f"  S_diff={self.s_diff:.4f}  threshold={self.threshold:.3f}  "
                      f"mean delta={self.mean_delta:+.4f}")
+        if m.get("sem") == "item":
+            lines.append(f"  classes: sem=item, exact per-item test at level {m.get('alpha', 0.05):.3g} "
+                         "(S_diff above is descriptive)")
+        else:
+            lines.append("  classes: sem=pooled, |delta| / S_diff > threshold (classical RCI)")
         for r in self.change.itertuples(index=False):
             lines.append(f"  [{r.method}/{r.subset}] churn={r.churn:.3f} net={r.net_change:+.3f} "
                          f"median|dp|={r.median_abs_delta:.3f} (n={r.n}, changed={r.n_changed})")
@@ -491,7 +451,7 @@ class ReliableChange:
     ----------
     before, after : str
         Labels of the two versions (model name or selector text).
-    method, split : str
+    method, sem, split : str
         As passed to :func:`reliable_change`.
     threshold, fdr : float
         |RCI| cut-off and target FDR of the empirical-Bayes classes.
@@ -503,6 +463,7 @@ class ReliableChange:
     split: str
     threshold: float
     fdr: float
+    sem: str
     _items: pd.DataFrame = field(repr=False)
     _reliability: pd.DataFrame = field(repr=False)
     _meta: dict = field(repr=False)
@@ -530,13 +491,16 @@ class ReliableChange:
         pandas.DataFrame
             The item columns, the ``by`` column (if not an item column),
             ``p_before``, ``p_after`` (mean score over the K samples),
-            ``delta`` (= p_after - p_before), ``rci`` (delta / S_diff) and
-            ``class`` (improved, deteriorated, no_change, floor_ceiling).
-            With ``method="eb"`` also ``std_error`` (null SD of delta),
-            ``eb_estimate`` and ``eb_std_error`` (shrinkage estimate of the
-            true change and its prediction SE), ``p_value`` (Fisher exact or
-            t test of no change), ``q_value`` (Storey; NaN for floor/ceiling
-            items, outside the family) and ``eb_class``.
+            ``delta`` (= p_after - p_before), with ``sem="item"``
+            ``std_error`` (null SD of delta) and ``p_value`` (Fisher exact or
+            t test of no change), then ``rci`` (``sem="item"``: the
+            z-equivalent ``sign(delta) z_{1-p/2}``; ``sem="pooled"``: delta /
+            S_diff) and ``class`` (improved, deteriorated, no_change,
+            floor_ceiling).  With ``method="eb"`` also ``std_error`` and
+            ``p_value``, ``eb_estimate`` and ``eb_std_error`` (shrinkage
+            estimate of the true change and its prediction SE), ``q_value``
+            (Storey; NaN for floor/ceiling items, outside the family) and
+            ``eb_class``.
         """
         return self._table(self._items.copy(), "items")
 
@@ -676,11 +640,11 @@ class ReliableChange:
         meta = self._meta
         item, sample, score = list(meta["item"]), meta["sample"], meta["score"]
         if isinstance(greedy, pd.DataFrame):
-            _check_columns(greedy, item + [score], "greedy item/score")
+            check_columns(greedy, item + [score], "greedy item/score")
             sel_b = meta["before_selector"] if before is None else before
             sel_a = meta["after_selector"] if after is None else after
-            mask_b, lab_b, _ = _selector(sel_b, greedy, meta["model"], "greedy before")
-            mask_a, lab_a, _ = _selector(sel_a, greedy, meta["model"], "greedy after")
+            mask_b, lab_b, _ = select_version(sel_b, greedy, meta["model"], "greedy before")
+            mask_a, lab_a, _ = select_version(sel_a, greedy, meta["model"], "greedy after")
             g_b, g_a = greedy.loc[mask_b], greedy.loc[mask_a]
         else:
             if before is not None or after is not None:
@@ -700,7 +664,7 @@ class ReliableChange:
                 raise DataError(f"{role} ({lab}) has several rows for some items (first "
                                 f"{rows.loc[rows.duplicated(item), item].iloc[0].to_dict()!r}); expected one "
                                 "greedy run per item. Select a single sample, e.g. before={'sample': [0]}.")
-            y = _check_scores(rows[score], score)
+            y = check_scores(rows[score], score)
             ys.append(pd.Series(y, index=pd.MultiIndex.from_frame(rows[item])))
         it = self._items
         idx = pd.MultiIndex.from_frame(it[item])

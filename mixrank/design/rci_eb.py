@@ -12,6 +12,9 @@ Contents: :func:`fit_normal_normal` (REML fit of the normal-normal mixed
 model over items ``delta_i ~ N(mu, tau^2 + s_i^2)`` and its BLUPs),
 :func:`fisher_exact_two_sided` (vectorised Fisher exact test for 0/1
 scores), :func:`pooled_t_test` (Student two-sample t for continuous scores),
+:func:`item_tests` (the per-item test of no change that fits the scores,
+shared with the per-item RCI of :mod:`mixrank.design.rci`),
+:func:`smallest_fisher_p` (the smallest p-value a 0/1 design can reach),
 :func:`storey_qvalues` (Storey-Taylor-Siegmund q-values), and
 :func:`eb_item_changes`, which combines them.
 
@@ -39,6 +42,8 @@ __all__ = [
     "fit_normal_normal",
     "fisher_exact_two_sided",
     "pooled_t_test",
+    "item_tests",
+    "smallest_fisher_p",
     "storey_qvalues",
     "eb_item_changes",
     "STOREY_LAMBDA",
@@ -222,6 +227,54 @@ def pooled_t_test(y_before: np.ndarray, y_after: np.ndarray) -> tuple[np.ndarray
     return p, s2
 
 
+def item_tests(y_before: np.ndarray, y_after: np.ndarray, *, binary: bool
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-item test of no change between two versions, and the null variance of the change.
+
+    Parameters
+    ----------
+    y_before, y_after : numpy.ndarray
+        Items x K score matrices of the two versions (rows aligned).
+    binary : bool
+        0/1 scores: Fisher exact p-values and the pooled binomial variance
+        ``pbar_i (1 - pbar_i) (1/K_b + 1/K_a)`` (``pbar_i`` the share correct
+        over both versions).  Otherwise the Student pooled t test and the
+        pooled within-item sample variance times ``(1/K_b + 1/K_a)``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(p_value, s2)``, one entry per item.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p, s2 = item_tests(np.array([[0, 0, 0, 0]]), np.array([[1, 1, 1, 1]]), binary=True)
+    >>> round(float(p[0]) * 70, 12), float(s2[0])  # Fisher: 2 of the C(8, 4) = 70 tables; 1/4 * (1/4 + 1/4)
+    (2.0, 0.125)
+    """
+    kb, ka = y_before.shape[1], y_after.shape[1]
+    if not binary:
+        return pooled_t_test(y_before, y_after)
+    xb = np.rint(y_before.sum(axis=1)).astype(np.int64)
+    xa = np.rint(y_after.sum(axis=1)).astype(np.int64)
+    pbar = (xb + xa) / (kb + ka)
+    s2 = pbar * (1.0 - pbar) * (1.0 / kb + 1.0 / ka)
+    return fisher_exact_two_sided(xb, kb, xa, ka), s2
+
+
+def smallest_fisher_p(k_before: int, k_after: int) -> float:
+    """The smallest two-sided Fisher exact p-value over all tables of a ``k_before`` + ``k_after`` design.
+
+    Examples
+    --------
+    >>> round(smallest_fisher_p(2, 2), 6), round(smallest_fisher_p(4, 4), 6)  # 1/3 and 2/70
+    (0.333333, 0.028571)
+    """
+    xb, xa = np.meshgrid(np.arange(k_before + 1), np.arange(k_after + 1), indexing="ij")
+    return float(fisher_exact_two_sided(xb.ravel(), k_before, xa.ravel(), k_after).min())
+
+
 def storey_qvalues(p: np.ndarray, lam: float = STOREY_LAMBDA) -> tuple[np.ndarray, float]:
     """Storey q-values with the finite-sample null-share estimator.
 
@@ -260,7 +313,8 @@ def storey_qvalues(p: np.ndarray, lam: float = STOREY_LAMBDA) -> tuple[np.ndarra
 
 
 def eb_item_changes(y_before: np.ndarray, y_after: np.ndarray, floor_ceiling: np.ndarray, *,
-                    fdr: float, binary: bool) -> tuple[dict, dict]:
+                    fdr: float, binary: bool,
+                    tests: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[dict, dict]:
     """Empirical-Bayes change per item with FDR-controlled classes.
 
     Parameters
@@ -275,6 +329,8 @@ def eb_item_changes(y_before: np.ndarray, y_after: np.ndarray, floor_ceiling: np
     binary : bool
         Scores are 0/1 (Fisher exact p-values and binomial variances) or
         continuous (pooled t test and pooled sample variances).
+    tests : tuple of numpy.ndarray, optional
+        ``(p_value, s2)`` from :func:`item_tests`, if already computed.
 
     Returns
     -------
@@ -295,16 +351,8 @@ def eb_item_changes(y_before: np.ndarray, y_after: np.ndarray, floor_ceiling: np
     ``improved``/``deteriorated`` by the sign of ``delta_i``.
     """
     n = y_before.shape[0]
-    kb, ka = y_before.shape[1], y_after.shape[1]
     delta = y_after.mean(axis=1) - y_before.mean(axis=1)
-    if binary:
-        xb = np.rint(y_before.sum(axis=1)).astype(np.int64)
-        xa = np.rint(y_after.sum(axis=1)).astype(np.int64)
-        pbar = (xb + xa) / (kb + ka)
-        s2 = pbar * (1.0 - pbar) * (1.0 / kb + 1.0 / ka)
-        pval = fisher_exact_two_sided(xb, kb, xa, ka)
-    else:
-        pval, s2 = pooled_t_test(y_before, y_after)
+    pval, s2 = item_tests(y_before, y_after, binary=binary) if tests is None else tests
     an = ~np.asarray(floor_ceiling, dtype=bool)
     fit_mask = an & (s2 > 0)
     fit = fit_normal_normal(delta[fit_mask], s2[fit_mask])

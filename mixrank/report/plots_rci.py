@@ -82,8 +82,10 @@ def plot_rci(result_or_items: Any, *, ax: Any = None, title: str | None = None,
         scores sit on a grid and jitter would hide the counts.  One scatter
         collection per class present, in the order improved, deteriorated,
         no_change, floor_ceiling; a dashed diagonal (no change); dotted lines
-        ``p_after = p_before +/- threshold * S_diff`` (the RCI cut-off) when
-        the table's metadata carry both and ``method="rci"``; a legend
+        ``p_after = p_before +/- threshold * S_diff`` (the classical RCI
+        cut-off) when the table's metadata carry both, ``sem="pooled"`` and
+        ``method="rci"`` (with ``sem="item"`` each item has its own cut-off,
+        so no line is drawn); a legend
         naming all four classes with their item counts.
 
     Raises
@@ -111,7 +113,7 @@ def plot_rci(result_or_items: Any, *, ax: Any = None, title: str | None = None,
     ...                               sample="prompt")
     >>> ax = plot_rci(res, title="m01 -> m02")
     >>> [t.get_text() for t in ax.get_legend().get_texts()]
-    ['improved (2)', 'deteriorated (10)', 'no reliable change (175)', 'floor/ceiling in both (53)']
+    ['improved (0)', 'deteriorated (2)', 'no reliable change (185)', 'floor/ceiling in both (53)']
     """
     col = _METHOD_CLASS[_method(method, "plot_rci")]
     table = _table(result_or_items, "items", ("p_before", "p_after", col), "plot_rci")
@@ -136,7 +138,8 @@ def plot_rci(result_or_items: Any, *, ax: Any = None, title: str | None = None,
         ax.plot([0.0, 1.0], [0.0, 1.0], color=style.COLORS["reference"], linestyle="--",
                 linewidth=0.9, zorder=1, label="_no change")
         s_diff, thr = meta.get("s_diff"), meta.get("threshold")
-        if method == "rci" and s_diff is not None and thr is not None and np.isfinite(s_diff * thr):
+        pooled = meta.get("sem") == "pooled"
+        if method == "rci" and pooled and s_diff is not None and thr is not None and np.isfinite(s_diff * thr):
             w = float(s_diff) * float(thr)
             for sign in (1.0, -1.0):
                 ax.plot([0.0, 1.0], [sign * w, 1.0 + sign * w], color=style.COLORS["reference"],

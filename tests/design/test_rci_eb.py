@@ -232,7 +232,9 @@ def test_eb_realised_fdr_at_most_target(regime):
 
 def test_eb_beats_rci_false_alarms_on_null_rerun(shared_data):
     d = shared_data("llm_stability")
-    res = reliable_change(d, before={"sample": [0, 1, 2]}, after={"sample": [3, 4]}, method="eb")
+    # against the classical pooled-SEM RCI (the per-item default cannot call anything at K = 3 vs 2)
+    res = reliable_change(d, before={"sample": [0, 1, 2]}, after={"sample": [3, 4]}, method="eb",
+                          sem="pooled")
     it = res.items()
     # K = 3 vs 2: the odd version drops its last sample from the split only
     rel = res.summary().reliability.set_index("role")
@@ -240,3 +242,4 @@ def test_eb_beats_rci_false_alarms_on_null_rerun(shared_data):
     n_eb = int(it["eb_class"].isin(["improved", "deteriorated"]).sum())
     n_rci = int(it["class"].isin(["improved", "deteriorated"]).sum())
     assert n_eb == 0, f"EB called {n_eb} items changed on identical re-runs (RCI: {n_rci})"
+    assert n_rci > 0.05 * len(it), f"pooled RCI called {n_rci} of {len(it)} items"

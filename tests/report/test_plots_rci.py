@@ -55,7 +55,7 @@ def _items(shuffle: bool = True) -> pd.DataFrame:
     t["delta"] = t["p_after"] - t["p_before"]
     if shuffle:
         t = t.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    t.attrs["mixrank"] = {"before": "v1", "after": "v2", "s_diff": 0.2, "threshold": 2.0}
+    t.attrs["mixrank"] = {"before": "v1", "after": "v2", "s_diff": 0.2, "threshold": 2.0, "sem": "pooled"}
     return t
 
 
@@ -108,6 +108,11 @@ def test_plot_rci_legend_counts_and_reference_lines():
     assert len(ax2.get_lines()) == 1
     assert [x.get_text() for x in ax2.get_legend().get_texts()][1] == "deteriorated (0)"
     assert "deteriorated" not in _markers(ax2)
+    # sem="item": per-item cut-offs, so no S_diff band
+    t = _items()
+    t.attrs["mixrank"]["sem"] = "item"
+    fig, ax3 = plt.subplots()
+    assert len(plot_rci(t, ax=ax3).get_lines()) == 1
 
 
 @pytest.mark.parametrize("table, match", [
@@ -223,7 +228,9 @@ def test_results_are_accepted_and_by_none_is_reported():
 # --------------------------------------------------------------------------- real data
 def test_llm_stability_smoke(shared_data):
     d = shared_data("llm_stability")
-    res = mixrank.reliable_change(d, before={"sample": [0, 1]}, after={"sample": [2, 3]}, method="eb")
+    # the classical RCI, so that the scatter has all four classes (the per-item default calls none at K = 2)
+    res = mixrank.reliable_change(d, before={"sample": [0, 1]}, after={"sample": [2, 3]}, method="eb",
+                                  sem="pooled")
     it = res.items()
     for method, col in (("rci", "class"), ("eb", "eb_class")):
         ax = plot_rci(res, method=method, title=method)
