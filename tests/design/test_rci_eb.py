@@ -27,6 +27,7 @@ from mixrank.design.rci_eb import (
     fisher_exact_two_sided,
     fit_normal_normal,
     pooled_t_test,
+    smallest_fisher_p,
     storey_qvalues,
 )
 from mixrank.errors import DesignError
@@ -96,6 +97,16 @@ def test_fisher_matches_scipy_all_tables():
     got = fisher_exact_two_sided(xb, kb, xa, ka)
     want = [stats.fisher_exact([[b, kb - b], [a, ka - a]])[1] for b, a in zip(xb, xa, strict=True)]
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-14)
+
+
+def test_smallest_fisher_p_is_the_minimum_over_all_tables():
+    for kb in range(1, 9):
+        for ka in range(1, 9):
+            xb, xa = np.meshgrid(np.arange(kb + 1), np.arange(ka + 1), indexing="ij")
+            want = min(stats.fisher_exact([[b, kb - b], [a, ka - a]])[1]
+                       for b, a in zip(xb.ravel(), xa.ravel(), strict=True))
+            assert smallest_fisher_p(kb, ka) == pytest.approx(want, rel=1e-9), (kb, ka)
+    assert smallest_fisher_p(3, 3) == pytest.approx(0.1, rel=1e-12)  # 2 / C(6, 3)
 
 
 def test_pooled_t_matches_scipy():
