@@ -208,8 +208,9 @@ def reliable_change(
     Student pooled two-sample t test over the item's samples (exact under
     normal errors).  ``rci = sign(delta) z_{1 - p/2}`` is the test's
     z-equivalent, so ``|rci| > threshold`` exactly when ``p < alpha``;
-    ``std_error`` is the null SD of ``delta`` (``sqrt(pbar (1 - pbar)
-    (1/K_b + 1/K_a))`` for 0/1 scores).  Unchanged items are then called
+    ``std_error`` is the null SD of ``delta`` (for 0/1 scores its exact
+    value given the item's total, ``sqrt(pbar (1 - pbar) (1/K_b + 1/K_a)
+    n/(n - 1))``, ``n = K_b + K_a``).  Unchanged items are then called
     with probability at most ``alpha`` whatever their difficulty (exact
     enumeration: at most 0.8% at K = 4 and 2.5% at K = 20 per version), at
     the price of power: with K = 2 or 3 0/1 samples per version no item

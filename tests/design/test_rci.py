@@ -120,12 +120,13 @@ def test_hand_worked_item_sem():
     #   q5 (0/4 -> 3/4, t = 3): observed 5/70 -> p = 10/70 = 1/7
     #   q6 (4/4 -> 0/4, t = 4): pmf (1, 16, 36, 16, 1)/70, observed 1/70 -> p = 2/70 = 1/35
     #   q2 (3/4 -> 3/4) and the floor/ceiling items: p = 1.
-    # std_error^2 = pbar (1 - pbar) (1/4 + 1/4): pbar = 1, 3/4, 0, 3/8, 3/8, 1/2
+    # std_error^2 = Var(delta | t) under no change = pbar (1 - pbar) (1/4 + 1/4) 8/7 (hypergeometric):
+    #   pbar = 1, 3/4, 0, 3/8, 3/8, 1/2 -> 0, 3/28, 0, 15/112, 15/112, 1/7
     # rci = sign(delta) z_{1 - p/2}: q5 z_{13/14} = 1.4652, q6 -z_{69/70} = -2.1893
     res = reliable_change(hand_frame(), before="old", after="new")
     it = res.items()
     np.testing.assert_allclose(it["p_value"], [1, 1, 1, 1, 1 / 7, 1 / 35], atol=TOL["exact"])
-    np.testing.assert_allclose(it["std_error"] ** 2, [0, 3 / 32, 0, 15 / 128, 15 / 128, 1 / 8],
+    np.testing.assert_allclose(it["std_error"] ** 2, [0, 3 / 28, 0, 15 / 112, 15 / 112, 1 / 7],
                                atol=TOL["exact"])
     np.testing.assert_allclose(it["rci"], [0, 0, 0, 0, stats.norm.isf(1 / 14), -stats.norm.isf(1 / 70)],
                                atol=TOL["exact"])

@@ -16,6 +16,8 @@ References used here:
 from __future__ import annotations
 
 import json
+import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +32,7 @@ from mixrank.design.rci_eb import (
     smallest_fisher_p,
     storey_qvalues,
 )
-from mixrank.errors import DesignError
+from mixrank.errors import DesignError, MixrankWarning
 from tests.design.test_rci import BEFORE, _frame, hand_frame
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "rci_eb_nlme.json"
@@ -154,8 +156,13 @@ def test_eb_columns_on_hand_example():
     fisher = [stats.fisher_exact([[a, 4 - a], [b, 4 - b]])[1] for a, b in zip(xb, xa, strict=True)]
     np.testing.assert_allclose(it["p_value"], fisher, rtol=1e-10)
     an = (it["class"] != "floor_ceiling").to_numpy()
-    pbar = (xb + xa) / 8
-    s2 = pbar * (1 - pbar) * (1 / 4 + 1 / 4)
+    # exact null variance of delta given the item's total t: delta = x_after (1/4 + 1/4) - t/4, and
+    # x_after | t is hypergeometric (8 samples, t correct, 4 drawn)
+    t = (xb + xa).to_numpy()
+    var_after = 4 * (t / 8) * (1 - t / 8) * (8 - 4) / (8 - 1)  # hypergeometric variance
+    np.testing.assert_allclose(var_after[(t > 0) & (t < 8)],
+                               [stats.hypergeom(8, ti, 4).var() for ti in t[(t > 0) & (t < 8)]], rtol=1e-12)
+    s2 = var_after * (1 / 4 + 1 / 4) ** 2
     np.testing.assert_allclose(it["std_error"], np.sqrt(s2), atol=TOL["exact"])
     fit = fit_normal_normal(it["delta"].to_numpy()[an], s2[an])
     np.testing.assert_allclose(it["eb_estimate"].to_numpy()[an], fit["estimate"], atol=TOL["exact"])
@@ -167,6 +174,27 @@ def test_eb_columns_on_hand_example():
     s = reliable_change(hand_frame(), before="old", after="new", method="eb").summary()
     assert set(s.classes["method"]) == {"rci", "eb"}
     assert s.eb["n_family"] == 4 and s.eb["fdr"] == 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [2, 4, 10])
+def test_eb_prior_variance_at_boundary_under_null(k):
+    """Complete null, 0/1 samples: with the exact null variance of each change the normal-normal model
+    is correctly specified at tau^2 = 0, where the REML estimate sits on the boundary in about half of
+    the replicates (the 50:50 chi-bar-square law). Band: 1/2 - 3 MC SE. The plug-in binomial variance
+    (without n/(n - 1)) understates the noise and gave tau^2 > 0 in 95-100% of replicates."""
+    rng = np.random.default_rng(500 + k)
+    reps, at_zero = 100, 0
+    for _ in range(reps):
+        p = rng.beta(0.5, 0.5, 1000)
+        yb = (rng.random((1000, k)) < p[:, None]).astype(int)
+        ya = (rng.random((1000, k)) < p[:, None]).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MixrankWarning)
+            res = reliable_change(_frame(yb, ya), before="old", after="new", by=None, method="eb")
+        at_zero += res.summary().eb["tau2"] <= 1e-12
+    share = at_zero / reps
+    assert share >= 0.5 - 3 * math.sqrt(0.25 / reps), f"tau^2 = 0 in only {share:.2f} of null replicates"
 
 
 def test_eb_unequal_k_between_versions():
