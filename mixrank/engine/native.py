@@ -14,13 +14,15 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import cast
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
@@ -246,5 +248,12 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     lattice = None
     if method == "reml" and any(frame.stats.n_common[j, k] == frame.n_cells for j, k in pairs):
         lattice = build_lattice(frame)
-    with threadpool_limits(limits=limit, user_api="blas"):
+    guard = _blas_controller().limit(limits=1, user_api="blas") if limit == 1 else contextlib.nullcontext()
+    with guard:
         return [_fit_one(frame, j, k, method, estimand, cache, lattice) for j, k in pairs]
+
+
+@lru_cache(maxsize=1)
+def _blas_controller() -> ThreadpoolController:
+    """One controller per process: building it inspects every loaded library (~3 ms)."""
+    return ThreadpoolController()

@@ -39,6 +39,7 @@ from .structure import PairSums, Structure
 __all__ = ["RemlFit", "fit_reml", "quad_forms", "profiled_deviance", "LOG2PI"]
 
 LOG2PI = math.log(2 * math.pi)
+_potrf, _trtrs = la.lapack.dpotrf, la.lapack.dtrtrs
 
 
 def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
@@ -75,18 +76,25 @@ def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, f
         return logdet, cAc, cAs, sAs
     lam2 = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
     if st.G is not None:
-        M2 = z22 - t1sq * np.tensordot(wv, st.G, axes=(0, 0))
+        G = st.G
+        M2 = z22 - t1sq * (wv @ G.reshape(G.shape[0], -1)).reshape(q2, q2)
     else:
         wi = wv[st.groups]
         M2 = z22 - t1sq * (z12.T @ (z12 * wi[:, None]))
     S = lam2[:, None] * M2 * lam2[None, :]
-    S[np.diag_indices_from(S)] += 1.0
-    rc = lam2 * (c2 - t1sq * (wv @ h))
-    rs = lam2 * (s2 - t1sq * (wv @ k))
-    L = la.cholesky(S, lower=True, check_finite=False)
-    yc = la.solve_triangular(L, rc, lower=True, check_finite=False)
-    ys = la.solve_triangular(L, rs, lower=True, check_finite=False)
-    logdet += 2.0 * float(np.sum(np.log(np.diag(L))))
+    S.flat[:: q2 + 1] += 1.0
+    rhs = np.empty((q2, 2))
+    rhs[:, 0] = lam2 * (c2 - t1sq * (wv @ h))
+    rhs[:, 1] = lam2 * (s2 - t1sq * (wv @ k))
+    # LAPACK directly (no argument checking): this runs hundreds of times per pair
+    L, info = _potrf(S, lower=1, clean=0, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Schur complement not positive definite (potrf info {info})")
+    y, info = _trtrs(L, rhs, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"triangular solve failed (trtrs info {info})")
+    yc, ys = y[:, 0], y[:, 1]
+    logdet += 2.0 * float(np.sum(np.log(L.diagonal())))
     return logdet, cAc + float(yc @ yc), cAs + float(yc @ ys), sAs + float(ys @ ys)
 
 
