@@ -519,12 +519,23 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     if not args.output:
         raise _UsageError("report needs -o/--output FILE.html")
+    if (args.rci_before is None) != (args.rci_after is None):
+        raise _UsageError("report: --rci-before and --rci-after go together (the two versions "
+                          "whose items are compared)")
     res = _fit(args)
+    rc = None
+    if args.rci_before is not None:
+        from .design.rci import reliable_change
+
+        data = _frame_data(args)
+        rc = reliable_change(data, before=_selector(args.rci_before, data),
+                             after=_selector(args.rci_after, data), model=res.frame.spec.comparison,
+                             score=res.frame.spec.response, sample=args.rci_sample, sem=args.rci_sem)
     multiplicity = None if args.multiplicity == "none" else args.multiplicity
     out = write_report(res, args.output, title=args.title, level=args.level,
                        plan_delta=args.delta, max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in _rank_kwargs(args).items() if k != "level"},
-                       resolution_kwargs=dict(multiplicity=multiplicity))
+                       resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc)
     print(f"wrote {out}", file=sys.stderr)
 
 
@@ -611,6 +622,13 @@ def _register(sub: Any, *_: Any) -> None:
     s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
     s.add_argument("--max-pairs", type=int, default=40,
                    help="with more pairs, show the adjacent ones (default 40)")
+    s.add_argument("--rci-before", default=None, help="add a reliable-change section: the first "
+                   "version (model name or COLUMN=V[,V][;COLUMN=V]); needs --rci-after")
+    s.add_argument("--rci-after", default=None, help="the second version, as --rci-before")
+    s.add_argument("--rci-sample", default="sample",
+                   help="column of the repeated samples per item (default sample)")
+    s.add_argument("--rci-sem", default="item", choices=["item", "pooled"],
+                   help="error model of the reliable-change classes (see mixrank rci --sem)")
     s.set_defaults(func=cmd_report)
 
 

@@ -271,6 +271,17 @@ def test_report(capsys, tmp_path):
     assert 'class="omitted"' not in text
     code, _, err = run(capsys, "report", "example", "-f", F2)
     assert code == 2 and "--output" in err
+    # a reliable-change section for two models, prompts as the repeated samples
+    code, _, err = run(capsys, "report", "example", "-f", F2, "-o", str(target), "--rci-before", "m01",
+                       "--rci-after", "m02", "--rci-sample", "prompt", "--rci-sem", "pooled")
+    assert code == 0
+    text = target.read_text(encoding="utf-8")
+    want = mixrank.reliable_change(mixrank.load_example(), before="m01", after="m02", sample="prompt",
+                                   sem="pooled")
+    assert 'id="reliable_change"' in text and 'class="omitted"' not in text
+    assert f"S_diff = {want.summary().s_diff:.4g}" in text
+    code, _, err = run(capsys, "report", "example", "-f", F2, "-o", str(target), "--rci-before", "m01")
+    assert code == 2 and "--rci-after" in err
 
 
 # ------------------------------------------------------------------ input formats

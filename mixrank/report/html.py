@@ -7,7 +7,8 @@ external resources, so the page opens offline and can be mailed as one file.
 Contents: :func:`render_report` (the HTML text) and :func:`write_report`
 (the same, written to a file).  Sections: design summary and balance,
 variance components, contrasts (forest plot) and design effect, rank
-intervals, resolution verdicts, planning table, diagnostics.  A section whose
+intervals, resolution verdicts, planning table, diagnostics, and (given
+:func:`mixrank.reliable_change` results) item-level reliable change.  A section whose
 backend is not available (or raises a mixrank error) is replaced by a visible
 note saying why; nothing is dropped silently.  This module only calls the
 public API and formats its tables: it computes no statistics.
@@ -63,6 +64,7 @@ _TITLES = {
     "resolution": "Resolution verdicts",
     "plan": "Planning",
     "diagnostics": "Fit diagnostics",
+    "reliable_change": "Item-level reliable change",
 }
 
 
@@ -357,9 +359,53 @@ def _diagnostics(fit: Any, ctx: dict) -> str:
     return "".join(parts)
 
 
+def _reliable_change(fit: Any, ctx: dict) -> str:
+    parts = []
+    for rc in ctx["reliable_change"]:
+        s = rc.summary()
+        parts.append(f"<h3>{html.escape(rc.before)} \u2192 {html.escape(rc.after)}</h3>")
+        ks = " and ".join(str(k) for k in s.reliability["k"])
+        if rc.sem == "item":
+            how = (f"Each item is classed by its own exact test of no change (Fisher for 0/1 scores) at "
+                   f"level {s.meta.get('alpha', 0.05):.3g}; r_xx, SEM and S_diff are descriptive.")
+        else:
+            how = (f"Classical RCI: |\u0394p| / S_diff > {rc.threshold:.3g} with one pooled SEM "
+                   f"(S_diff = {s.s_diff:.4g}).")
+        parts.append(_p(f"{s.n_items} items ({s.n_analysable} not at floor/ceiling in both "
+                        f"versions), K = {ks} samples per item. {how}"
+                        + (f" Empirical-Bayes classes at FDR {rc.fdr:g} alongside." if s.eb else "")))
+
+        def scatter(rc: Any = rc) -> str:
+            from mixrank.report.plots_rci import plot_rci
+
+            ax = style.new_axes(16, width=5.4, pyplot=False)
+            with style.style_context():
+                plot_rci(rc, ax=ax, title=f"{rc.before} \u2192 {rc.after}")
+            return _figure_html(ax, name="rci", alt="item scores before and after by class",
+                                caption="One marker per (p_before, p_after) point, area by item count.")
+
+        parts.append(_guard("Reliable-change scatter", scatter))
+        if s.meta.get("by") is not None:
+            def subjects(rc: Any = rc) -> str:
+                from mixrank.report.plots_rci import plot_rci_subjects
+
+                n = int(rc.items()[rc.summary().meta["by"]].nunique())
+                ax = style.new_axes(n, pyplot=False)
+                with style.style_context():
+                    plot_rci_subjects(rc, ax=ax)
+                return _figure_html(ax, name="rci_subjects", alt="net change and churn per subject",
+                                    caption="Net change and churn per subject; reversals highlighted.")
+
+            parts.append(_guard("Per-subject plot", subjects))
+        parts.append(format_table_html(s.change))
+        parts.append(format_table_html(s.reliability))
+    return "".join(parts)
+
+
 _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "design": _design, "components": _components, "contrasts": _contrasts, "ranks": _ranks,
     "resolution": _resolution, "plan": _plan, "diagnostics": _diagnostics,
+    "reliable_change": _reliable_change,
 }
 
 
@@ -382,7 +428,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                   plan_delta: float = 0.02, sections: Sequence[str] = SECTIONS,
                   rank_kwargs: Mapping[str, Any] | None = None,
                   resolution_kwargs: Mapping[str, Any] | None = None,
-                  plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40) -> str:
+                  plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
+                  reliable_change: Any = None) -> str:
     """The HTML text of the report of a fit.
 
     Parameters
@@ -403,6 +450,11 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     max_pairs : int, default 40
         With more fitted pairs, plots and pairwise tables show the pairs of
         models adjacent in the order of their mean scores (a note says so).
+    reliable_change : ReliableChange or sequence of them, optional
+        Results of :func:`mixrank.reliable_change`; when given, a section
+        ``"reliable_change"`` (scatter and per-subject plots, churn and
+        reliability tables) is added after the others (or where
+        ``sections`` names it).
 
     Returns
     -------
@@ -416,7 +468,9 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     Raises
     ------
     DataError
-        ``fit`` is not a FitResult, or an unknown section name.
+        ``fit`` is not a FitResult, an unknown section name, a
+        ``reliable_change`` that is not a ReliableChange, or the section
+        ``"reliable_change"`` asked for without results.
     MissingDependencyError
         matplotlib is not installed (``pip install 'mixrank[plot]'``).
 
@@ -426,22 +480,36 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ``Frame.describe``, the plot functions) and formats the tables; numbers
     are rounded for display only.
     """
+    from mixrank.design.rci import ReliableChange
     from mixrank.errors import require
     from mixrank.results import FitResult
 
     if not isinstance(fit, FitResult):
         raise DataError(f"render_report needs a FitResult from mixrank.fit(...); got "
                         f"{type(fit).__name__}")
+    rcs = [] if reliable_change is None else (
+        [reliable_change] if isinstance(reliable_change, ReliableChange) else list(reliable_change))
+    wrong = [type(r).__name__ for r in rcs if not isinstance(r, ReliableChange)]
+    if wrong:
+        raise DataError(f"reliable_change= takes results of mixrank.reliable_change(...); got {wrong}")
+    sections = list(sections)
+    if rcs and "reliable_change" not in sections:
+        sections.append("reliable_change")
+    if "reliable_change" in sections and not rcs:
+        raise DataError("section 'reliable_change' needs results: pass "
+                        "reliable_change=mixrank.reliable_change(data, before=..., after=...)")
     unknown = [s for s in sections if s not in _BUILDERS]
     if unknown:
-        raise DataError(f"unknown report section(s) {unknown}; expected a subset of {list(SECTIONS)}")
+        raise DataError(f"unknown report section(s) {unknown}; expected a subset of "
+                        f"{list(SECTIONS) + ['reliable_change']}")
     if not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
         raise DataError(f"max_pairs={max_pairs!r}; expected a positive integer such as 40")
     require("matplotlib", "plot", "the HTML report")
     pairs, pair_note = _shown_pairs(fit, int(max_pairs))
     ctx = dict(pairs=pairs, level=level, plan_delta=plan_delta, max_pairs=int(max_pairs),
                rank_kwargs=dict(rank_kwargs or {}), resolution_kwargs=dict(resolution_kwargs or {}),
-               plan_kwargs=dict(plan_kwargs or {}), resolution_plot=_resolution_plot())
+               plan_kwargs=dict(plan_kwargs or {}), resolution_plot=_resolution_plot(),
+               reliable_change=rcs)
     spec = fit.frame.spec
     page_title = title or f"mixrank report: {spec.formula}"
     body = [f"<h1>{html.escape(page_title)}</h1>",
@@ -472,7 +540,8 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                  level: float | None = None, plan_delta: float = 0.02,
                  sections: Sequence[str] = SECTIONS, rank_kwargs: Mapping[str, Any] | None = None,
                  resolution_kwargs: Mapping[str, Any] | None = None,
-                 plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40) -> Path:
+                 plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
+                 reliable_change: Any = None) -> Path:
     """Write the self-contained HTML report of a fit to ``path``.
 
     Parameters
@@ -482,6 +551,8 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
     path : str or Path
         Output file (``.html``); its folder must exist.
     title, level, plan_delta, sections, rank_kwargs, resolution_kwargs, plan_kwargs, max_pairs
+        As in :func:`render_report`.
+    reliable_change : ReliableChange or sequence of them, optional
         As in :func:`render_report`.
 
     Returns
@@ -515,6 +586,6 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                         "not exist; create it or choose another path")
     text = render_report(fit, title=title, level=level, plan_delta=plan_delta, sections=sections,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
-                         plan_kwargs=plan_kwargs, max_pairs=max_pairs)
+                         plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change)
     p.write_text(text, encoding="utf-8")
     return p

@@ -113,9 +113,10 @@ def report(tmp_path_factory) -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", mixrank.load_example())
+        rc = mixrank.reliable_change(mixrank.load_example(), before="m01", after="m02", sample="prompt")
     from mixrank.report import write_report
 
-    return write_report(res, tmp_path_factory.mktemp("report") / "report.html")
+    return write_report(res, tmp_path_factory.mktemp("report") / "report.html", reliable_change=rc)
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +134,7 @@ def test_report_loads_without_errors(probed):
 def test_every_plot_image_decodes(probed):
     info, _ = probed
     plots = {im["plot"]: im for im in info["images"]}
-    assert set(plots) == {"components", "contrasts", "ranks", "resolution"}
+    assert set(plots) == {"components", "contrasts", "ranks", "resolution", "rci", "rci_subjects"}
     for name, im in plots.items():
         assert im["complete"] and im["w"] > 100 and im["h"] > 100, (name, im)
         assert im["cw"] > 100 and im["ch"] > 50, (name, im)

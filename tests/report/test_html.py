@@ -152,6 +152,36 @@ def test_write_report_and_errors(res, tmp_path):
         render_report(res, max_pairs=0)
 
 
+def test_reliable_change_section(res, tmp_path):
+    ex = mixrank.load_example()
+    rc = mixrank.reliable_change(ex, before="m01", after="m02", sample="prompt", method="eb")
+    classical = mixrank.reliable_change(ex, before="m01", after="m03", sample="prompt", sem="pooled",
+                                        by=None)
+    text = render_report(res, sections=["design"], reliable_change=[rc, classical])
+    assert '<a href="#reliable_change">' in text
+    sec = _section(text, "reliable_change")
+    assert 'class="omitted"' not in sec
+    assert "<h3>m01 \u2192 m02</h3>" in sec and "<h3>m01 \u2192 m03</h3>" in sec
+    # the tables are the API's, formatted; the mode is stated
+    for r in (rc, classical):
+        s = r.summary()
+        assert format_table_html(s.change) in sec and format_table_html(s.reliability) in sec
+    assert "own exact test" in sec and f"S_diff = {classical.summary().s_diff:.4g}" in sec
+    assert "FDR 0.05" in sec
+    # scatter for both, per-subject plot only where by= was set; all non-blank
+    imgs = _images(sec)
+    assert [n for n, _ in imgs] == ["rci", "rci_subjects", "rci"]
+    for name, img in imgs:
+        assert img[..., :3].std() > 0.05, f"plot {name} is blank"
+    # a single result works, write_report passes it on
+    out = write_report(res, tmp_path / "rc.html", sections=["design"], reliable_change=rc)
+    assert _section(out.read_text(encoding="utf-8"), "reliable_change").count("<h3>") == 1
+    with pytest.raises(DataError, match="reliable_change= takes results"):
+        render_report(res, reliable_change=[rc, res])
+    with pytest.raises(DataError, match="needs results"):
+        render_report(res, sections=["design", "reliable_change"])
+
+
 def test_format_table_html():
     df = pd.DataFrame({"a": ["<x>", "y"], "b": [np.nan, 0.000012345], "c": [True, False],
                        "d": [3, 4], "e": [1234567.8, 0.123456]})
