@@ -315,9 +315,10 @@ def reliable_change(
     s_diff = float(np.hypot(rel_b["sem"], rel_a["sem"]))
     p_b, p_a = yb.mean(axis=1), ya.mean(axis=1)
     delta = p_a - p_b
-    tests = item_tests(yb, ya, binary=binary)
+    # per-item tests: the classes of sem="item", the p-values of method="eb"
+    tests = item_tests(yb, ya, binary=binary) if sem == "item" or method == "eb" else None
     alpha = float(2.0 * stats.norm.sf(threshold))
-    if sem == "item":
+    if tests is not None and sem == "item":
         # z-equivalent of the exact per-item p-value: |rci| > threshold <=> p < alpha
         rci = np.sign(delta) * stats.norm.isf(tests[0] / 2.0)
         p_min = smallest_fisher_p(yb.shape[1], ya.shape[1]) if binary else 0.0
@@ -350,7 +351,7 @@ def reliable_change(
         first.index = pd.MultiIndex.from_frame(first.index.to_frame(index=False))
         table[by] = first.reindex(common).to_numpy()
     table = table.assign(p_before=p_b, p_after=p_a, delta=delta)
-    if sem == "item":
+    if tests is not None and sem == "item":
         table = table.assign(std_error=np.sqrt(tests[1]), p_value=tests[0])
     table = table.assign(rci=rci)
     table["class"] = cls.astype(object)

@@ -336,8 +336,9 @@ def eb_item_changes(y_before: np.ndarray, y_after: np.ndarray, floor_ceiling: np
     fdr : float
         Target false discovery rate in (0, 1).
     binary : bool
-        Scores are 0/1 (Fisher exact p-values and binomial variances) or
-        continuous (pooled t test and pooled sample variances).
+        Scores are 0/1 (Fisher exact p-values and the exact null variances
+        given each item's total) or continuous (pooled t test and pooled
+        sample variances); see :func:`item_tests`.
     tests : tuple of numpy.ndarray, optional
         ``(p_value, s2)`` from :func:`item_tests`, if already computed.
 

@@ -244,12 +244,11 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     # The per-evaluation matrices are small: multithreaded BLAS only adds
     # synchronisation cost there (measured 5x slower on 2 cores).
     q2 = sum(sorted(frame.term_levels.values())[:-1]) if frame.term_levels else 0
-    limit = 1 if q2 < 600 else None
     lattice = None
     if method == "reml" and any(frame.stats.n_common[j, k] == frame.n_cells for j, k in pairs):
         lattice = build_lattice(frame)
-    guard = _blas_controller().limit(limits=1, user_api="blas") if limit == 1 else contextlib.nullcontext()
-    with guard:
+    one_thread = _blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
+    with one_thread:
         return [_fit_one(frame, j, k, method, estimand, cache, lattice) for j, k in pairs]
 
 
