@@ -34,6 +34,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import DesignError
+from .reml_grad import deviance_gradient
 from .structure import PairSums, Structure
 
 __all__ = ["RemlFit", "fit_reml", "quad_forms", "profiled_deviance", "LOG2PI"]
@@ -182,7 +183,13 @@ def _grad_psi(f, psi: np.ndarray, f0: float | None = None) -> np.ndarray:
     return g
 
 
-def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = ()) -> tuple[np.ndarray, float, int]:
+def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = (),
+              grad=None) -> tuple[np.ndarray, float, int]:
+    """L-BFGS-B over psi >= 0 (components in ``fixed_zero`` held at 0).
+
+    ``grad(psi)`` is the analytic gradient, or None (or returning None) for
+    central finite differences.
+    """
     free = [i for i in range(len(x0)) if i not in fixed_zero]
     nfev = 0
 
@@ -198,8 +205,12 @@ def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = ()) -> tuple[np.n
 
     def jac(z):
         nonlocal nfev
-        nfev += 2 * len(z)
         z = np.maximum(z, 0.0)
+        g = None if grad is None else grad(expand(z))
+        if g is not None:
+            nfev += 1
+            return g[free]
+        nfev += 2 * len(z)
         return _grad_psi(lambda zz: f(expand(zz)), z)
 
     if not free:
@@ -310,11 +321,16 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
     def f(psi):
         return profiled_deviance(st, ps, np.sqrt(np.maximum(psi, 0.0)))
 
+    def grad(psi):
+        return deviance_gradient(st, ps, psi)
+
+    gfun = grad if st.mode == "dense" else None
+
     starts = [_moment_start(st, ps), np.ones(R)]
     best = None
     nfev = 0
     for x0 in starts:
-        x, fx, k = _minimise(f, x0)
+        x, fx, k = _minimise(f, x0, grad=gfun)
         nfev += k
         if best is None or fx < best[1]:
             best = (x, fx)
@@ -322,13 +338,13 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
     if check_faces and R > 1:
         for r in range(R):
             if best[0][r] > 0:
-                x, fx, k = _minimise(f, best[0], fixed_zero=(r,))
+                x, fx, k = _minimise(f, best[0], fixed_zero=(r,), grad=gfun)
                 nfev += k
                 if fx < best[1] - 1e-10:
                     best = (x, fx)
     psi, crit = best
     # polish: re-start from the best point
-    x, fx, k = _minimise(f, psi)
+    x, fx, k = _minimise(f, psi, grad=gfun)
     nfev += k
     if fx < crit:
         psi, crit = x, fx
