@@ -16,7 +16,9 @@ with ``R_X^2 = n - c'Lambda A^-1 Lambda c`` (c: level counts) and ``r^2`` the
 penalised residual sum of squares.  It is optimised over
 ``psi = theta^2 >= 0`` (so that a zero component has a non-degenerate
 derivative), from moment and lme4-default starts, and compared with the
-boundary faces; the REML criterion is the arbiter.  Satterthwaite df follow
+boundary faces; the REML criterion is the arbiter.  L-BFGS-B uses the
+analytic gradient of :mod:`mixrank.engine.reml_grad` in dense mode and
+central differences in sparse mode.  Satterthwaite df follow
 lmerTest: the Hessian of the REML deviance in ``(theta, sigma)`` and the
 gradient of ``Var(mu_hat)``, by Richardson-extrapolated central differences.
 """
