@@ -30,19 +30,17 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
-import scipy.linalg as la
 import scipy.optimize as opt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import DesignError
-from .reml_grad import deviance_gradient
+from .reml_grad import dense_parts
 from .structure import PairSums, Structure
 
-__all__ = ["RemlFit", "fit_reml", "quad_forms", "profiled_deviance", "LOG2PI"]
+__all__ = ["RemlFit", "fit_reml", "quad_forms", "profiled_deviance", "deviance_and_gradient", "LOG2PI"]
 
 LOG2PI = math.log(2 * math.pi)
-_potrf, _trtrs = la.lapack.dpotrf, la.lapack.dtrtrs
 
 
 def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
@@ -59,46 +57,8 @@ def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, f
         s = lam * np.concatenate(ps.s)
         xc, xs = lu.solve(c), lu.solve(s)
         return logdet, float(c @ xc), float(c @ xs), float(s @ xs)
-    # dense mode: build_structure / pair_sums set every dense-mode field
-    group_values, group_sizes = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
-    cc1 = cast(np.ndarray, st.cc1)
-    z12, z22, c2, h = (cast(np.ndarray, st.z12), cast(np.ndarray, st.z22),
-                       cast(np.ndarray, st.c2), cast(np.ndarray, st.h))
-    cs1, ss1, s2, k = (cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1),
-                       cast(np.ndarray, ps.s2), cast(np.ndarray, ps.k))
-    t1 = float(theta[0])
-    t1sq = t1 * t1
-    Dv = t1sq * group_values + 1.0
-    wv = 1.0 / Dv
-    logdet = float(group_sizes @ np.log(Dv))
-    cAc = t1sq * float(wv @ cc1)
-    cAs = t1sq * float(wv @ cs1)
-    sAs = t1sq * float(wv @ ss1)
-    q2 = z12.shape[1]
-    if q2 == 0:
-        return logdet, cAc, cAs, sAs
-    lam2 = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
-    if st.G is not None:
-        G = st.G
-        M2 = z22 - t1sq * (wv @ G.reshape(G.shape[0], -1)).reshape(q2, q2)
-    else:
-        wi = wv[st.groups]
-        M2 = z22 - t1sq * (z12.T @ (z12 * wi[:, None]))
-    S = lam2[:, None] * M2 * lam2[None, :]
-    S.flat[:: q2 + 1] += 1.0
-    rhs = np.empty((q2, 2))
-    rhs[:, 0] = lam2 * (c2 - t1sq * (wv @ h))
-    rhs[:, 1] = lam2 * (s2 - t1sq * (wv @ k))
-    # LAPACK directly (no argument checking): this runs hundreds of times per pair
-    L, info = _potrf(S, lower=1, clean=0, overwrite_a=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"Schur complement not positive definite (potrf info {info})")
-    y, info = _trtrs(L, rhs, lower=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"triangular solve failed (trtrs info {info})")
-    yc, ys = y[:, 0], y[:, 1]
-    logdet += 2.0 * float(np.sum(np.log(L.diagonal())))
-    return logdet, cAc + float(yc @ yc), cAs + float(yc @ ys), sAs + float(ys @ ys)
+    logdet, cAc, cAs, sAs = dense_parts(st, ps, theta)[0]
+    return float(logdet), float(cAc), float(cAs), float(sAs)
 
 
 def _core(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
@@ -114,9 +74,34 @@ def _core(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float,
 
 def profiled_deviance(st: Structure, ps: PairSums, theta: np.ndarray) -> float:
     """lme4's REML criterion at ``theta`` (sigma profiled out)."""
-    logdet, rx2, r2, _ = _core(st, ps, theta)
+    return _criterion(ps, *_core(st, ps, theta)[:3])
+
+
+def _criterion(ps: PairSums, logdet: float, rx2: float, r2: float) -> float:
     nu = ps.n - 1
     return logdet + math.log(rx2) + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+
+
+def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """:func:`profiled_deviance` at ``theta = sqrt(psi)`` and its analytic gradient in ``psi``.
+
+    Returns None where only finite differences apply: sparse or empty
+    structures, and points where the floors on ``R_X^2`` or ``r^2`` are
+    active (see :mod:`mixrank.engine.reml_grad` for the derivation).
+    """
+    if st.mode != "dense":
+        return None
+    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, np.sqrt(np.maximum(psi, 0.0)), grad=True)
+    g = cast(np.ndarray, g)
+    rx2 = ps.n - cAc
+    e = ps.sum_d - cAs
+    if rx2 <= 0:
+        return None
+    r2 = ps.sumsq_d - sAs - e * e / rx2
+    if not (r2 > 0 and math.isfinite(r2)):
+        return None
+    d_r2 = -g[3] + 2.0 * e * g[2] / rx2 - e * e * g[1] / (rx2 * rx2)
+    return _criterion(ps, logdet, rx2, r2), g[0] - g[1] / rx2 + (ps.n - 1) * d_r2 / r2
 
 
 def full_deviance(st: Structure, ps: PairSums, x: np.ndarray) -> float:
@@ -186,11 +171,12 @@ def _grad_psi(f, psi: np.ndarray, f0: float | None = None) -> np.ndarray:
 
 
 def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = (),
-              grad=None) -> tuple[np.ndarray, float, int]:
+              value_grad=None) -> tuple[np.ndarray, float, int]:
     """L-BFGS-B over psi >= 0 (components in ``fixed_zero`` held at 0).
 
-    ``grad(psi)`` is the analytic gradient, or None (or returning None) for
-    central finite differences.
+    ``value_grad(psi)`` returns ``(f(psi), analytic gradient)`` in one
+    evaluation; without it (or where it returns None) the gradient comes
+    from central finite differences of ``f``.
     """
     free = [i for i in range(len(x0)) if i not in fixed_zero]
     nfev = 0
@@ -205,19 +191,19 @@ def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = (),
         nfev += 1
         return f(expand(np.maximum(z, 0.0)))
 
-    def jac(z):
+    def fun_and_jac(z):
         nonlocal nfev
         z = np.maximum(z, 0.0)
-        g = None if grad is None else grad(expand(z))
-        if g is not None:
+        fg = None if value_grad is None else value_grad(expand(z))
+        if fg is not None:
             nfev += 1
-            return g[free]
-        nfev += 2 * len(z)
-        return _grad_psi(lambda zz: f(expand(zz)), z)
+            return fg[0], fg[1][free]
+        nfev += 1 + 2 * len(z)
+        return f(expand(z)), _grad_psi(lambda zz: f(expand(zz)), z)
 
     if not free:
         return np.zeros(len(x0)), f(np.zeros(len(x0))), 1
-    res = opt.minimize(fun, np.maximum(x0[free], 0.0), jac=jac, method="L-BFGS-B",
+    res = opt.minimize(fun_and_jac, np.maximum(x0[free], 0.0), jac=True, method="L-BFGS-B",
                        bounds=[(0.0, None)] * len(free),
                        options=dict(ftol=1e-15, gtol=1e-10, maxiter=500))
     z = np.maximum(res.x, 0.0)
@@ -323,16 +309,16 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
     def f(psi):
         return profiled_deviance(st, ps, np.sqrt(np.maximum(psi, 0.0)))
 
-    def grad(psi):
-        return deviance_gradient(st, ps, psi)
+    def value_grad(psi):
+        return deviance_and_gradient(st, ps, psi)
 
-    gfun = grad if st.mode == "dense" else None
+    vg = value_grad if st.mode == "dense" else None
 
     starts = [_moment_start(st, ps), np.ones(R)]
     best = None
     nfev = 0
     for x0 in starts:
-        x, fx, k = _minimise(f, x0, grad=gfun)
+        x, fx, k = _minimise(f, x0, value_grad=vg)
         nfev += k
         if best is None or fx < best[1]:
             best = (x, fx)
@@ -340,13 +326,13 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
     if check_faces and R > 1:
         for r in range(R):
             if best[0][r] > 0:
-                x, fx, k = _minimise(f, best[0], fixed_zero=(r,), grad=gfun)
+                x, fx, k = _minimise(f, best[0], fixed_zero=(r,), value_grad=vg)
                 nfev += k
                 if fx < best[1] - 1e-10:
                     best = (x, fx)
     psi, crit = best
     # polish: re-start from the best point
-    x, fx, k = _minimise(f, psi, grad=gfun)
+    x, fx, k = _minimise(f, psi, value_grad=vg)
     nfev += k
     if fx < crit:
         psi, crit = x, fx

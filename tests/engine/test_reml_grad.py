@@ -1,4 +1,4 @@
-"""The analytic gradient of the profiled REML criterion (mixrank.engine.reml_grad).
+"""The analytic gradient of the profiled REML criterion (mixrank.engine.reml_grad, reml.deviance_and_gradient).
 
 Reference: central finite differences of ``profiled_deviance`` itself,
 Richardson-extrapolated (error O(h^4)) in the interior and one-sided
@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mixrank.engine.reml import fit_reml, profiled_deviance
-from mixrank.engine.reml_grad import deviance_gradient
+from mixrank.engine.reml import deviance_and_gradient, fit_reml, profiled_deviance
 from mixrank.engine.structure import build_structure, pair_sums
 
 TOL = {"interior": 1e-6, "boundary": 1e-4}  # relative to max(1, |gradient|)
@@ -68,12 +67,13 @@ def test_gradient_matches_finite_differences(kind):
     rng = np.random.default_rng(1)
     points = [np.full(R, 0.3), rng.uniform(0.05, 3.0, R)]
     for psi in points:
-        g = deviance_gradient(st, ps, psi)
+        value, g = deviance_and_gradient(st, ps, psi)
+        assert value == pytest.approx(profiled_deviance(st, ps, np.sqrt(psi)), rel=1e-12)
         want = _fd(st, ps, psi)
         np.testing.assert_allclose(g, want, rtol=0, atol=TOL["interior"] * max(1.0, np.abs(want).max()))
     boundary = [np.r_[0.0, np.full(R - 1, 0.5)]] + ([np.r_[0.5, np.zeros(R - 1)]] if R > 1 else [])
     for psi in boundary:
-        g = deviance_gradient(st, ps, psi)
+        _, g = deviance_and_gradient(st, ps, psi)
         want = _fd(st, ps, psi)
         np.testing.assert_allclose(g, want, rtol=0, atol=TOL["boundary"] * max(1.0, np.abs(want).max()))
 
@@ -82,7 +82,7 @@ def test_gradient_vanishes_at_the_optimum():
     st, ps = _case("grouped", seed=3)
     fit = fit_reml(st, ps, ["t0", "t1", "t2"])
     psi = fit.extras["theta_block"] ** 2
-    g = deviance_gradient(st, ps, psi)
+    _, g = deviance_and_gradient(st, ps, psi)
     free = psi > 0
     assert np.all(np.abs(g[free]) < 1e-4), g
     assert np.all(g[~free] >= -1e-6), g      # KKT: the criterion rises into the interior
@@ -96,4 +96,4 @@ def test_sparse_mode_returns_none():
     levels = [int(c.max()) + 1 for c in codes]
     st = build_structure(codes, levels, ["a", "b", "c"])
     assert st.mode == "sparse"
-    assert deviance_gradient(st, pair_sums(st, rng.normal(size=n)), np.ones(3)) is None
+    assert deviance_and_gradient(st, pair_sums(st, rng.normal(size=n)), np.ones(3)) is None
