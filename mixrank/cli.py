@@ -213,15 +213,15 @@ def _frame_data(args: argparse.Namespace) -> pd.DataFrame:
     return to_pandas(_load(args))
 
 
-def _fit(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None):
-    """Fit as the options say; in chunks with a progress bar for many pairs on a terminal."""
+def _fit(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None, data: Any = None):
+    """Fit as the options say (``data``: already loaded); chunks with a progress bar on a terminal."""
     from .fit import fit, resolve_pairs
     from .frame import build_frame
 
     pairs = _pairs(args.pair) if pairs is None else pairs
     pair_by = args.pair_by.split(",") if args.pair_by else None
     kw = dict(method=args.method, estimand=args.estimand, level=args.level)
-    data = _load(args)
+    data = _load(args) if data is None else data
     if not progress_enabled():
         return fit(args.formula, data, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
                    na=args.na, **kw)
@@ -522,12 +522,14 @@ def cmd_report(args: argparse.Namespace) -> None:
     if (args.rci_before is None) != (args.rci_after is None):
         raise _UsageError("report: --rci-before and --rci-after go together (the two versions "
                           "whose items are compared)")
-    res = _fit(args)
+    loaded = _load(args)
+    res = _fit(args, data=loaded)
     rc = None
     if args.rci_before is not None:
         from .design.rci import reliable_change
+        from .frame.source import to_pandas
 
-        data = _frame_data(args)
+        data = to_pandas(loaded)
         rc = reliable_change(data, before=_selector(args.rci_before, data),
                              after=_selector(args.rci_after, data), model=res.frame.spec.comparison,
                              score=res.frame.spec.response, sample=args.rci_sample, sem=args.rci_sem)

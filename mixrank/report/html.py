@@ -386,10 +386,10 @@ def _reliable_change(fit: Any, ctx: dict) -> str:
 
         parts.append(_guard("Reliable-change scatter", scatter))
         if s.meta.get("by") is not None:
-            def subjects(rc: Any = rc) -> str:
+            def subjects(rc: Any = rc, by: str = s.meta["by"]) -> str:
                 from mixrank.report.plots_rci import plot_rci_subjects
 
-                n = int(rc.items()[rc.summary().meta["by"]].nunique())
+                n = int(rc.items()[by].nunique())
                 ax = style.new_axes(n, pyplot=False)
                 with style.style_context():
                     plot_rci_subjects(rc, ax=ax)
