@@ -2,7 +2,7 @@
 # # Reliable change across re-runs
 #
 # Aggregate accuracy can stay flat while individual items flip.  Item-level
-# *reliable change* (the RCI of clinical psychology, methods section 8) asks,
+# *reliable change* (the RCI of clinical psychology, docs/methods.md §8) asks,
 # for each item, whether the change between two versions of a model exceeds
 # what the version's own run-to-run noise explains.
 #

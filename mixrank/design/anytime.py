@@ -6,7 +6,7 @@ Inputs: a planned size ``n`` (or ``n_plan``), the SD of a paired difference,
 already-formed differences.
 Outputs: floats (boundaries, inflation factors, anytime N*) and, from
 :func:`monitor`, a tidy per-step table.
-Contents (methods.md section 6, "Anytime-valid"): :func:`tune_rho0` (the
+Contents (docs/methods.md §6, "Anytime-valid"): :func:`tune_rho0` (the
 mixing parameter that makes the boundary tightest at the benchmark's N),
 :func:`anytime_threshold`, :func:`anytime_inflation`, :func:`anytime_n_star`
 and :func:`monitor`.
@@ -418,7 +418,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     -----
     ``S_n = sum_{i<=n} d_i``; reject ``delta = 0`` at the first n with
     ``|S_n| >= sqrt((V_n + rho0) log((V_n + rho0) / (rho0 alpha^2)))``
-    (Howard et al. 2021, eq. (14); methods.md section 6).  With known sigma,
+    (Howard et al. 2021, eq. (14); docs/methods.md §6).  With known sigma,
     ``V_n = n sigma^2`` and ``rho0 = tune_rho0(n_plan, sigma)``: exact
     time-uniform level for Gaussian differences, and for bounded ones
     asymptotically.

@@ -4,7 +4,7 @@ Stage: design (needs no fitted model).
 Inputs: marginal accuracies ``p_a``, ``p_b`` (or their midpoint ``p``), the
 correlation ``rho`` of the two 0/1 score vectors, a level ``alpha`` and power.
 Outputs: floats / arrays, and one tidy table (:func:`calculator_audit`).
-Contents (methods.md section 6): the unpaired Cohen-h-times-(1 - rho)
+Contents (docs/methods.md §6): the unpaired Cohen-h-times-(1 - rho)
 shortcut that common calculators invite and its small-effect lemma
 (:func:`shortcut_n`, :func:`shortcut_constant`, :func:`shortcut_safe_delta`),
 :func:`calculator_audit` (what each convention returns next to the correct
@@ -68,7 +68,7 @@ def cohen_h(p_a: Any, p_b: Any) -> float | np.ndarray:
     Notes
     -----
     ``h = 2 arcsin sqrt(p_A) - 2 arcsin sqrt(p_B)`` (Cohen 1988, ch. 6;
-    methods.md section 5).  Validated against the closed form in the tests.
+    docs/methods.md §5).  Validated against the closed form in the tests.
 
     References
     ----------
@@ -109,7 +109,7 @@ def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
     Notes
     -----
     For small effects ``n_h / N* -> 1/2``: the shortcut undersizes the paired
-    comparison by about a factor of two (methods.md section 6; lemma of
+    comparison by about a factor of two (docs/methods.md §6; lemma of
     arXiv 2605.30315).  Validated against the worked example
     (0.65, 0.60, 0.30) -> about 515 (tests).
 
@@ -160,7 +160,7 @@ def shortcut_constant(p: Any, rho: Any) -> float | np.ndarray:
 
     Notes
     -----
-    Lemma (methods.md section 6): at ``p_A = p + delta/2``, ``p_B = p - delta/2``,
+    Lemma (docs/methods.md §6): at ``p_A = p + delta/2``, ``p_B = p - delta/2``,
     ``n_h / N* = 1/2 - (delta^2 / 2) [(1+rho)(1-2p)^2 / (16(1-rho)u^2) - 1/(6u)]
     + O(delta^4)``, so ``|n_h/N* - 1/2| ~ C(p, rho) delta^2``; ``C(1/2, rho) = 1/3``.
     Validated against exact ratios (residual O(delta^4): halving delta divides
@@ -199,7 +199,7 @@ def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
 
     Notes
     -----
-    From the second-order expansion (methods.md section 6); fourth-order
+    From the second-order expansion (docs/methods.md §6); fourth-order
     terms are ignored, so treat delta* as a guide, not a guarantee.
     Validated against the closed form in the tests.
 
@@ -234,8 +234,8 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
     pandas.DataFrame
         One row per convention, columns:
 
-        * ``method`` -- ``cohen_textbook`` (K/h^2, the n_h of methods.md
-          section 6), ``statsmodels_normal_ind`` (statsmodels
+        * ``method`` -- ``cohen_textbook`` (K/h^2, the n_h of
+          docs/methods.md §6), ``statsmodels_normal_ind`` (statsmodels
           ``NormalIndPower`` called live: the two-sample per-arm n, 2K/h^2
           up to the far tail), ``shortcut`` (K/h^2 times (1 - rho)),
           ``statsmodels_shortcut`` (the statsmodels n times (1 - rho)),
@@ -345,7 +345,7 @@ def multiplicity_alpha(alpha: Any, m: Any, *, method: str = "bonferroni",
     Notes
     -----
     Bonferroni ``alpha/m``; Holm step ``alpha/(m - rank + 1)``; BH
-    ``rank * alpha / m`` (methods.md sections 5-6).  Combine with
+    ``rank * alpha / m`` (docs/methods.md §5-§6).  Combine with
     :func:`n_star_scale` to rescale N*.  Validated against the textbook
     definitions (tests).
 
@@ -409,7 +409,7 @@ def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> fl
 
     Notes
     -----
-    Exact for the Wald N* (methods.md section 6), which is proportional to
+    Exact for the Wald N* (docs/methods.md §6), which is proportional to
     ``(z_{1-alpha/2} + z_{1-beta})^2``.  Validated against
     :func:`mixrank.design.power.n_star` at both levels (tests).
 

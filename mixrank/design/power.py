@@ -7,7 +7,7 @@ built from (marginal accuracies ``p_a``, ``p_b`` and their correlation
 ``rho``; or a discordance table ``p10``, ``p01``; or a discordance ``psi``),
 the level ``alpha`` and the target power.
 Outputs: floats (0-d input) or float arrays.
-Contents (methods.md section 6): :func:`sigma_d`, :func:`n_star`, :func:`mde`,
+Contents (docs/methods.md §6): :func:`sigma_d`, :func:`n_star`, :func:`mde`,
 :func:`resolution_ratio` and :func:`power` (solves for whichever of effect, n
 and power is None).  The shortcut lemma, the calculator audit and the
 multiplicity helpers live in :mod:`mixrank.design.audit`, the anytime-valid
@@ -201,7 +201,7 @@ def sigma_d(p_a: Any, p_b: Any, *, rho: Any) -> float | np.ndarray:
     Notes
     -----
     ``sigma_D^2 = p_A q_A + p_B q_B - 2 rho sqrt(p_A q_A p_B q_B)`` with
-    ``q = 1 - p`` (methods.md section 6).  Equivalently, with the discordance
+    ``q = 1 - p`` (docs/methods.md §6).  Equivalently, with the discordance
     ``psi = p10 + p01`` and ``delta = p_A - p_B``, ``sigma_D^2 = psi - delta^2``.
     The Frechet bounds follow from ``max(0, p_A + p_B - 1) <= p11 <= min(p_A, p_B)``.
 
@@ -414,7 +414,7 @@ def n_star(
     Wald: ``N* = ((z_{1-alpha/2} + z_{1-beta}) sigma_D / |delta|)^2``.
     Connor (McNemar): ``N = (z_{1-alpha/2} sqrt(psi) + z_{1-beta}
     sqrt(psi - delta^2))^2 / delta^2`` with ``psi = p10 + p01``,
-    ``delta = p10 - p01`` (methods.md section 6).  Both neglect the far tail
+    ``delta = p10 - p01`` (docs/methods.md §6).  Both neglect the far tail
     of the two-sided test (probability below ``Phi(-2 z_{1-alpha/2})``).
     With marginals, ``p11 = p_A p_B + rho sqrt(p_A q_A p_B q_B)``,
     ``p10 = p_A - p11``, ``p01 = p_B - p11``, so ``sigma_D^2 = psi - delta^2``.
@@ -490,7 +490,7 @@ def mde(
     Notes
     -----
     Wald: ``MDE(N) = (z_{1-alpha/2} + z_{1-beta}) sigma_D / sqrt(N)``
-    (methods.md section 6).  With a fixed discordance ``psi`` the MDE solves
+    (docs/methods.md §6).  With a fixed discordance ``psi`` the MDE solves
     ``sqrt(N) delta = z_{1-alpha/2} s0(delta) + z_{1-beta} s1(delta)``
     (Wald: ``s0 = s1 = sqrt(psi - delta^2)``; Connor: ``s0 = sqrt(psi)``,
     ``s1 = sqrt(psi - delta^2)``) by Brent's method on (0, psi].
@@ -576,7 +576,7 @@ def resolution_ratio(
     -----
     ``q = N / N*(delta)``; for the Wald form ``q >= 1`` iff
     ``|delta| sqrt(N) / sigma_D >= z_{1-alpha/2} + z_{1-beta}`` (about 2.80 at
-    the defaults) (methods.md section 6).
+    the defaults) (docs/methods.md §6).
 
     Validated against the closed form above in the tests.
 

@@ -1,4 +1,4 @@
-"""Stage design: item-level reliable change between two model versions (methods.md section 8).
+"""Stage design: item-level reliable change between two model versions (docs/methods.md §8).
 
 Inputs: a long DataFrame with one row per (version, item, sample) and two
 version selectors (model names, or column -> values mappings).
@@ -101,7 +101,7 @@ def reliable_change(
     threshold: float = float(stats.norm.ppf(0.975)),
     fdr: float = 0.05,
 ) -> ReliableChange:
-    """Item-level reliable change between two versions of a model (RCI, methods.md section 8).
+    """Item-level reliable change between two versions of a model (RCI, docs/methods.md §8).
 
     Parameters
     ----------
@@ -135,8 +135,8 @@ def reliable_change(
         ``"eb"`` adds the empirical-Bayes columns (see Notes) beside the
         RCI classes.
     sem : {"item", "pooled"}, default "item"
-        Error model of the RCI classes.  ``"pooled"`` is methods.md section
-        8 as written (Jacobson-Truax): one SEM from the split-half
+        Error model of the RCI classes.  ``"pooled"`` is docs/methods.md §8
+        as written (Jacobson-Truax): one SEM from the split-half
         reliability for all items.  ``"item"`` (a documented departure, see
         Notes) gives each item its own error: an exact test of no change
         (Fisher for 0/1 scores, Student t otherwise) at level ``alpha``.
@@ -201,7 +201,7 @@ def reliable_change(
     simulations (K = 4, Beta(0.5, 0.5) difficulties) and 15.1% of all items
     of a 2 + 2 null re-run of gpt-4o, above the 10.1% single-run flips.
 
-    Departure from methods.md (the default, ``sem="item"``): each item is
+    Departure from docs/methods.md §8 (the default, ``sem="item"``): each item is
     tested against its own error.  For 0/1 scores, Fisher's exact test of
     ``x_before/K_b`` vs ``x_after/K_a`` (conditional on the item's total,
     so valid for every item difficulty and K); for other scores, the
@@ -268,7 +268,7 @@ def reliable_change(
         raise DataError(f"method={method!r}; expected one of {_METHODS}.")
     if sem not in _SEMS:
         raise DataError(f"sem={sem!r}; expected 'item' (per-item error, exact tests; the default) or "
-                        "'pooled' (the classical RCI's single SEM, methods.md section 8).")
+                        "'pooled' (the classical RCI's single SEM, docs/methods.md §8).")
     if not (np.isfinite(threshold) and threshold > 0):
         raise DataError(f"threshold={threshold!r}; expected a positive number (default z_0.975 = 1.96).")
     if not (0 < fdr < 1):
@@ -398,7 +398,7 @@ class ReliableChangeSummary:
         per version (``k_split`` samples entered the split; ``r_half`` the
         half correlation; ``std_dev`` the SD of p over items).
     s_diff, threshold : float
-        Standard error of the difference (methods.md; it decides the classes
+        Standard error of the difference (docs/methods.md §8; it decides the classes
         only with ``sem="pooled"``) and the |RCI| cut-off.
     mean_delta : float
         Mean change p_after - p_before over all items.
@@ -617,7 +617,7 @@ class ReliableChange:
             * ``false_negative``: reliable change, greedy unchanged (reliable_change);
             * ``opposite_flip``: reliable change, greedy flips the other way
               (reliable_change); also a miss: the false negatives of
-              methods.md section 8 are ``false_negative + opposite_flip``;
+              docs/methods.md §8 are ``false_negative + opposite_flip``;
             * ``false_positive``: greedy flips, class no_change or
               floor_ceiling (greedy_flip);
             * ``agree_no_change``: neither (greedy_no_flip).

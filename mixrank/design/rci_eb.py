@@ -1,4 +1,4 @@
-"""Stage design: empirical-Bayes item changes with false-discovery control (methods.md section 8).
+"""Stage design: empirical-Bayes item changes with false-discovery control (docs/methods.md §8).
 
 Inputs: per-item sample matrices of two versions of a model (items x K
 scores, one matrix per version, rows aligned on the same items) and the

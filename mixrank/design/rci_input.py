@@ -1,4 +1,4 @@
-"""Stage design: reading the two versions of a reliable-change analysis (methods.md section 8).
+"""Stage design: reading the two versions of a reliable-change analysis (docs/methods.md §8).
 
 Inputs: a long DataFrame, a version selector (a model name or a mapping
 column -> value(s)), the item/sample/score column names.

@@ -8,7 +8,7 @@ Outputs: a tidy verdict table, one row per pair, with N*, MDE, the resolution
 ratio q and a resolved/unresolved verdict under four paradigms (fixed n,
 multiplicity-adjusted, anytime-valid, clustered), plus the counts per paradigm
 in ``attrs["mixrank"]``.
-Contents (methods.md section 6, "Verdict table"): :func:`resolution_table`,
+Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 :func:`resolution_fit`.  The closed forms come from
 :mod:`mixrank.design.power`, :mod:`mixrank.design.audit` (multiplicity) and
 :mod:`mixrank.design.anytime` (the normal-mixture boundary).
@@ -245,7 +245,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
 
     Notes
     -----
-    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (methods.md section 6):
+    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (docs/methods.md §6):
 
     * Fixed n: ``N* = K sigma_d^2 / delta^2``, ``MDE = sqrt(K) sigma_d / sqrt(n)``,
       ``q = n / N*``; resolved iff ``q >= 1`` iff ``|delta| >= MDE``.  A zero
@@ -272,7 +272,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
       (3.035 at alpha = 0.05, an inflation of 1.549 over 1.960) and
       ``MDE_anytime = (sqrt(x*) + z_{1-beta}) sigma_d / sqrt(n)``.
     * Clustered: ``N*_cluster = N* DE`` with the design effect of the fitted
-      mixed model (methods.md section 4, ``DE = Var_REML(estimate) /
+      mixed model (docs/methods.md §4, ``DE = Var_REML(estimate) /
       (sigma_d^2 / n)``), so ``q_cluster = delta^2 / (K Var_REML)``: the
       Wald verdict with the mixed-model standard error (sigma_d cancels).
       A DE below 1 (REML total variance below the sample variance, e.g. a

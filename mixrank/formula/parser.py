@@ -638,7 +638,7 @@ def parse(formula: str) -> Spec:
 
     Notes
     -----
-    Grammar (methods.md §2)::
+    Grammar (docs/methods.md §2)::
 
         formula  := name '~' rhs
         rhs      := term ('+' term)*        one term is the comparison name

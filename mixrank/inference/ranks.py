@@ -1,4 +1,4 @@
-"""Stage inference: rank confidence intervals from one-sided pairwise tests (methods.md section 7).
+"""Stage inference: rank confidence intervals from one-sided pairwise tests (docs/methods.md §7).
 
 Inputs: either a :class:`~mixrank.results.FitResult` (p-values from the
 fitted paired mixed models, at the formula's unit of inference), raw
@@ -38,7 +38,7 @@ __all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrast
            "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
 
 COVERAGES = ("marginal", "simultaneous")
-#: ``holm`` (the guarantee of methods section 7), ``bonferroni``, ``bh``
+#: ``holm`` (the guarantee of docs/methods.md §7), ``bonferroni``, ``bh``
 #: (looser, FDR-style, no coverage guarantee) and ``maxt`` (bootstrap max-t).
 RANK_METHODS = ("holm", "bonferroni", "bh", "maxt")
 
@@ -546,7 +546,7 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
 
     No mixed model: for each pair of models, the paired differences are
     averaged within each level of the unit, and the unit means are tested
-    with one-sided paired tests; then the Holm step of methods section 7.
+    with one-sided paired tests; then the Holm step of docs/methods.md §7.
 
     Parameters
     ----------
@@ -600,7 +600,7 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     ``P(t_(T-1) >= t)``, of ``H_kj`` ``P(t_(T-1) >= -t)``.  All differences
     zero gives p = 1 both ways.  With balanced units this equals
     ``mixrank.fit(formula, data, method="aggregate")`` and the REML fit with
-    an interior subject component (methods section 3).
+    an interior subject component (docs/methods.md §3).
     {notes}
 
     Validated against ``mixrank.fit(..., method="aggregate")`` and the

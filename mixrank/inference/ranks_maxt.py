@@ -1,4 +1,4 @@
-"""Stage inference: contrast matrices and the bootstrap max-t step of rank sets (methods.md section 7).
+"""Stage inference: contrast matrices and the bootstrap max-t step of rank sets (docs/methods.md §7).
 
 Inputs: a table of pairwise contrasts (estimate, SE, df) or the per-pair
 variances ``v_jk = Var(estimate_j - estimate_k)`` of all pairs of M models,
@@ -127,7 +127,7 @@ def joint_covariance(v: np.ndarray) -> tuple[np.ndarray, float]:
     Notes
     -----
     For any random vector ``X``, ``Cov(X_j - X_k, X_l - X_m) = (v_jm + v_kl
-    - v_jl - v_km) / 2`` (methods section 7).  That matrix over all pairs
+    - v_jl - v_km) / 2`` (docs/methods.md §7).  That matrix over all pairs
     equals ``D C D^T`` with ``D`` the pair-difference matrix and
     ``C = -J v J / 2`` (``J`` the centring matrix; classical
     multidimensional scaling).  Because ``D^T D = M J``, the non-zero
