@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 import mixrank
-from mixrank.design.rci import reliable_change
+from mixrank.change import reliable_change
 
 runs = mixrank.load_shared("llm_stability")
 print(runs.shape)

@@ -1,6 +1,6 @@
 """Stage report: plots of item-level reliable change (docs/methods.md §8).
 
-Inputs: a :class:`~mixrank.design.rci.ReliableChange` or the tidy tables it
+Inputs: a :class:`~mixrank.change.result.ReliableChange` or the tidy tables it
 returns (``ReliableChange.items()`` for the item scatter,
 ``ReliableChange.by_subject()`` for the subject bars).
 Outputs: a matplotlib Axes in the shared look of :mod:`mixrank.report.style`.
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank.design.rci import CLASSES
+from mixrank.change.result import CLASSES
 from mixrank.errors import DataError
 from mixrank.report import style
 from mixrank.report.plots import _table as _checked_table

@@ -1,4 +1,4 @@
-"""Tests for mixrank.design.rci (item-level reliable change, docs/methods.md §8).
+"""Tests for mixrank.change.rci (item-level reliable change, docs/methods.md §8).
 
 References used here:
 * hand-worked examples (six items, K = 4) whose sums are derived in the
@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mixrank.design.rci import reliable_change
+from mixrank.change.rci import reliable_change
 from mixrank.errors import DataError, DesignError, MissingDataWarning, MixrankWarning
 
 # Tolerances (one table).
