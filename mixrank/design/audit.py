@@ -20,20 +20,19 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.power import (
-    _arr,
-    _bad,
-    _check_alpha,
-    _check_interval,
-    _check_open01,
-    _check_positive,
-    _check_power,
-    _check_rho,
-    _out,
-    _z,
-    n_star,
-    sigma_d,
+from mixrank.design.checks import (
+    as_float_array,
+    as_result,
+    check_alpha,
+    check_interval,
+    check_open01,
+    check_positive,
+    check_power,
+    check_rho,
+    describe_bad,
+    z_quantile,
 )
+from mixrank.design.power import n_star, sigma_d
 from mixrank.errors import DesignError
 
 __all__ = [
@@ -75,9 +74,9 @@ def cohen_h(p_a: Any, p_b: Any) -> float | np.ndarray:
     Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences,
     2nd ed., chapter 6.
     """
-    pa = _check_open01("p_a", p_a)
-    pb = _check_open01("p_b", p_b)
-    return _out(2 * np.arcsin(np.sqrt(pa)) - 2 * np.arcsin(np.sqrt(pb)))
+    pa = check_open01("p_a", p_a)
+    pb = check_open01("p_b", p_b)
+    return as_result(2 * np.arcsin(np.sqrt(pa)) - 2 * np.arcsin(np.sqrt(pb)))
 
 
 def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
@@ -118,17 +117,17 @@ def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    al = _check_alpha(alpha)
-    pw = _check_power(power, al)
+    al = check_alpha(alpha)
+    pw = check_power(power, al)
     h = np.asarray(cohen_h(p_a, p_b))
-    r = _check_rho(rho, _arr("p_a", p_a), _arr("p_b", p_b))
+    r = check_rho(rho, as_float_array("p_a", p_a), as_float_array("p_b", p_b))
     if np.any(h == 0):
         raise DesignError(
             f"the shortcut needs p_a != p_b (Cohen's h = 0 has no finite n); received "
             f"p_a = {p_a!r}, p_b = {p_b!r}."
         )
-    k = (_z(1 - al / 2) + _z(pw)) ** 2
-    return _out(k / h**2 * (1 - r))
+    k = (z_quantile(1 - al / 2) + z_quantile(pw)) ** 2
+    return as_result(k / h**2 * (1 - r))
 
 
 def _lemma_bracket(p: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -171,9 +170,9 @@ def shortcut_constant(p: Any, rho: Any) -> float | np.ndarray:
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    pp = _check_open01("p", p)
-    r = _check_rho(rho, pp, pp, upper_open=True)
-    return _out(0.5 * np.abs(_lemma_bracket(pp, r)))
+    pp = check_open01("p", p)
+    r = check_rho(rho, pp, pp, upper_open=True)
+    return as_result(0.5 * np.abs(_lemma_bracket(pp, r)))
 
 
 def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
@@ -209,9 +208,9 @@ def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
     arXiv:2605.30315.
     """
     c = np.asarray(shortcut_constant(p, rho))
-    e = _check_positive("eps", eps, hint="eps is a tolerance on n_h/N*, e.g. 0.05.")
+    e = check_positive("eps", eps, hint="eps is a tolerance on n_h/N*, e.g. 0.05.")
     with np.errstate(divide="ignore"):
-        return _out(np.where(c > 0, np.sqrt(e / np.where(c > 0, c, 1.0)), np.inf))
+        return as_result(np.where(c > 0, np.sqrt(e / np.where(c > 0, c, 1.0)), np.inf))
 
 
 def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
@@ -284,7 +283,7 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
             )
     n_sc = shortcut_n(p_a, p_b, rho=rho, alpha=alpha, power=power)  # validates everything
     h = float(cohen_h(p_a, p_b))
-    k = float((_z(1 - alpha / 2) + _z(power)) ** 2)
+    k = float((z_quantile(1 - alpha / 2) + z_quantile(power)) ** 2)
     n_cohen = k / h**2
     n_sm = float(np.asarray(NormalIndPower().solve_power(
         effect_size=abs(h), nobs1=None, alpha=alpha, power=power, ratio=1.0,
@@ -356,33 +355,33 @@ def multiplicity_alpha(alpha: Any, m: Any, *, method: str = "bonferroni",
     Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate.
     JRSS B 57, 289-300.
     """
-    al = _check_alpha(alpha)
-    mm = _arr("m", m)
+    al = check_alpha(alpha)
+    mm = as_float_array("m", m)
     bad = (mm < 1) | (mm != np.round(mm))
     if np.any(bad):
         raise DesignError(
-            f"m (the number of comparisons) must be a whole number >= 1; received {_bad(mm, bad)}."
+            f"m (the number of comparisons) must be a whole number >= 1; received {describe_bad(mm, bad)}."
         )
     if method not in ("bonferroni", "holm", "bh"):
         raise DesignError(f"method must be 'bonferroni', 'holm' or 'bh'; received {method!r}.")
     if method == "bonferroni":
-        return _out(al / mm)
+        return as_result(al / mm)
     if rank is None:
         raise DesignError(
             f"method={method!r} needs rank= (the comparison's 1-based position in ascending "
             f"p-value order, 1..m); received rank=None."
         )
-    rk = _arr("rank", rank)
+    rk = as_float_array("rank", rank)
     rk_b, mm_b = np.broadcast_arrays(rk, mm)
     bad = (rk_b < 1) | (rk_b > mm_b) | (rk_b != np.round(rk_b))
     if np.any(bad):
         raise DesignError(
-            f"rank must be a whole number in 1..m; received rank = {_bad(rk_b, bad)} "
-            f"with m = {_bad(mm_b, bad)}."
+            f"rank must be a whole number in 1..m; received rank = {describe_bad(rk_b, bad)} "
+            f"with m = {describe_bad(mm_b, bad)}."
         )
     if method == "holm":
-        return _out(al / (mm - rk + 1))
-    return _out(rk * al / mm)
+        return as_result(al / (mm - rk + 1))
+    return as_result(rk * al / mm)
 
 
 def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> float | np.ndarray:
@@ -418,8 +417,8 @@ def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> fl
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    ap = _check_interval("alpha_prime", alpha_prime, 0, 1, what=" (the adjusted level)")
-    al = _check_alpha(alpha)
-    pw = _check_power(power, np.maximum(ap, al))
-    zb = _z(pw)
-    return _out(((_z(1 - ap / 2) + zb) / (_z(1 - al / 2) + zb)) ** 2)
+    ap = check_interval("alpha_prime", alpha_prime, 0, 1, what=" (the adjusted level)")
+    al = check_alpha(alpha)
+    pw = check_power(power, np.maximum(ap, al))
+    zb = z_quantile(pw)
+    return as_result(((z_quantile(1 - ap / 2) + zb) / (z_quantile(1 - al / 2) + zb)) ** 2)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.power import _check_alpha, _check_delta, _check_power, _z
+from mixrank.design.checks import check_alpha, check_delta, check_power, z_quantile
 from mixrank.errors import DesignError, MixrankWarning
 
 __all__ = ["plan_fit", "plan_divisors", "ROLES"]
@@ -334,9 +334,9 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
                           f"fit with method={fit.method!r}. Refit with method='reml'.")
     for name, v in (("delta", delta), ("alpha", alpha), ("power", power)):
         _scalar(name, v)
-    d = abs(float(_check_delta(delta)))
-    al = float(_check_alpha(alpha))
-    pw = float(_check_power(power, np.asarray(al)))
+    d = abs(float(check_delta(delta)))
+    al = float(check_alpha(alpha))
+    pw = float(check_power(power, np.asarray(al)))
     given = {"subject": _whole("subjects", subjects), "question": _whole("questions", questions),
              "prompt": _whole("prompts", prompts)}
     try:
@@ -375,7 +375,7 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
             f"the pair's components {sorted(comps)} do not match the formula's terms "
             f"{sorted(divs)}.")
 
-    k_sum = float(_z(1 - al / 2) + _z(pw))
+    k_sum = float(z_quantile(1 - al / 2) + z_quantile(pw))
     v_need = (d / k_sum) ** 2
 
     def div(name: str, x: dict[str, float]) -> float:

@@ -22,7 +22,8 @@ from mixrank.design.audit import (
     shortcut_n,
     shortcut_safe_delta,
 )
-from mixrank.design.power import _rho_bounds, mde, n_star, power, resolution_ratio, sigma_d
+from mixrank.design.checks import rho_bounds
+from mixrank.design.power import mde, n_star, power, resolution_ratio, sigma_d
 from mixrank.errors import DesignError
 
 Z975 = stats.norm.ppf(0.975)
@@ -316,7 +317,7 @@ def test_rho_outside_frechet_bounds_names_the_range():
         n_star(p_a=0.65, p_b=0.60, rho=-0.99)
     with pytest.raises(DesignError, match="Frechet"):
         shortcut_n(0.65, 0.60, rho=0.99)
-    lo, hi = _rho_bounds(np.float64(0.9), np.float64(0.1))
+    lo, hi = rho_bounds(np.float64(0.9), np.float64(0.1))
     assert (lo, hi) == pytest.approx((-1.0, 0.1 / 0.9))
     # the bounds themselves are allowed
     assert sigma_d(0.9, 0.1, rho=hi) > 0
@@ -337,7 +338,7 @@ CELLS = [(p, rho) for p in (0.5, 0.7, 0.9) for rho in (0.0, 0.4, 0.8)]
 def _delta_for_n_star(p, rho, target=2000.0):
     """delta (p_A = p + delta/2, p_B = p - delta/2) with N*(delta) = target."""
     hi = min(0.2, 1.98 * min(p, 1 - p))
-    while rho > _rho_bounds(np.float64(p + hi / 2), np.float64(p - hi / 2))[1] - 1e-9:
+    while rho > rho_bounds(np.float64(p + hi / 2), np.float64(p - hi / 2))[1] - 1e-9:
         hi *= 0.9
     return optimize.brentq(lambda d: n_star(p_a=p + d / 2, p_b=p - d / 2, rho=rho) - target,
                            1e-4, hi, xtol=1e-14)
