@@ -139,20 +139,44 @@ class FitResult:
                      message=p.message) for p in self.pairs]
         return tidy(rows, **self._meta("diagnostics"))
 
-    def model_scores(self) -> pd.DataFrame:
-        """Mean score of each model over the cells it was scored on.
+    def model_scores(self, level: float | None = None, *,
+                     estimand: str | None = None) -> pd.DataFrame:
+        """Each model's score with its uncertainty at the formula's unit of inference.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level (default the fit's).
+        estimand : {"gls", "cells", "units"}, optional
+            Default the fit's.  ``cells`` is the plain mean over the model's
+            cells (the leaderboard number).
 
         Returns
         -------
         pandas.DataFrame
-            ``model, estimate`` (mean cell score), ``n`` (cells scored).
+            ``model, estimate, std_error, df, ci_lower, ci_upper, level, n``
+            (cells scored), ``sigma_iid`` (sample SD of the cell scores),
+            ``design_effect`` (``(std_error / iid_std_error)^2``),
+            ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard
+            error lm-evaluation-harness reports), ``note`` (why a row has NaN
+            uncertainty, else empty).
+
+        Raises
+        ------
+        DesignError
+            A random term confounded with the residual among one model's
+            cells (named), an unknown estimand or level.
+
+        Notes
+        -----
+        Each model's own cell scores are fitted by ``y ~ 1 + (random terms
+        of the formula)`` with the fit's method, engine and estimand (REML,
+        Satterthwaite df); see docs/model_scores.md.  Validated against lme4
+        1.1 + lmerTest 3.1 (``tests/reference/model_scores.R``).
         """
-        f = self.frame
-        n = f.observed.sum(axis=0)
-        s = np.where(f.observed, f.scores, 0.0).sum(axis=0)
-        rows = [dict(model=m, estimate=float(s[j] / n[j]), n=int(n[j]))
-                for j, m in enumerate(f.models)]
-        return tidy(rows, **self._meta("model_scores"))
+        from .scores import model_scores_table
+
+        return model_scores_table(self, level=level, estimand=estimand)
 
     def summary(self):
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
