@@ -476,7 +476,7 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
         The columns of :func:`resolution_table`, built from the fit:
         ``estimate`` is the pair's fitted estimate (the fit's estimand,
         oriented ``model_a - model_b``), ``n`` its common cells,
-        ``sigma_d`` the sample SD of the cell differences (``sigma_iid``),
+        ``sigma_d`` the sample SD of the cell differences (``PairFit.sigma_d``),
         ``std_error`` the mixed-model SE and ``design_effect`` the pair's
         ``PairFit.design_effect``.  ``attrs["mixrank"]`` adds ``formula``,
         ``estimand``, ``method``, ``pairs`` (``"adjacent"``, ``"all"`` or
@@ -540,7 +540,7 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
             continue
         sign = 1.0 if p.model_a == a else -1.0
         rows.append(dict(model_a=a, model_b=b, estimate=sign * p.estimate, n=p.n,
-                         sigma_d=p.sigma_iid, std_error=p.std_error,
+                         sigma_d=p.sigma_d, std_error=p.std_error,
                          design_effect=p.design_effect))
     if missing:
         raise DesignError(

@@ -1,7 +1,7 @@
 """Stage inference: the joint covariance of all fitted pairwise contrasts.
 
 Inputs: a :class:`~mixrank.frame.Frame`, its fitted pairs
-(:class:`~mixrank.engine.native.PairFit`: estimate, variance, variance
+(:class:`~mixrank.engine.records.PairFit`: estimate, variance, variance
 components), the fit's method and estimand.  Outputs: :func:`contrast_covariance`
 (the P x P covariance of the P pair estimates) and :func:`pair_weights` (each
 estimate as a linear combination of its pair's cell differences).

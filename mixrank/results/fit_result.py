@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from .._util import check_level, tidy
-from ..engine.native import PairFit
+from ..engine.records import PairFit
 from ..errors import DesignError
 from ..frame import Frame
 
@@ -137,16 +137,16 @@ class FitResult:
         return tidy(rows, **self._meta("variance_components"))
 
     def design_effect(self) -> pd.DataFrame:
-        """Design effect per pair: ``DE = Var(estimate) / (sigma_iid^2 / n)``.
+        """Design effect per pair: ``DE = Var(estimate) / (sigma_d^2 / n)`` (docs/methods.md §4).
 
         Returns
         -------
         pandas.DataFrame
-            ``model_a, model_b, n, sigma_iid`` (sample SD of the cell
-            differences), ``variance`` (of the estimate under the fitted
+            ``model_a, model_b, n, sigma_d`` (sample SD of the cell
+            differences, the ``sigma_d`` of :func:`mixrank.power.n_star`), ``variance`` (of the estimate under the fitted
             model), ``design_effect``, ``n_eff = n / design_effect``.
         """
-        rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, sigma_iid=p.sigma_iid,
+        rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, sigma_d=p.sigma_d,
                      variance=p.variance, design_effect=p.design_effect,
                      n_eff=p.n / p.design_effect) for p in self.pairs]
         return tidy(rows, **self._meta("design_effect"))
