@@ -15,8 +15,8 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
