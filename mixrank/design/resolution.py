@@ -17,7 +17,7 @@ Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -25,9 +25,12 @@ import pandas as pd
 from mixrank._util import tidy
 from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
-from mixrank.design.checks import check_alpha, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
 from mixrank.design.power import mde, n_star
 from mixrank.errors import DesignError
+
+if TYPE_CHECKING:
+    from mixrank.results import FitResult
 
 __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS"]
 
@@ -441,7 +444,7 @@ def _family(fit: Any, pairs: Any, models: Sequence[str] | None,
     return out
 
 
-def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
+def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool = True,
@@ -520,11 +523,7 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
     >>> list(tab.attrs["mixrank"]["unresolved"])
     ['fixed', 'multiplicity', 'anytime', 'cluster', 'all']
     """
-    from mixrank.results import FitResult
-
-    if not isinstance(fit, FitResult):
-        raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
-                          f"{type(fit).__name__}. For your own numbers use resolution_table().")
+    check_fit(fit, " For your own numbers use resolution_table().")
     family = _family(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "

@@ -24,7 +24,7 @@ rejecting it means "j is better than k".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -44,6 +44,9 @@ from mixrank.inference.ranks_core import (
 )
 from mixrank.inference.ranks_data import rank_intervals
 from mixrank.inference.ranks_maxt import contrast_matrices, joint_covariance, stepdown_maxt
+
+if TYPE_CHECKING:
+    from mixrank.results import FitResult
 
 __all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrasts",
            "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
@@ -144,7 +147,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
                      coverage=coverage, method=method, extra=extra, source="contrasts", **meta)
 
 
-def rank_intervals_fit(fit: Any, *, level: float = 0.95, coverage: str = "marginal",
+def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "marginal",
                        method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
     """Rank confidence intervals of a fitted :class:`~mixrank.results.FitResult`.
 
