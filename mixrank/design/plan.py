@@ -25,6 +25,7 @@ import pandas as pd
 
 from mixrank._util import tidy
 from mixrank.design.checks import check_alpha, check_delta, check_fit, check_power, z_quantile
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError, MixrankWarning
 
 if TYPE_CHECKING:
@@ -179,9 +180,9 @@ def _choose_pair(fit: Any, pair: Any) -> tuple[Any, str]:
         return fits[(len(fits) - 1) // 2], "median variance of the estimate over fitted pairs"
     if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
         raise DesignError(f"pair must be (model_a, model_b); received {pair!r}.")
-    for p in fit.pairs:
-        if {p.model_a, p.model_b} == {str(pair[0]), str(pair[1])} and pair[0] != pair[1]:
-            return p, "given"
+    found = pair_lookup(fit.pairs).get(pair_key(*pair))
+    if found is not None:
+        return found, "given"
     raise DesignError(
         f"pair {tuple(pair)!r} was not fitted; fitted pairs include "
         f"{[(p.model_a, p.model_b) for p in fit.pairs[:5]]}. Refit with "

@@ -27,6 +27,7 @@ from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
 from mixrank.design.power import mde, n_star
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 
 if TYPE_CHECKING:
@@ -417,9 +418,9 @@ def _family(fit: Any, pairs: Any, models: Sequence[str] | None,
         if pairs == "adjacent":
             return list(zip(names[:-1], names[1:]))
         if pairs == "all":
-            fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
+            fitted = pair_lookup(fit.pairs)
             return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-                    if frozenset((a, b)) in fitted]
+                    if pair_key(a, b) in fitted]
     if not isinstance(pairs, Sequence):
         raise DesignError(f"pairs must be 'adjacent', 'all' or a list of (model_a, model_b); "
                           f"received {pairs!r}.")
@@ -529,11 +530,11 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
         raise DesignError(f"the family is empty: no fitted pair among the selected models "
                           f"with pairs={pairs!r}. Fit the pairs first (mixrank.fit(..., "
                           f"pairs=None) fits all).")
-    lookup = {frozenset((p.model_a, p.model_b)): p for p in fit.pairs}
+    lookup = pair_lookup(fit.pairs)
     rows = []
     missing = []
     for a, b in family:
-        p = lookup.get(frozenset((a, b)))
+        p = lookup.get(pair_key(a, b))
         if p is None or a == b:
             missing.append((a, b))
             continue

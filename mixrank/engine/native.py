@@ -134,10 +134,11 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     if estimand != "gls":
         unit_codes = None
         if estimand == "units":
-            if not names:
+            unit = spec.unit
+            if unit is None:
                 raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
                                   "(1|subject)")
-            unit_codes = frame.term_codes[names[0]] if full else frame.term_codes[names[0]][mask]
+            unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         w = estimand_weights(estimand, st, unit_codes)
     var_fn = None if w is None else (lambda th, sg, w=w: linear_variance(st, w, th, sg))
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
@@ -158,11 +159,11 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
 def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str, b: str,
                n: int, only_a: int, only_b: int, sigma_d: float) -> PairFit:
     spec = frame.spec
-    if not spec.random:
+    if spec.unit is None:
         unit_means = d
         unit = "cell"
     else:
-        unit = spec.random[0].name
+        unit = spec.unit
         codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         cnt = np.bincount(codes, minlength=frame.term_levels[unit])
         sums = np.bincount(codes, weights=d, minlength=frame.term_levels[unit])

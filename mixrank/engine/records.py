@@ -11,6 +11,9 @@ read-only mapping and the arrays of :class:`RemlFit` are read-only, so a
 Use :func:`dataclasses.replace` to derive a modified copy.  Every record
 pickles and deep-copies (its mappings travel as plain dicts).
 
+The one order-insensitive pair lookup: :func:`pair_key`, :func:`pair_lookup`
+and :func:`missing_pairs` (a pair fitted as ``(a, b)`` is found as ``(b, a)``).
+
 Produced by :mod:`mixrank.engine.native` (and :mod:`~mixrank.engine.reml`,
 :mod:`~mixrank.engine.balanced`), and by the cross-check adapters
 :mod:`~mixrank.engine.statsmodels_engine` and
@@ -20,14 +23,14 @@ Produced by :mod:`mixrank.engine.native` (and :mod:`~mixrank.engine.reml`,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PairFit", "CrossCheck", "RemlFit"]
+__all__ = ["PairFit", "CrossCheck", "RemlFit", "pair_key", "pair_lookup", "missing_pairs"]
 
 
 def _readonly_mapping(m: Mapping[str, float]) -> Mapping[str, float]:
@@ -212,3 +215,20 @@ class RemlFit:
         object.__setattr__(self, "theta", _readonly_array(self.theta))
         if self.theta_block is not None:
             object.__setattr__(self, "theta_block", _readonly_array(self.theta_block))
+
+
+def pair_key(model_a: Any, model_b: Any) -> frozenset[str]:
+    """The order-insensitive key of a pair of models (``pair_key(a, b) == pair_key(b, a)``)."""
+    return frozenset((str(model_a), str(model_b)))
+
+
+def pair_lookup(pairs: Iterable[PairFit]) -> dict[frozenset[str], PairFit]:
+    """Fitted pairs by :func:`pair_key`: ``pair_lookup(fits).get(pair_key(a, b))``."""
+    return {pair_key(p.model_a, p.model_b): p for p in pairs}
+
+
+def missing_pairs(pairs: Iterable[PairFit], models: Sequence[str]) -> list[tuple[str, str]]:
+    """The unordered pairs of ``models`` (in their order) that ``pairs`` does not contain."""
+    have = pair_lookup(pairs)
+    return [(a, b) for i, a in enumerate(models) for b in models[i + 1:]
+            if pair_key(a, b) not in have]

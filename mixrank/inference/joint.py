@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
 from mixrank.inference.ranks_maxt import joint_covariance
@@ -128,9 +129,7 @@ def _component_gamma(pairs: Sequence[Any], models: list[str], key: str) -> np.nd
 
 def _check_complete(pairs: Sequence[Any]) -> list[str]:
     models = sorted({m for p in pairs for m in (p.model_a, p.model_b)})
-    have = {frozenset((p.model_a, p.model_b)) for p in pairs}
-    missing = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]
-               if frozenset((a, b)) not in have]
+    missing = missing_pairs(pairs, models)
     if missing:
         raise DesignError(f"the joint covariance of the contrasts needs every pair among the "
                           f"models compared; {len(missing)} pair(s) were not fitted, e.g. "
@@ -140,10 +139,10 @@ def _check_complete(pairs: Sequence[Any]) -> list[str]:
 
 def _aggregate_cov(frame: Frame, pairs: Sequence[Any]) -> np.ndarray:
     """Pairwise-complete covariance of the unit-mean differences, scaled by 1 / (T_h T_g)."""
-    names = frame.spec.term_names
+    unit = frame.spec.unit
     pos = {m: i for i, m in enumerate(frame.models)}
-    if names:
-        codes, L = frame.term_codes[names[0]], frame.term_levels[names[0]]
+    if unit is not None:
+        codes, L = frame.term_codes[unit], frame.term_levels[unit]
     else:
         codes, L = np.arange(frame.n_cells), frame.n_cells
     U = np.full((L, len(pairs)), np.nan)

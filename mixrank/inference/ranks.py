@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import as_rng, listed
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.ranks_core import (
     COVERAGES,
@@ -201,9 +202,7 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
     models = list(fit.models)
     if len(models) < 2:
         raise DataError(f"rank intervals need at least two models; the fit has {models}")
-    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
-    missing = [(models[j], models[k]) for j in range(len(models)) for k in range(j + 1, len(models))
-               if frozenset((models[j], models[k])) not in fitted]
+    missing = missing_pairs(fit.pairs, models)
     if missing:
         raise DataError(f"{len(missing)} pair(s) of models were not fitted: {listed(missing)}. "
                         "Ranking needs every pair; pairs without (enough) common cells cannot be "
@@ -213,7 +212,7 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
     tab = rank_intervals_from_contrasts(fit.model_scores(), fit.contrasts(), level=level,
                                         coverage=coverage, method=method, B=B, rng=rng)
     tab.attrs["mixrank"].update(source="fit", formula=spec.formula,
-                                unit=spec.term_names[0] if spec.random else "cell",
+                                unit=spec.unit or "cell",
                                 fit_method=fit.method, estimand=fit.estimand, engine=fit.engine)
     return tab
 

@@ -25,7 +25,7 @@ from scipy import stats
 from .._util import check_level, tidy
 from ..design.plan import plan_fit
 from ..design.resolution import resolution_fit
-from ..engine.records import PairFit
+from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.ranks import rank_intervals_fit
@@ -65,9 +65,9 @@ class FitResult:
 
     def pair(self, model_a: str, model_b: str) -> PairFit:
         """The fit of one pair (either orientation is found; the stored one is returned)."""
-        for p in self.pairs:
-            if {p.model_a, p.model_b} == {str(model_a), str(model_b)}:
-                return p
+        p = pair_lookup(self.pairs).get(pair_key(model_a, model_b))
+        if p is not None:
+            return p
         raise DataError(f"pair ({model_a!r}, {model_b!r}) was not fitted; fitted pairs: "
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
