@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-def _x_star(alpha: Any) -> np.ndarray:
+def anytime_x_star(alpha: Any) -> np.ndarray:
     """Root x > 1 of ``x - 1 - log x = 2 log(1/alpha)``.
 
     At the optimal rho0, ``(V + rho0) / rho0 = x`` and the squared z-equivalent
@@ -121,7 +121,7 @@ def tune_rho0(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05,
     if approx:
         big_l = 2.0 * np.log(1.0 / al)
         return as_result(m / (big_l + np.log1p(big_l)))
-    return as_result(m / (_x_star(al) - 1.0))
+    return as_result(m / (anytime_x_star(al) - 1.0))
 
 
 @overload
@@ -296,7 +296,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
     pw = check_power(power, al)
     zb = z_quantile(pw)
     if rho0 is None and n_plan is None:
-        return as_result(((np.sqrt(_x_star(al)) + zb) * s / d) ** 2)
+        return as_result(((np.sqrt(anytime_x_star(al)) + zb) * s / d) ** 2)
     if rho0 is not None and n_plan is not None:
         raise DesignError(
             f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, n_plan={n_plan!r}."
@@ -311,7 +311,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
         def h(n1: float) -> float:  # standardized margin at N
             return dd * np.sqrt(n1) / ss - _boundary(n1 * ss**2, r, a) / (ss * np.sqrt(n1)) - b
 
-        start = ((np.sqrt(_x_star(a)) + b) * ss / dd) ** 2  # the tuned-at-N solution
+        start = ((np.sqrt(anytime_x_star(a)) + b) * ss / dd) ** 2  # the tuned-at-N solution
         grid = start * np.geomspace(1e-6, 1e12, 2000)
         vals = np.array([h(g) for g in grid])
         pos = np.nonzero(vals >= 0)[0]
@@ -475,7 +475,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         )
     plan = float(n) if n_plan is None else float(check_positive(
         "n_plan", n_plan, hint="n_plan is the benchmark's N."))
-    r_units = plan / (float(_x_star(al)) - 1.0)
+    r_units = plan / (float(anytime_x_star(al)) - 1.0)
     r_fixed = None if rho0 is None else float(check_positive(
         "rho0", rho0, hint="rho0 is the mixing parameter (units of V)."))
     if variance not in ("null", "sample"):
@@ -508,7 +508,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         "boundary": boundary, "crossed": crossed,
     })
     if r_fixed is None:
-        infl = float(np.sqrt(_x_star(al)) / z_quantile(1 - al / 2))
+        infl = float(np.sqrt(anytime_x_star(al)) / z_quantile(1 - al / 2))
     elif sigma is not None:
         infl = float(anytime_inflation(plan, al, sigma=s, rho0=r_fixed))
     else:

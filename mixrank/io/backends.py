@@ -43,7 +43,7 @@ from typing import Any
 from ..errors import DataError
 from ..formula.spec import Spec
 from ..frame import Frame, build_frame
-from ..frame.build import _spec
+from ..frame.build import as_spec
 from ..frame.cells import CellTable, frame_from_cells
 from .backend_dask import dask_cells
 from .backend_duckdb import duckdb_cells
@@ -122,7 +122,7 @@ def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb"
     >>> cells.n_rows, len(cells), int(cells.n.max())
     (5760, 5760, 1)
     """
-    spec = _spec(formula)
+    spec = as_spec(formula)
     opts = dict(options or {})
     src = source if isinstance(source, Source) else resolve_source(source)
     if backend == "duckdb":
@@ -201,5 +201,5 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
                            replicate=replicate, na=na)
     cells = aggregate_cells(source, formula, backend=backend, client=client, pair_by=pair_by,
                             replicate=replicate, na=na, options=options)
-    keys = tuple(c for c in cells.columns if c != _spec(formula).comparison)
+    keys = tuple(c for c in cells.columns if c != as_spec(formula).comparison)
     return frame_from_cells(cells, formula, pair_by=keys, replicate=replicate, na=na)
