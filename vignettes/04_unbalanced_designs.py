@@ -97,7 +97,7 @@ print(f"gpt-4o loses most of {strong!r}; rows kept: {len(partial)} of {len(full)
 print(partial.groupby("model").size().to_string())
 
 # %% [markdown]
-# Three estimands of "the difference between A and B" (methods section 3):
+# Three estimands of "the difference between A and B" (docs/methods.md §3):
 #
 # * `gls`: lme4's fixed effect, weighting topics by their information;
 # * `cells`: the plain mean of the differences over the common cells (the
