@@ -112,3 +112,17 @@ def test_summary_shows_scores(example):
     text = str(_fit("correct ~ model + (1|subject)", example).summary())
     assert "Model scores (y ~ 1 + (1|subject), unit subject, 95% CI)" in text
     assert "p_adjusted: holm across the 15 pairs" in text
+
+
+def test_same_engine_as_the_fit():
+    """A statsmodels fit scores its models with statsmodels MixedLM; same numbers as native."""
+    df = mixrank.simulate(models=3, subjects=6, questions=5, prompts=2, family="gaussian",
+                          sd_model_subject=0.5, sd_model_question=0.5, sd_model_prompt=0.3,
+                          sd_residual=1.0, missing=0.1, rng=3)
+    f = "correct ~ model + (1|subject) + (1|prompt)"
+    nat = _fit(f, df).model_scores()
+    sm = _fit(f, df, engine="statsmodels").model_scores()
+    assert sm.attrs["mixrank"]["engine"] == "statsmodels"
+    np.testing.assert_allclose(sm["estimate"], nat["estimate"], rtol=1e-4)
+    np.testing.assert_allclose(sm["std_error"], nat["std_error"], rtol=1e-4)
+    np.testing.assert_allclose(sm["df"], nat["df"], rtol=1e-3)
