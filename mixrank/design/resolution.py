@@ -497,8 +497,8 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
 
     Notes
     -----
-    Score order is :meth:`FitResult.model_scores` (mean score over each
-    model's scored cells), ties broken by model name.  The fixed-n,
+    Score order is :meth:`FitResult.model_scores` (each model's score under
+    the fit's estimand), ties broken by model name.  The fixed-n,
     multiplicity and anytime paradigms treat the n cells as independent
     (sigma_d); the clustered one uses the fitted random terms, i.e. the
     formula's unit of inference.  See :func:`resolution_table` for the

@@ -181,7 +181,7 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
 
     Notes
     -----
-    ``estimate`` is each model's mean score (``FitResult.model_scores``);
+    ``estimate`` is each model's score (``FitResult.model_scores``, the fit's estimand);
     the tests use the fitted contrasts ``FitResult.contrasts``: one-sided
     p-values from ``t = estimate / std_error`` with the pair's
     Satterthwaite df (REML) or units - 1 (aggregate).  See

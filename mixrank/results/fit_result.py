@@ -111,6 +111,14 @@ class FitResult:
         df (REML) or units - 1 (aggregate).  Validated against lme4 1.1 +
         lmerTest 3.1 (``tests/reference/lme4_engine.R``); Holm and BH as R's
         ``p.adjust``; max-t as docs/model_scores.md §3-§4.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> c = res.contrasts()
+        >>> int((c["p_value"] < 0.05).sum()), int((c["p_adjusted"] < 0.05).sum())
+        (7, 1)
         """
         how = check_adjust(adjust)
         lev = self.level if level is None else check_level(level, DesignError)
@@ -211,6 +219,16 @@ class FitResult:
         of the formula)`` with the fit's method, engine and estimand (REML,
         Satterthwaite df); see docs/model_scores.md.  Validated against lme4
         1.1 + lmerTest 3.1 (``tests/reference/model_scores.R``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> sc = res.model_scores()
+        >>> str(sc.loc[0, "model"]), int(sc.loc[0, "n"]), round(float(sc.loc[0, "df"]), 1)
+        ('m01', 960, 11.0)
+        >>> bool((sc["std_error"] > sc["iid_std_error"]).all())   # subjects cluster the scores
+        True
         """
         return model_scores_table(self, level=level, estimand=estimand)
 
@@ -263,6 +281,15 @@ class FitResult:
         falls short of 1) is ``attrs["mixrank"]["no_model_beats_all"]``.  Validated by
         closed forms for two models (``P(best) = P(T > -t)``) and by
         simulation (``tests/inference/test_simultaneous.py``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> rp = res.rank_probabilities(rng=1)
+        >>> best = rp[rp["rank"] == 1].sort_values("p_best").iloc[-1]
+        >>> str(best["model"]), bool(best["p_best"] > 0.9)
+        ('m01', True)
         """
         return rank_probabilities_fit(self, B=B, rng=rng)
 
