@@ -26,9 +26,9 @@ from .errors import (
     SingularFitWarning,
     SmallSampleWarning,
 )
+from .fit_binomial import fit_binomial
 from .formula import Spec, parse
 from .frame import Frame
-from .fit_binomial import fit_binomial
 from .results import FitResult
 from .results.glmm_result import GlmmResult
 

@@ -187,9 +187,7 @@ def anytime_threshold(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = check_positive("n", n, hint="n is the number of paired observations.")
-    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = check_alpha(alpha)
+    nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     r0 = _rho0_for(rho0, n_plan, nn, s, al)
     return as_result(_boundary(nn * s**2, r0, al))
 
@@ -230,9 +228,7 @@ def anytime_inflation(n: Any, alpha: Any = 0.05, *, sigma: Any = 1.0, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = check_positive("n", n, hint="n is the number of paired observations.")
-    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = check_alpha(alpha)
+    nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     thr = np.asarray(anytime_threshold(nn, sigma=s, alpha=al, rho0=rho0, n_plan=n_plan))
     return as_result(thr / (s * np.sqrt(nn)) / z_quantile(1 - al / 2))
 
@@ -323,6 +319,13 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
         return optimize.brentq(h, grid[k - 1], grid[k], xtol=1e-10, rtol=1e-13)
 
     return as_result(np.vectorize(one, otypes=[float])(d, s, al, zb, r0))
+
+
+def _n_sigma_alpha(n: Any, sigma: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked ``n`` (paired observations), ``sigma`` and ``alpha`` of a boundary."""
+    return (check_positive("n", n, hint="n is the number of paired observations."),
+            check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."),
+            check_alpha(alpha))
 
 
 def _differences(x: Any, y: Any) -> np.ndarray:
