@@ -31,6 +31,7 @@ from mixrank._util import MIXRANK_VERSION
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError, MixrankError
 from mixrank.report import style
+from mixrank.report.plots import select_pairs
 from mixrank.report.plots_scores import plot_model_scores
 
 __all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
@@ -207,8 +208,6 @@ def _shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None
 
 
 def _pair_rows(table: pd.DataFrame, pairs: list[tuple[str, str]] | None) -> pd.DataFrame:
-    from mixrank.report.plots import select_pairs
-
     return select_pairs(table, pairs).reset_index(drop=True)
 
 
