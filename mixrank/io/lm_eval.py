@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._util import tidy
 from ..errors import DataError, MixrankWarning
+from ._harness import decode_utf8
 
 __all__ = ["read_lm_eval"]
 
@@ -90,7 +91,7 @@ def _discover(path: Path) -> list[Path]:
 
 def _load_json(file: Path) -> dict:
     try:
-        text = file.read_text(encoding="utf-8")
+        text = decode_utf8(file.read_bytes(), str(file), "read_lm_eval")
     except OSError as exc:
         raise DataError(f"read_lm_eval: cannot read {str(file)!r}: {exc}") from exc
     try:
@@ -272,11 +273,12 @@ def _read_samples(
     doc_keys: tuple[set, int] | None = None
     n_lines = 0
     try:
-        fh = open(file, encoding="utf-8")
+        fh = open(file, "rb")
     except OSError as exc:
         raise DataError(f"read_lm_eval: cannot read {str(file)!r}: {exc}") from exc
     with fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw_bytes in enumerate(fh, start=1):
+            raw = decode_utf8(raw_bytes, f"{file}:{lineno}", "read_lm_eval")
             if not raw.strip():
                 continue
             n_lines += 1
