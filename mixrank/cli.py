@@ -184,13 +184,13 @@ def _is_lm_eval(path: Path) -> bool:
 
 def _load(args: argparse.Namespace) -> Any:
     """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads."""
-    from .io.datasets import load_example, load_shared
+    from .io.datasets import load_dataset, load_example
 
     src = args.data
     if src in ("example", "-"):
         return load_example()
-    if src.startswith("shared:"):
-        return load_shared(src.split(":", 1)[1])
+    if src.startswith(("shared:", "dataset:")):
+        return load_dataset(src.split(":", 1)[1])
     kind = getattr(args, "input_format", "auto")
     path = Path(src)
     if kind == "lm-eval" or (kind == "auto" and _is_lm_eval(path)):
