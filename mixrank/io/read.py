@@ -20,13 +20,15 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DataError
+from ..formula import Spec, parse
 from ..frame.source import SUPPORTED_SUFFIXES, to_pandas
 from .helm import read_helm
 from .inspect_logs import read_inspect
 from .lighteval import read_lighteval
 from .lm_eval import read_lm_eval
 
-__all__ = ["Format", "FORMATS", "detect_format", "read", "metric_options"]
+__all__ = ["Format", "FORMATS", "detect_format", "read", "metric_options", "read_for_formula",
+           "HARNESSES"]
 
 #: At most this many paths are looked at when sniffing a folder.
 SNIFF_LIMIT = 5000
@@ -172,3 +174,39 @@ def read(path: str | Path, format: str = "auto", **options: Any) -> pd.DataFrame
         raise DataError(f"read: option(s) {bad} do not apply to format {name!r}; it accepts "
                         f"{list(allowed)}")
     return FORMATS[name].reader(path, **{k: v for k, v in options.items() if v is not None})
+
+
+#: Formats that are harness output (read by a reader, not as a plain table).
+HARNESSES = ("helm", "inspect", "lighteval", "lm_eval")
+
+
+def read_for_formula(data: Any, formula: str | Spec) -> Any:
+    """Harness output given as ``data`` to a fit, read with the metric the formula names.
+
+    ``data`` that is not a path to harness output is returned unchanged.  For
+    harness output, a left side other than ``correct`` names the metric to
+    read (``acc_norm ~ model + (1|subject)`` reads ``acc_norm``) and the
+    score column takes that name; ``correct ~ ...`` reads the reader's
+    default metric.  So a formula means the same in :func:`mixrank.fit`
+    and on the command line.
+
+    Raises
+    ------
+    DataError
+        As :func:`read`; a left side that is not a metric of the log names
+        the metrics present.
+    """
+    if not isinstance(data, (str, Path)) or not Path(data).exists():
+        return data
+    try:
+        name = detect_format(data)
+    except DataError:
+        return data
+    if name not in HARNESSES:
+        return data
+    spec = parse(formula) if isinstance(formula, str) else formula
+    metric = None if spec.response == "correct" else spec.response
+    df = read(data, name, metric=metric)
+    if metric is not None:
+        df = df.rename(columns={"correct": metric})
+    return df

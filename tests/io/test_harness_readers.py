@@ -237,3 +237,22 @@ def test_fit_on_harness_output(folder, opts):
 def test_inspect_archive_layout_is_what_the_reader_expects():
     names = zipfile.ZipFile(next((GEN / "inspect").glob("*.eval"))).namelist()
     assert "header.json" in names and any(n.startswith("samples/") for n in names)
+
+
+# ------------------------------------------------------------------ formula left side = metric
+@pytest.mark.filterwarnings("ignore::mixrank.SingularFitWarning")
+def test_formula_left_side_selects_the_metric():
+    by_formula = mixrank.fit("acc_norm ~ model + (1|subject)", str(GEN / "lm_eval"))
+    table = mixrank.read(GEN / "lm_eval", metric="acc_norm").rename(columns={"correct": "acc_norm"})
+    by_table = mixrank.fit("acc_norm ~ model + (1|subject)", table)
+    pd.testing.assert_frame_equal(by_formula.contrasts(), by_table.contrasts())
+    default = mixrank.fit("correct ~ model + (1|subject)", GEN / "lm_eval").contrasts()
+    acc = mixrank.fit("acc ~ model + (1|subject)", GEN / "lm_eval").contrasts()
+    assert default.estimate[0] == acc.estimate[0]
+    assert default.estimate[0] != by_formula.contrasts().estimate[0]
+    # replicated output: HELM train trials as replicates
+    em = mixrank.fit("exact_match ~ model + (1|subject)", GEN / "helm", replicate="sample")
+    assert em.frame.n_models == 2
+    with pytest.raises(mixrank.DataError, match=r"metric 'f1' not found; metrics present: "
+                                                r"\['acc', 'acc_norm'\]"):
+        mixrank.fit("f1 ~ model + (1|subject)", GEN / "lm_eval")
