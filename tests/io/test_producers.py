@@ -40,10 +40,13 @@ CASES = {
 
 
 def _available(module: str) -> bool:
+    """Installed as a real package (fixture folders such as fixtures/lm_eval are namespace
+    packages when their parent is on sys.path, and do not count)."""
     try:
-        return importlib.util.find_spec(module) is not None
+        spec = importlib.util.find_spec(module)
     except ModuleNotFoundError:
         return False
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 def _rows(folder: Path, opts: dict) -> pd.DataFrame:
