@@ -328,7 +328,7 @@ def test_wide_and_parquet_and_jsonl(capsys, tmp_path):
     (["contrasts", "example", "-f", F1, "--level", "1.5"], "level"),
     (["contrasts", "example"], "--formula"),
     (["bogus"], "invalid choice"),
-    (["ranks", "shared:nope", "-f", F1], "unknown shared dataset"),
+    (["ranks", "shared:nope", "-f", F1], "unknown dataset"),
     (["contrasts", "example", "-f", F1, "-o", "/no/such/dir/x.csv"], "No such file"),
 ])
 def test_errors_exit_2(capsys, argv, msg):
