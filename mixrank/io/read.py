@@ -28,7 +28,7 @@ from .lighteval import read_lighteval
 from .lm_eval import read_lm_eval
 
 __all__ = ["Format", "FORMATS", "detect_format", "read", "metric_options", "read_for_formula",
-           "HARNESSES"]
+           "describe", "HARNESSES"]
 
 #: At most this many paths are looked at when sniffing a folder.
 SNIFF_LIMIT = 5000
@@ -63,6 +63,11 @@ class Format:
         (a file) identifies the format.
     sniff : callable, optional
         ``sniff(file) → bool`` for files whose names are ambiguous (``.json``).
+    sniff_patterns : tuple of str
+        The file-name patterns ``sniff`` is tried on.
+    mapping : tuple of (column, field) pairs
+        Which field of the output becomes which column, for readers that do
+        not record it themselves in ``attrs["mixrank"]["mapping"]``.
     description : str
         What the format is, for messages and ``--help``.
     """
@@ -73,6 +78,7 @@ class Format:
     description: str
     sniff: Callable[[Path], bool] | None = None
     sniff_patterns: tuple[str, ...] = ()
+    mapping: tuple[tuple[str, str], ...] = ()
 
     def matches(self, path: Path) -> bool:
         """True when ``path`` (file or folder) holds this format's files."""
@@ -96,7 +102,11 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
     Format("lighteval", read_lighteval, ("details_*.parquet",),
            "lighteval details_<task>_<date>.parquet files"),
     Format("lm_eval", read_lm_eval, ("samples_*.jsonl",),
-           "lm-evaluation-harness --log_samples output"),
+           "lm-evaluation-harness --log_samples output",
+           mapping=(("model", "results model_name (else model_args, else folder)"),
+                    ("subject", "leaf task"), ("question", "doc_id"),
+                    ("prompt", "prompt_hash (or prompt=)"), ("correct", "sample line's <metric>"),
+                    ("group", "innermost group of the task"))),
     Format("table", _read_table, tuple(f"*{s}" for s in SUPPORTED_SUFFIXES),
            "a long table (csv, parquet, jsonl) with model, subject, question, prompt, correct"),
 )}
@@ -173,40 +183,73 @@ def read(path: str | Path, format: str = "auto", **options: Any) -> pd.DataFrame
     if bad:
         raise DataError(f"read: option(s) {bad} do not apply to format {name!r}; it accepts "
                         f"{list(allowed)}")
-    return FORMATS[name].reader(path, **{k: v for k, v in options.items() if v is not None})
+    df = FORMATS[name].reader(path, **{k: v for k, v in options.items() if v is not None})
+    meta = df.attrs.setdefault("mixrank", {})
+    meta.setdefault("format", name)
+    if FORMATS[name].mapping and "mapping" not in meta:
+        meta["mapping"] = dict(FORMATS[name].mapping)
+    return df
 
 
 #: Formats that are harness output (read by a reader, not as a plain table).
 HARNESSES = ("helm", "inspect", "lighteval", "lm_eval")
 
 
-def read_for_formula(data: Any, formula: str | Spec) -> Any:
+def read_for_formula(data: Any, formula: str | Spec, format: str = "auto",
+                     **options: Any) -> Any:
     """Harness output given as ``data`` to a fit, read with the metric the formula names.
 
     ``data`` that is not a path to harness output is returned unchanged.  For
     harness output, a left side other than ``correct`` names the metric to
     read (``acc_norm ~ model + (1|subject)`` reads ``acc_norm``) and the
     score column takes that name; ``correct ~ ...`` reads the reader's
-    default metric.  So a formula means the same in :func:`mixrank.fit`
-    and on the command line.
+    default metric (or ``options["metric"]``).  So a formula means the same
+    in :func:`mixrank.fit` and on the command line.
 
     Raises
     ------
     DataError
         As :func:`read`; a left side that is not a metric of the log names
-        the metrics present.
+        the metrics present; a left side and a ``metric`` option that differ.
     """
     if not isinstance(data, (str, Path)) or not Path(data).exists():
         return data
-    try:
-        name = detect_format(data)
-    except DataError:
-        return data
-    if name not in HARNESSES:
+    if format == "auto":
+        try:
+            format = detect_format(data)
+        except DataError:
+            return data
+    if format not in HARNESSES:
         return data
     spec = parse(formula) if isinstance(formula, str) else formula
-    metric = None if spec.response == "correct" else spec.response
-    df = read(data, name, metric=metric)
-    if metric is not None:
-        df = df.rename(columns={"correct": metric})
+    metric = options.pop("metric", None)
+    if spec.response != "correct":
+        if metric is not None and metric != spec.response:
+            raise DataError(f"the formula's left side names metric {spec.response!r} but "
+                            f"metric={metric!r} was also given; use one of them")
+        metric = spec.response
+    df = read(data, format, metric=metric, **options)
+    if spec.response != "correct":
+        df = df.rename(columns={"correct": spec.response})
     return df
+
+
+def describe(df: pd.DataFrame) -> str:
+    """What a reader did: the column mapping, the metric and the rows per subject (text)."""
+    meta = df.attrs.get("mixrank", {})
+    lines = [f"{meta.get('reader', 'read')}: {len(df)} rows, {df['model'].nunique()} models "
+             f"from {meta.get('source', '?')}"]
+    mapping = meta.get("mapping") or {}
+    for column, field in mapping.items():
+        lines.append(f"  {column:<9}<- {field}")
+    metric = meta.get("metric")
+    if metric:
+        shown = metric if isinstance(metric, str) else ", ".join(
+            f"{k}={v}" for k, v in metric.items())
+        lines.append(f"  metric: {shown}")
+    counts = meta.get("rows_per_subject")
+    if counts is None and "subject" in df.columns:
+        counts = {str(k): int(v) for k, v in df.groupby("subject").size().items()}
+    if counts:
+        lines.append("  rows per subject: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return "\n".join(lines)

@@ -256,3 +256,18 @@ def test_formula_left_side_selects_the_metric():
     with pytest.raises(mixrank.DataError, match=r"metric 'f1' not found; metrics present: "
                                                 r"\['acc', 'acc_norm'\]"):
         mixrank.fit("f1 ~ model + (1|subject)", GEN / "lm_eval")
+
+
+def test_describe_names_mapping_metric_and_rows():
+    from mixrank.io.read import describe, read_for_formula
+
+    text = describe(mixrank.read(GEN / "helm"))
+    assert "question <- instance_id" in text and "sample   <- train_trial_index" in text
+    assert "rows per subject: mx_arith:level=easy 40, mx_trivia 32" in text
+    text = describe(mixrank.read(GEN / "lm_eval", metric="acc_norm"))
+    assert "metric: mx_arith=acc_norm" in text and "question <- doc_id" in text
+    with pytest.raises(mixrank.DataError, match="left side names metric 'acc_norm' but "
+                                                "metric='acc' was also given"):
+        read_for_formula(str(GEN / "lm_eval"), "acc_norm ~ model", metric="acc")
+    table = mixrank.load_example()
+    assert read_for_formula(table, "correct ~ model") is table
