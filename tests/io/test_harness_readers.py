@@ -271,3 +271,38 @@ def test_describe_names_mapping_metric_and_rows():
         read_for_formula(str(GEN / "lm_eval"), "acc_norm ~ model", metric="acc")
     table = mixrank.load_example()
     assert read_for_formula(table, "correct ~ model") is table
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("C", 1.0), ("P", 0.5), ("I", 0.0), ("N", 0.0), (True, 1.0), (False, 0.0), (0.25, 0.25),
+    (3, 3.0), ("yes", 1.0), ("False", 0.0), ("0.75", 0.75),
+])
+def test_inspect_value_mapping(value, expected):
+    from mixrank.io.inspect_logs import score_to_float
+
+    assert score_to_float(value, "here", "m") == expected
+
+
+@pytest.mark.parametrize("value", ["maybe", ["C"], {"a": 1}, None, float("nan")])
+def test_inspect_value_mapping_rejects(value):
+    from mixrank.io.inspect_logs import score_to_float
+
+    with pytest.raises(mixrank.DataError, match="here: score 'm' is"):
+        score_to_float(value, "here", "m")
+
+
+def test_inspect_dict_valued_scorer_by_key(tmp_path):
+    # a scorer returning a dict (e.g. several rubric items): each key is a metric
+    src = sorted((GEN / "inspect_json").glob("*_words_*.json"))[0]
+    log = json.loads(src.read_text())
+    for s in log["samples"]:
+        v = s["scores"]["includes"]["value"]
+        s["scores"]["includes"]["value"] = {"hit": v, "len": len(str(s["id"]))}
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    hit = mixrank.read(tmp_path / "log.json", metric="hit")
+    assert hit.correct.mean() == pytest.approx(
+        log["results"]["scores"][0]["metrics"]["accuracy"]["value"], abs=1e-12)
+    same = mixrank.read(tmp_path / "log.json", metric="includes/len")
+    assert (same.correct == 1.0).all()
+    with pytest.raises(mixrank.DataError, match="several metrics"):
+        mixrank.read(tmp_path / "log.json")
