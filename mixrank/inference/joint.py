@@ -1,7 +1,7 @@
 """Stage inference: the joint covariance of all fitted pairwise contrasts.
 
 Inputs: a :class:`~mixrank.frame.Frame`, its fitted pairs
-(:class:`~mixrank.engine.native.PairFit`: estimate, variance, variance
+(:class:`~mixrank.engine.records.PairFit`: estimate, variance, variance
 components), the fit's method and estimand.  Outputs: :func:`contrast_covariance`
 (the P x P covariance of the P pair estimates) and :func:`pair_weights` (each
 estimate as a linear combination of its pair's cell differences).
@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
 from mixrank.inference.ranks_maxt import joint_covariance
@@ -130,9 +131,7 @@ def _component_gamma(pairs: Sequence[Any], models: list[str], key: str) -> np.nd
 
 def _check_complete(pairs: Sequence[Any]) -> list[str]:
     models = sorted({m for p in pairs for m in (p.model_a, p.model_b)})
-    have = {frozenset((p.model_a, p.model_b)) for p in pairs}
-    missing = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]
-               if frozenset((a, b)) not in have]
+    missing = missing_pairs(pairs, models)
     if missing:
         raise DesignError(f"the joint covariance of the contrasts needs every pair among the "
                           f"models compared; {len(missing)} pair(s) were not fitted, e.g. "
@@ -142,10 +141,10 @@ def _check_complete(pairs: Sequence[Any]) -> list[str]:
 
 def _aggregate_cov(frame: Frame, pairs: Sequence[Any]) -> np.ndarray:
     """Pairwise-complete covariance of the unit-mean differences, scaled by 1 / (T_h T_g)."""
-    names = frame.spec.term_names
+    unit = frame.spec.unit
     pos = {m: i for i, m in enumerate(frame.models)}
-    if names:
-        codes, L = frame.term_codes[names[0]], frame.term_levels[names[0]]
+    if unit is not None:
+        codes, L = frame.term_codes[unit], frame.term_levels[unit]
     else:
         codes, L = np.arange(frame.n_cells), frame.n_cells
     U = np.full((L, len(pairs)), np.nan)

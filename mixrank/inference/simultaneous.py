@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import special, stats
 
 from mixrank._util import as_rng, tidy
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
 from mixrank.inference.multiplicity import adjust as adjust_p
@@ -151,8 +152,7 @@ def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.D
     M = len(models)
     if M < 2:
         raise DataError(f"rank probabilities need at least two models; the fit has {models}")
-    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
-    if len(fitted) < M * (M - 1) // 2:
+    if missing_pairs(fit.pairs, models):
         raise DataError("rank probabilities need every pair of models fitted; refit with "
                         "pairs=None (pairs without common cells cannot be ranked)")
     pos = {m: i for i, m in enumerate(models)}

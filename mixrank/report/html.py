@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import MIXRANK_VERSION
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError, MixrankError
 from mixrank.report import style
 from mixrank.report.plots_scores import plot_model_scores
@@ -197,8 +198,8 @@ def _shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None
     scores = fit.model_scores()
     order = scores.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
     models = order["model"].astype(str).tolist()
-    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
-    adj = [(a, b) for a, b in zip(models[:-1], models[1:]) if frozenset((a, b)) in fitted]
+    fitted = pair_lookup(fit.pairs)
+    adj = [(a, b) for a, b in zip(models[:-1], models[1:]) if pair_key(a, b) in fitted]
     note = (f"{len(fit.pairs)} pairs were fitted; plots and tables below show the "
             f"{len(adj)} pairs of models adjacent in the order of their mean scores "
             f"(best first). The full tables: mixrank contrasts / components ... --format csv.")
