@@ -47,6 +47,7 @@ from ..frame.build import as_spec
 from ..frame.cells import CellTable, frame_from_cells
 from .backend_dask import dask_cells
 from .backend_duckdb import duckdb_cells
+from .read import read_for_formula
 from .sources import Source, is_glob, read_into_memory, resolve_source
 
 __all__ = ["BACKENDS", "Source", "resolve_source", "aggregate_cells", "load_frame"]
@@ -146,7 +147,9 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     ----------
     source : DataFrame, polars/pyarrow table, Dask DataFrame, str or path
         A table, a file (any type for ``pandas``, parquet for the others), a
-        folder or glob of parquet files, or a Dask DataFrame.
+        folder or glob of parquet files, a Dask DataFrame, or the output of
+        an evaluation harness (:func:`mixrank.read`; a formula whose left
+        side names a metric of the log reads that metric).
     formula : str or Spec
     backend : {"pandas", "duckdb", "dask"}
         ``pandas`` reads the rows into memory; ``duckdb`` and ``dask``
@@ -190,6 +193,7 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     """
     if backend not in BACKENDS:
         raise DataError(f"backend={backend!r}; expected one of {BACKENDS}")
+    source = read_for_formula(source, formula)  # harness output: the formula's metric
     if backend == "pandas":
         if client is not None:
             raise DataError("client= is only used by backend='dask'; remove it or pass "
