@@ -29,7 +29,7 @@ from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
 from .control import DEFAULT_CONTROL, Control
 from .reml import RemlFit, fit_reml
-from .satterthwaite import estimand_weights, linear_variance
+from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
 
 __all__ = ["PairFit", "fit_pairs", "ESTIMANDS", "METHODS"]
@@ -172,12 +172,12 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                                   "(1|subject)")
             unit_codes = frame.term_codes[names[0]] if full else frame.term_codes[names[0]][mask]
         w = estimand_weights(estimand, st, unit_codes)
-    var_fn = None if w is None else (lambda th, sg, w=w: linear_variance(st, w, th, sg))
+    var_fn = None if w is None else LinearVariance(st, w)
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
     estimate, variance, df = r.mu, r.var_mu, r.df
-    if w is not None:
+    if w is not None and var_fn is not None:
         estimate = float(w @ d)
-        variance = linear_variance(st, w, r.extras.get("theta_block", np.zeros(0)), r.sigma)
+        variance = var_fn(r.extras.get("theta_block", np.zeros(0)), r.sigma)
     comps = {t: float("nan") for t in names}
     comps.update(zip(r.names, (float(v) for v in r.variances)))
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,

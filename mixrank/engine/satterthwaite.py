@@ -9,12 +9,14 @@ variance parameters.  Contents:
   ``V = var_fn(theta, sigma)``, ``g`` its gradient and ``A = 2 H^-1`` from the
   Hessian ``H`` of the REML deviance in ``(theta, sigma)``.  ``H`` comes from
   central differences of the analytic gradient where the objective has one
-  (dense mode: ``2 (R + 1)`` gradient evaluations), otherwise from
-  Richardson-extrapolated central differences of the deviance;
+  (dense mode, :func:`gradient_hessian`: ``4 R`` gradient evaluations),
+  otherwise from Richardson-extrapolated central differences of the
+  deviance (``4 R^2 + 2`` evaluations per step);
 * :func:`balanced_df` -- the closed form for a linear combination of
   independent mean squares (the balanced fast path);
-* :func:`estimand_weights`, :func:`linear_variance` -- the weights of the
-  ``cells`` / ``units`` estimands and their variance ``var_fn``;
+* :func:`estimand_weights`, :class:`LinearVariance` -- the weights of the
+  ``cells`` / ``units`` estimands and their variance ``var_fn`` (with an
+  analytic gradient);
 * :func:`fd_gradient_psi`, :func:`fd_hessian`, :func:`fd_gradient`,
   :func:`fd_steps` -- the finite-difference helpers.
 
@@ -38,8 +40,9 @@ from .control import DEFAULT_CONTROL, Control
 from .objective import Objective
 from .structure import Structure
 
-__all__ = ["satterthwaite", "balanced_df", "estimand_weights", "linear_variance",
-           "fd_gradient_psi", "fd_hessian", "fd_gradient", "fd_steps"]
+__all__ = ["satterthwaite", "gradient_hessian", "balanced_df", "estimand_weights",
+           "LinearVariance", "linear_variance", "fd_gradient_psi", "fd_hessian", "fd_gradient",
+           "fd_steps"]
 
 VarFn = Callable[[np.ndarray, float], float]
 
@@ -111,18 +114,67 @@ def fd_gradient(f: Callable[[np.ndarray], float], x: np.ndarray,
     return g2 + (g2 - g1) / 3.0
 
 
+def gradient_hessian(obj: Objective, x: np.ndarray,
+                     steps: tuple[float, float] = (2e-4, 1e-4)) -> np.ndarray | None:
+    """Hessian of the REML deviance at ``x = (theta, sigma)`` from its analytic gradient.
+
+    theta columns: Richardson-extrapolated central differences of the
+    gradient (no cancellation of second differences; the extrapolation
+    matters for a small component, theta ~ 3e-3, where one step is off by 5e-4
+    relative); the sigma-sigma entry is exact, ``-2 nu / sigma^2 + 6 r^2 / sigma^4``.
+    None where the objective has no analytic gradient.
+    """
+    k = len(x)
+
+    def columns(step: float) -> np.ndarray | None:
+        h = fd_steps(x, step)
+        C = np.empty((k, k - 1))
+        for i in range(k - 1):
+            e = np.zeros(k)
+            e[i] = h[i]
+            gp, gm = obj.full_gradient(x + e), obj.full_gradient(x - e)
+            if gp is None or gm is None:
+                return None
+            C[:, i] = (gp[0] - gm[0]) / (2 * h[i])
+        return C
+
+    C1, C2 = columns(steps[0]), columns(steps[1])
+    if C1 is None or C2 is None:
+        return None
+    H = np.empty((k, k))
+    H[:, :-1] = C2 + (C2 - C1) / 3.0
+    sigma = float(x[-1])
+    r2 = obj.core(x[:-1])[2]
+    H[:-1, -1] = H[-1, :-1]
+    H[-1, -1] = -2.0 * (obj.n - 1) / sigma ** 2 + 6.0 * r2 / sigma ** 4
+    return 0.5 * (H + H.T)
+
+
 def satterthwaite(obj: Objective, theta: np.ndarray, sigma: float, var_fn: VarFn | None = None,
                   control: Control = DEFAULT_CONTROL) -> tuple[float, np.ndarray, np.ndarray]:
     """Satterthwaite df of ``var_fn(theta, sigma)`` (default: ``Var(mu_hat)``).
 
     ``theta`` is in block order (``obj.st.names``).  Returns
     ``(df, gradient, A)`` with ``A = 2 H^-1`` the asymptotic covariance of
-    ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.
+    ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.  A ``var_fn`` with a
+    ``gradient(theta, sigma)`` method (:class:`LinearVariance`) is
+    differentiated analytically.
     """
     x = np.append(theta, sigma)
     vf = obj.var_mu if var_fn is None else var_fn
-    H = fd_hessian(obj.full_deviance, x, control.fd_steps)
-    g = fd_gradient(lambda z: vf(z[:-1], z[-1]), x, control.fd_steps)
+    H = gradient_hessian(obj, x, control.fd_steps) if obj.analytic else None
+    g = None
+    if H is not None and var_fn is None:
+        fg = obj.full_gradient(x)
+        if fg is not None:
+            _, rx2, d_rx2 = fg
+            g = np.append(-sigma * sigma * d_rx2 / rx2 ** 2, 2.0 * sigma / rx2)
+    elif hasattr(var_fn, "gradient"):
+        g = var_fn.gradient(theta, sigma)  # type: ignore[union-attr]
+    if H is None:
+        H = fd_hessian(obj.full_deviance, x, control.fd_steps)
+    if g is None:
+        g = fd_gradient(lambda z: vf(z[:-1], z[-1]), x, control.fd_steps)
     try:
         A = 2.0 * np.linalg.inv(H)
     except np.linalg.LinAlgError:
@@ -154,8 +206,26 @@ def estimand_weights(estimand: str, st: Structure, unit_codes: np.ndarray | None
     return 1.0 / (T * counts[unit_codes])
 
 
+class LinearVariance:
+    """``Var(w'd) = sigma^2 (w'w + sum_r theta_r^2 |Z_r'w|^2)`` as a function of ``(theta, sigma)``.
+
+    theta in block order; ``|Z_r'w|^2`` is computed once, so calls and the
+    analytic :meth:`gradient` cost O(R).
+    """
+
+    def __init__(self, st: Structure, w: np.ndarray) -> None:
+        self.ww = float(w @ w)
+        self.zw2 = np.array([float(np.sum(np.bincount(c, weights=w, minlength=L) ** 2))
+                             for c, L in zip(st.codes, st.levels)])
+
+    def __call__(self, theta: np.ndarray, sigma: float) -> float:
+        return sigma * sigma * (self.ww + float(np.dot(np.asarray(theta) ** 2, self.zw2)))
+
+    def gradient(self, theta: np.ndarray, sigma: float) -> np.ndarray:
+        return np.append(2.0 * sigma * sigma * np.asarray(theta) * self.zw2,
+                         2.0 * self(theta, sigma) / sigma)
+
+
 def linear_variance(st: Structure, w: np.ndarray, theta_block: np.ndarray, sigma: float) -> float:
-    """``Var(w'd) = sigma^2 (w'w + sum_r theta_r^2 |Z_r'w|^2)`` (theta in block order)."""
-    zw2 = [float(np.sum(np.bincount(c, weights=w, minlength=L) ** 2))
-           for c, L in zip(st.codes, st.levels)]
-    return sigma * sigma * (float(w @ w) + float(np.dot(theta_block ** 2, zw2)))
+    """``Var(w'd)`` at ``(theta_block, sigma)`` (see :class:`LinearVariance`)."""
+    return LinearVariance(st, w)(theta_block, sigma)
