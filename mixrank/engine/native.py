@@ -18,16 +18,15 @@ import contextlib
 import math
 import warnings
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
 from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
 from .control import DEFAULT_CONTROL, Control
+from .parallel import blas_controller, default_workers, run_pairs
 from .reml import RemlFit, fit_reml
 from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
@@ -88,6 +87,23 @@ class _StructureCache:
         return st
 
 
+@dataclass(frozen=True, eq=False)
+class _Columns:
+    """The frame's scores and observed flags model by model (contiguous rows).
+
+    A pair reads two models' columns of the cells x models matrices; a
+    strided column read touches the whole matrix, a row of the transpose
+    only the model's own entries.
+    """
+
+    scores: np.ndarray              # (models, cells)
+    observed: np.ndarray            # (models, cells)
+
+
+def _columns(frame: Frame) -> _Columns:
+    return _Columns(np.ascontiguousarray(frame.scores.T), np.ascontiguousarray(frame.observed.T))
+
+
 def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
     """Terms estimable on a pair's cells; errors for confounded terms."""
     used: list[str] = []
@@ -118,9 +134,10 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None,
-             control: Control = DEFAULT_CONTROL) -> PairFit:
+             control: Control = DEFAULT_CONTROL, cols: _Columns | None = None) -> PairFit:
     spec = frame.spec
-    oa, ob = frame.observed[:, j], frame.observed[:, k]
+    cols = _columns(frame) if cols is None else cols
+    oa, ob = cols.observed[j], cols.observed[k]
     mask = oa & ob
     n = int(mask.sum())
     only_a, only_b = int(oa.sum()) - n, int(ob.sum()) - n
@@ -129,7 +146,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
-    d = frame.scores[:, j] - frame.scores[:, k]
+    d = cols.scores[j] - cols.scores[k]
     if not full:
         d = d[mask]
     sigma_iid = float(np.std(d, ddof=1))
@@ -229,12 +246,16 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     lattice = None
     if method == "reml" and any(frame.stats.n_common[j, k] == frame.n_cells for j, k in pairs):
         lattice = build_lattice(frame, control.orthogonality_tol)
-    one_thread = _blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
+    workers = (default_workers(len(pairs), frame.n_cells) if control.workers is None
+               else control.workers)
+
+    cols = _columns(frame)
+
+    def task(p: tuple[int, int]) -> PairFit:
+        return _fit_one(frame, p[0], p[1], method, estimand, cache, lattice, control, cols)
+
+    if workers > 1:
+        return run_pairs(task, pairs, workers)
+    one_thread = blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
     with one_thread:
-        return [_fit_one(frame, j, k, method, estimand, cache, lattice, control) for j, k in pairs]
-
-
-@lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
-    """One controller per process: building it inspects every loaded library (~3 ms)."""
-    return ThreadpoolController()
+        return [task(p) for p in pairs]

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.optimize as opt
 
 from .control import DEFAULT_CONTROL, Control
+from .newton1d import newton_one_term
 from .objective import (
     LOG2PI,
     Objective,
@@ -79,6 +80,7 @@ class Optimum:
     criterion: float
     nfev: int
     hit_limit: bool = False         # an optimisation stopped at max_iterations
+    convergence: Convergence | None = None  # the certificate, when optimise checked it
 
 
 @dataclass(frozen=True)
@@ -172,11 +174,19 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
         limit |= hit
         return x, fx
 
-    best = run(starts[control.starts[0]]())
+    x0 = starts[control.starts[0]]()
+    newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
+        if R == 1 and obj.analytic else None
+    if newton is not None:               # one term: exact Newton instead of L-BFGS-B
+        best = (newton[0], newton[1])
+        nfev, limit = newton[2], newton[3]
+    else:
+        best = run(x0)
     if control.certify:
         first = Optimum(psi=best[0], criterion=best[1], nfev=nfev, hit_limit=limit)
-        if check_convergence(obj, first, control).converged:
-            return first
+        conv = check_convergence(obj, first, control)
+        if conv.converged:
+            return replace(first, convergence=conv)
     for name in control.starts[1:]:
         x, fx = run(starts[name]())
         if fx < best[1]:
@@ -267,7 +277,7 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...], *,
     if obj.R == 0:
         return _closed_form(obj)
     optimum = optimise(obj, control)
-    conv = check_convergence(obj, optimum, control)
+    conv = optimum.convergence or check_convergence(obj, optimum, control)
     theta_b = np.sqrt(optimum.psi)
     sigma = math.sqrt(obj.core(theta_b)[2] / (obj.n - 1))
     df = satterthwaite(obj, theta_b, sigma, var_fn, control)[0]

@@ -37,6 +37,7 @@ from typing import cast
 import numpy as np
 
 from .control import DEFAULT_CONTROL, Control
+from .newton1d import one_term_hessian
 from .objective import Objective
 from .structure import Structure
 
@@ -150,27 +151,39 @@ def gradient_hessian(obj: Objective, x: np.ndarray,
     return 0.5 * (H + H.T)
 
 
+def _analytic_parts(obj: Objective, x: np.ndarray, var_fn: VarFn | None, control: Control
+                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Hessian of the deviance and gradient of the variance where derivatives are available (else None)."""
+    if not obj.analytic:
+        return None, None
+    theta, sigma = x[:-1], float(x[-1])
+    g = var_fn.gradient(theta, sigma) if isinstance(var_fn, LinearVariance) else None
+    if obj.R == 1:                       # one term: exact second derivatives
+        exact = one_term_hessian(obj, float(theta[0]), sigma)
+        if exact is not None:
+            return exact[0], (exact[1] if var_fn is None else g)
+    H = gradient_hessian(obj, x, control.fd_steps)
+    if var_fn is None:
+        fg = obj.full_gradient(x)
+        if fg is not None:
+            _, rx2, d_rx2 = fg
+            g = np.append(-sigma * sigma * d_rx2 / rx2 ** 2, 2.0 * sigma / rx2)
+    return H, g
+
+
 def satterthwaite(obj: Objective, theta: np.ndarray, sigma: float, var_fn: VarFn | None = None,
                   control: Control = DEFAULT_CONTROL) -> tuple[float, np.ndarray, np.ndarray]:
     """Satterthwaite df of ``var_fn(theta, sigma)`` (default: ``Var(mu_hat)``).
 
     ``theta`` is in block order (``obj.st.names``).  Returns
     ``(df, gradient, A)`` with ``A = 2 H^-1`` the asymptotic covariance of
-    ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.  A ``var_fn`` with a
-    ``gradient(theta, sigma)`` method (:class:`LinearVariance`) is
-    differentiated analytically.
+    ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.  With one random term
+    the Hessian is exact (:func:`~mixrank.engine.newton1d.one_term_hessian`);
+    a :class:`LinearVariance` ``var_fn`` is differentiated analytically.
     """
     x = np.append(theta, sigma)
     vf = obj.var_mu if var_fn is None else var_fn
-    H = gradient_hessian(obj, x, control.fd_steps) if obj.analytic else None
-    g = None
-    if H is not None and var_fn is None:
-        fg = obj.full_gradient(x)
-        if fg is not None:
-            _, rx2, d_rx2 = fg
-            g = np.append(-sigma * sigma * d_rx2 / rx2 ** 2, 2.0 * sigma / rx2)
-    elif hasattr(var_fn, "gradient"):
-        g = var_fn.gradient(theta, sigma)  # type: ignore[union-attr]
+    H, g = _analytic_parts(obj, x, var_fn, control)
     if H is None:
         H = fd_hessian(obj.full_deviance, x, control.fd_steps)
     if g is None:
