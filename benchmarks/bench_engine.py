@@ -1,4 +1,4 @@
-"""Engine benchmark: one pair against lme4 + lmerTest, all pairs, parallel pairs, a leaderboard.
+"""Engine benchmark (the pairwise mixed-model engine, docs/methods.md §3): one pair against lme4 + lmerTest, all pairs, parallel pairs, a leaderboard.
 
     python benchmarks/bench_engine.py            # everything (~10 min with R)
     python benchmarks/bench_engine.py --quick    # small sizes only, no 105-pair runs

@@ -7,9 +7,9 @@ This module only re-exports the public API.
 
 from . import power
 from ._util import MIXRANK_VERSION as __version__
+from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
-from .design.rci import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.simulate import simulate
 from .engine.control import Control
 from .engine.native import fit_pairs

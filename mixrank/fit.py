@@ -106,7 +106,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         file, a folder or glob of parquet files (``"runs/*.parquet"``), or a
         Dask DataFrame.
     method : {"reml", "aggregate"}
-        ``reml``: the paired mixed model (methods §3); ``aggregate``: average
+        ``reml``: the paired mixed model (docs/methods.md §3); ``aggregate``: average
         the differences within the first random term's levels, then a
         paired t-test over those units.
     engine : {"auto", "native", "statsmodels", "lme4"}

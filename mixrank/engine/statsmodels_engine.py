@@ -190,7 +190,7 @@ def fit_pairs_statsmodels(frame: Frame, pairs: list[tuple[int, int]], *,
     approximation computed by :func:`mixrank.engine.satterthwaite.satterthwaite` (the
     native engine's code) at statsmodels' variance estimates, so it differs
     from the native df only through the estimates.  ``variance`` uses the GLS
-    formula of methods.md section 3 rather than statsmodels' ``bse_fe`` (which
+    formula of docs/methods.md §3 rather than statsmodels' ``bse_fe`` (which
     inverts the joint information of all parameters and differs from lme4's
     SE by about 1e-5 relative); ``bse_fe`` is kept in ``extras``.
     statsmodels' REML log-likelihood equals ``-REMLcrit / 2`` of lme4, so
