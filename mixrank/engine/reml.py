@@ -120,38 +120,41 @@ def _minimise(obj: Objective, x0: np.ndarray, control: Control,
               fixed_zero: tuple[int, ...] = ()) -> tuple[np.ndarray, float, int, bool]:
     """L-BFGS-B over ``psi >= 0`` (components in ``fixed_zero`` held at 0).
 
-    Uses the objective's analytic gradient where it has one, central finite
+    The variables are ``psi / scale`` with ``scale`` the start (floored at
+    a tenth of its largest entry): components an order of magnitude apart
+    otherwise make the first quasi-Newton steps poorly scaled.  Uses the
+    objective's analytic gradient where it has one, central finite
     differences of the criterion otherwise.  Returns ``(psi, criterion,
     evaluations, stopped at the iteration limit)``.
     """
     free = [i for i in range(len(x0)) if i not in fixed_zero]
     nfev = 0
+    if not free:
+        return np.zeros(len(x0)), obj.deviance(np.zeros(len(x0))), 1, False
+    start = np.maximum(x0[free], 0.0)
+    scale = np.maximum(start, max(0.1 * float(start.max()), 1e-3))
 
     def expand(z):
         x = np.zeros(len(x0))
-        x[free] = z
+        x[free] = np.maximum(z, 0.0) * scale
         return x
 
     def fun_and_jac(z):
         nonlocal nfev
-        z = np.maximum(z, 0.0)
         fg = obj.value_grad(expand(z)) if obj.analytic else None
         if fg is not None:
             nfev += 1
-            return fg[0], fg[1][free]
+            return fg[0], fg[1][free] * scale
         nfev += 1 + 2 * len(z)
-        return obj.deviance(expand(z)), fd_gradient_psi(lambda zz: obj.deviance(expand(zz)), z,
-                                                         step=control.fd_gradient_step)
+        zc = np.maximum(z, 0.0)
+        return obj.deviance(expand(zc)), scale * fd_gradient_psi(
+            lambda p: obj.deviance(expand(p / scale)), zc * scale, step=control.fd_gradient_step)
 
-    if not free:
-        return np.zeros(len(x0)), obj.deviance(np.zeros(len(x0))), 1, False
-    res = opt.minimize(fun_and_jac, np.maximum(x0[free], 0.0), jac=True, method="L-BFGS-B",
+    res = opt.minimize(fun_and_jac, start / scale, jac=True, method="L-BFGS-B",
                        bounds=[(0.0, None)] * len(free),
                        options=dict(ftol=control.ftol, gtol=control.gtol,
                                     maxiter=control.max_iterations))
-    z = np.maximum(res.x, 0.0)
-    nfev += 1
-    return expand(z), obj.deviance(expand(z)), nfev, res.nit >= control.max_iterations
+    return expand(res.x), float(res.fun), nfev, res.nit >= control.max_iterations
 
 
 def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:

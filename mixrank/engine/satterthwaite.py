@@ -9,7 +9,7 @@ variance parameters.  Contents:
   ``V = var_fn(theta, sigma)``, ``g`` its gradient and ``A = 2 H^-1`` from the
   Hessian ``H`` of the REML deviance in ``(theta, sigma)``.  ``H`` comes from
   central differences of the analytic gradient where the objective has one
-  (dense mode, :func:`gradient_hessian`: ``4 R`` gradient evaluations),
+  (dense mode, :func:`gradient_hessian`: ``2 R`` gradient evaluations),
   otherwise from Richardson-extrapolated central differences of the
   deviance (``4 R^2 + 2`` evaluations per step);
 * :func:`balanced_df` -- the closed form for a linear combination of
@@ -115,35 +115,27 @@ def fd_gradient(f: Callable[[np.ndarray], float], x: np.ndarray,
     return g2 + (g2 - g1) / 3.0
 
 
-def gradient_hessian(obj: Objective, x: np.ndarray,
-                     steps: tuple[float, float] = (2e-4, 1e-4)) -> np.ndarray | None:
+def gradient_hessian(obj: Objective, x: np.ndarray, step: float = 1e-4) -> np.ndarray | None:
     """Hessian of the REML deviance at ``x = (theta, sigma)`` from its analytic gradient.
 
-    theta columns: Richardson-extrapolated central differences of the
-    gradient (no cancellation of second differences; the extrapolation
-    matters for a small component, theta ~ 3e-3, where one step is off by 5e-4
-    relative); the sigma-sigma entry is exact, ``-2 nu / sigma^2 + 6 r^2 / sigma^4``.
-    None where the objective has no analytic gradient.
+    theta columns: central differences of the gradient with step
+    ``step * max(|theta_r|, 0.01)`` (no cancellation of second differences,
+    so the step can follow theta down to small components: the truncation
+    error is ``O((h / theta)^2)``, 1e-4 relative at theta ~ 3e-3 with an
+    absolute step 1e-4, 1e-8 with this one); the sigma-sigma entry is exact,
+    ``-2 nu / sigma^2 + 6 r^2 / sigma^4``.  None where the objective has no
+    analytic gradient.
     """
     k = len(x)
-
-    def columns(step: float) -> np.ndarray | None:
-        h = fd_steps(x, step)
-        C = np.empty((k, k - 1))
-        for i in range(k - 1):
-            e = np.zeros(k)
-            e[i] = h[i]
-            gp, gm = obj.full_gradient(x + e), obj.full_gradient(x - e)
-            if gp is None or gm is None:
-                return None
-            C[:, i] = (gp[0] - gm[0]) / (2 * h[i])
-        return C
-
-    C1, C2 = columns(steps[0]), columns(steps[1])
-    if C1 is None or C2 is None:
-        return None
     H = np.empty((k, k))
-    H[:, :-1] = C2 + (C2 - C1) / 3.0
+    for i in range(k - 1):
+        h = step * max(abs(float(x[i])), 0.01)
+        e = np.zeros(k)
+        e[i] = h
+        gp, gm = obj.full_gradient(x + e), obj.full_gradient(x - e)
+        if gp is None or gm is None:
+            return None
+        H[:, i] = (gp[0] - gm[0]) / (2 * h)
     sigma = float(x[-1])
     r2 = obj.core(x[:-1])[2]
     H[:-1, -1] = H[-1, :-1]
@@ -162,7 +154,7 @@ def _analytic_parts(obj: Objective, x: np.ndarray, var_fn: VarFn | None, control
         exact = one_term_hessian(obj, float(theta[0]), sigma)
         if exact is not None:
             return exact[0], (exact[1] if var_fn is None else g)
-    H = gradient_hessian(obj, x, control.fd_steps)
+    H = gradient_hessian(obj, x, control.fd_steps[1])
     if var_fn is None:
         fg = obj.full_gradient(x)
         if fg is not None:
