@@ -1,0 +1,129 @@
+"""Per-pair closed forms of the verdict-table paradigms (design stage).
+
+Stage: design (no fitted model).
+Inputs: arrays over the pairs of a family -- estimate, n, the estimand's
+per-cell SD ``s = sigma_d sqrt(weight_factor)``, design effect, discordance.
+Outputs: dicts of columns (N*, MDE, q, verdict) for
+:func:`mixrank.design.resolution.resolution_table`.
+Contents (methods.md section 6, docs/anytime.md): ``_fixed``, ``_multiplicity``,
+``_anytime`` (normal mixture), ``_anytime_bernoulli`` (paired-Bernoulli
+e-process), ``_cluster``; degenerate rows (delta = 0, sigma = 0) are
+handled explicitly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
+from mixrank.design.audit import multiplicity_alpha, n_star_scale
+from mixrank.design.eprocess import _n_star_one, _z_any, tune_beta
+from mixrank.design.power import _z, mde, n_star
+
+#: sigma_d / |delta| at or below which a row counts as noiseless (N* = 0 in every paradigm).
+_NOISELESS = 1e-8
+
+
+
+def _fixed(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
+           pw: float) -> tuple[np.ndarray, np.ndarray]:
+    """N* and MDE at level alpha; N* = inf for delta = 0, 0 for sigma_d = 0 < |delta|."""
+    ns = np.where(est == 0, np.inf, 0.0)
+    md = np.zeros_like(sd)
+    ok = (est != 0) & ~_noiseless(est, sd)
+    if np.any(ok):
+        ns[ok] = np.asarray(n_star(est[ok], sigma_d=sd[ok], alpha=alpha, power=pw))
+    pos = sd > 0
+    if np.any(pos):
+        md[pos] = np.asarray(mde(n[pos], sigma_d=sd[pos], alpha=alpha, power=pw))
+    return ns, md
+
+
+def _noiseless(est: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """Rows treated as sigma_d = 0: no noise at all, or |delta| / sigma_d above 1e8."""
+    return sd <= _NOISELESS * np.abs(est)
+
+
+def _ratio(n: np.ndarray, ns: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return n / ns  # n / 0 = inf (resolved), n / inf = 0 (unresolved)
+
+
+def _multiplicity(q: np.ndarray, ns: np.ndarray, md: np.ndarray, n: np.ndarray, alpha: float,
+                  pw: float, method: str) -> dict[str, np.ndarray]:
+    m = len(q)
+    order = np.argsort(-q, kind="stable")      # step 1 = largest q = smallest fixed-n p-value
+    rank = np.empty(m, dtype=int)
+    rank[order] = np.arange(1, m + 1)
+    if method == "bonferroni":
+        a_prime = np.full(m, float(multiplicity_alpha(alpha, m, method="bonferroni")))
+    else:
+        a_prime = np.asarray(multiplicity_alpha(alpha, m, method=method, rank=rank), dtype=float)
+        a_prime = np.broadcast_to(a_prime, (m,)).copy()
+    scale = np.asarray(n_star_scale(a_prime, alpha, power=pw), dtype=float)
+    scale = np.maximum(np.broadcast_to(scale, (m,)), 1.0)   # alpha' <= alpha: exact >= 1
+    ns_m = ns * scale
+    q_m = _ratio(n, ns_m)
+    pass_step = (q_m >= 1)[order]                 # in step order
+    if method == "holm":                          # step-down: stop at the first failure
+        step_ok = np.cumprod(pass_step).astype(bool)
+    elif method == "bh":                          # step-up: everything up to the last success
+        last = np.flatnonzero(pass_step)
+        step_ok = np.zeros(m, dtype=bool)
+        if last.size:
+            step_ok[: last[-1] + 1] = True
+    else:
+        step_ok = pass_step
+    resolved = np.empty(m, dtype=bool)
+    resolved[order] = step_ok
+    return {"alpha_multiplicity": a_prime, "n_star_multiplicity": ns_m,
+            "mde_multiplicity": md * np.sqrt(scale), "q_multiplicity": q_m,
+            "resolved_multiplicity": resolved}
+
+
+def _anytime(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
+             pw: float) -> dict[str, np.ndarray]:
+    """Normal-mixture boundary (anytime.py); ``sd`` is the estimand's per-cell SD."""
+    ns = np.where(est == 0, np.inf, 0.0)
+    ok = (est != 0) & ~_noiseless(est, sd)
+    eff = np.where(ok, np.abs(est) / np.where(ok, sd, 1.0), 0.0)
+    ns[ok & (eff < 1e-100)] = np.inf   # N* beyond 1e200 cells: outside the solver's range
+    for i in np.flatnonzero(ok & (eff >= 1e-100)):  # depends on delta/sigma_d; rho0 tuned for n
+        ns[i] = float(anytime_n_star(eff[i], 1.0, alpha=alpha, power=pw, n_plan=n[i]))
+    q = _ratio(n, ns)
+    # at n = n_plan the z-equivalent boundary is sqrt(x*) exactly (tune_rho0)
+    md = (np.sqrt(float(_x_star(alpha))) + float(_z(pw))) * sd / np.sqrt(n)
+    return {"inflation_anytime": np.full(len(est), float(anytime_inflation(1.0, alpha))),
+            "n_star_anytime": ns, "mde_anytime": md, "q_anytime": q,
+            "resolved_anytime": q >= 1}
+
+
+def _anytime_bernoulli(est: np.ndarray, n: np.ndarray, sd: np.ndarray, psi: np.ndarray,
+                       alpha: float, pw: float) -> dict[str, np.ndarray]:
+    """Paired-Bernoulli mixture e-process (eprocess.py), prior tuned at D = n psi."""
+    m = len(est)
+    za, zb = float(_z(1 - alpha / 2)), float(_z(pw))
+    ns = np.where(est == 0, np.inf, 0.0)
+    infl, md = np.full(m, np.nan), np.zeros(m)
+    ok = (est != 0) & ~_noiseless(est, sd)
+    for i in range(m):
+        if psi[i] <= 0:                 # no discordant cell: estimate 0, N* = inf
+            continue
+        a = float(tune_beta(n[i] * psi[i], alpha=alpha))
+        z_any = float(_z_any(np.array([n[i]]), float(psi[i]), a, alpha)[0])
+        infl[i] = z_any / za
+        md[i] = (z_any + zb) * sd[i] / np.sqrt(n[i])
+        if ok[i]:
+            ns[i] = _n_star_one(abs(est[i]) / sd[i], float(psi[i]), a, alpha, zb)
+    q = _ratio(n, ns)
+    return {"discordance": psi, "inflation_anytime": infl, "n_star_anytime": ns,
+            "mde_anytime": md, "q_anytime": q, "resolved_anytime": q >= 1}
+
+
+def _cluster(ns: np.ndarray, md: np.ndarray, n: np.ndarray,
+             de: np.ndarray) -> dict[str, np.ndarray]:
+    de_used = np.maximum(de, 1.0)
+    ns_c = ns * de_used
+    q = _ratio(n, ns_c)
+    return {"n_star_cluster": ns_c, "mde_cluster": md * np.sqrt(de_used), "q_cluster": q,
+            "resolved_cluster": q >= 1}
