@@ -42,14 +42,14 @@ import pandas as pd
 from scipy import optimize, special
 
 from mixrank._util import tidy
-from mixrank.design.power import (
-    _check_alpha,
-    _check_delta,
-    _check_interval,
-    _check_positive,
-    _check_power,
-    _out,
-    _z,
+from mixrank.design.checks import (
+    as_result,
+    check_alpha,
+    check_delta,
+    check_interval,
+    check_positive,
+    check_power,
+    z_quantile,
 )
 from mixrank.errors import DataError, DesignError
 
@@ -100,11 +100,11 @@ def bernoulli_log_e(s: Any, d: Any, *, a: Any) -> float | np.ndarray:
     """
     sv = np.asarray(s, dtype=float)
     dv = np.asarray(d, dtype=float)
-    av = _check_positive("a", a, hint="a is the Beta(a, a) mixing parameter.")
+    av = check_positive("a", a, hint="a is the Beta(a, a) mixing parameter.")
     if np.any(dv < 0) or np.any(np.abs(sv) > dv):
         raise DesignError(f"need d >= 0 and |s| <= d (s is a difference of counts summing to "
                           f"d); received s={s!r}, d={d!r}.")
-    return _out(_log_e(sv, dv, av))
+    return as_result(_log_e(sv, dv, av))
 
 
 def _threshold(d: np.ndarray, a: np.ndarray, log_target: float) -> np.ndarray:
@@ -175,10 +175,10 @@ def tune_beta(d_plan: Any, *, alpha: Any = 0.05) -> float | np.ndarray:
     returned, the prior that needs the fewest cells.  Validated by a grid
     search (tests).
     """
-    dp = _check_positive("d_plan", d_plan, hint="d_plan is the planned number of discordant "
+    dp = check_positive("d_plan", d_plan, hint="d_plan is the planned number of discordant "
                          "cells (N * psi).")
-    al = _check_alpha(alpha)
-    return _out(np.vectorize(_tune, otypes=[float])(dp, al))
+    al = check_alpha(alpha)
+    return as_result(np.vectorize(_tune, otypes=[float])(dp, al))
 
 
 def _plan_a(a: Any, d_plan: Any, d: np.ndarray, al: np.ndarray) -> np.ndarray:
@@ -186,8 +186,8 @@ def _plan_a(a: Any, d_plan: Any, d: np.ndarray, al: np.ndarray) -> np.ndarray:
         if d_plan is not None:
             raise DesignError(f"pass either a or d_plan, not both; received a={a!r}, "
                               f"d_plan={d_plan!r}.")
-        return _check_positive("a", a, hint="a is the Beta(a, a) mixing parameter.")
-    plan = d if d_plan is None else _check_positive(
+        return check_positive("a", a, hint="a is the Beta(a, a) mixing parameter.")
+    plan = d if d_plan is None else check_positive(
         "d_plan", d_plan, hint="d_plan is the planned number of discordant cells.")
     return np.asarray(tune_beta(plan, alpha=al))
 
@@ -224,18 +224,18 @@ def bernoulli_threshold(d: Any, *, alpha: Any = 0.05, a: Any = None,
     (64 halvings).  Validated against an exhaustive scan of the integer
     ``S`` of the same parity as ``d`` (tests).
     """
-    dv = _check_positive("d", d, hint="d is the number of discordant cells.")
-    al = _check_alpha(alpha)
+    dv = check_positive("d", d, hint="d is the number of discordant cells.")
+    al = check_alpha(alpha)
     av = _plan_a(a, d_plan, dv, al)
     if al.ndim == 0:
-        return _out(_threshold(dv, av, float(np.log(1.0 / al))))
-    return _out(np.vectorize(lambda x, y, z: float(_threshold(np.array(x), np.array(y),
+        return as_result(_threshold(dv, av, float(np.log(1.0 / al))))
+    return as_result(np.vectorize(lambda x, y, z: float(_threshold(np.array(x), np.array(y),
                                                                 float(np.log(1.0 / z)))),
                              otypes=[float])(dv, av, al))
 
 
 def _psi(psi: Any) -> np.ndarray:
-    return _check_interval("psi", psi, 0, 1, hi_closed=True,
+    return check_interval("psi", psi, 0, 1, hi_closed=True,
                            what=" (the discordance p10 + p01)",
                            fix="psi is the share of cells where exactly one model is right.")
 
@@ -274,14 +274,14 @@ def bernoulli_inflation(n: Any, *, psi: Any, alpha: Any = 0.05,
     Validated against :func:`bernoulli_threshold` and, for the normal
     limit, :func:`mixrank.design.anytime.anytime_inflation` (tests).
     """
-    nn = _check_positive("n", n, hint="n is the number of paired cells.")
+    nn = check_positive("n", n, hint="n is the number of paired cells.")
     ps = _psi(psi)
-    al = _check_alpha(alpha)
-    plan = nn if n_plan is None else _check_positive("n_plan", n_plan,
+    al = check_alpha(alpha)
+    plan = nn if n_plan is None else check_positive("n_plan", n_plan,
                                                      hint="n_plan is the benchmark's N.")
     d = nn * ps
     c = np.asarray(bernoulli_threshold(d, alpha=al, d_plan=plan * ps))
-    return _out(c / np.sqrt(d) / _z(1 - al / 2))
+    return as_result(c / np.sqrt(d) / z_quantile(1 - al / 2))
 
 
 def _z_any(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarray:
@@ -290,7 +290,7 @@ def _z_any(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarray:
     c = _threshold(d, np.full(d.shape, a), float(np.log(1.0 / alpha)))
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(d > 0, c / np.sqrt(np.maximum(d, 1e-300)), np.inf)
-    return np.maximum(z, float(_z(1 - alpha / 2)))
+    return np.maximum(z, float(z_quantile(1 - alpha / 2)))
 
 
 def _n_star_one(effect: float, psi: float, a: float, alpha: float, zb: float) -> float:
@@ -298,7 +298,7 @@ def _n_star_one(effect: float, psi: float, a: float, alpha: float, zb: float) ->
     def h(nv: np.ndarray) -> np.ndarray:
         return effect * np.sqrt(nv) - _z_any(nv, psi, a, alpha) - zb
 
-    start = ((float(_z(1 - alpha / 2)) + zb) / effect) ** 2
+    start = ((float(z_quantile(1 - alpha / 2)) + zb) / effect) ** 2
     grid = start * np.geomspace(1.0, 1e8, 400)
     vals = h(grid)
     pos = np.flatnonzero(vals >= 0)
@@ -352,16 +352,16 @@ def bernoulli_n_star(delta: Any, *, psi: Any, sigma_d: Any = None, alpha: Any = 
     Solved by a geometric scan and Brent's method; validated against the
     defining equation (tests).
     """
-    d = np.abs(_check_delta(delta))
+    d = np.abs(check_delta(delta))
     ps = _psi(psi)
     if np.any(np.broadcast_to(ps < d, np.broadcast(ps, d).shape)):
         raise DesignError(f"psi (the discordance p10 + p01) must be at least |delta| = |p10 - "
                           f"p01|; received psi={psi!r}, delta={delta!r}.")
     sd = (np.sqrt(np.maximum(ps - d**2, 0.0)) if sigma_d is None else
-          _check_positive("sigma_d", sigma_d, hint="sigma_d is the SD of one paired difference."))
-    al = _check_alpha(alpha)
-    pw = _check_power(power, al)
-    plan = _check_positive("n_plan", n_plan, hint="n_plan is the benchmark's N.")
+          check_positive("sigma_d", sigma_d, hint="sigma_d is the SD of one paired difference."))
+    al = check_alpha(alpha)
+    pw = check_power(power, al)
+    plan = check_positive("n_plan", n_plan, hint="n_plan is the benchmark's N.")
     a = np.asarray(tune_beta(plan * ps, alpha=al))
 
     def one(dd, ss, p, aa, alv, zb):
@@ -369,7 +369,7 @@ def bernoulli_n_star(delta: Any, *, psi: Any, sigma_d: Any = None, alpha: Any = 
             return 0.0
         return _n_star_one(dd / ss, p, aa, alv, zb)
 
-    return _out(np.vectorize(one, otypes=[float])(d, sd, ps, a, al, _z(pw)))
+    return as_result(np.vectorize(one, otypes=[float])(d, sd, ps, a, al, z_quantile(pw)))
 
 
 def _ternary(d: np.ndarray) -> np.ndarray:
@@ -428,12 +428,12 @@ def monitor_bernoulli(d: np.ndarray, *, alpha: float = 0.05,
     paths) and against :func:`bernoulli_log_e` (tests).
     """
     d = _ternary(np.asarray(d, dtype=float))
-    al = float(_check_alpha(alpha))
+    al = float(check_alpha(alpha))
     disc = np.cumsum(d != 0).astype(float)
     s_n = np.cumsum(d)
     steps = np.arange(1, d.size + 1)
     if d_plan is not None:
-        plan: float | None = float(_check_positive(
+        plan: float | None = float(check_positive(
             "d_plan", d_plan, hint="d_plan is the planned number of discordant cells."))
     else:
         plan = float(disc[-1]) if disc[-1] > 0 else None  # no discordance: nothing to test
@@ -454,5 +454,5 @@ def monitor_bernoulli(d: np.ndarray, *, alpha: float = 0.05,
     return tidy(table, method="bernoulli_mixture", resolved_at=int(hits[0]) + 1 if hits.size
                 else None, alpha=al, d_plan=plan, a=a,
                 mixing="Beta(a, a) on P(A right | discordant)",
-                inflation=(c_plan / np.sqrt(plan) / float(_z(1 - al / 2))
+                inflation=(c_plan / np.sqrt(plan) / float(z_quantile(1 - al / 2))
                            if plan is not None else float("nan")))

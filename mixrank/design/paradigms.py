@@ -5,7 +5,7 @@ Inputs: arrays over the pairs of a family -- estimate, n, the estimand's
 per-cell SD ``s = sigma_d sqrt(weight_factor)``, design effect, discordance.
 Outputs: dicts of columns (N*, MDE, q, verdict) for
 :func:`mixrank.design.resolution.resolution_table`.
-Contents (methods.md section 6, docs/anytime.md): ``_fixed``, ``_multiplicity``,
+Contents (docs/methods.md §6, docs/anytime.md): ``_fixed``, ``_multiplicity``,
 ``_anytime`` (normal mixture), ``_anytime_bernoulli`` (paired-Bernoulli
 e-process), ``_cluster``; degenerate rows (delta = 0, sigma = 0) are
 handled explicitly.
@@ -17,8 +17,9 @@ import numpy as np
 
 from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
+from mixrank.design.checks import z_quantile
 from mixrank.design.eprocess import _n_star_one, _z_any, tune_beta
-from mixrank.design.power import _z, mde, n_star
+from mixrank.design.power import mde, n_star
 
 #: sigma_d / |delta| at or below which a row counts as noiseless (N* = 0 in every paradigm).
 _NOISELESS = 1e-8
@@ -92,7 +93,7 @@ def _anytime(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
         ns[i] = float(anytime_n_star(eff[i], 1.0, alpha=alpha, power=pw, n_plan=n[i]))
     q = _ratio(n, ns)
     # at n = n_plan the z-equivalent boundary is sqrt(x*) exactly (tune_rho0)
-    md = (np.sqrt(float(_x_star(alpha))) + float(_z(pw))) * sd / np.sqrt(n)
+    md = (np.sqrt(float(_x_star(alpha))) + float(z_quantile(pw))) * sd / np.sqrt(n)
     return {"inflation_anytime": np.full(len(est), float(anytime_inflation(1.0, alpha))),
             "n_star_anytime": ns, "mde_anytime": md, "q_anytime": q,
             "resolved_anytime": q >= 1}
@@ -102,7 +103,7 @@ def _anytime_bernoulli(est: np.ndarray, n: np.ndarray, sd: np.ndarray, psi: np.n
                        alpha: float, pw: float) -> dict[str, np.ndarray]:
     """Paired-Bernoulli mixture e-process (eprocess.py), prior tuned at D = n psi."""
     m = len(est)
-    za, zb = float(_z(1 - alpha / 2)), float(_z(pw))
+    za, zb = float(z_quantile(1 - alpha / 2)), float(z_quantile(pw))
     ns = np.where(est == 0, np.inf, 0.0)
     infl, md = np.full(m, np.nan), np.zeros(m)
     ok = (est != 0) & ~_noiseless(est, sd)

@@ -8,7 +8,7 @@ Outputs: a tidy verdict table, one row per pair, with N*, MDE, the resolution
 ratio q and a resolved/unresolved verdict under four paradigms (fixed n,
 multiplicity-adjusted, anytime-valid, clustered), plus the counts per paradigm
 in ``attrs["mixrank"]``.
-Contents (methods.md section 6, "Verdict table"): :func:`resolution_table`,
+Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 :func:`resolution_fit`.  The closed forms come from
 :mod:`mixrank.design.power`, :mod:`mixrank.design.audit` (multiplicity) and
 :mod:`mixrank.design.anytime` (the normal-mixture boundary).
@@ -24,6 +24,7 @@ import pandas as pd
 
 from mixrank._util import tidy
 from mixrank.design.anytime import _x_star, anytime_inflation
+from mixrank.design.checks import check_alpha, check_power, z_quantile
 from mixrank.design.estimand import pair_inputs
 from mixrank.design.family import select_family
 from mixrank.design.paradigms import (
@@ -34,7 +35,6 @@ from mixrank.design.paradigms import (
     _multiplicity,
     _ratio,
 )
-from mixrank.design.power import _check_alpha, _check_power, _z
 from mixrank.errors import DesignError
 
 __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS",
@@ -200,7 +200,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
 
     Notes
     -----
-    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (methods.md section 6) and
+    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (docs/methods.md §6) and
     ``s^2 = sigma_d^2 weight_factor`` (docs/sensitivity.md, "One estimand
     per verdict row": for an estimate ``w' d`` of independent cells the
     variance is ``sigma_d^2 sum w_c^2 = s^2 / n``; s = sigma_d for cells):
@@ -239,7 +239,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
       ``MDE_anytime = (sqrt(x*) + z_{1-beta}) s / sqrt(n)``.
     * Clustered: ``N*_cluster = N* DE`` with the design effect of the fitted
       mixed model over the estimand's iid variance (``DE = Var_REML(estimate)
-      / (sigma_d^2 sum w_c^2)``; methods.md section 4 for cells), so
+      / (sigma_d^2 sum w_c^2)``; docs/methods.md §4 for cells), so
       ``q_cluster = delta^2 / (K Var_REML)``: the
       Wald verdict with the mixed-model standard error (sigma_d cancels).
       A DE below 1 (REML total variance below the sample variance, e.g. a
@@ -284,8 +284,8 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         )
     for name, v in (("alpha", alpha), ("power", power)):
         _check_scalar(name, v)
-    al = float(_check_alpha(alpha))
-    pw = float(_check_power(power, np.asarray(al)))
+    al = float(check_alpha(alpha))
+    pw = float(check_power(power, np.asarray(al)))
     method = _check_multiplicity(multiplicity)
     cluster = _check_flag("cluster", cluster)
     for c in ("model_a", "model_b"):
@@ -341,7 +341,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     n_unres = {p: int((~out[key[p]].to_numpy()).sum()) for p in paradigms}
     n_unres["all"] = int((~out["resolved_all"].to_numpy()).sum())
     x_star = float(_x_star(al))
-    z_a, z_b = float(_z(1 - al / 2)), float(_z(pw))
+    z_a, z_b = float(z_quantile(1 - al / 2)), float(z_quantile(pw))
     any_meta = None
     if any_method == "bernoulli":
         infl = out["inflation_anytime"].to_numpy()
