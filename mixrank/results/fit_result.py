@@ -271,6 +271,12 @@ class FitResult:
 
         return resolution_fit(self, **kwargs)
 
+    def sensitivity(self, kind: Any = "loso", **kwargs: Any) -> pd.DataFrame:
+        """Stability of the clustered verdict; see :func:`mixrank.design.sensitivity.sensitivity_fit`."""
+        from ..design.sensitivity import sensitivity_fit
+
+        return sensitivity_fit(self, kind, **kwargs)
+
     def plan(self, delta: float, **kwargs: Any) -> pd.DataFrame:
         """Design planning from fitted components; see :func:`mixrank.design.plan.plan_fit`."""
         from ..design.plan import plan_fit
