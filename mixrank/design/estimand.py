@@ -13,7 +13,9 @@ Contents (docs/sensitivity.md, "One estimand per verdict row"):
 Every estimate of the engine is linear in the cell differences d: ``cells``
 weighs every common cell ``1/n``, ``units`` every cell ``1/(T m_u)`` (T
 levels of the first random term, ``m_u`` cells in the cell's level) and
-``gls`` uses ``w = V^-1 1 / (1' V^-1 1)`` with the fitted covariance V.  If
+``gls`` uses ``w = V^-1 1 / (1' V^-1 1)`` with the fitted covariance V (the
+weights of :func:`mixrank.inference.joint.pair_weights`, shared with the joint
+covariance of the contrasts).  If
 the cells were independent with the sample variance ``sigma_d^2`` of d, the
 estimate would have variance ``sigma_d^2 sum w_c^2`` -- the estimand's iid
 variance, ``sigma_d^2 / n`` for cells.
@@ -24,8 +26,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse import linalg as splinalg
+
+from mixrank.inference.joint import pair_weights
 
 if TYPE_CHECKING:
     from mixrank.engine.native import PairFit
@@ -38,40 +40,6 @@ def _pair_mask(fit: FitResult, p: PairFit) -> np.ndarray:
     f = fit.frame
     j, k = f.model_index(p.model_a), f.model_index(p.model_b)
     return f.observed[:, j] & f.observed[:, k]
-
-
-def _dense_codes(codes: np.ndarray) -> tuple[np.ndarray, int]:
-    _, inv = np.unique(codes, return_inverse=True)
-    return inv.astype(np.int64), int(inv.max()) + 1 if inv.size else 0
-
-
-def _units(codes: np.ndarray) -> np.ndarray:
-    c, T = _dense_codes(codes)
-    counts = np.bincount(c, minlength=T)
-    return 1.0 / (T * counts[c])
-
-
-def _gls(fit: FitResult, p: PairFit, mask: np.ndarray) -> np.ndarray:
-    """``V^-1 1 / (1' V^-1 1)`` by the Woodbury identity (sparse, any crossing)."""
-    n = int(mask.sum())
-    comps = p.components
-    resid = float(comps.get("residual", np.nan))
-    terms = [t for t in fit.frame.spec.term_names
-             if np.isfinite(comps.get(t, np.nan)) and comps.get(t, 0.0) > 0]
-    total = sum(float(comps[t]) for t in terms) + (resid if np.isfinite(resid) else 0.0)
-    if not terms or total <= 0:
-        return np.full(n, 1.0 / n)
-    resid = max(resid if np.isfinite(resid) else 0.0, 1e-10 * total)  # V stays invertible
-    blocks, prec = [], []
-    for t in terms:
-        c, L = _dense_codes(fit.frame.term_codes[t][mask])
-        blocks.append(sparse.csr_matrix((np.ones(n), (np.arange(n), c)), shape=(n, L)))
-        prec.append(np.full(L, resid / float(comps[t])))
-    Z = sparse.hstack(blocks, format="csc")
-    A = (Z.T @ Z + sparse.diags(np.concatenate(prec))).tocsc()
-    x = splinalg.spsolve(A, np.asarray(Z.sum(axis=0)).ravel())
-    v = 1.0 - Z @ np.atleast_1d(x)          # sigma_eps^2 V^-1 1
-    return v / v.sum()
 
 
 def estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
@@ -99,14 +67,7 @@ def estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
     """
     p = fit.pair(model_a, model_b)
     mask = _pair_mask(fit, p)
-    n = int(mask.sum())
-    names = fit.frame.spec.term_names
-    estimand = "units" if fit.method == "aggregate" else fit.estimand
-    if estimand == "cells" or (estimand == "units" and not names):
-        return np.full(n, 1.0 / n)
-    if estimand == "units":
-        return _units(fit.frame.term_codes[names[0]][mask])
-    return _gls(fit, p, mask)
+    return pair_weights(fit.frame, [p], fit.method, fit.estimand)[0, mask]
 
 
 def weight_factor(fit: FitResult, model_a: str, model_b: str) -> float:
