@@ -23,23 +23,33 @@ variance, ``sigma_d^2 / n`` for cells.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mixrank.engine.records import PairFit, pair_key, pair_lookup
+from mixrank.errors import DesignError
+from mixrank.frame import Frame
 from mixrank.inference.joint import pair_weights
 
 if TYPE_CHECKING:
-    from mixrank.engine.native import PairFit
     from mixrank.results import FitResult
 
-__all__ = ["estimand_weights", "weight_factor", "pair_inputs"]
+__all__ = ["estimand_weights", "weight_factor", "pair_inputs", "pair_inputs_from"]
 
 
-def _pair_mask(fit: FitResult, p: PairFit) -> np.ndarray:
-    f = fit.frame
-    j, k = f.model_index(p.model_a), f.model_index(p.model_b)
-    return f.observed[:, j] & f.observed[:, k]
+def _pair_mask(frame: Frame, p: PairFit) -> np.ndarray:
+    j, k = frame.model_index(p.model_a), frame.model_index(p.model_b)
+    return frame.observed[:, j] & frame.observed[:, k]
+
+
+def _find(fits: Sequence[PairFit], a: str, b: str) -> PairFit:
+    p = pair_lookup(fits).get(pair_key(str(a), str(b)))
+    if p is None:
+        raise DesignError(f"pair ({a!r}, {b!r}) was not fitted; refit with "
+                          "mixrank.fit(..., pairs=[...]) including it.")
+    return p
 
 
 def estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
@@ -65,9 +75,19 @@ def estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
     the fitted estimate and ``sigma^2 / sum(V^-1 1)`` the GLS variance
     (tests).
     """
-    p = fit.pair(model_a, model_b)
-    mask = _pair_mask(fit, p)
-    return pair_weights(fit.frame, [p], fit.method, fit.estimand)[0, mask]
+    p = _find(fit.pairs, model_a, model_b)
+    return _weights(fit.frame, p, fit.method, fit.estimand)
+
+
+def _weights(frame: Frame, p: PairFit, method: str, estimand: str) -> np.ndarray:
+    return pair_weights(frame, [p], method, estimand)[0, _pair_mask(frame, p)]
+
+
+def _factor(frame: Frame, p: PairFit, method: str, estimand: str) -> float:
+    if estimand == "cells" and method != "aggregate":
+        return 1.0
+    w = _weights(frame, p, method, estimand)
+    return float(w.size * np.dot(w, w))
 
 
 def weight_factor(fit: FitResult, model_a: str, model_b: str) -> float:
@@ -76,10 +96,7 @@ def weight_factor(fit: FitResult, model_a: str, model_b: str) -> float:
     Kish's weighting effect: how much unequal weights inflate the variance of
     a weighted mean of independent cells.  Exactly 1.0 for ``cells``.
     """
-    if fit.estimand == "cells" and fit.method != "aggregate":
-        return 1.0
-    w = estimand_weights(fit, model_a, model_b)
-    return float(w.size * np.dot(w, w))
+    return _factor(fit.frame, _find(fit.pairs, model_a, model_b), fit.method, fit.estimand)
 
 
 def pair_inputs(fit: FitResult, model_a: str, model_b: str) -> dict[str, Any]:
@@ -95,17 +112,23 @@ def pair_inputs(fit: FitResult, model_a: str, model_b: str) -> dict[str, Any]:
         cells where exactly one model scores 1; NaN unless both models'
         cell scores are all 0/1).
     """
-    p = fit.pair(model_a, model_b)
+    return pair_inputs_from(fit.frame, fit.pairs, model_a, model_b, method=fit.method,
+                            estimand=fit.estimand)
+
+
+def pair_inputs_from(frame: Frame, fits: Sequence[PairFit], model_a: str, model_b: str, *,
+                     method: str, estimand: str) -> dict[str, Any]:
+    """:func:`pair_inputs` from a frame and its pair fits (no FitResult needed)."""
+    p = _find(fits, model_a, model_b)
     sign = 1.0 if p.model_a == str(model_a) else -1.0
-    wf = weight_factor(fit, model_a, model_b)
-    mask = _pair_mask(fit, p)
-    f = fit.frame
-    ya = f.scores[mask, f.model_index(p.model_a)]
-    yb = f.scores[mask, f.model_index(p.model_b)]
+    wf = _factor(frame, p, method, estimand)
+    mask = _pair_mask(frame, p)
+    ya = frame.scores[mask, frame.model_index(p.model_a)]
+    yb = frame.scores[mask, frame.model_index(p.model_b)]
     binary = bool(np.all((ya == 0) | (ya == 1)) and np.all((yb == 0) | (yb == 1)))
-    iid = p.sigma_iid ** 2 * wf / p.n
+    iid = p.sigma_d ** 2 * wf / p.n
     return dict(model_a=str(model_a), model_b=str(model_b), estimate=sign * p.estimate, n=p.n,
-                sigma_d=p.sigma_iid, std_error=p.std_error, weight_factor=wf,
+                sigma_d=p.sigma_d, std_error=p.std_error, weight_factor=wf,
                 design_effect=(p.design_effect if wf == 1.0 else
                                (p.variance / iid if iid > 0 else float("nan"))),
                 discordance=float(np.mean(ya != yb)) if binary else float("nan"))

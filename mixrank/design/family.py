@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 
 __all__ = ["select_family", "PAIR_FAMILIES"]
@@ -62,9 +63,9 @@ def select_family(fit: Any, pairs: Any, models: Sequence[str] | None,
         if pairs == "adjacent":
             return list(zip(names[:-1], names[1:]))
         if pairs == "all":
-            fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
+            fitted = pair_lookup(fit.pairs)
             return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-                    if frozenset((a, b)) in fitted]
+                    if pair_key(a, b) in fitted]
     if not isinstance(pairs, Sequence):
         raise DesignError(f"pairs must be 'adjacent', 'all' or a list of (model_a, model_b); "
                           f"received {pairs!r}.")

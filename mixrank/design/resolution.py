@@ -17,14 +17,14 @@ Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
 from mixrank.design.anytime import _x_star, anytime_inflation
-from mixrank.design.checks import check_alpha, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
 from mixrank.design.estimand import pair_inputs
 from mixrank.design.family import select_family
 from mixrank.design.paradigms import (
@@ -35,7 +35,11 @@ from mixrank.design.paradigms import (
     _multiplicity,
     _ratio,
 )
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
+
+if TYPE_CHECKING:
+    from mixrank.results import FitResult
 
 __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS",
            "ANYTIME_METHODS"]
@@ -374,7 +378,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     )
 
 
-def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
+def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
@@ -410,7 +414,7 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
         The columns of :func:`resolution_table`, built from the fit:
         ``estimate`` is the pair's fitted estimate (the fit's estimand,
         oriented ``model_a - model_b``), ``n`` its common cells,
-        ``sigma_d`` the sample SD of the cell differences (``sigma_iid``),
+        ``sigma_d`` the sample SD of the cell differences (``PairFit.sigma_d``),
         ``weight_factor`` ``n sum w_c^2`` of the estimand's weights
         (:func:`mixrank.design.estimand.weight_factor`), ``discordance``
         (0/1 scores), ``std_error`` the mixed-model SE and
@@ -459,21 +463,17 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
     >>> list(tab.attrs["mixrank"]["unresolved"])
     ['fixed', 'multiplicity', 'anytime', 'cluster', 'all']
     """
-    from mixrank.results import FitResult
-
-    if not isinstance(fit, FitResult):
-        raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
-                          f"{type(fit).__name__}. For your own numbers use resolution_table().")
+    check_fit(fit, " For your own numbers use resolution_table().")
     family = select_family(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "
                           f"with pairs={pairs!r}. Fit the pairs first (mixrank.fit(..., "
                           f"pairs=None) fits all).")
-    lookup = {frozenset((p.model_a, p.model_b)): p for p in fit.pairs}
+    lookup = pair_lookup(fit.pairs)
     rows = []
     missing = []
     for a, b in family:
-        p = lookup.get(frozenset((a, b)))
+        p = lookup.get(pair_key(a, b))
         if p is None or a == b:
             missing.append((a, b))
             continue

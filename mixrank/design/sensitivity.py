@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import as_rng, tidy
-from mixrank.design.checks import check_alpha, check_power, z_quantile
-from mixrank.design.estimand import pair_inputs
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
+from mixrank.design.estimand import pair_inputs_from
 from mixrank.design.sensitivity_frames import (
     refit,
     regroup_frame,
@@ -47,18 +47,15 @@ def _k(alpha: float, power: float) -> float:
 def _rows_from_fits(fit: Any, frame: Frame, family: list[tuple[str, str]], *, kind: str,
                     replicate: int, label: str) -> list[dict]:
     """One row per pair from an engine refit of ``frame`` (NaN where it could not be fitted)."""
-    from mixrank.results import FitResult
-
     fits = refit(frame, family, method=fit.method, estimand=fit.estimand)
-    res = FitResult(frame=frame, pairs=tuple(p for p in fits if p is not None),
-                    method=fit.method, engine="native", estimand=fit.estimand, level=fit.level)
+    done = [p for p in fits if p is not None]
     rows = []
     for (a, b), p in zip(family, fits):
         row = dict(kind=kind, replicate=replicate, label=label, model_a=a, model_b=b)
         if p is None:
             rows.append(row)
             continue
-        x = pair_inputs(res, a, b)
+        x = pair_inputs_from(frame, done, a, b, method=fit.method, estimand=fit.estimand)
         row.update(estimate=x["estimate"], n=x["n"], sigma_d=x["sigma_d"],
                    weight_factor=x["weight_factor"], variance=x["std_error"] ** 2)
         rows.append(row)
@@ -294,11 +291,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     >>> sorted(tab["label"].unique())[:3]
     ['s01', 's02', 's03']
     """
-    from mixrank.results import FitResult
-
-    if not isinstance(fit, FitResult):
-        raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
-                          f"{type(fit).__name__}.")
+    check_fit(fit)
     kinds = _kinds(kind)
     al, pw = float(check_alpha(alpha)), float(check_power(power, check_alpha(alpha)))
     B, n_random = _whole("B", B, 2), _whole("n_random", n_random, 1)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from mixrank._util import as_rng, tidy
 from mixrank.design.audit import shortcut_n
-from mixrank.design.checks import check_alpha, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
 from mixrank.design.family import select_family
 from mixrank.errors import DesignError
 
@@ -177,10 +177,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     :func:`~mixrank.design.audit.shortcut_n`, N*_boot against the Wald N*
     on Gaussian differences (tests).
     """
-    from mixrank.results import FitResult
-
-    if not isinstance(fit, FitResult):
-        raise DesignError(f"fit must be a FitResult; received {type(fit).__name__}.")
+    check_fit(fit)
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 100:
         raise DesignError(f"B must be a whole number >= 100 (bootstrap replicates); "
                           f"received {B!r}.")

@@ -320,9 +320,9 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
         p = res.pair(r["model_a"], r["model_b"])
         sign = 1 if p.model_a == r["model_a"] else -1
         assert r["estimate"] == sign * p.estimate
-        assert r["sigma_d"] == p.sigma_iid
+        assert r["sigma_d"] == p.sigma_d
         # the clustered stress is relative to the estimand's own iid variance (gls here)
-        iid = p.sigma_iid**2 * r["weight_factor"] / p.n
+        iid = p.sigma_d**2 * r["weight_factor"] / p.n
         assert r["design_effect"] == pytest.approx(p.variance / iid, rel=1e-12)
         assert r["variance_iid"] == pytest.approx(iid, rel=1e-12)
         assert r["std_error"] == pytest.approx(math.sqrt(p.variance), rel=1e-15)

@@ -112,13 +112,13 @@ def test_units_and_gls_q_fixed_uses_the_estimand_weights(source, shared_data):
             # the estimate is w'd (d oriented a - b; cells in frame order = sorted keys)
             assert float(w @ d) == pytest.approx(r["estimate"], rel=1e-6, abs=1e-12)
             sw2 = float(w @ w)
-            want_q = r["estimate"] ** 2 / (K * p.sigma_iid**2 * sw2)
+            want_q = r["estimate"] ** 2 / (K * p.sigma_d**2 * sw2)
             assert r["q"] == pytest.approx(want_q, rel=1e-6)
             assert r["weight_factor"] == pytest.approx(p.n * sw2, rel=1e-6)
             assert r["weight_factor"] >= 1 - 1e-12
             # the clustered column keeps the model-based variance: q = delta^2 / (K Var_REML)
             assert r["q_cluster"] == pytest.approx(
-                r["estimate"] ** 2 / (K * max(p.variance, p.sigma_iid**2 * sw2)), rel=1e-9)
+                r["estimate"] ** 2 / (K * max(p.variance, p.sigma_d**2 * sw2)), rel=1e-9)
             # and the anytime column uses the same iid variance (normal mixture)
             assert r["mde_anytime"] / r["mde"] == pytest.approx(
                 tab["mde_anytime"].iloc[0] / tab["mde"].iloc[0], rel=1e-12)

@@ -104,7 +104,7 @@ def test_oneway_fast_path_matches_the_engine(shared_data):
                            estimand=estimand)
             assert r["estimate"][0] == pytest.approx(p.estimate, rel=1e-6, abs=1e-12)
             assert r["variance"][0] == pytest.approx(p.variance, rel=1e-5)
-            assert r["sigma_d"][0] == pytest.approx(p.sigma_iid, rel=1e-12)
+            assert r["sigma_d"][0] == pytest.approx(p.sigma_d, rel=1e-12)
 
 
 def _balanced_gaussian(T, m, sd_cluster, rng, sizes=None, hetero=False):
