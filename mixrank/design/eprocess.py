@@ -284,7 +284,7 @@ def bernoulli_inflation(n: Any, *, psi: Any, alpha: Any = 0.05,
     return as_result(c / np.sqrt(d) / z_quantile(1 - al / 2))
 
 
-def _z_any(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarray:
+def z_equivalent(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarray:
     """z-equivalent threshold c(n psi) / sqrt(n psi), at least z_{1-alpha/2}."""
     d = nv * psi
     c = _threshold(d, np.full(d.shape, a), float(np.log(1.0 / alpha)))
@@ -293,10 +293,10 @@ def _z_any(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarray:
     return np.maximum(z, float(z_quantile(1 - alpha / 2)))
 
 
-def _n_star_one(effect: float, psi: float, a: float, alpha: float, zb: float) -> float:
+def n_star_effect(effect: float, psi: float, a: float, alpha: float, zb: float) -> float:
     """Smallest N with effect sqrt(N) >= z_any(N) + z_b (effect = |delta| / sigma)."""
     def h(nv: np.ndarray) -> np.ndarray:
-        return effect * np.sqrt(nv) - _z_any(nv, psi, a, alpha) - zb
+        return effect * np.sqrt(nv) - z_equivalent(nv, psi, a, alpha) - zb
 
     start = ((float(z_quantile(1 - alpha / 2)) + zb) / effect) ** 2
     grid = start * np.geomspace(1.0, 1e8, 400)
@@ -367,7 +367,7 @@ def bernoulli_n_star(delta: Any, *, psi: Any, sigma_d: Any = None, alpha: Any = 
     def one(dd, ss, p, aa, alv, zb):
         if ss <= 0:
             return 0.0
-        return _n_star_one(dd / ss, p, aa, alv, zb)
+        return n_star_effect(dd / ss, p, aa, alv, zb)
 
     return as_result(np.vectorize(one, otypes=[float])(d, sd, ps, a, al, z_quantile(pw)))
 

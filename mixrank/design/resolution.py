@@ -23,17 +23,17 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.anytime import _x_star, anytime_inflation
-from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power
 from mixrank.design.estimand import pair_inputs
 from mixrank.design.family import select_family
 from mixrank.design.paradigms import (
-    _anytime,
-    _anytime_bernoulli,
-    _cluster,
-    _fixed,
-    _multiplicity,
-    _ratio,
+    anytime_meta,
+    bernoulli_columns,
+    cluster_columns,
+    fixed_columns,
+    multiplicity_columns,
+    normal_columns,
+    ratio,
 )
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
@@ -313,8 +313,8 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
            if any_method == "bernoulli" else None)
     sde = sd if "weight_factor" not in pairs.columns else sd * np.sqrt(wf)
 
-    ns, md = _fixed(est, n, sde, al, pw)
-    q = _ratio(n, ns)
+    ns, md = fixed_columns(est, n, sde, al, pw)
+    q = ratio(n, ns)
     cols: dict[str, Any] = {
         "model_a": pairs["model_a"].to_numpy(), "model_b": pairs["model_b"].to_numpy(),
         "estimate": est, "n": pairs["n"].to_numpy(), "sigma_d": sd, "weight_factor": wf,
@@ -322,19 +322,19 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     }
     paradigms = ["fixed"]
     if method is not None:
-        cols.update(_multiplicity(q, ns, md, n, al, pw, method))
+        cols.update(multiplicity_columns(q, ns, md, n, al, pw, method))
         paradigms.append("multiplicity")
     if any_method == "normal":
-        cols.update(_anytime(est, n, sde, al, pw))
+        cols.update(normal_columns(est, n, sde, al, pw))
     elif any_method == "bernoulli" and psi is not None:
-        cols.update(_anytime_bernoulli(est, n, sde, psi, al, pw))
+        cols.update(bernoulli_columns(est, n, sde, psi, al, pw))
     if any_method is not None:
         paradigms.append("anytime")
     if de is not None:
         if "std_error" in pairs.columns:
             cols["std_error"] = pairs["std_error"].to_numpy(dtype=float)
         cols["design_effect"] = de
-        cols.update(_cluster(ns, md, n, de))
+        cols.update(cluster_columns(ns, md, n, de))
         paradigms.append("cluster")
     out = pd.DataFrame(cols)
     key = {"fixed": "resolved", "multiplicity": "resolved_multiplicity",
@@ -344,30 +344,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     counts["all"] = _count(out["resolved_all"].to_numpy())
     n_unres = {p: int((~out[key[p]].to_numpy()).sum()) for p in paradigms}
     n_unres["all"] = int((~out["resolved_all"].to_numpy()).sum())
-    x_star = float(_x_star(al))
-    z_a, z_b = float(z_quantile(1 - al / 2)), float(z_quantile(pw))
-    any_meta = None
-    if any_method == "bernoulli":
-        infl = out["inflation_anytime"].to_numpy()
-        z_med = float(np.nanmedian(infl)) * z_a if np.any(np.isfinite(infl)) else float("nan")
-        any_meta = {
-            "method": "bernoulli",
-            "boundary": "paired-Bernoulli mixture e-process on discordant cells, "
-                        "Beta(a, a) prior (docs/anytime.md)",
-            "tuning": "a = tune_beta(n * discordance): tightest at each pair's own N",
-            "inflation": z_med / z_a,
-            "threshold_z": z_med,
-            "n_star_factor_at_n_plan": float(((z_med + z_b) / (z_a + z_b)) ** 2),
-        }
-    elif any_method == "normal":
-        any_meta = {
-            "method": "normal",
-            "boundary": "two-sided normal mixture (Howard et al. 2021, eq. 14)",
-            "rho0": "tune_rho0(n_plan=n): tuned for each pair's own N (the benchmark's size)",
-            "inflation": float(anytime_inflation(1.0, al)),
-            "threshold_z": float(np.sqrt(x_star)),
-            "n_star_factor_at_n_plan": float(((np.sqrt(x_star) + z_b) / (z_a + z_b)) ** 2),
-        }
+    any_meta = anytime_meta(any_method, out, al, pw)
     return tidy(
         out, table="resolution", paradigms=paradigms, unresolved=counts, n_unresolved=n_unres,
         n_pairs=len(out), alpha=al, power=pw, multiplicity=method,

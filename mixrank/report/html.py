@@ -334,8 +334,7 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
     summ = fit.sensitivity(ctx["sensitivity"], summary=True, rng=0, **kw)
 
     def fig() -> str:
-        ax = style.new_axes(min(summ[["model_a", "model_b"]].drop_duplicates().shape[0], 40),
-                            pyplot=False)
+        ax = style.new_axes(min(len(summ.groupby(["model_a", "model_b"])), 40), pyplot=False)
         with style.style_context():
             plot_sensitivity(summ, ax=ax)
         return _figure_html(ax, name="sensitivity", alt="verdict stability",
