@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -26,9 +26,9 @@ from .errors import (
     SingularFitWarning,
     SmallSampleWarning,
 )
+from .fit_binomial import fit_binomial
 from .formula import Spec, parse
 from .frame import Frame
-from .fit_binomial import fit_binomial
 from .results import FitResult
 from .results.glmm_result import GlmmResult
 
@@ -88,6 +88,24 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
             raise DataError(f"pair {pr!r} compares a model with itself")
         out.append((j, k))
     return out
+
+
+@overload
+def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
+        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
+        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
+        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...) -> GlmmResult:
+    ...
+
+
+@overload
+def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
+        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
+        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
+        family: str = ..., control: Control | None = ..., nagq: int = ...) -> FitResult:
+    ...
 
 
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mixrank.design.anytime import anytime_inflation, anytime_n_star
+from mixrank.design.anytime import anytime_inflation, anytime_n_star, anytime_x_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
 from mixrank.design.checks import z_quantile
 from mixrank.design.eprocess import n_star_effect, tune_beta, z_equivalent
@@ -96,7 +96,7 @@ def normal_columns(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
         ns[i] = float(anytime_n_star(eff[i], 1.0, alpha=alpha, power=pw, n_plan=n[i]))
     q = ratio(n, ns)
     # at n = n_plan the z-equivalent boundary is sqrt(x*) exactly (tune_rho0)
-    z_any = float(anytime_inflation(1.0, alpha)) * float(z_quantile(1 - alpha / 2))  # sqrt(x*)
+    z_any = float(np.sqrt(anytime_x_star(alpha)))   # tuned at n: the z-equivalent sqrt(x*)
     md = (z_any + float(z_quantile(pw))) * sd / np.sqrt(n)
     return {"inflation_anytime": np.full(len(est), float(anytime_inflation(1.0, alpha))),
             "n_star_anytime": ns, "mde_anytime": md, "q_anytime": q,
@@ -150,7 +150,7 @@ def anytime_meta(method: str | None, out: Any, alpha: float, power: float) -> di
             "n_star_factor_at_n_plan": float(((z_med + z_b) / (z_a + z_b)) ** 2),
         }
     if method == "normal":
-        z_any = float(anytime_inflation(1.0, alpha)) * z_a     # sqrt(x*): tuned at N
+        z_any = float(np.sqrt(anytime_x_star(alpha)))      # tuned at N
         return {
             "method": "normal",
             "boundary": "two-sided normal mixture (Howard et al. 2021, eq. 14)",

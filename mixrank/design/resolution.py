@@ -411,8 +411,8 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
 
     Notes
     -----
-    Score order is :meth:`FitResult.model_scores` (mean score over each
-    model's scored cells), ties broken by model name.  One estimand per
+    Score order is :meth:`FitResult.model_scores` (each model's score under
+    the fit's estimand), ties broken by model name.  One estimand per
     row (docs/sensitivity.md): every paradigm tests the fit's estimate
     ``w' d``; the fixed-n, multiplicity and anytime paradigms treat the n
     cells as independent, with that estimand's iid variance ``sigma_d^2

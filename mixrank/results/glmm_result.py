@@ -265,7 +265,7 @@ class GlmmResult:
             fam = (list(zip(ranked[:-1], ranked[1:])) if pairs == "adjacent"
                    else [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]])
         else:
-            fam = [tuple(p) for p in pairs]
+            fam = [(str(p[0]), str(p[1])) for p in pairs]
         rows = []
         for a, b in fam:
             hit = con[((con.model_a == a) & (con.model_b == b)) | ((con.model_a == b) & (con.model_b == a))]
@@ -302,7 +302,7 @@ class GlmmSummary:
         how = "Laplace Approximation" if f.nagq == 1 else "nAGQ = 0 (PIRLS over the model effects)"
         lines = [f"Generalized linear mixed model fit by maximum likelihood ({how})",
                  " Family: binomial  ( logit )", f"Formula: {r.formula.formula}",
-                 f"     AIC      BIC   logLik deviance df.resid",
+                 "     AIC      BIC   logLik deviance df.resid",
                  f"{f.aic:9.1f}{f.bic:9.1f}{f.loglik:9.1f}{f.deviance:9.1f}{f.nobs - f.n_params:9d}",
                  "", "Random effects (logit scale):", f"  {'Groups':<24}{'Variance':>10}{'Std.Dev.':>10}"]
         for t, th in zip(f.terms, f.theta):
