@@ -264,8 +264,8 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
 
     Notes
     -----
-    Each replicate refits the pair's mixed model (REML, the fit's estimand)
-    and recomputes ``q = delta^2 / (K sigma_d^2 sum w_c^2)`` and
+    Each replicate refits the pair's mixed model (the fit's method and
+    estimand, always with the native engine) and recomputes ``q = delta^2 / (K sigma_d^2 sum w_c^2)`` and
     ``q_cluster = delta^2 / (K max(Var, iid))`` as in the verdict table
     (docs/sensitivity.md).  With one random term and REML, bootstrap and
     random clusterings use a vectorised one-way REML
