@@ -27,6 +27,12 @@ from tests.reference.make_resolution_cells import chembench_unbalanced, designs,
 
 REF = Path(__file__).parents[1] / "reference" / "resolution_cells.json"
 K = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2
+# Columns that come from the REML optimum (the clustered variance) rather than
+# from the raw cell differences.  The engine's optimiser path changed after the
+# reference commit (the speed work: L-BFGS-B on a rescaled psi), which
+# moves the optimum within its convergence tolerance: measured 4e-10 relative
+# on the SE.  These columns are held to 1e-8; every other column to 1e-12.
+REML_COLUMNS = {"std_error", "design_effect", "n_star_cluster", "mde_cluster", "q_cluster"}
 
 
 def _fit(formula, data, estimand):
@@ -56,7 +62,8 @@ def test_cells_tables_equal_the_pre_change_reference():
                     assert got == want, (name, col)
                 else:
                     w = np.array([float(x) for x in want])
-                    np.testing.assert_allclose(np.asarray(got, dtype=float), w, rtol=1e-12,
+                    rtol = 1e-8 if col in REML_COLUMNS else 1e-12
+                    np.testing.assert_allclose(np.asarray(got, dtype=float), w, rtol=rtol,
                                                atol=0, err_msg=f"{name}: {col}")
                 checked += 1
             assert (tab["weight_factor"] == 1.0).all()
