@@ -587,6 +587,9 @@ def cmd_report(args: argparse.Namespace) -> None:
                               "(it is optional only for harness output)")
         args.formula = "correct ~ model + (1|subject)"
         print(f"  formula: {args.formula}", file=sys.stderr)
+    if args.title is None and isinstance(loaded, pd.DataFrame) \
+            and "format" in loaded.attrs.get("mixrank", {}):
+        args.title = f"{Path(args.data).name} ({loaded.attrs['mixrank']['format']} output)"
     args.output = args.output or "mixrank-report.html"
     res = _fit(args, data=loaded)
     rc = None
