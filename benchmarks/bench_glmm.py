@@ -42,7 +42,7 @@ msgs <- character(0)
 t <- system.time(m <- withCallingHandlers(
   glmer(as.formula(a[2]), data = df, family = binomial, nAGQ = as.integer(a[3])),
   warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
-  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })))[["elapsed"]]
+  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") }))[["elapsed"]]
 cat(toJSON(list(seconds = t, deviance = -2 * as.numeric(logLik(m)), warnings = msgs),
            auto_unbox = TRUE, digits = NA))
 """
