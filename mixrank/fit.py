@@ -260,8 +260,8 @@ def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, i
             "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
             ConvergenceError, stacklevel=4)
     spec = frame.spec
-    if control.small_sample != "ignore" and spec.random:
-        unit = spec.random[0].name
+    unit = spec.unit
+    if control.small_sample != "ignore" and unit is not None:
         codes = frame.term_codes[unit]
         few = []
         for j, k in idx:

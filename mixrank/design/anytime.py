@@ -40,6 +40,7 @@ from mixrank.design.checks import (
     check_power,
     z_quantile,
 )
+from mixrank.design.eprocess import monitor_bernoulli
 from mixrank.errors import DataError, DesignError
 
 __all__ = [
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-def _x_star(alpha: Any) -> np.ndarray:
+def anytime_x_star(alpha: Any) -> np.ndarray:
     """Root x > 1 of ``x - 1 - log x = 2 log(1/alpha)``.
 
     At the optimal rho0, ``(V + rho0) / rho0 = x`` and the squared z-equivalent
@@ -121,7 +122,7 @@ def tune_rho0(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05,
     if approx:
         big_l = 2.0 * np.log(1.0 / al)
         return as_result(m / (big_l + np.log1p(big_l)))
-    return as_result(m / (_x_star(al) - 1.0))
+    return as_result(m / (anytime_x_star(al) - 1.0))
 
 
 @overload
@@ -187,9 +188,7 @@ def anytime_threshold(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = check_positive("n", n, hint="n is the number of paired observations.")
-    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = check_alpha(alpha)
+    nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     r0 = _rho0_for(rho0, n_plan, nn, s, al)
     return as_result(_boundary(nn * s**2, r0, al))
 
@@ -230,9 +229,7 @@ def anytime_inflation(n: Any, alpha: Any = 0.05, *, sigma: Any = 1.0, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = check_positive("n", n, hint="n is the number of paired observations.")
-    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = check_alpha(alpha)
+    nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     thr = np.asarray(anytime_threshold(nn, sigma=s, alpha=al, rho0=rho0, n_plan=n_plan))
     return as_result(thr / (s * np.sqrt(nn)) / z_quantile(1 - al / 2))
 
@@ -296,7 +293,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
     pw = check_power(power, al)
     zb = z_quantile(pw)
     if rho0 is None and n_plan is None:
-        return as_result(((np.sqrt(_x_star(al)) + zb) * s / d) ** 2)
+        return as_result(((np.sqrt(anytime_x_star(al)) + zb) * s / d) ** 2)
     if rho0 is not None and n_plan is not None:
         raise DesignError(
             f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, n_plan={n_plan!r}."
@@ -311,7 +308,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
         def h(n1: float) -> float:  # standardized margin at N
             return dd * np.sqrt(n1) / ss - _boundary(n1 * ss**2, r, a) / (ss * np.sqrt(n1)) - b
 
-        start = ((np.sqrt(_x_star(a)) + b) * ss / dd) ** 2  # the tuned-at-N solution
+        start = ((np.sqrt(anytime_x_star(a)) + b) * ss / dd) ** 2  # the tuned-at-N solution
         grid = start * np.geomspace(1e-6, 1e12, 2000)
         vals = np.array([h(g) for g in grid])
         pos = np.nonzero(vals >= 0)[0]
@@ -323,6 +320,13 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
         return optimize.brentq(h, grid[k - 1], grid[k], xtol=1e-10, rtol=1e-13)
 
     return as_result(np.vectorize(one, otypes=[float])(d, s, al, zb, r0))
+
+
+def _n_sigma_alpha(n: Any, sigma: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked ``n`` (paired observations), ``sigma`` and ``alpha`` of a boundary."""
+    return (check_positive("n", n, hint="n is the number of paired observations."),
+            check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."),
+            check_alpha(alpha))
 
 
 def _differences(x: Any, y: Any) -> np.ndarray:
@@ -361,8 +365,8 @@ def _differences(x: Any, y: Any) -> np.ndarray:
 
 def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None = None,
             n_plan: float | None = None, rho0: float | None = None,
-            variance: str = "null") -> pd.DataFrame:
-    """Monitor a stream of paired outcomes with the anytime-valid boundary.
+            variance: str = "null", anytime: str = "auto") -> pd.DataFrame:
+    """Monitor a stream of paired outcomes with an anytime-valid boundary.
 
     Parameters
     ----------
@@ -385,11 +389,20 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         paired variance under H0 (delta = 0), ``sigma_hat_n^2 = sum d_i^2 / n``;
         ``"sample"`` -- the running sample variance (ddof = 1).  Ignored when
         ``sigma`` is given.
+    anytime : {"auto", "normal", "bernoulli"}, default "auto"
+        ``"bernoulli"``: the paired-Bernoulli mixture e-process
+        (:func:`mixrank.design.eprocess.monitor_bernoulli`; 0/1 scores,
+        prior tuned for ``n_plan`` times the stream's discordance share, or
+        for the stream's discordant cells); ``"normal"``: the normal-mixture
+        boundary below; ``"auto"``: bernoulli when every difference is -1, 0
+        or 1 and neither ``sigma`` nor ``rho0`` is given, normal otherwise.
 
     Returns
     -------
     pandas.DataFrame
-        One row per observation, columns:
+        For the Bernoulli e-process the columns of
+        :func:`~mixrank.design.eprocess.monitor_bernoulli`.  For the normal
+        mixture one row per observation, columns:
 
         * ``n`` -- observations so far (1, 2, ...);
         * ``estimate`` -- running mean difference ``S_n / n``;
@@ -466,6 +479,26 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     al = float(check_alpha(alpha))
     if np.ndim(alpha) != 0:
         raise DesignError(f"alpha must be a scalar; received shape {np.shape(alpha)}.")
+    if anytime not in ("auto", "normal", "bernoulli"):
+        raise DesignError(f"anytime must be 'auto', 'normal' or 'bernoulli'; received "
+                          f"{anytime!r}.")
+    if variance not in ("null", "sample"):
+        raise DesignError(
+            f"variance must be 'null' (running variance under H0, the default) or 'sample' "
+            f"(running sample variance); received {variance!r}."
+        )
+    ternary = bool(np.all(np.isin(d, (-1.0, 0.0, 1.0))))
+    if anytime == "bernoulli" or (anytime == "auto" and ternary and sigma is None
+                                  and rho0 is None):
+        if sigma is not None or rho0 is not None:
+            raise DesignError("sigma and rho0 belong to the normal mixture; the Bernoulli "
+                              "e-process needs no variance. Drop them or use anytime='normal'.")
+        plan_d = None
+        if n_plan is not None:
+            share = float(np.mean(d != 0))
+            plan_d = float(check_positive("n_plan", n_plan, hint="n_plan is the benchmark's "
+                                           "N.")) * share if share > 0 else None
+        return monitor_bernoulli(d, alpha=al, d_plan=plan_d)
     n = d.size
     steps = np.arange(1, n + 1, dtype=float)
     s_n = np.cumsum(d)
@@ -475,14 +508,9 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         )
     plan = float(n) if n_plan is None else float(check_positive(
         "n_plan", n_plan, hint="n_plan is the benchmark's N."))
-    r_units = plan / (float(_x_star(al)) - 1.0)
+    r_units = plan / (float(anytime_x_star(al)) - 1.0)
     r_fixed = None if rho0 is None else float(check_positive(
         "rho0", rho0, hint="rho0 is the mixing parameter (units of V)."))
-    if variance not in ("null", "sample"):
-        raise DesignError(
-            f"variance must be 'null' (running variance under H0, the default) or 'sample' "
-            f"(running sample variance); received {variance!r}."
-        )
     q_n = np.cumsum(d**2)
     if sigma is not None:
         s = float(check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."))
@@ -508,7 +536,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         "boundary": boundary, "crossed": crossed,
     })
     if r_fixed is None:
-        infl = float(np.sqrt(_x_star(al)) / z_quantile(1 - al / 2))
+        infl = float(np.sqrt(anytime_x_star(al)) / z_quantile(1 - al / 2))
     elif sigma is not None:
         infl = float(anytime_inflation(plan, al, sigma=s, rho0=r_fixed))
     else:
