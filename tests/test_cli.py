@@ -380,8 +380,26 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 
 def test_chunked_fit_with_progress_equals_plain_fit(capsys, monkeypatch):
     monkeypatch.setenv("MIXRANK_PROGRESS", "1")
-    monkeypatch.setattr(cli, "PROGRESS_MIN_PAIRS", 2)
+    monkeypatch.setattr(cli.common, "PROGRESS_MIN_PAIRS", 2)
     code, out, err = run(capsys, "contrasts", "example", "-f", F2, "--format", "csv")
     assert code == 0 and "fitting 15 pairs [" in err and "15/15" in err
     assert err.count("boundary (singular) fit") == 1
     assert_same(csv_of(out), api_fit(F2).contrasts())
+
+
+# ------------------------------------------------------------------ package layout
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"mixrank {mixrank.__version__}"
+
+
+def test_every_registered_module_adds_its_subcommands():
+    import importlib
+
+    parser = cli.build_parser()
+    names = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert {"demo", "fit", "contrasts", "components", "ranks", "resolution", "plan", "power",
+            "rci", "report"} <= names
+    for mod in cli.SUBCOMMANDS:
+        assert callable(importlib.import_module(f"mixrank.cli.{mod}").register)
