@@ -15,6 +15,8 @@ from .errors import (
     BoundaryWarning,
     ConvergenceError,
     DataError,
+    DataQualityWarning,
+    DegeneratePairWarning,
     DesignError,
     FormulaError,
     MissingDataWarning,
@@ -50,5 +52,5 @@ __all__ = [
     "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "BoundaryWarning",
-    "SmallSampleWarning", "MissingDataWarning",
+    "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
 ]

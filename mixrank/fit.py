@@ -6,23 +6,35 @@ Outputs: :class:`~mixrank.results.FitResult`.
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._util import check_level
-from .errors import DataError, DesignError, MixrankWarning, SingularFitWarning
+from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair
+from .errors import (
+    DataError,
+    DegeneratePairWarning,
+    DesignError,
+    MixrankWarning,
+    SingularFitWarning,
+)
 from .formula import Spec, parse
 from .frame import Frame
 from .results import FitResult
 
-__all__ = ["fit", "resolve_pairs", "ENGINES"]
+__all__ = ["fit", "resolve_pairs", "ENGINES", "METHODS", "ESTIMANDS"]
 
 ENGINES = ("auto", "native", "statsmodels", "lme4")
 
 
 def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
-    """Index pairs to fit; all pairs with >= 2 common cells when ``pairs`` is None."""
+    """Index pairs to fit; all pairs with >= 2 common cells when ``pairs`` is None.
+
+    ``pairs`` is a list of 2-tuples (or 2-lists) of model names, or one pair
+    given as a 2-tuple of strings; anything else is a :class:`DataError`.
+    """
     M = frame.n_models
     if M < 2:
         raise DataError(f"comparison factor {frame.spec.comparison!r} has a single level "
@@ -42,13 +54,36 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
             raise DataError("no pair of models shares at least 2 cells; nothing to compare")
         return out
     out = []
-    for pr in pairs:
-        if len(pr) != 2:
-            raise DataError(f"each pair must be (model_a, model_b); got {pr!r}")
+    for pr in _pair_list(pairs):
         j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
         if j == k:
-            raise DataError(f"pair {pr!r} compares a model with itself")
+            raise DataError(f"pair {tuple(pr)!r} compares a model with itself")
         out.append((j, k))
+    return out
+
+
+_PAIRS_HELP = ("expected pairs=[('model_a', 'model_b'), ...] (a list of 2-tuples of model names), "
+               "or one pair as a 2-tuple ('model_a', 'model_b')")
+
+
+def _pair_list(pairs: Any) -> list[tuple[Any, Any]]:
+    """``pairs`` as a list of 2-tuples, or a :class:`DataError` naming the expected shape."""
+    if isinstance(pairs, (str, bytes)):
+        raise DataError(f"pairs={pairs!r} is a string; {_PAIRS_HELP}")
+    if isinstance(pairs, tuple) and len(pairs) == 2 and all(
+            not isinstance(x, (list, tuple)) for x in pairs):
+        return [pairs]
+    try:
+        items = list(pairs)
+    except TypeError:
+        raise DataError(f"pairs={pairs!r} is not a sequence; {_PAIRS_HELP}") from None
+    out = []
+    for pr in items:
+        if isinstance(pr, (str, bytes)) or not isinstance(pr, (list, tuple)) or len(pr) != 2:
+            raise DataError(f"each pair must be (model_a, model_b); got {pr!r}: {_PAIRS_HELP}")
+        out.append((pr[0], pr[1]))
+    if not out:
+        raise DataError(f"pairs={pairs!r} is empty; {_PAIRS_HELP}, or pairs=None for all pairs")
     return out
 
 
@@ -56,7 +91,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         estimand: str = "gls", pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
-        client: Any = None, backend_options: Mapping[str, Any] | None = None) -> FitResult:
+        client: Any = None, backend_options: Mapping[str, Any] | None = None,
+        progress: Callable[[int, int], Any] | None = None) -> FitResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -78,8 +114,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     estimand : {"gls", "cells", "units"}
         ``gls`` (lme4's fixed effect), ``cells`` (micro-average over common
         cells) or ``units`` (macro-average over the first random term).
-    pairs : sequence of (str, str), optional
-        Pairs to fit (``model_a``, ``model_b``); default all pairs.
+    pairs : sequence of (str, str), or one (str, str), optional
+        Pairs to fit (``model_a``, ``model_b``); default all pairs with at
+        least 2 common cells.  A string (e.g. ``"m1,m2"``) is refused.
     level : float
         Confidence level of the intervals.
     pair_by, replicate, na
@@ -98,14 +135,25 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         DuckDB ``memory_limit``, ``threads``, ``temp_directory``; Dask
         ``timeout`` (seconds to reach a scheduler address), ``npartitions``,
         ``split_out``.  See :func:`mixrank.io.backends.aggregate_cells`.
+    progress : callable, optional
+        Called as ``progress(done, total)`` with the number of pairs fitted
+        so far (the native engine reports about 50 times; the cross-check
+        engines once at the end).  The command line draws its progress bar
+        with it.
 
     Returns
     -------
     FitResult
+        A pair whose differences are identical on every common cell, or whose
+        common cells fall in fewer than two levels of the unit, is kept as a
+        degenerate row (``diagnostics().degenerate``; p-value 1, no evidence)
+        with a :class:`~mixrank.errors.DegeneratePairWarning`.
 
     Raises
     ------
     FormulaError, DataError, DesignError
+        DesignError for an unknown ``method``, ``engine`` or ``estimand`` or a
+        level outside (0, 1) (the message lists the valid values).
         DataError also for a source that does not exist, a parquet schema
         missing a formula column, or a Dask scheduler that cannot be reached.
     MissingDependencyError
@@ -121,8 +169,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
-    if engine not in ENGINES:
-        raise DesignError(f"engine={engine!r}; expected one of {ENGINES}")
+    _check_choice("method", method, METHODS)
+    _check_choice("engine", engine, ENGINES)
+    _check_choice("estimand", estimand, ESTIMANDS)
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
@@ -134,20 +186,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         frame = load_frame(data, formula, backend=backend, client=client, pair_by=pair_by,
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
-    eng = "native" if engine == "auto" else engine
-    if eng == "native" or method == "aggregate":
-        from .engine.native import fit_pairs
-
-        fits = fit_pairs(frame, idx, method=method, estimand=estimand)
-        eng = "native"
-    elif eng == "statsmodels":
-        from .engine.statsmodels_engine import fit_pairs_statsmodels
-
-        fits = fit_pairs_statsmodels(frame, idx, estimand=estimand)
-    else:
-        from .engine.lme4_engine import fit_pairs_lme4
-
-        fits = fit_pairs_lme4(frame, idx, estimand=estimand)
+    eng = "native" if engine == "auto" or method == "aggregate" else engine
+    fits = _fit_all(frame, idx, eng, method, estimand, progress)
     nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
     if nb:
         warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
@@ -155,3 +195,49 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                       SingularFitWarning, stacklevel=2)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)
+
+
+def _check_choice(option: str, value: Any, valid: Sequence[str]) -> None:
+    if not isinstance(value, str) or value not in valid:
+        raise DesignError(f"{option}={value!r} is not an option; expected one of "
+                          f"{', '.join(repr(v) for v in valid)}")
+
+
+def _fit_all(frame: Frame, idx: list[tuple[int, int]], eng: str, method: str, estimand: str,
+             progress: Callable[[int, int], Any] | None) -> list[PairFit]:
+    """Every pair of ``idx`` in order: degenerate pairs as flagged rows, the rest by ``eng``."""
+    deg = {i: pf for i, (j, k) in enumerate(idx)
+           if (pf := degenerate_pair(frame, j, k, method)) is not None}
+    if deg:
+        names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in deg.values()]
+        warnings.warn(f"{len(deg)} degenerate pair(s) kept with p-value 1 (no evidence), "
+                      f"flagged in diagnostics(): {'; '.join(names[:3])}"
+                      f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
+    regular = [pr for i, pr in enumerate(idx) if i not in deg]
+    total = len(idx)
+    if progress is not None:
+        progress(len(deg), total)
+    step = max(1, math.ceil(len(regular) / 50)) if progress is not None and eng == "native" \
+        else max(1, len(regular))
+    fitted: list[PairFit] = []
+    for i in range(0, len(regular), step):
+        fitted += _engine_fit(frame, regular[i:i + step], eng, method, estimand)
+        if progress is not None:
+            progress(len(deg) + len(fitted), total)
+    it = iter(fitted)
+    return [deg[i] if i in deg else next(it) for i in range(total)]
+
+
+def _engine_fit(frame: Frame, idx: list[tuple[int, int]], eng: str, method: str,
+                estimand: str) -> list[PairFit]:
+    if eng == "native":
+        from .engine.native import fit_pairs
+
+        return fit_pairs(frame, idx, method=method, estimand=estimand)
+    if eng == "statsmodels":
+        from .engine.statsmodels_engine import fit_pairs_statsmodels
+
+        return fit_pairs_statsmodels(frame, idx, estimand=estimand)
+    from .engine.lme4_engine import fit_pairs_lme4
+
+    return fit_pairs_lme4(frame, idx, estimand=estimand)

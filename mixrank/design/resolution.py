@@ -538,9 +538,11 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
             missing.append((a, b))
             continue
         sign = 1.0 if p.model_a == a else -1.0
-        rows.append(dict(model_a=a, model_b=b, estimate=sign * p.estimate, n=p.n,
-                         sigma_d=p.sigma_iid, std_error=p.std_error,
-                         design_effect=p.design_effect))
+        # a degenerate pair (no estimable variance) is judged as no evidence: delta 0
+        rows.append(dict(model_a=a, model_b=b, estimate=0.0 if p.degenerate else sign * p.estimate,
+                         n=p.n, sigma_d=p.sigma_iid, std_error=p.std_error,
+                         design_effect=1.0 if p.degenerate else p.design_effect,
+                         observed=sign * p.estimate))
     if missing:
         raise DesignError(
             f"{len(missing)} pair(s) of the {pairs!r} family were not fitted, e.g. "
@@ -548,8 +550,10 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
             f"(or pairs=None for all)."
         )
     table = pd.DataFrame(rows)
+    observed = table.pop("observed").to_numpy()
     out = resolution_table(table, alpha=alpha, power=power, multiplicity=multiplicity,
                            anytime=anytime, cluster=cluster)
+    out["estimate"] = observed
     meta = dict(out.attrs["mixrank"])
     scores = fit.model_scores().sort_values(["estimate", "model"], ascending=[False, True])
     meta.update(formula=fit.frame.spec.formula, estimand=fit.estimand, method=fit.method,

@@ -139,7 +139,7 @@ def _moment_start(st: Structure, ps: PairSums) -> np.ndarray:
     n = ps.n
     mean = ps.sum_d / n
     sst = ps.sumsq_d - n * mean * mean
-    tot = max(sst / max(n - 1, 1), 1e-12)
+    tot = max(sst / max(n - 1, 1), 1e-300)  # relative only: any scale of scores
     comps = []
     for c, s in zip(st.counts, ps.s):
         used = c > 0
@@ -293,7 +293,7 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
     n = ps.n
     if n < 2:
         raise DesignError(f"the pair has {n} common cell(s); at least 2 are needed to estimate a variance")
-    if ps.sumsq_d - ps.sum_d ** 2 / n <= 1e-12 * max(ps.sumsq_d, 1.0):
+    if ps.sumsq_d - ps.sum_d ** 2 / n <= 1e-12 * ps.sumsq_d:  # relative: any scale of scores
         raise DesignError("all paired differences are identical (zero variance); no standard "
                           "error can be estimated. Check that the two models' scores differ "
                           "across cells, or compare them with an exact test")

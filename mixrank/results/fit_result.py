@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._util import tidy
+from .._util import check_level, tidy
 from ..engine.native import PairFit
+from ..errors import DataError, DesignError
 from ..frame import Frame
 
 __all__ = ["FitResult"]
@@ -55,13 +56,17 @@ class FitResult:
         for p in self.pairs:
             if {p.model_a, p.model_b} == {str(model_a), str(model_b)}:
                 return p
-        from ..errors import DataError
         raise DataError(f"pair ({model_a!r}, {model_b!r}) was not fitted; fitted pairs: "
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b``.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level in (0, 1); default the fit's ``level``.
 
         Returns
         -------
@@ -76,11 +81,17 @@ class FitResult:
         df (REML) or units - 1 (aggregate).  Validated against lme4 1.1 +
         lmerTest 3.1 (``tests/reference/lme4_engine.R``).
         """
-        lev = self.level if level is None else float(level)
+        lev = self.level if level is None else check_level(level, DesignError)
         rows = []
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
             se = p.std_error
+            if p.degenerate:  # no variance estimable: no evidence either way
+                rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
+                                 std_error=se, df=p.df, statistic=np.nan, p_value=1.0,
+                                 p_greater=1.0, ci_lower=np.nan, ci_upper=np.nan, level=lev,
+                                 n=p.n))
+                continue
             t = p.estimate / se
             rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
                              std_error=se, df=p.df, statistic=t,
@@ -131,12 +142,15 @@ class FitResult:
             ``model_a, model_b, n, only_a, only_b`` (cells scored for one
             model only), ``criterion`` (REML criterion), ``converged``,
             ``boundary`` (components at zero, comma-separated), ``gradient``
-            (max abs gradient on free components), ``nfev``, ``message``.
+            (max abs gradient on free components), ``nfev``, ``degenerate``
+            (True when no variance is estimable for the pair: identical
+            differences or fewer than two units; see :func:`mixrank.fit`),
+            ``message``.
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, only_a=p.only_a,
                      only_b=p.only_b, criterion=p.criterion, converged=p.converged,
                      boundary=",".join(p.boundary), gradient=p.gradient, nfev=p.nfev,
-                     message=p.message) for p in self.pairs]
+                     degenerate=bool(p.degenerate), message=p.message) for p in self.pairs]
         return tidy(rows, **self._meta("diagnostics"))
 
     def model_scores(self) -> pd.DataFrame:
@@ -165,17 +179,21 @@ class FitResult:
                 f"{len(self.models)} models, method={self.method}, engine={self.engine}>")
 
     # ---------------------------------------------- inference / design layers
-    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
+    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
                        method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
-        """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`."""
+        """Rank confidence intervals (``level`` default: the fit's); see
+        :func:`mixrank.inference.ranks.rank_intervals_fit`."""
         from ..inference.ranks import rank_intervals_fit
 
-        return rank_intervals_fit(self, level=level, coverage=coverage, method=method, B=B, rng=rng)
+        lev = self.level if level is None else level
+        return rank_intervals_fit(self, level=lev, coverage=coverage, method=method, B=B, rng=rng)
 
     def resolution(self, **kwargs: Any) -> pd.DataFrame:
-        """Resolution verdicts per pair; see :func:`mixrank.design.resolution.resolution_fit`."""
+        """Resolution verdicts per pair (``alpha`` default: 1 - the fit's level); see
+        :func:`mixrank.design.resolution.resolution_fit`."""
         from ..design.resolution import resolution_fit
 
+        kwargs.setdefault("alpha", round(1.0 - self.level, 12))
         return resolution_fit(self, **kwargs)
 
     def plan(self, delta: float, **kwargs: Any) -> pd.DataFrame:
