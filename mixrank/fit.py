@@ -11,22 +11,52 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ._util import check_level
-from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair
+from .engine.control import DEFAULT_CONTROL, Control, act
+from .engine.lme4_engine import fit_pairs_lme4
+from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
+from .engine.statsmodels_engine import fit_pairs_statsmodels
 from .errors import (
+    ConvergenceError,
+    ConvergenceWarning,
     DataError,
     DegeneratePairWarning,
     DesignError,
     MixrankWarning,
     SingularFitWarning,
+    SmallSampleWarning,
 )
 from .formula import Spec, parse
 from .frame import Frame
 from .results import FitResult
 
-__all__ = ["fit", "resolve_pairs", "ENGINES", "METHODS", "ESTIMANDS"]
+__all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "ESTIMANDS"]
 
-ENGINES = ("auto", "native", "statsmodels", "lme4")
+#: ``fitter(frame, index_pairs, method=, estimand=, control=) -> [PairFit]``
+Fitter = Callable[..., list[PairFit]]
+
+
+def _native(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
+            control: Control) -> list[PairFit]:
+    return fit_pairs(frame, idx, method=method, estimand=estimand, control=control)
+
+
+def _statsmodels(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
+                 control: Control) -> list[PairFit]:
+    return fit_pairs_statsmodels(frame, idx, estimand=estimand)
+
+
+def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
+          control: Control) -> list[PairFit]:
+    return fit_pairs_lme4(frame, idx, estimand=estimand)
+
+
+#: engine name -> fitter for the gaussian family ("auto" is "native").
+ENGINES: dict[str, Fitter] = {"native": _native, "statsmodels": _statsmodels, "lme4": _lme4}
+#: family -> {engine name -> fitter}.  A new family registers one line here.
+FAMILIES: dict[str, dict[str, Fitter]] = {"gaussian": ENGINES}
 
 
 def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
@@ -92,6 +122,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
+        family: str = "gaussian", control: Control | None = None,
         progress: Callable[[int, int], Any] | None = None) -> FitResult:
     """Fit the paired-difference mixed model for every pair of models.
 
@@ -105,7 +136,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         file, a folder or glob of parquet files (``"runs/*.parquet"``), or a
         Dask DataFrame.
     method : {"reml", "aggregate"}
-        ``reml``: the paired mixed model (methods §3); ``aggregate``: average
+        ``reml``: the paired mixed model (docs/methods.md §3); ``aggregate``: average
         the differences within the first random term's levels, then a
         paired t-test over those units.
     engine : {"auto", "native", "statsmodels", "lme4"}
@@ -135,6 +166,13 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         DuckDB ``memory_limit``, ``threads``, ``temp_directory``; Dask
         ``timeout`` (seconds to reach a scheduler address), ``npartitions``,
         ``split_out``.  See :func:`mixrank.io.backends.aggregate_cells`.
+    family : str
+        Response family, a key of :data:`FAMILIES` (``"gaussian"``: the
+        linear mixed model of the paired differences).
+    control : Control, optional
+        Optimiser tolerances, starts, finite-difference steps and the action
+        ("ignore" | "warning" | "error") for singular fits, non-convergence
+        and small samples; default ``Control()``.
     progress : callable, optional
         Called as ``progress(done, total)`` with the number of pairs fitted
         so far (the native engine reports about 50 times; the cross-check
@@ -152,12 +190,21 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     Raises
     ------
     FormulaError, DataError, DesignError
-        DesignError for an unknown ``method``, ``engine`` or ``estimand`` or a
-        level outside (0, 1) (the message lists the valid values).
-        DataError also for a source that does not exist, a parquet schema
+        DesignError for an unknown ``method``, ``engine``, ``estimand`` or
+        ``family`` or a level outside (0, 1) (the message lists the valid
+        values).  DataError also for a source that does not exist, a parquet schema
         missing a formula column, or a Dask scheduler that cannot be reached.
     MissingDependencyError
         ``backend="duckdb"``/``"dask"`` without the ``scale`` extra.
+    ConvergenceError
+        A pair's optimum fails the convergence check under
+        ``Control(convergence="error")``.
+
+    Warns
+    -----
+    SingularFitWarning, ConvergenceWarning, SmallSampleWarning
+        Per the control's ``singular``, ``convergence`` and ``small_sample``
+        actions (defaults: warning, warning, ignore).
 
     Examples
     --------
@@ -169,9 +216,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
-    _check_choice("method", method, METHODS)
-    _check_choice("engine", engine, ENGINES)
-    _check_choice("estimand", estimand, ESTIMANDS)
+    control = DEFAULT_CONTROL if control is None else control
+    if not isinstance(control, Control):
+        raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
+    fitter = _fitter(family, engine, method, estimand)
     if progress is not None and not callable(progress):
         raise DesignError(f"progress={progress!r} is not callable; expected a function "
                           "progress(done, total) or None")
@@ -187,27 +235,39 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
-    fits = _fit_all(frame, idx, eng, method, estimand, progress)
-    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
-    if nb:
-        warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
-                      f"({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
-                      SingularFitWarning, stacklevel=2)
+    fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
+                    progress, chunked=eng == "native")
+    check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)
 
 
-def _check_choice(option: str, value: Any, valid: Sequence[str]) -> None:
+def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
+    """The registered fitter for (family, engine, method); DesignError naming valid values."""
+    _check_choice("family", family, tuple(FAMILIES))
+    engines = FAMILIES[family]
+    _check_choice("engine", engine, ("auto", *engines), f" for family={family!r}")
+    _check_choice("method", method, METHODS)
+    _check_choice("estimand", estimand, ESTIMANDS)
+    name = "native" if engine == "auto" or method == "aggregate" else engine
+    return engines[name]
+
+
+def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
     if not isinstance(value, str) or value not in valid:
         raise DesignError(f"{option}={value!r} is not an option; expected one of "
-                          f"{', '.join(repr(v) for v in valid)}")
+                          f"{', '.join(repr(v) for v in valid)}{where}")
 
 
-def _fit_all(frame: Frame, idx: list[tuple[int, int]], eng: str, method: str, estimand: str,
-             progress: Callable[[int, int], Any] | None) -> list[PairFit]:
-    """Every pair of ``idx`` in order: degenerate pairs as flagged rows, the rest by ``eng``."""
+def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[str, Any],
+             progress: Callable[[int, int], Any] | None, chunked: bool) -> list[PairFit]:
+    """Every pair of ``idx`` in order: degenerate pairs as flagged rows, the rest by ``fitter``.
+
+    With ``progress`` and ``chunked`` the fitter runs on about 50 chunks of
+    pairs, reporting after each; otherwise in one call.
+    """
     deg = {i: pf for i, (j, k) in enumerate(idx)
-           if (pf := degenerate_pair(frame, j, k, method)) is not None}
+           if (pf := degenerate_pair(frame, j, k, kw["method"])) is not None}
     if deg:
         names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in deg.values()]
         warnings.warn(f"{len(deg)} degenerate pair(s) kept with p-value 1 (no evidence), "
@@ -217,27 +277,43 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], eng: str, method: str, es
     total = len(idx)
     if progress is not None:
         progress(len(deg), total)
-    step = max(1, math.ceil(len(regular) / 50)) if progress is not None and eng == "native" \
+    step = max(1, math.ceil(len(regular) / 50)) if progress is not None and chunked \
         else max(1, len(regular))
     fitted: list[PairFit] = []
     for i in range(0, len(regular), step):
-        fitted += _engine_fit(frame, regular[i:i + step], eng, method, estimand)
+        fitted += fitter(frame, regular[i:i + step], **kw)
         if progress is not None:
             progress(len(deg) + len(fitted), total)
     it = iter(fitted)
     return [deg[i] if i in deg else next(it) for i in range(total)]
 
 
-def _engine_fit(frame: Frame, idx: list[tuple[int, int]], eng: str, method: str,
-                estimand: str) -> list[PairFit]:
-    if eng == "native":
-        from .engine.native import fit_pairs
-
-        return fit_pairs(frame, idx, method=method, estimand=estimand)
-    if eng == "statsmodels":
-        from .engine.statsmodels_engine import fit_pairs_statsmodels
-
-        return fit_pairs_statsmodels(frame, idx, estimand=estimand)
-    from .engine.lme4_engine import fit_pairs_lme4
-
-    return fit_pairs_lme4(frame, idx, estimand=estimand)
+def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, int]],
+               control: Control = DEFAULT_CONTROL) -> None:
+    """Apply the control's actions to singular, non-converged and small-sample pairs."""
+    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
+    if nb and control.singular != "ignore":
+        act(control.singular, f"boundary (singular) fit in {len(nb)} pair(s), variance estimated "
+            f"at 0 ({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
+            SingularFitWarning, DesignError, stacklevel=4)
+    bad = [f"{p.model_a} vs {p.model_b}: {p.message}" for p in fits if not p.converged]
+    if bad and control.convergence != "ignore":
+        act(control.convergence, f"the optimum of {len(bad)} pair(s) failed the convergence check "
+            f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}); adjust Control(ftol=, "
+            "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
+            ConvergenceError, stacklevel=4)
+    spec = frame.spec
+    if control.small_sample != "ignore" and spec.random:
+        unit = spec.random[0].name
+        codes = frame.term_codes[unit]
+        few = []
+        for j, k in idx:
+            mask = frame.observed[:, j] & frame.observed[:, k]
+            t = int(np.count_nonzero(np.bincount(codes[mask], minlength=frame.term_levels[unit])))
+            if t < control.min_units:
+                few.append(f"{frame.models[j]} vs {frame.models[k]}: {t}")
+        if few:
+            act(control.small_sample, f"{len(few)} pair(s) have fewer than "
+                f"Control(min_units={control.min_units}) levels of the unit {unit!r} with common "
+                f"cells ({'; '.join(few[:3])}{'; ...' if len(few) > 3 else ''}); their variance "
+                "components and df rest on few units", SmallSampleWarning, DesignError, stacklevel=4)

@@ -13,7 +13,7 @@ from .common import UsageError, data_args, emit, frame_data, out_args, render, s
 
 
 def cmd_rci(args: argparse.Namespace) -> None:
-    from ..design.rci import reliable_change
+    from ..change import reliable_change
 
     data = frame_data(args)
     res = reliable_change(

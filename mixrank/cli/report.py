@@ -25,7 +25,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     res = fit_from_args(args, data=loaded)
     rc = None
     if args.rci_before is not None:
-        from ..design.rci import reliable_change
+        from ..change import reliable_change
         from ..frame.source import to_pandas
 
         data = to_pandas(loaded)

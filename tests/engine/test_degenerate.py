@@ -138,3 +138,14 @@ def test_zero_variance_threshold_is_relative(formula):
         t = mixrank.paired_t(tiny, a="m01", b="m02", pair_by=["subject", "question", "prompt"])
         assert float(t.p_value.iloc[0]) == pytest.approx(
             quiet_fit(formula, tiny).contrasts().p_value.iloc[0], rel=1e-6)
+
+
+def test_degenerate_pair_in_simultaneous_contrasts_and_rank_probabilities():
+    res = quiet_fit(F1, with_copy(mixrank.load_example()))
+    tab = res.contrasts(adjust="maxt", rng=1)
+    row = tab[(tab.model_a == "m01") & (tab.model_b == "m01copy")].iloc[0]
+    assert row.p_value == 1 and row.p_adjusted == 1
+    assert np.isfinite(tab.drop(index=row.name).ci_lower).all()
+    probs = res.rank_probabilities(B=2000, rng=1)
+    p_best = probs.groupby("model").p_best.first()
+    assert p_best["m01"] == pytest.approx(p_best["m01copy"])
