@@ -10,6 +10,7 @@ from ._util import MIXRANK_VERSION as __version__
 from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
+from .design.power_summary import power_summary
 from .design.simulate import simulate
 from .engine.control import Control
 from .engine.native import fit_pairs
@@ -49,7 +50,7 @@ __all__ = [
     "__version__",
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read_lm_eval", "read_wide", "power", "n_star", "mde", "sigma_d", "monitor",
+    "read_lm_eval", "read_wide", "power", "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from .._util import MIXRANK_VERSION
 from ..errors import MixrankError
-from .common import PROGRESS_MIN_PAIRS, Parser, UsageError
+from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output
 from .progress import Progress, progress_enabled
 
 __all__ = ["main", "build_parser", "Progress", "progress_enabled", "SUBCOMMANDS",
@@ -72,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = _show_warning
+            check_output(args)  # before any long computation
             args.func(args)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0

@@ -5,8 +5,8 @@ Inputs: parsed ``argparse`` namespaces.  Outputs: DataFrames / FitResults for
 the subcommand modules, text on stdout or ``--output``.
 Contents: :class:`UsageError`, :class:`Parser`; output (:func:`render`,
 :func:`emit`, :func:`titled`); input (:func:`parse_pairs`,
-:func:`parse_mapping`, :func:`load`, :func:`frame_data`, :func:`selector`);
-fitting (:func:`fit_from_args`); argument groups (:func:`data_args`,
+:func:`parse_mapping`, :func:`load`, :func:`frame_data`, :func:`selector`,
+:func:`check_output`); fitting (:func:`fit_from_args`, :func:`score_header`, :func:`table_of`); argument groups (:func:`data_args`,
 :func:`fit_args`, :func:`common_args`, :func:`out_args`, :func:`rank_args`,
 :func:`rank_kwargs`, :func:`alpha_power_args`).
 """
@@ -14,20 +14,17 @@ fitting (:func:`fit_from_args`); argument groups (:func:`data_args`,
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import math
+import io
 import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pandas as pd
 
-from ..errors import SingularFitWarning
 from .progress import Progress, progress_enabled
 
-#: With at least this many pairs, and stderr a terminal, fits run in chunks with a progress bar.
+#: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
 PROGRESS_MIN_PAIRS = 20
 
 
@@ -69,11 +66,52 @@ def _cell(v: Any) -> str:
 
 def emit(text: str, args: argparse.Namespace) -> None:
     """Write ``text`` to ``--output`` when given, else to stdout."""
-    if getattr(args, "output", None):
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
+    out = getattr(args, "output", None)
+    if not out:
         sys.stdout.write(text)
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the output file {out!r} (-o/--output): "
+                         f"{exc.strerror or exc}; choose a writable path") from None
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Refuse an ``--output`` that cannot be written, before any long computation.
+
+    Opens the file for appending (nothing is truncated) and removes it again
+    when it did not exist; a folder or a missing parent folder is refused.
+    """
+    out = getattr(args, "output", None)
+    if not out:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise UsageError(f"the output path {out!r} (-o/--output) is a folder; give a file name")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write the output file {out!r} (-o/--output): "
+                         f"{exc.strerror or exc}; choose a writable path") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def score_header(res: Any) -> str:
+    """One line naming the score type the fit detected (for ``--format table``)."""
+    fr = res.frame
+    kind = "binary (0/1)" if fr.binary else "continuous"
+    return (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
+            f"{fr.spec.formula}\n")
+
+
+def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
+    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line."""
+    return (score_header(res) if fmt == "table" else "") + render(tab, fmt)
 
 
 def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
@@ -87,16 +125,48 @@ def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
 
 # --------------------------------------------------------------------------- input
 
+_PAIR_HELP = ("expected MODEL_A,MODEL_B; quote a name that holds a comma or surrounding spaces "
+              "in double quotes, e.g. --pair '\"Acme, v2\",m01'")
+
+
+def _split_pair(text: str) -> list[str]:
+    """Split ``A,B`` at commas outside double quotes; quoted names are kept verbatim."""
+    fields, buf, quoted, was_quoted = [], "", False, False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+            was_quoted = True
+            buf += ch
+        elif ch == "," and not quoted:
+            fields.append((buf, was_quoted))
+            buf, was_quoted = "", False
+        else:
+            buf += ch
+    if quoted:
+        raise UsageError(f"--pair {text!r}: unbalanced double quote; {_PAIR_HELP}")
+    fields.append((buf, was_quoted))
+    out = []
+    for f, q in fields:
+        f = f.strip()
+        if q:
+            if not (f.startswith('"') and f.endswith('"') and len(f) >= 2):
+                raise UsageError(f"--pair {text!r}: a quoted name must be quoted as a whole; "
+                                 f"{_PAIR_HELP}")
+            f = f[1:-1]
+        out.append(f)
+    return out
+
+
 def parse_pairs(values: Sequence[str] | None) -> list[tuple[str, str]] | None:
-    """``["A,B", ...]`` (``--pair``) as a list of model-name pairs."""
+    """``["A,B", ...]`` (``--pair``) as a list of model-name pairs (double quotes protect commas)."""
     if not values:
         return None
     out = []
     for v in values:
-        if "," not in v:
-            raise UsageError(f"--pair {v!r}: expected MODEL_A,MODEL_B")
-        a, b = v.split(",", 1)
-        out.append((a.strip(), b.strip()))
+        names = _split_pair(v)
+        if len(names) != 2 or not all(names):
+            raise UsageError(f"--pair {v!r}: {_PAIR_HELP}")
+        out.append((names[0], names[1]))
     return out
 
 
@@ -115,19 +185,59 @@ def parse_mapping(text: str | None, option: str) -> str | dict[str, str] | None:
 
 
 def _is_lm_eval(path: Path) -> bool:
-    return path.is_dir() or (path.name.startswith("samples_") and ".jsonl" in path.name)
+    if path.is_dir():
+        return any(path.rglob("samples_*.jsonl*"))
+    return path.name.startswith("samples_") and ".jsonl" in path.name
+
+
+def _stdin(kind: str) -> pd.DataFrame:
+    """Standard input (``-``) as a table: CSV, or JSON lines with ``--input-format jsonl``."""
+    from ..errors import DataError
+
+    if kind == "lm-eval":
+        raise UsageError("--input-format lm-eval reads a folder or samples_*.jsonl files, not "
+                         "standard input; pass the path instead of '-'")
+    text = sys.stdin.read()
+    if not text.strip():
+        raise DataError("standard input ('-') is empty; pipe a CSV table into mixrank, e.g. "
+                        "cat runs.csv | mixrank contrasts - -f ...")
+    try:
+        if kind == "jsonl":
+            return pd.read_json(io.StringIO(text), lines=True)
+        return pd.read_csv(io.StringIO(text), dtype=str if kind == "wide" else None)
+    except (ValueError, pd.errors.ParserError) as exc:
+        fmt = "JSON lines" if kind == "jsonl" else "CSV"
+        raise DataError(f"could not read standard input as {fmt}: {exc}; pass --input-format "
+                        "(long = CSV, jsonl, wide) matching what is piped in") from None
 
 
 def load(args: argparse.Namespace) -> Any:
-    """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads."""
+    """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads.
+
+    ``example`` is the bundled example, ``shared:NAME`` a shared dataset,
+    ``-`` standard input (CSV; ``--input-format jsonl`` or ``wide`` to
+    override); a path is read by the reader its ``--input-format`` names
+    (``auto``: a ``samples_*.jsonl`` file or a folder holding them is
+    lm-evaluation-harness output, anything else a long table or a folder of
+    long parquet/CSV/JSON-lines files).
+    """
     from ..io.datasets import load_example, load_shared
 
     src = args.data
-    if src in ("example", "-"):
+    kind = getattr(args, "input_format", "auto")
+    if src == "example":
         return load_example()
     if src.startswith("shared:"):
         return load_shared(src.split(":", 1)[1])
-    kind = getattr(args, "input_format", "auto")
+    if src == "-":
+        data = _stdin(kind)
+        if kind == "wide":
+            from ..io.wide import read_wide
+
+            items = getattr(args, "items", None) or "subject,question"
+            return read_wide(data, items=[c.strip() for c in items.split(",")],
+                             na=getattr(args, "na", "error"))
+        return data
     path = Path(src)
     if kind == "lm-eval" or (kind == "auto" and _is_lm_eval(path)):
         from ..io.lm_eval import read_lm_eval
@@ -140,7 +250,8 @@ def load(args: argparse.Namespace) -> Any:
         from ..io.wide import read_wide
 
         items = getattr(args, "items", None) or "subject,question"
-        return read_wide(path, items=[c.strip() for c in items.split(",")])
+        return read_wide(path, items=[c.strip() for c in items.split(",")],
+                         na=getattr(args, "na", "error"))
     return src
 
 
@@ -170,52 +281,54 @@ def selector(text: str, data: pd.DataFrame) -> Any:
 
 # --------------------------------------------------------------------------- fitting
 
+class _Bar:
+    """``fit(progress=...)`` callback drawing a :class:`Progress` bar for large fits."""
+
+    def __init__(self) -> None:
+        self.bar: Progress | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < PROGRESS_MIN_PAIRS:
+            return
+        if self.bar is None:
+            self.bar = Progress(total, f"fitting {total} pairs").__enter__()
+        self.bar.update(done - self.bar.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
 def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None,
                   data: Any = None):
-    """Fit as the options say (``data``: already loaded); chunks with a progress bar on a terminal."""
-    from ..fit import fit, resolve_pairs
-    from ..frame import build_frame
+    """Fit as the options say (``data``: already loaded); a progress bar on a terminal."""
+    from ..fit import fit
 
     pairs = parse_pairs(args.pair) if pairs is None else pairs
-    pair_by = args.pair_by.split(",") if args.pair_by else None
-    kw = dict(method=args.method, estimand=args.estimand, level=args.level)
+    pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
-    if not progress_enabled():
-        return fit(args.formula, data, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, **kw)
-    frame = build_frame(data, args.formula, pair_by=pair_by, replicate=args.replicate, na=args.na)
-    names = [(frame.models[j], frame.models[k]) for j, k in resolve_pairs(frame, pairs)]
-    if len(names) < PROGRESS_MIN_PAIRS:
-        return fit(frame.spec, frame, pairs=names, **kw)
-    size = max(1, math.ceil(len(names) / 50))
-    parts = []
-    with Progress(len(names), f"fitting {len(names)} pairs") as bar, \
-            warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for i in range(0, len(names), size):
-            parts.append(fit(frame.spec, frame, pairs=names[i:i + size], **kw))
-            bar.update(len(names[i:i + size]))
-    res = dataclasses.replace(parts[0], pairs=tuple(p for r in parts for p in r.pairs))
-    for w in caught:  # one singular-fit message for all chunks, others as they came
-        if not issubclass(w.category, SingularFitWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in res.pairs if p.boundary]
-    if nb:
-        warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
-                      f"({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})", SingularFitWarning,
-                      stacklevel=2)
-    return res
+    bar = _Bar() if progress_enabled() else None
+    try:
+        return fit(args.formula, data, method=args.method, estimand=args.estimand,
+                   level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 # --------------------------------------------------------------------------- arguments
 
 def data_args(p: argparse.ArgumentParser) -> None:
     """The data argument and the options of its readers."""
-    p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl), a wide "
-                   "matrix (--input-format wide), an lm-eval --log_samples folder, 'example' "
-                   "or shared:NAME")
-    p.add_argument("--input-format", default="auto", choices=["auto", "long", "wide", "lm-eval"],
-                   help="auto: a folder or samples_*.jsonl is lm-eval output, else long")
+    p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl) or a folder "
+                   "of them, a wide matrix (--input-format wide), an lm-eval --log_samples "
+                   "folder, '-' (standard input), 'example' or shared:NAME")
+    p.add_argument("--input-format", default="auto",
+                   choices=["auto", "long", "jsonl", "wide", "lm-eval"],
+                   help="auto: samples_*.jsonl files (or a folder holding them) are lm-eval "
+                   "output, else a long table or a folder of long parquet/CSV files; '-' reads "
+                   "standard input as CSV (jsonl: JSON lines)")
     p.add_argument("--items", default=None, help="wide input: item key columns "
                    "(default subject,question)")
     p.add_argument("--metric", default=None, help="lm-eval: metric, or TASK=METRIC,... "
@@ -232,11 +345,16 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
                    help="e.g. 'correct ~ model + (1|subject)'")
     p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
     p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"])
-    p.add_argument("--pair", action="append", metavar="A,B", help="fit only this pair (repeatable)")
+    p.add_argument("--pair", action="append", metavar="A,B",
+                   help="fit only this pair (repeatable); quote names holding commas or spaces: "
+                   "'\"A, v2\",B'")
     p.add_argument("--pair-by", default=None, help="comma-separated pairing keys")
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
     p.add_argument("--na", default="error", choices=["error", "drop"])
     p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
+                   help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
+                   "of core; needs the scale extra)")
 
 
 def common_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:

@@ -12,7 +12,15 @@ from typing import Any
 
 import pandas as pd
 
-from .common import common_args, emit, fit_from_args, out_args, render
+from .common import (
+    common_args,
+    emit,
+    fit_from_args,
+    out_args,
+    render,
+    score_header,
+    table_of,
+)
 
 DEMO_FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
 
@@ -45,17 +53,19 @@ def _optional_sections(res: Any) -> list[tuple[str, Callable[[], pd.DataFrame]]]
 def cmd_fit(args: argparse.Namespace) -> None:
     res = fit_from_args(args)
     if args.format == "table":
-        emit(str(res.summary()) + "\n", args)
+        emit(score_header(res) + str(res.summary()) + "\n", args)
     else:
         emit(render(res.contrasts(), args.format), args)
 
 
 def cmd_contrasts(args: argparse.Namespace) -> None:
-    emit(render(fit_from_args(args).contrasts(), args.format), args)
+    res = fit_from_args(args)
+    emit(table_of(res, res.contrasts(), args.format), args)
 
 
 def cmd_components(args: argparse.Namespace) -> None:
-    emit(render(fit_from_args(args).variance_components(), args.format), args)
+    res = fit_from_args(args)
+    emit(table_of(res, res.variance_components(), args.format), args)
 
 
 def register(sub: Any) -> None:

@@ -22,6 +22,8 @@ from .common import (
     rank_args,
     rank_kwargs,
     render,
+    score_header,
+    table_of,
 )
 
 _RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
@@ -33,8 +35,8 @@ def cmd_ranks(args: argparse.Namespace) -> None:
     if args.pair:
         raise UsageError("ranks compares every pair of models; drop --pair (select models by "
                          "filtering the data instead)")
-    tab = fit_from_args(args).rank_intervals(**rank_kwargs(args))
-    emit(render(tab, args.format), args)
+    res = fit_from_args(args)
+    emit(table_of(res, res.rank_intervals(**rank_kwargs(args)), args.format), args)
 
 
 def cmd_resolution(args: argparse.Namespace) -> None:
@@ -49,7 +51,8 @@ def cmd_resolution(args: argparse.Namespace) -> None:
         counts = tab.attrs.get("mixrank", {}).get("unresolved", {})
         head = "".join(f"{k}: {v}\n" for k, v in counts.items())
         shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
-        emit(f"Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
+        top = score_header(res) if args.format == "table" else ""
+        emit(f"{top}Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
              f"{head}\n{render(shown, args.format)}", args)
     else:
         emit(render(tab, args.format), args)
@@ -64,7 +67,7 @@ def cmd_plan(args: argparse.Namespace) -> None:
         kw["pair"] = pr[0] if pr else None
     parts = [res.plan(d, **kw).assign(delta=d) for d in args.delta]
     tab = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-    emit(render(tab, args.format), args)
+    emit(table_of(res, tab, args.format), args)
 
 
 def register(sub: Any) -> None:
