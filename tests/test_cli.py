@@ -353,9 +353,9 @@ def test_no_command_and_help(capsys):
     assert "ranks" in capsys.readouterr().out
 
 
-def test_missing_backend_exits_2(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "mixrank.design.plan", None)
-    code, _, err = run(capsys, "plan", "example", "-f", F1, "--delta", "0.05")
+def test_missing_backend_exits_2(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "mixrank.report.html", None)
+    code, _, err = run(capsys, "report", "example", "-f", F1, "-o", str(tmp_path / "r.html"))
     assert code == 2 and "not available" in err
 
 

@@ -30,7 +30,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     from ..io.datasets import load_example
 
     df = load_example()
-    res = fit(DEMO_FORMULA, df)
+    res: Any = fit(DEMO_FORMULA, df)
     parts = ["mixrank demo: the bundled simulated example benchmark (see data/README.md)", "",
              res.frame.summary_text(), "", "== Contrasts (model_a - model_b) ==",
              render(res.contrasts(), args.format), "== Variance components (first pair) ==",
