@@ -43,10 +43,11 @@ FILE_TYPES: dict[str, tuple[str, ...]] = {
 }
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(s for v in FILE_TYPES.values() for s in v)
 
-#: The canonical long schema: one row per (model, subject, question, prompt
-#: [, sample]) with the score ``correct``.  Readers return these columns
-#: (``sample`` when the source has repeated generations; extra columns after).
-LONG_COLUMNS: tuple[str, ...] = ("model", "subject", "question", "prompt", "correct")
+#: The canonical long schema: one row per (model, subject, question, prompt,
+#: sample) with the score ``correct`` last.  Readers return these columns in
+#: this order (a reader without repeated generations may omit ``sample``;
+#: extra columns come after).
+LONG_COLUMNS: tuple[str, ...] = ("model", "subject", "question", "prompt", "sample", "correct")
 
 _TABLE_MODULES = {"pandas": "pandas", "polars": "polars", "pyarrow": "arrow"}
 
