@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, MissingDependencyError, require
 
 __all__ = ["to_pandas", "SUPPORTED_SUFFIXES", "FILE_TYPES", "LONG_COLUMNS", "file_type",
            "input_kind", "folder_files", "check_unique_columns", "read_csv"]
@@ -175,6 +175,8 @@ def _read_file(path: Path, kind: str) -> pd.DataFrame:
         if kind == "csv":
             return read_csv(path, f"file {str(path)!r}")
         if kind == "parquet":
+            pq = require("pyarrow.parquet", "scale", "reading parquet files")
+            check_unique_columns(pq.read_schema(path).names, f"file {str(path)!r}")
             return pd.read_parquet(path)
         return pd.read_json(path, lines=True)
     except pd.errors.EmptyDataError as exc:
@@ -182,6 +184,8 @@ def _read_file(path: Path, kind: str) -> pd.DataFrame:
     except UnicodeDecodeError as exc:
         raise DataError(f"could not read {str(path)!r}: invalid UTF-8 at byte {exc.start}; "
                         "re-save the file as UTF-8") from exc
+    except MissingDependencyError:
+        raise
     except (ValueError, OSError, EOFError, ImportError) as exc:
         raise DataError(f"could not read {str(path)!r}: {exc}. Check that the file is a valid "
                         f"{kind} file") from exc
