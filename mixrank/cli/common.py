@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 import pandas as pd
 
+from ..frame.source import read_csv
 from .progress import Progress, progress_enabled
 
 #: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
@@ -204,7 +205,8 @@ def _stdin(kind: str) -> pd.DataFrame:
     try:
         if kind == "jsonl":
             return pd.read_json(io.StringIO(text), lines=True)
-        return pd.read_csv(io.StringIO(text), dtype=str if kind == "wide" else None)
+        return read_csv(io.StringIO(text), "standard input ('-')",
+                        dtype=str if kind == "wide" else None)
     except (ValueError, pd.errors.ParserError) as exc:
         fmt = "JSON lines" if kind == "jsonl" else "CSV"
         raise DataError(f"could not read standard input as {fmt}: {exc}; pass --input-format "
