@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -117,6 +117,26 @@ def _pair_list(pairs: Any) -> list[tuple[Any, Any]]:
     if not out:
         raise DataError(f"pairs={pairs!r} is empty; {_PAIRS_HELP}, or pairs=None for all pairs")
     return out
+
+
+@overload
+def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
+        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
+        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
+        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
+        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
+    ...
+
+
+@overload
+def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
+        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
+        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
+        family: str = ..., control: Control | None = ..., nagq: int = ...,
+        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
+    ...
 
 
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",

@@ -185,19 +185,62 @@ def parse_mapping(text: str | None, option: str) -> str | dict[str, str] | None:
     return out
 
 
-def _is_lm_eval(path: Path) -> bool:
-    if path.is_dir():
-        return any(path.rglob("samples_*.jsonl*"))
-    return path.name.startswith("samples_") and ".jsonl" in path.name
+_HARNESS_KINDS = {"lm-eval": "lm_eval", "inspect": "inspect", "helm": "helm",
+                  "lighteval": "lighteval"}
+
+
+def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFrame | None:
+    """Harness output read through :func:`mixrank.read` (None for other input).
+
+    The formula's left side or ``--metric`` picks the metric; the column
+    mapping and rows per subject go to stderr.  Repeated samples (epochs,
+    train trials) become ``--replicate sample`` unless a replicate is given.
+    """
+    from ..io.read import HARNESSES, describe, detect_format, read_for_formula
+
+    if kind == "auto":
+        if not path.exists():
+            return None
+        fmt = detect_format(path)
+        if fmt not in HARNESSES:
+            return None
+    elif kind in _HARNESS_KINDS:
+        fmt = _HARNESS_KINDS[kind]
+    else:
+        return None
+    metric = getattr(args, "metric", None)
+    opts: dict[str, Any] = {"metric": parse_mapping(metric, "--metric") if fmt == "lm_eval"
+                            else metric}
+    if fmt == "lm_eval":
+        opts.update(filter=parse_mapping(getattr(args, "lm_filter", None), "--filter"),
+                    prompt=getattr(args, "prompt_label", None))
+    fields = {"subject_field": getattr(args, "subject_field", None),
+              "prompt_field": getattr(args, "prompt_field", None)}
+    if fmt == "inspect":
+        opts.update(fields)
+    elif any(fields.values()):
+        raise UsageError(f"--subject-field/--prompt-field name Inspect sample metadata fields; "
+                         f"{str(path)!r} is {fmt} output")
+    if isinstance(opts["metric"], dict) and fmt != "lm_eval":
+        raise UsageError(f"--metric TASK=METRIC is for lm-eval output; {fmt} takes one metric")
+    df = read_for_formula(str(path), getattr(args, "formula", None) or "correct ~ model", fmt,
+                          **opts)
+    print(describe(df), file=sys.stderr)
+    if hasattr(args, "replicate") and args.replicate is None and "sample" in df.columns \
+            and df["sample"].nunique() > 1:
+        args.replicate = "sample"
+        print("  replicates: sample (repeated samples are averaged within a cell)",
+              file=sys.stderr)
+    return df
 
 
 def _stdin(kind: str) -> pd.DataFrame:
     """Standard input (``-``) as a table: CSV, or JSON lines with ``--input-format jsonl``."""
     from ..errors import DataError
 
-    if kind == "lm-eval":
-        raise UsageError("--input-format lm-eval reads a folder or samples_*.jsonl files, not "
-                         "standard input; pass the path instead of '-'")
+    if kind in _HARNESS_KINDS:
+        raise UsageError(f"--input-format {kind} reads harness output files, not standard "
+                         "input; pass the path instead of '-'")
     text = sys.stdin.read()
     if not text.strip():
         raise DataError("standard input ('-') is empty; pipe a CSV table into mixrank, e.g. "
@@ -223,14 +266,14 @@ def load(args: argparse.Namespace) -> Any:
     lm-evaluation-harness output, anything else a long table or a folder of
     long parquet/CSV/JSON-lines files).
     """
-    from ..io.datasets import load_example, load_shared
+    from ..io.datasets import load_dataset, load_example
 
     src = args.data
     kind = getattr(args, "input_format", "auto")
     if src == "example":
         return load_example()
-    if src.startswith("shared:"):
-        return load_shared(src.split(":", 1)[1])
+    if src.startswith(("shared:", "dataset:")):
+        return load_dataset(src.split(":", 1)[1])
     if src == "-":
         data = _stdin(kind)
         if kind == "wide":
@@ -241,13 +284,9 @@ def load(args: argparse.Namespace) -> Any:
                              na=getattr(args, "na", "error"))
         return data
     path = Path(src)
-    if kind == "lm-eval" or (kind == "auto" and _is_lm_eval(path)):
-        from ..io.lm_eval import read_lm_eval
-
-        return read_lm_eval(path, metric=parse_mapping(getattr(args, "metric", None), "--metric")
-                            or "acc",
-                            filter=parse_mapping(getattr(args, "lm_filter", None), "--filter"),
-                            prompt=getattr(args, "prompt_label", None))
+    harness = _read_harness(args, path, kind)
+    if harness is not None:
+        return harness
     if kind == "wide":
         from ..io.wide import read_wide
 
@@ -324,17 +363,23 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
 def data_args(p: argparse.ArgumentParser) -> None:
     """The data argument and the options of its readers."""
     p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl) or a folder "
-                   "of them, a wide matrix (--input-format wide), an lm-eval --log_samples "
-                   "folder, '-' (standard input), 'example' or shared:NAME")
+                   "of them, a wide matrix (--input-format wide), harness output (lm-eval, "
+                   "Inspect, HELM, lighteval), '-' (standard input), 'example' or "
+                   "dataset:NAME")
     p.add_argument("--input-format", default="auto",
-                   choices=["auto", "long", "jsonl", "wide", "lm-eval"],
-                   help="auto: samples_*.jsonl files (or a folder holding them) are lm-eval "
-                   "output, else a long table or a folder of long parquet/CSV files; '-' reads "
-                   "standard input as CSV (jsonl: JSON lines)")
+                   choices=["auto", "long", "jsonl", "wide", "lm-eval", "inspect", "helm",
+                            "lighteval"],
+                   help="auto: harness output (lm-eval, Inspect, HELM, lighteval) is detected "
+                   "from its files, else a long table or a folder of long parquet/CSV files; "
+                   "'-' reads standard input as CSV (jsonl: JSON lines; wide: a wide CSV)")
     p.add_argument("--items", default=None, help="wide input: item key columns "
                    "(default subject,question)")
-    p.add_argument("--metric", default=None, help="lm-eval: metric, or TASK=METRIC,... "
-                   "(default acc)")
+    p.add_argument("--metric", default=None, help="harness output: the per-sample metric "
+                   "(lm-eval: also TASK=METRIC,...; default acc); or name it on the left of -f")
+    p.add_argument("--subject-field", default=None,
+                   help="Inspect: sample metadata field used as subject (default: the task)")
+    p.add_argument("--prompt-field", default=None,
+                   help="Inspect: sample metadata field used as prompt")
     p.add_argument("--filter", dest="lm_filter", default=None,
                    help="lm-eval: filter, or TASK=FILTER,...")
     p.add_argument("--prompt-label", default=None, help="lm-eval: constant prompt label")

@@ -10,18 +10,25 @@ import argparse
 import sys
 from typing import Any
 
+import pandas as pd
+
 from .common import UsageError, fit_args, fit_from_args, load, rank_args, rank_kwargs, selector
 
 
 def cmd_report(args: argparse.Namespace) -> None:
     from ..report.html import write_report
 
-    if not args.output:
-        raise UsageError("report needs -o/--output FILE.html")
     if (args.rci_before is None) != (args.rci_after is None):
         raise UsageError("report: --rci-before and --rci-after go together (the two versions "
-                          "whose items are compared)")
+                         "whose items are compared)")
     loaded = load(args)
+    if args.formula is None:
+        if not isinstance(loaded, pd.DataFrame) or "reader" not in loaded.attrs.get("mixrank", {}):
+            raise UsageError("report needs -f/--formula, e.g. 'correct ~ model + (1|subject)' "
+                             "(it is optional only for harness output)")
+        args.formula = "correct ~ model + (1|subject)"
+        print(f"  formula: {args.formula}", file=sys.stderr)
+    args.output = args.output or "mixrank-report.html"
     res = fit_from_args(args, data=loaded)
     rc = None
     if args.rci_before is not None:
@@ -43,9 +50,10 @@ def cmd_report(args: argparse.Namespace) -> None:
 def register(sub: Any) -> None:
     """Add ``report`` to the subparsers ``sub``."""
     s = sub.add_parser("report", help="self-contained HTML report of a fit")
-    fit_args(s)
+    fit_args(s, formula_required=False)
     rank_args(s)
-    s.add_argument("--output", "-o", default=None, help="the HTML file to write (required)")
+    s.add_argument("--output", "-o", default=None,
+                   help="the HTML file to write (default mixrank-report.html)")
     s.add_argument("--title", default=None)
     s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
     s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])

@@ -29,7 +29,7 @@ import pandas as pd
 from ..errors import DataError, MissingDataWarning
 from ..formula.spec import Spec
 from .build import (
-    _spec,
+    as_spec,
     assemble_frame,
     cell_scores,
     duplicate_cells_error,
@@ -155,7 +155,7 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
     :func:`~mixrank.frame.build_frame` on ChemBench and simulated unbalanced
     data with replicates (``tests/io/test_backends.py``).
     """
-    spec = _spec(formula)
+    spec = as_spec(formula)
     src = cells.source
     columns = list(cells.columns) + [spec.response] + ([replicate] if replicate else [])
     keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)

@@ -298,13 +298,7 @@ def read_samples(
         raise DataError(f"read_lm_eval: cannot read {str(file)!r}: {exc}") from exc
     with fh:
         for lineno, raw_bytes in enumerate(fh, start=1):
-            try:
-                raw = raw_bytes.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(
-                    f"read_lm_eval: {file}:{lineno}: byte {exc.start} of the line is not valid "
-                    f"UTF-8 ({raw_bytes[exc.start:exc.start + 4]!r}); lm_eval writes UTF-8 JSON "
-                    "lines, so the file is damaged (re-run the task or delete the line)") from exc
+            raw = decode_utf8(raw_bytes, f"{file}:{lineno}", "read_lm_eval")
             if not raw.strip():
                 continue
             n_lines += 1

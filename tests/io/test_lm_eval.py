@@ -408,7 +408,7 @@ def test_invalid_utf8_names_file_and_line(tree):
     lines = f.read_bytes().splitlines(keepends=True)
     lines[3] = lines[3][:10] + b"\xff\xfe" + lines[3][10:]
     f.write_bytes(b"".join(lines))
-    with pytest.raises(DataError, match=rf"{f.name}:4: byte 10 of the line is not valid UTF-8"):
+    with pytest.raises(DataError, match=rf"{f.name}:4: byte 10 .*not valid UTF-8"):
         read_lm_eval(tree, tasks="arc_easy")
     res = tree / QW_DIR / f"results_{QW_DATE_1}.json"
     res.write_bytes(b"\xff" + res.read_bytes())
