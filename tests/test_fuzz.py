@@ -130,6 +130,7 @@ fit_options = st.fixed_dictionaries({
     "replicate": _mostly([None, "sample"], ["nope"]),
     "level": _mostly([0.95, 0.9], [1.5, "0.9"]),
     "pairs": _mostly([None, None, None, [("m1", "m2")], ("m1", "m2")], ["m1,m2"]),
+    "backend": _mostly(["pandas"], ["duckdb"]),
 })
 
 
@@ -158,8 +159,14 @@ def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
         assert p.n + p.only_a == seen[ja] and p.n + p.only_b == seen[jb]
         assert p.n == int((fr.observed[:, ja] & fr.observed[:, jb]).sum())
     for accessor in (res.contrasts, res.variance_components, res.diagnostics,
-                     res.design_effect, res.summary, res.rank_intervals, res.resolution,
-                     lambda: res.plan(0.1), lambda: res.plan(1e-12), res.model_scores):
+                     res.design_effect, lambda: str(res.summary()), res.rank_intervals,
+                     res.resolution, lambda: res.plan(0.1), lambda: res.plan(1e-12),
+                     res.model_scores, lambda: res.contrasts(adjust="maxt", B=200, rng=1),
+                     lambda: res.contrasts(adjust="bh"),
+                     lambda: res.rank_intervals(method="maxt", B=200, rng=1),
+                     lambda: res.rank_probabilities(B=200, rng=1),
+                     lambda: res.resolution(pairs="all", multiplicity="bh"),
+                     lambda: res.frame.summary_text(), lambda: res.frame.balance()):
         tab = _run(accessor)
         if isinstance(tab, pd.DataFrame) and "p_value" in tab:
             p = tab["p_value"].dropna()

@@ -120,16 +120,30 @@ def resolve_keys(spec: Spec, columns: list[str], *, pair_by: Sequence[str] | Non
     for col in spec.grouping_columns:
         if col not in columns:
             raise _missing_column(col, "a random-term grouping", columns)
-    if replicate is not None and replicate not in columns:
-        raise _missing_column(replicate, "the replicate column", columns)
+    if replicate is not None:
+        if not isinstance(replicate, str):
+            raise DataError(f"replicate={replicate!r}; expected the name of the column that "
+                            "numbers repeated generations (e.g. 'sample') or None")
+        if replicate not in columns:
+            raise _missing_column(replicate, "the replicate column", columns)
+        if replicate in (spec.response, spec.comparison):
+            raise DataError(f"replicate={replicate!r} is the formula's "
+                            f"{'score' if replicate == spec.response else 'comparison factor'}; "
+                            "name the column that numbers repeated generations (e.g. 'sample')")
     if pair_by is None:
         keys = default_pair_by(spec, columns, replicate)
     else:
-        keys = tuple(pair_by)
+        keys = (pair_by,) if isinstance(pair_by, str) else tuple(pair_by)
+        bad_type = [c for c in keys if not isinstance(c, str)]
+        if bad_type:
+            raise DataError(f"pair_by={pair_by!r}: {bad_type} are not column names; expected "
+                            "a column name or a list of them, e.g. ['subject', 'question']")
         for col in keys:
             if col not in columns:
                 raise _missing_column(col, "a pairing key in pair_by", columns)
         bad = [c for c in keys if c in (spec.comparison, spec.response, replicate)]
+        if len(set(keys)) != len(keys):
+            raise DataError(f"pair_by={list(keys)} names a column twice; list each key once")
         if bad:
             raise DataError(f"pair_by must not contain the comparison factor, the score or the "
                             f"replicate column; remove {bad}")
