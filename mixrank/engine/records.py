@@ -131,6 +131,11 @@ class PairFit(_PicklableMappings):
         and the cross-check engines).
     crosscheck : CrossCheck or None
         Set by the statsmodels and lme4 adapters.
+    degenerate : str
+        Why no variance is estimable for the pair (identical differences,
+        fewer than two units; see :func:`mixrank.engine.native.degenerate_pair`);
+        empty for a regular fit.  A degenerate pair has variance 0, df NaN and
+        no evidence either way (p-value 1).
     """
 
     _MAPPINGS = ("components",)
@@ -154,6 +159,7 @@ class PairFit(_PicklableMappings):
     gls_estimate: float = float("nan")
     gls_variance: float = float("nan")
     crosscheck: CrossCheck | None = None
+    degenerate: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", _readonly_mapping(self.components))
@@ -166,7 +172,9 @@ class PairFit(_PicklableMappings):
 
     @property
     def design_effect(self) -> float:
-        """``variance / (sigma_d^2 / n)`` (:func:`design_effect`)."""
+        """``variance / (sigma_d^2 / n)`` (:func:`design_effect`); NaN for a degenerate pair."""
+        if self.degenerate:
+            return float("nan")
         return design_effect(self.variance, self.sigma_d, self.n)
 
 
