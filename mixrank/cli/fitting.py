@@ -60,7 +60,8 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 def cmd_contrasts(args: argparse.Namespace) -> None:
     res = fit_from_args(args)
-    emit(table_of(res, res.contrasts(), args.format), args)
+    tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed)
+    emit(table_of(res, tab, args.format), args)
 
 
 def cmd_components(args: argparse.Namespace) -> None:
@@ -79,3 +80,8 @@ def register(sub: Any) -> None:
         s = sub.add_parser(name, help=hlp)
         common_args(s)
         s.set_defaults(func=fn)
+        if name == "contrasts":
+            s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
+                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
+            s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for maxt")
+            s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")
