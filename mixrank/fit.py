@@ -12,7 +12,7 @@ from typing import Any
 
 from ._util import check_level
 from .errors import DataError, DesignError, MixrankWarning, SingularFitWarning
-from .formula import Spec, parse
+from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
 from .results import FitResult
 
@@ -123,6 +123,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     level = check_level(level, DesignError)
     if engine not in ENGINES:
         raise DesignError(f"engine={engine!r}; expected one of {ENGINES}")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
+        from .fit_fixed import fit_interaction
+
+        frame, ifits = fit_interaction(spec, data, resolve_pairs, pairs=pairs, method=method,
+                                       engine=engine, estimand=estimand, backend=backend,
+                                       pair_by=pair_by, replicate=replicate, na=na)
+        return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
+                         estimand=estimand, level=level)
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
