@@ -34,7 +34,8 @@ from .native import ESTIMANDS, PairFit
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 from .structure import Structure, build_structure
 
-__all__ = ["Design", "FixedPair", "build_design", "fit_pairs_fixed", "kept_columns"]
+__all__ = ["Design", "FixedPair", "build_design", "design_from_cells", "pair_design",
+           "fit_pairs_fixed", "kept_columns"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,11 +72,11 @@ class Design:
         return np.asarray(self.model_spec.get_model_matrix(g), dtype=np.float64)
 
 
-def build_design(frame: Frame, spec: InteractionSpec) -> Design:
-    """Build the fixed model matrix ``1 + x + ...`` of ``spec`` over ``frame.cells``."""
+def design_from_cells(cells: pd.DataFrame, spec: InteractionSpec) -> Design:
+    """The fixed model matrix ``1 + x + ...`` of ``spec`` over a table of cells."""
     import formulaic
 
-    data = frame.cells[list(spec.covariates)]
+    data = cells[list(spec.covariates)]
     try:
         mm = formulaic.model_matrix(spec.d_formula, data)
     except Exception as exc:  # formulaic's errors, re-raised as ours at the stage boundary
@@ -84,11 +85,32 @@ def build_design(frame: Frame, spec: InteractionSpec) -> Design:
     ms = mm.model_spec
     term_cols = {str(t): list(ix) for t, ix in ms.term_indices.items()}
     numeric = tuple(c for c in spec.covariates
-                    if not isinstance(frame.cells[c].dtype, pd.CategoricalDtype))
-    levels = {c: tuple(str(v) for v in frame.cells[c].cat.categories)
+                    if not isinstance(data[c].dtype, pd.CategoricalDtype))
+    levels = {c: tuple(str(v) for v in data[c].cat.categories)
               for c in spec.covariates if c not in numeric}
     return Design(X=np.asarray(mm, dtype=np.float64), columns=tuple(ms.column_names),
                   term_columns=term_cols, model_spec=ms, numeric=numeric, levels=levels)
+
+
+def build_design(frame: Frame, spec: InteractionSpec) -> Design:
+    """The fixed model matrix of ``spec`` over all of ``frame.cells``."""
+    return design_from_cells(frame.cells, spec)
+
+
+def pair_design(frame: Frame, design: Design, mask: np.ndarray) -> Design | None:
+    """The design recoded over a pair's cells when some covariate level has none of them.
+
+    As lme4 (``model.frame(drop.unused.levels = TRUE)``), absent levels are
+    dropped before coding, so the reference level of a treatment coding is
+    the first level present.  None when every level is present.
+    """
+    cells = frame.cells.loc[mask, list(frame.spec.covariates)]  # type: ignore[attr-defined]
+    absent = [c for c in design.levels if cells[c].nunique() < len(design.levels[c])]
+    if not absent:
+        return None
+    for c in absent:
+        cells[c] = cells[c].cat.remove_unused_categories()
+    return design_from_cells(cells, frame.spec)  # type: ignore[arg-type]
 
 
 def kept_columns(XtX: np.ndarray, tol: float = 1e-7) -> tuple[list[int], list[np.ndarray]]:
@@ -121,7 +143,8 @@ class FixedPair:
 
     ``fit`` works on the kept columns ``kept`` of the design; ``null`` spans
     the null space of the pair's X (a contrast L is estimable iff L is
-    orthogonal to it); ``numeric_means`` and ``level_counts`` (cells per level
+    orthogonal to it); ``design`` is the frame's design, or (``own_design``)
+    its recoding over the pair's cells when levels are absent; ``numeric_means`` and ``level_counts`` (cells per level
     of each categorical covariate) describe the pair's common cells;
     ``overall`` is the L of the overall gap (full length p).
     """
@@ -134,6 +157,7 @@ class FixedPair:
     overall: np.ndarray
     XtX: np.ndarray
     design: Design
+    own_design: bool = False
 
     def estimable(self, L: np.ndarray) -> bool:
         scale = max(float(np.abs(L).max()), 1e-300)
@@ -159,6 +183,9 @@ class _Shared:
     H: np.ndarray | None
     W2: np.ndarray | None
     units: np.ndarray | None
+    design: Design
+    own: bool
+    X: np.ndarray
 
 
 def _usable(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
@@ -178,7 +205,8 @@ def _usable(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
 
 def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: str) -> _Shared:
     names = list(frame.spec.term_names)
-    X = design.X if mask is None else design.X[mask]
+    own = None if mask is None else pair_design(frame, design, mask)
+    X = design.X if mask is None else own.X if own is not None else design.X[mask]
     n = X.shape[0]
     codes = {t: frame.term_codes[t] if mask is None else frame.term_codes[t][mask] for t in names}
     used = _usable(codes, n, a, b)
@@ -193,7 +221,7 @@ def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: st
         P, H, W2 = group_sums(st, ZX)
     unit = codes[names[0]] if names else None
     return _Shared(st=st, used=used, kept=kept, null=null, XtX=XtX_all, ZX=ZX, P=P, H=H, W2=W2,
-                   units=unit)
+                   units=unit, design=design if own is None else own, own=own is not None, X=Xk)
 
 
 def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) -> FixedSums:
@@ -275,10 +303,10 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, esti
         Xtd = (XtY[:, j] - XtY[:, k])[sh.kept]
         dtd = st.pair_moments(j, k)[2]
         zd = tuple(st.level_sums[t][:, j] - st.level_sums[t][:, k] for t in sh.st.names)
-        Xk = design.X[:, sh.kept]
+        Xk = sh.X
     else:
         d = d[both]
-        Xk = design.X[both][:, sh.kept]
+        Xk = sh.X
         Xtd, dtd = Xk.T @ d, float(d @ d)
         zd = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(sh.st.codes, sh.st.levels))
     if len(sh.used) < len(names):
@@ -289,14 +317,14 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, esti
     fs = _sums(sh, Xtd, float(dtd), zd)
     ff = fit_reml_fixed(sh.st, fs, sh.used)
     Lk = _overall(estimand, Xk, sh.units, ff)
-    L = np.zeros(design.X.shape[1])
+    L = np.zeros(sh.design.X.shape[1])
     L[sh.kept] = Lk
     est, var, df = ff.contrast(Lk)
-    means, counts = _describe(frame, design, mask)
+    means, counts = _describe(frame, sh.design, mask)
     comps = {t: float("nan") for t in names}
     comps.update(zip(ff.names, (float(v) for v in ff.variances)))
     fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=means, level_counts=counts,
-                   overall=L, XtX=sh.XtX, design=design)
+                   overall=L, XtX=sh.XtX, design=sh.design, own_design=sh.own)
     sd = float(np.std(d, ddof=1))
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
                    estimate=est, variance=var, df=df, sigma_iid=sd, components=comps,

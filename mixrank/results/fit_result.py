@@ -19,6 +19,8 @@ from scipy import stats
 from .._util import tidy
 from ..engine.native import PairFit
 from ..frame import Frame
+from .anova import anova_table
+from .interactions import contrasts_by
 
 __all__ = ["FitResult"]
 
@@ -60,8 +62,14 @@ class FitResult:
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None) -> pd.DataFrame:
+    def contrasts(self, level: float | None = None, *, by: str | None = None) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b``.
+
+        ``by`` (model x covariate formulas only): the gap per level of that
+        covariate (or per unit of a numeric one), see
+        :func:`mixrank.results.interactions.contrasts_by`; without it, an
+        interaction fit reports the overall gap of its estimand
+        (docs/interactions.md §3).
 
         Returns
         -------
@@ -77,6 +85,8 @@ class FitResult:
         lmerTest 3.1 (``tests/reference/lme4_engine.R``).
         """
         lev = self.level if level is None else float(level)
+        if by is not None:
+            return contrasts_by(self, by, lev)
         rows = []
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
@@ -89,6 +99,14 @@ class FitResult:
                              ci_lower=p.estimate - qq * se, ci_upper=p.estimate + qq * se,
                              level=lev, n=p.n))
         return tidy(rows, **self._meta("contrasts"))
+
+    def anova(self, *, adjust: str = "none") -> pd.DataFrame:
+        """Per pair, F tests that the gap is the same at every level of each covariate term.
+
+        See :func:`mixrank.results.anova.anova_table` (lmerTest ``anova(type = 3)``);
+        ``adjust="holm"`` adds ``p_adjusted`` (Holm across pairs, per term).
+        """
+        return anova_table(self, adjust=adjust)
 
     def variance_components(self) -> pd.DataFrame:
         """Variance components per pair.
