@@ -1,4 +1,4 @@
-"""Engine benchmark (issue: pairwise mixed-model engine).
+"""Engine benchmark (the pairwise mixed-model engine, docs/methods.md §3).
 
     python benchmarks/bench_engine.py            # everything (~10 min with R)
     python benchmarks/bench_engine.py --quick    # small sizes only, no 105-pair runs

@@ -1,4 +1,4 @@
-"""Frame-building benchmark (issue: foundation).
+"""Frame-building benchmark (parsing, validation and encoding of long data).
 
     python benchmarks/bench_frame.py [--small]
 

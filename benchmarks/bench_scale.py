@@ -1,4 +1,4 @@
-"""Out-of-core and distributed benchmark (issue: sufficient statistics at scale).
+"""Out-of-core and distributed benchmark: sufficient statistics at scale (pandas, DuckDB, Dask).
 
     python benchmarks/bench_scale.py             # 100M rows + the 5M-row side by side
     python benchmarks/bench_scale.py --small     # 400k + 100k rows (quick check)
@@ -55,7 +55,7 @@ MID = dict(models=25, subjects=20, questions=100, prompts=10, samples=10)     # 
 SMALL_BIG = dict(models=10, subjects=10, questions=50, prompts=8, samples=10)   # 400k rows
 SMALL_MID = dict(models=10, subjects=10, questions=20, prompts=5, samples=10)   # 100k rows
 DUCKDB_OPTIONS = {"memory_limit": "1GB", "threads": 2}
-BOUND_MB = 2048  # the issue's bound on the DuckDB run's peak resident memory
+BOUND_MB = 2048  # the target bound on the DuckDB run's peak resident memory
 
 
 def n_rows(shape: dict) -> int:

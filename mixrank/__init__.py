@@ -7,13 +7,15 @@ This module only re-exports the public API.
 
 from . import power
 from ._util import MIXRANK_VERSION as __version__
+from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
-from .design.rci import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.simulate import simulate
+from .engine.control import Control
+from .engine.native import fit_pairs
 from .errors import (
-    BoundaryWarning,
     ConvergenceError,
+    ConvergenceWarning,
     DataError,
     DesignError,
     FormulaError,
@@ -43,12 +45,12 @@ from .results import FitResult, Summary
 
 __all__ = [
     "__version__",
-    "fit", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
     "read_lm_eval", "read_wide", "power", "n_star", "mde", "sigma_d", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
-    "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "BoundaryWarning",
+    "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning",
 ]

@@ -1,13 +1,14 @@
-"""Small shared helpers (no stage): random generators and table metadata."""
+"""Small shared helpers (no stage): random generators, table metadata, message lists."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_rng", "tidy", "check_level", "MIXRANK_VERSION"]
+__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION"]
 
 MIXRANK_VERSION = "0.1.0"
 
@@ -38,3 +39,10 @@ def check_level(level: Any, error: type[Exception]) -> float:
         raise error(f"level={level!r} is not a confidence level; expected a number strictly "
                     "between 0 and 1, e.g. 0.95")
     return float(level)
+
+
+def listed(items: Iterable, limit: int = 10) -> str:
+    """``repr`` of the first ``limit`` items joined by commas, for error messages."""
+    items = list(items)
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(repr(i) for i in items[:limit]) + more

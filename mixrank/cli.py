@@ -480,7 +480,7 @@ def _selector(text: str, data: pd.DataFrame) -> Any:
 
 
 def cmd_rci(args: argparse.Namespace) -> None:
-    from .design.rci import reliable_change
+    from .change import reliable_change
 
     data = _frame_data(args)
     res = reliable_change(
@@ -526,7 +526,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     res = _fit(args, data=loaded)
     rc = None
     if args.rci_before is not None:
-        from .design.rci import reliable_change
+        from .change import reliable_change
         from .frame.source import to_pandas
 
         data = to_pandas(loaded)

@@ -56,8 +56,8 @@ class SingularFitWarning(MixrankWarning):
     """A variance component was estimated at zero (boundary, singular fit)."""
 
 
-class BoundaryWarning(MixrankWarning):
-    """An estimate lies on the boundary of its parameter space."""
+class ConvergenceWarning(MixrankWarning):
+    """An optimum failed its convergence check (see ``Control(convergence=...)``)."""
 
 
 class SmallSampleWarning(MixrankWarning):

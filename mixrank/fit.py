@@ -7,18 +7,55 @@ Outputs: :class:`~mixrank.results.FitResult`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ._util import check_level
-from .errors import DataError, DesignError, MixrankWarning, SingularFitWarning
+from .engine.control import DEFAULT_CONTROL, Control, act
+from .engine.lme4_engine import fit_pairs_lme4
+from .engine.native import ESTIMANDS, METHODS, PairFit, fit_pairs
+from .engine.statsmodels_engine import fit_pairs_statsmodels
+from .errors import (
+    ConvergenceError,
+    ConvergenceWarning,
+    DataError,
+    DesignError,
+    MixrankWarning,
+    SingularFitWarning,
+    SmallSampleWarning,
+)
+from .fit_fixed import fit_interaction
 from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
 from .results import FitResult
 
-__all__ = ["fit", "resolve_pairs", "ENGINES"]
+__all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter"]
 
-ENGINES = ("auto", "native", "statsmodels", "lme4")
+#: ``fitter(frame, index_pairs, method=, estimand=, control=) -> [PairFit]``
+Fitter = Callable[..., list[PairFit]]
+
+
+def _native(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
+            control: Control) -> list[PairFit]:
+    return fit_pairs(frame, idx, method=method, estimand=estimand, control=control)
+
+
+def _statsmodels(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
+                 control: Control) -> list[PairFit]:
+    return fit_pairs_statsmodels(frame, idx, estimand=estimand)
+
+
+def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
+          control: Control) -> list[PairFit]:
+    return fit_pairs_lme4(frame, idx, estimand=estimand)
+
+
+#: engine name -> fitter for the gaussian family ("auto" is "native").
+ENGINES: dict[str, Fitter] = {"native": _native, "statsmodels": _statsmodels, "lme4": _lme4}
+#: family -> {engine name -> fitter}.  A new family registers one line here.
+FAMILIES: dict[str, dict[str, Fitter]] = {"gaussian": ENGINES}
 
 
 def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
@@ -56,7 +93,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         estimand: str = "gls", pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
-        client: Any = None, backend_options: Mapping[str, Any] | None = None) -> FitResult:
+        client: Any = None, backend_options: Mapping[str, Any] | None = None,
+        family: str = "gaussian", control: Control | None = None) -> FitResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -69,7 +107,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         file, a folder or glob of parquet files (``"runs/*.parquet"``), or a
         Dask DataFrame.
     method : {"reml", "aggregate"}
-        ``reml``: the paired mixed model (methods §3); ``aggregate``: average
+        ``reml``: the paired mixed model (docs/methods.md §3); ``aggregate``: average
         the differences within the first random term's levels, then a
         paired t-test over those units.
     engine : {"auto", "native", "statsmodels", "lme4"}
@@ -98,6 +136,13 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         DuckDB ``memory_limit``, ``threads``, ``temp_directory``; Dask
         ``timeout`` (seconds to reach a scheduler address), ``npartitions``,
         ``split_out``.  See :func:`mixrank.io.backends.aggregate_cells`.
+    family : str
+        Response family, a key of :data:`FAMILIES` (``"gaussian"``: the
+        linear mixed model of the paired differences).
+    control : Control, optional
+        Optimiser tolerances, starts, finite-difference steps and the action
+        ("ignore" | "warning" | "error") for singular fits, non-convergence
+        and small samples; default ``Control()``.
 
     Returns
     -------
@@ -110,6 +155,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         missing a formula column, or a Dask scheduler that cannot be reached.
     MissingDependencyError
         ``backend="duckdb"``/``"dask"`` without the ``scale`` extra.
+    ConvergenceError
+        A pair's optimum fails the convergence check under
+        ``Control(convergence="error")``.
+
+    Warns
+    -----
+    SingularFitWarning, ConvergenceWarning, SmallSampleWarning
+        Per the control's ``singular``, ``convergence`` and ``small_sample``
+        actions (defaults: warning, warning, ignore).
 
     Examples
     --------
@@ -121,17 +175,19 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
-    if engine not in ENGINES:
-        raise DesignError(f"engine={engine!r}; expected one of {ENGINES}")
+    control = DEFAULT_CONTROL if control is None else control
+    if not isinstance(control, Control):
+        raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula
     if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
-        from .fit_fixed import fit_interaction
-
-        frame, ifits = fit_interaction(spec, data, resolve_pairs, pairs=pairs, method=method,
-                                       engine=engine, estimand=estimand, backend=backend,
-                                       pair_by=pair_by, replicate=replicate, na=na)
+        frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
+                                             method=method, engine=engine, family=family,
+                                             estimand=estimand, backend=backend,
+                                             pair_by=pair_by, replicate=replicate, na=na)
+        check_fits(ifits, frame, iidx, control)
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
                          estimand=estimand, level=level)
+    fitter = _fitter(family, engine, method, estimand)
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
@@ -143,24 +199,55 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         frame = load_frame(data, formula, backend=backend, client=client, pair_by=pair_by,
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
-    eng = "native" if engine == "auto" else engine
-    if eng == "native" or method == "aggregate":
-        from .engine.native import fit_pairs
-
-        fits = fit_pairs(frame, idx, method=method, estimand=estimand)
-        eng = "native"
-    elif eng == "statsmodels":
-        from .engine.statsmodels_engine import fit_pairs_statsmodels
-
-        fits = fit_pairs_statsmodels(frame, idx, estimand=estimand)
-    else:
-        from .engine.lme4_engine import fit_pairs_lme4
-
-        fits = fit_pairs_lme4(frame, idx, estimand=estimand)
-    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
-    if nb:
-        warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
-                      f"({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
-                      SingularFitWarning, stacklevel=2)
+    eng = "native" if engine == "auto" or method == "aggregate" else engine
+    fits = fitter(frame, idx, method=method, estimand=estimand, control=control)
+    check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)
+
+
+def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
+    """The registered fitter for (family, engine, method); DesignError naming valid values."""
+    if family not in FAMILIES:
+        raise DesignError(f"family={family!r}; expected one of {tuple(FAMILIES)}")
+    engines = FAMILIES[family]
+    if engine != "auto" and engine not in engines:
+        raise DesignError(f"engine={engine!r}; expected one of {('auto',) + tuple(engines)} for "
+                          f"family={family!r}")
+    if method not in METHODS:
+        raise DesignError(f"method={method!r}; expected one of {METHODS}")
+    if estimand not in ESTIMANDS:
+        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+    name = "native" if engine == "auto" or method == "aggregate" else engine
+    return engines[name]
+
+
+def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, int]],
+               control: Control = DEFAULT_CONTROL) -> None:
+    """Apply the control's actions to singular, non-converged and small-sample pairs."""
+    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
+    if nb and control.singular != "ignore":
+        act(control.singular, f"boundary (singular) fit in {len(nb)} pair(s), variance estimated "
+            f"at 0 ({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
+            SingularFitWarning, DesignError, stacklevel=4)
+    bad = [f"{p.model_a} vs {p.model_b}: {p.message}" for p in fits if not p.converged]
+    if bad and control.convergence != "ignore":
+        act(control.convergence, f"the optimum of {len(bad)} pair(s) failed the convergence check "
+            f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}); adjust Control(ftol=, "
+            "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
+            ConvergenceError, stacklevel=4)
+    spec = frame.spec
+    if control.small_sample != "ignore" and spec.random:
+        unit = spec.random[0].name
+        codes = frame.term_codes[unit]
+        few = []
+        for j, k in idx:
+            mask = frame.observed[:, j] & frame.observed[:, k]
+            t = int(np.count_nonzero(np.bincount(codes[mask], minlength=frame.term_levels[unit])))
+            if t < control.min_units:
+                few.append(f"{frame.models[j]} vs {frame.models[k]}: {t}")
+        if few:
+            act(control.small_sample, f"{len(few)} pair(s) have fewer than "
+                f"Control(min_units={control.min_units}) levels of the unit {unit!r} with common "
+                f"cells ({'; '.join(few[:3])}{'; ...' if len(few) > 3 else ''}); their variance "
+                "components and df rest on few units", SmallSampleWarning, DesignError, stacklevel=4)

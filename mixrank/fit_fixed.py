@@ -8,13 +8,12 @@ Outputs: the :class:`~mixrank.frame.Frame` with the covariates in its
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .engine.fixed import Design, build_design, fit_pairs_fixed
 from .engine.native import PairFit
-from .errors import DataError, DesignError, SingularFitWarning
+from .errors import DataError, DesignError
 from .formula import InteractionSpec
 from .frame import Frame, build_frame
 from .frame.covariates import attach_covariates
@@ -60,16 +59,15 @@ def interaction_frame(spec: InteractionSpec, data: Any, *, method: str, engine: 
 
 def fit_interaction(spec: InteractionSpec, data: Any,
                     resolve: Callable[[Frame, Any], list[tuple[int, int]]], *, pairs: Any,
-                    method: str, engine: str, estimand: str, backend: str,
+                    method: str, engine: str, family: str, estimand: str, backend: str,
                     pair_by: Sequence[str] | None, replicate: str | None,
-                    na: str) -> tuple[Frame, list[PairFit]]:
-    """Frame and per-pair fits of an interaction formula (``resolve``: :func:`mixrank.fit.resolve_pairs`)."""
+                    na: str) -> tuple[Frame, list[PairFit], list[tuple[int, int]]]:
+    """Frame, per-pair fits and pair indices of an interaction formula
+    (``resolve``: :func:`mixrank.fit.resolve_pairs`)."""
+    if family != "gaussian":
+        raise DesignError(f"family={family!r} does not support covariates in the fixed part "
+                          "yet; use family='gaussian'")
     frame, design = interaction_frame(spec, data, method=method, engine=engine, backend=backend,
                                       pair_by=pair_by, replicate=replicate, na=na)
-    fits = fit_pairs_fixed(frame, design, resolve(frame, pairs), estimand=estimand)
-    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
-    if nb:
-        warnings.warn(f"boundary (singular) fit in {len(nb)} pair(s), variance estimated at 0 "
-                      f"({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
-                      SingularFitWarning, stacklevel=3)
-    return frame, fits
+    idx = resolve(frame, pairs)
+    return frame, fit_pairs_fixed(frame, design, idx, estimand=estimand), idx

@@ -224,7 +224,7 @@ def reruns(tmp_path) -> Path:
 
 
 def test_rci(capsys, reruns):
-    from mixrank.design.rci import reliable_change
+    from mixrank.change.rci import reliable_change
 
     data = pd.read_csv(reruns)
     with pytest.warns(MixrankWarning, match="no item can show a reliable change"):  # K = 2 per version

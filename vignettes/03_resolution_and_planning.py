@@ -3,7 +3,7 @@
 #
 # A benchmark *resolves* a comparison when it is large enough to detect the
 # observed difference with the target power: `q = N / N* >= 1`, where `N*` is
-# the paired sample size that detects that difference (methods section 6).
+# the paired sample size that detects that difference (docs/methods.md §6).
 # This vignette
 #
 # 1. computes `N*`, the minimum detectable effect and power without data;

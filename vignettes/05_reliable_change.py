@@ -2,7 +2,7 @@
 # # Reliable change across re-runs
 #
 # Aggregate accuracy can stay flat while individual items flip.  Item-level
-# *reliable change* (the RCI of clinical psychology, methods section 8) asks,
+# *reliable change* (the RCI of clinical psychology, docs/methods.md §8) asks,
 # for each item, whether the change between two versions of a model exceeds
 # what the version's own run-to-run noise explains.
 #
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 import mixrank
-from mixrank.design.rci import reliable_change
+from mixrank.change import reliable_change
 
 runs = mixrank.load_shared("llm_stability")
 print(runs.shape)

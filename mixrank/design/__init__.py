@@ -1,1 +1,26 @@
-"""mixrank.design stage."""
+"""mixrank.design: how well a benchmark resolves its comparisons, and how to plan one.
+
+Stage: design, after ``results`` in the one-way import order (it may import
+formula, frame, engine, results and inference; nothing but ``report`` and
+``cli`` imports it).  docs/methods.md §4 and §6 describe the statistics.
+
+Modules (closed forms first, then what builds on a fit):
+
+* :mod:`~mixrank.design.checks` -- validators shared by the closed forms
+  (levels, powers, accuracies, Frechet bounds of a 0/1 correlation);
+* :mod:`~mixrank.design.power` -- ``sigma_d``, ``n_star``, ``mde``,
+  ``resolution_ratio`` and ``power`` for one paired comparison;
+* :mod:`~mixrank.design.audit` -- the Cohen-h shortcut lemma, the calculator
+  audit and multiplicity-adjusted levels;
+* :mod:`~mixrank.design.anytime` -- the normal-mixture anytime-valid
+  boundary and ``monitor``;
+* :mod:`~mixrank.design.resolution` -- verdict tables (fixed-n,
+  multiplicity, anytime-valid, clustered) from a fit or per-pair numbers;
+* :mod:`~mixrank.design.plan` -- design planning from fitted variance
+  components;
+* :mod:`~mixrank.design.simulate` -- long-format data simulated from
+  variance components.
+
+``mixrank.power`` gathers the closed-form functions in one namespace.
+Item-level reliable change lives in its own subpackage, :mod:`mixrank.change`.
+"""

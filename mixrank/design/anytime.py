@@ -6,7 +6,7 @@ Inputs: a planned size ``n`` (or ``n_plan``), the SD of a paired difference,
 already-formed differences.
 Outputs: floats (boundaries, inflation factors, anytime N*) and, from
 :func:`monitor`, a tidy per-step table.
-Contents (methods.md section 6, "Anytime-valid"): :func:`tune_rho0` (the
+Contents (docs/methods.md §6, "Anytime-valid"): :func:`tune_rho0` (the
 mixing parameter that makes the boundary tightest at the benchmark's N),
 :func:`anytime_threshold`, :func:`anytime_inflation`, :func:`anytime_n_star`
 and :func:`monitor`.
@@ -32,13 +32,13 @@ import pandas as pd
 from scipy import optimize
 
 from mixrank._util import tidy
-from mixrank.design.power import (
-    _check_alpha,
-    _check_delta,
-    _check_positive,
-    _check_power,
-    _out,
-    _z,
+from mixrank.design.checks import (
+    as_result,
+    check_alpha,
+    check_delta,
+    check_positive,
+    check_power,
+    z_quantile,
 )
 from mixrank.errors import DataError, DesignError
 
@@ -114,14 +114,14 @@ def tune_rho0(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05,
     Time-uniform, nonparametric, nonasymptotic confidence sequences.
     Ann. Statist. 49(2), 1055-1080.
     """
-    nn = _check_positive("n", n, hint="n is the planned number of paired cells.")
-    s = _check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = _check_alpha(alpha)
+    nn = check_positive("n", n, hint="n is the planned number of paired cells.")
+    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
+    al = check_alpha(alpha)
     m = nn * s**2
     if approx:
         big_l = 2.0 * np.log(1.0 / al)
-        return _out(m / (big_l + np.log1p(big_l)))
-    return _out(m / (_x_star(al) - 1.0))
+        return as_result(m / (big_l + np.log1p(big_l)))
+    return as_result(m / (_x_star(al) - 1.0))
 
 
 @overload
@@ -140,8 +140,8 @@ def _rho0_for(rho0: Any, n_plan: Any, n: np.ndarray, s: np.ndarray, al: np.ndarr
                 f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, "
                 f"n_plan={n_plan!r}."
             )
-        return _check_positive("rho0", rho0, hint="rho0 is the mixing parameter (units of V).")
-    plan = n if n_plan is None else _check_positive(
+        return check_positive("rho0", rho0, hint="rho0 is the mixing parameter (units of V).")
+    plan = n if n_plan is None else check_positive(
         "n_plan", n_plan, hint="n_plan is the benchmark's N.")
     return np.asarray(tune_rho0(plan, sigma=s, alpha=al))
 
@@ -187,11 +187,11 @@ def anytime_threshold(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = _check_positive("n", n, hint="n is the number of paired observations.")
-    s = _check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = _check_alpha(alpha)
+    nn = check_positive("n", n, hint="n is the number of paired observations.")
+    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
+    al = check_alpha(alpha)
     r0 = _rho0_for(rho0, n_plan, nn, s, al)
-    return _out(_boundary(nn * s**2, r0, al))
+    return as_result(_boundary(nn * s**2, r0, al))
 
 
 def anytime_inflation(n: Any, alpha: Any = 0.05, *, sigma: Any = 1.0, rho0: Any = None,
@@ -230,11 +230,11 @@ def anytime_inflation(n: Any, alpha: Any = 0.05, *, sigma: Any = 1.0, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = _check_positive("n", n, hint="n is the number of paired observations.")
-    s = _check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = _check_alpha(alpha)
+    nn = check_positive("n", n, hint="n is the number of paired observations.")
+    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
+    al = check_alpha(alpha)
     thr = np.asarray(anytime_threshold(nn, sigma=s, alpha=al, rho0=rho0, n_plan=n_plan))
-    return _out(thr / (s * np.sqrt(nn)) / _z(1 - al / 2))
+    return as_result(thr / (s * np.sqrt(nn)) / z_quantile(1 - al / 2))
 
 
 def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 0.8,
@@ -290,21 +290,21 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    d = np.abs(_check_delta(delta))
-    s = _check_positive("sigma_d", sigma_d, hint="sigma_d is the SD of one paired difference.")
-    al = _check_alpha(alpha)
-    pw = _check_power(power, al)
-    zb = _z(pw)
+    d = np.abs(check_delta(delta))
+    s = check_positive("sigma_d", sigma_d, hint="sigma_d is the SD of one paired difference.")
+    al = check_alpha(alpha)
+    pw = check_power(power, al)
+    zb = z_quantile(pw)
     if rho0 is None and n_plan is None:
-        return _out(((np.sqrt(_x_star(al)) + zb) * s / d) ** 2)
+        return as_result(((np.sqrt(_x_star(al)) + zb) * s / d) ** 2)
     if rho0 is not None and n_plan is not None:
         raise DesignError(
             f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, n_plan={n_plan!r}."
         )
     if rho0 is not None:
-        r0 = _check_positive("rho0", rho0, hint="rho0 is the mixing parameter (units of V).")
+        r0 = check_positive("rho0", rho0, hint="rho0 is the mixing parameter (units of V).")
     else:
-        plan = _check_positive("n_plan", n_plan, hint="n_plan is the benchmark's N.")
+        plan = check_positive("n_plan", n_plan, hint="n_plan is the benchmark's N.")
         r0 = np.asarray(tune_rho0(plan, sigma=s, alpha=al))
 
     def one(dd: float, ss: float, a: float, b: float, r: float) -> float:
@@ -322,7 +322,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
             return float(grid[0])
         return optimize.brentq(h, grid[k - 1], grid[k], xtol=1e-10, rtol=1e-13)
 
-    return _out(np.vectorize(one, otypes=[float])(d, s, al, zb, r0))
+    return as_result(np.vectorize(one, otypes=[float])(d, s, al, zb, r0))
 
 
 def _differences(x: Any, y: Any) -> np.ndarray:
@@ -418,7 +418,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     -----
     ``S_n = sum_{i<=n} d_i``; reject ``delta = 0`` at the first n with
     ``|S_n| >= sqrt((V_n + rho0) log((V_n + rho0) / (rho0 alpha^2)))``
-    (Howard et al. 2021, eq. (14); methods.md section 6).  With known sigma,
+    (Howard et al. 2021, eq. (14); docs/methods.md §6).  With known sigma,
     ``V_n = n sigma^2`` and ``rho0 = tune_rho0(n_plan, sigma)``: exact
     time-uniform level for Gaussian differences, and for bounded ones
     asymptotically.
@@ -463,7 +463,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     arXiv:2605.30315.
     """
     d = _differences(x, y)
-    al = float(_check_alpha(alpha))
+    al = float(check_alpha(alpha))
     if np.ndim(alpha) != 0:
         raise DesignError(f"alpha must be a scalar; received shape {np.shape(alpha)}.")
     n = d.size
@@ -473,10 +473,10 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         raise DesignError(
             f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, n_plan={n_plan!r}."
         )
-    plan = float(n) if n_plan is None else float(_check_positive(
+    plan = float(n) if n_plan is None else float(check_positive(
         "n_plan", n_plan, hint="n_plan is the benchmark's N."))
     r_units = plan / (float(_x_star(al)) - 1.0)
-    r_fixed = None if rho0 is None else float(_check_positive(
+    r_fixed = None if rho0 is None else float(check_positive(
         "rho0", rho0, hint="rho0 is the mixing parameter (units of V)."))
     if variance not in ("null", "sample"):
         raise DesignError(
@@ -485,7 +485,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         )
     q_n = np.cumsum(d**2)
     if sigma is not None:
-        s = float(_check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."))
+        s = float(check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."))
         var = np.full(n, s**2)
     elif variance == "null":
         var = q_n / steps
@@ -508,7 +508,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         "boundary": boundary, "crossed": crossed,
     })
     if r_fixed is None:
-        infl = float(np.sqrt(_x_star(al)) / _z(1 - al / 2))
+        infl = float(np.sqrt(_x_star(al)) / z_quantile(1 - al / 2))
     elif sigma is not None:
         infl = float(anytime_inflation(plan, al, sigma=s, rho0=r_fixed))
     else:

@@ -4,7 +4,7 @@ Stage: design (needs no fitted model).
 Inputs: marginal accuracies ``p_a``, ``p_b`` (or their midpoint ``p``), the
 correlation ``rho`` of the two 0/1 score vectors, a level ``alpha`` and power.
 Outputs: floats / arrays, and one tidy table (:func:`calculator_audit`).
-Contents (methods.md section 6): the unpaired Cohen-h-times-(1 - rho)
+Contents (docs/methods.md §6): the unpaired Cohen-h-times-(1 - rho)
 shortcut that common calculators invite and its small-effect lemma
 (:func:`shortcut_n`, :func:`shortcut_constant`, :func:`shortcut_safe_delta`),
 :func:`calculator_audit` (what each convention returns next to the correct
@@ -20,20 +20,19 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.power import (
-    _arr,
-    _bad,
-    _check_alpha,
-    _check_interval,
-    _check_open01,
-    _check_positive,
-    _check_power,
-    _check_rho,
-    _out,
-    _z,
-    n_star,
-    sigma_d,
+from mixrank.design.checks import (
+    as_float_array,
+    as_result,
+    check_alpha,
+    check_interval,
+    check_open01,
+    check_positive,
+    check_power,
+    check_rho,
+    describe_bad,
+    z_quantile,
 )
+from mixrank.design.power import n_star, sigma_d
 from mixrank.errors import DesignError
 
 __all__ = [
@@ -68,16 +67,16 @@ def cohen_h(p_a: Any, p_b: Any) -> float | np.ndarray:
     Notes
     -----
     ``h = 2 arcsin sqrt(p_A) - 2 arcsin sqrt(p_B)`` (Cohen 1988, ch. 6;
-    methods.md section 5).  Validated against the closed form in the tests.
+    docs/methods.md §5).  Validated against the closed form in the tests.
 
     References
     ----------
     Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences,
     2nd ed., chapter 6.
     """
-    pa = _check_open01("p_a", p_a)
-    pb = _check_open01("p_b", p_b)
-    return _out(2 * np.arcsin(np.sqrt(pa)) - 2 * np.arcsin(np.sqrt(pb)))
+    pa = check_open01("p_a", p_a)
+    pb = check_open01("p_b", p_b)
+    return as_result(2 * np.arcsin(np.sqrt(pa)) - 2 * np.arcsin(np.sqrt(pb)))
 
 
 def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
@@ -109,7 +108,7 @@ def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
     Notes
     -----
     For small effects ``n_h / N* -> 1/2``: the shortcut undersizes the paired
-    comparison by about a factor of two (methods.md section 6; lemma of
+    comparison by about a factor of two (docs/methods.md §6; lemma of
     arXiv 2605.30315).  Validated against the worked example
     (0.65, 0.60, 0.30) -> about 515 (tests).
 
@@ -118,17 +117,17 @@ def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    al = _check_alpha(alpha)
-    pw = _check_power(power, al)
+    al = check_alpha(alpha)
+    pw = check_power(power, al)
     h = np.asarray(cohen_h(p_a, p_b))
-    r = _check_rho(rho, _arr("p_a", p_a), _arr("p_b", p_b))
+    r = check_rho(rho, as_float_array("p_a", p_a), as_float_array("p_b", p_b))
     if np.any(h == 0):
         raise DesignError(
             f"the shortcut needs p_a != p_b (Cohen's h = 0 has no finite n); received "
             f"p_a = {p_a!r}, p_b = {p_b!r}."
         )
-    k = (_z(1 - al / 2) + _z(pw)) ** 2
-    return _out(k / h**2 * (1 - r))
+    k = (z_quantile(1 - al / 2) + z_quantile(pw)) ** 2
+    return as_result(k / h**2 * (1 - r))
 
 
 def _lemma_bracket(p: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -160,7 +159,7 @@ def shortcut_constant(p: Any, rho: Any) -> float | np.ndarray:
 
     Notes
     -----
-    Lemma (methods.md section 6): at ``p_A = p + delta/2``, ``p_B = p - delta/2``,
+    Lemma (docs/methods.md §6): at ``p_A = p + delta/2``, ``p_B = p - delta/2``,
     ``n_h / N* = 1/2 - (delta^2 / 2) [(1+rho)(1-2p)^2 / (16(1-rho)u^2) - 1/(6u)]
     + O(delta^4)``, so ``|n_h/N* - 1/2| ~ C(p, rho) delta^2``; ``C(1/2, rho) = 1/3``.
     Validated against exact ratios (residual O(delta^4): halving delta divides
@@ -171,9 +170,9 @@ def shortcut_constant(p: Any, rho: Any) -> float | np.ndarray:
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    pp = _check_open01("p", p)
-    r = _check_rho(rho, pp, pp, upper_open=True)
-    return _out(0.5 * np.abs(_lemma_bracket(pp, r)))
+    pp = check_open01("p", p)
+    r = check_rho(rho, pp, pp, upper_open=True)
+    return as_result(0.5 * np.abs(_lemma_bracket(pp, r)))
 
 
 def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
@@ -199,7 +198,7 @@ def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
 
     Notes
     -----
-    From the second-order expansion (methods.md section 6); fourth-order
+    From the second-order expansion (docs/methods.md §6); fourth-order
     terms are ignored, so treat delta* as a guide, not a guarantee.
     Validated against the closed form in the tests.
 
@@ -209,9 +208,9 @@ def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
     arXiv:2605.30315.
     """
     c = np.asarray(shortcut_constant(p, rho))
-    e = _check_positive("eps", eps, hint="eps is a tolerance on n_h/N*, e.g. 0.05.")
+    e = check_positive("eps", eps, hint="eps is a tolerance on n_h/N*, e.g. 0.05.")
     with np.errstate(divide="ignore"):
-        return _out(np.where(c > 0, np.sqrt(e / np.where(c > 0, c, 1.0)), np.inf))
+        return as_result(np.where(c > 0, np.sqrt(e / np.where(c > 0, c, 1.0)), np.inf))
 
 
 def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
@@ -234,8 +233,8 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
     pandas.DataFrame
         One row per convention, columns:
 
-        * ``method`` -- ``cohen_textbook`` (K/h^2, the n_h of methods.md
-          section 6), ``statsmodels_normal_ind`` (statsmodels
+        * ``method`` -- ``cohen_textbook`` (K/h^2, the n_h of
+          docs/methods.md §6), ``statsmodels_normal_ind`` (statsmodels
           ``NormalIndPower`` called live: the two-sample per-arm n, 2K/h^2
           up to the far tail), ``shortcut`` (K/h^2 times (1 - rho)),
           ``statsmodels_shortcut`` (the statsmodels n times (1 - rho)),
@@ -284,7 +283,7 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
             )
     n_sc = shortcut_n(p_a, p_b, rho=rho, alpha=alpha, power=power)  # validates everything
     h = float(cohen_h(p_a, p_b))
-    k = float((_z(1 - alpha / 2) + _z(power)) ** 2)
+    k = float((z_quantile(1 - alpha / 2) + z_quantile(power)) ** 2)
     n_cohen = k / h**2
     n_sm = float(np.asarray(NormalIndPower().solve_power(
         effect_size=abs(h), nobs1=None, alpha=alpha, power=power, ratio=1.0,
@@ -345,7 +344,7 @@ def multiplicity_alpha(alpha: Any, m: Any, *, method: str = "bonferroni",
     Notes
     -----
     Bonferroni ``alpha/m``; Holm step ``alpha/(m - rank + 1)``; BH
-    ``rank * alpha / m`` (methods.md sections 5-6).  Combine with
+    ``rank * alpha / m`` (docs/methods.md §5-§6).  Combine with
     :func:`n_star_scale` to rescale N*.  Validated against the textbook
     definitions (tests).
 
@@ -356,33 +355,33 @@ def multiplicity_alpha(alpha: Any, m: Any, *, method: str = "bonferroni",
     Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate.
     JRSS B 57, 289-300.
     """
-    al = _check_alpha(alpha)
-    mm = _arr("m", m)
+    al = check_alpha(alpha)
+    mm = as_float_array("m", m)
     bad = (mm < 1) | (mm != np.round(mm))
     if np.any(bad):
         raise DesignError(
-            f"m (the number of comparisons) must be a whole number >= 1; received {_bad(mm, bad)}."
+            f"m (the number of comparisons) must be a whole number >= 1; received {describe_bad(mm, bad)}."
         )
     if method not in ("bonferroni", "holm", "bh"):
         raise DesignError(f"method must be 'bonferroni', 'holm' or 'bh'; received {method!r}.")
     if method == "bonferroni":
-        return _out(al / mm)
+        return as_result(al / mm)
     if rank is None:
         raise DesignError(
             f"method={method!r} needs rank= (the comparison's 1-based position in ascending "
             f"p-value order, 1..m); received rank=None."
         )
-    rk = _arr("rank", rank)
+    rk = as_float_array("rank", rank)
     rk_b, mm_b = np.broadcast_arrays(rk, mm)
     bad = (rk_b < 1) | (rk_b > mm_b) | (rk_b != np.round(rk_b))
     if np.any(bad):
         raise DesignError(
-            f"rank must be a whole number in 1..m; received rank = {_bad(rk_b, bad)} "
-            f"with m = {_bad(mm_b, bad)}."
+            f"rank must be a whole number in 1..m; received rank = {describe_bad(rk_b, bad)} "
+            f"with m = {describe_bad(mm_b, bad)}."
         )
     if method == "holm":
-        return _out(al / (mm - rk + 1))
-    return _out(rk * al / mm)
+        return as_result(al / (mm - rk + 1))
+    return as_result(rk * al / mm)
 
 
 def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> float | np.ndarray:
@@ -409,7 +408,7 @@ def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> fl
 
     Notes
     -----
-    Exact for the Wald N* (methods.md section 6), which is proportional to
+    Exact for the Wald N* (docs/methods.md §6), which is proportional to
     ``(z_{1-alpha/2} + z_{1-beta})^2``.  Validated against
     :func:`mixrank.design.power.n_star` at both levels (tests).
 
@@ -418,8 +417,8 @@ def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> fl
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    ap = _check_interval("alpha_prime", alpha_prime, 0, 1, what=" (the adjusted level)")
-    al = _check_alpha(alpha)
-    pw = _check_power(power, np.maximum(ap, al))
-    zb = _z(pw)
-    return _out(((_z(1 - ap / 2) + zb) / (_z(1 - al / 2) + zb)) ** 2)
+    ap = check_interval("alpha_prime", alpha_prime, 0, 1, what=" (the adjusted level)")
+    al = check_alpha(alpha)
+    pw = check_power(power, np.maximum(ap, al))
+    zb = z_quantile(pw)
+    return as_result(((z_quantile(1 - ap / 2) + zb) / (z_quantile(1 - al / 2) + zb)) ** 2)

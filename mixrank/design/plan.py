@@ -8,7 +8,7 @@ Outputs: a tidy table of alternative designs -- the current one, a grid
 varying one factor at a time, and the smallest number of subjects,
 questions or prompts that resolves ``delta`` with the others held fixed,
 flagged ``unreachable`` when no number of that factor can do it.
-Contents (methods.md section 6, "Design planning"): :func:`plan_fit` and the
+Contents (docs/methods.md §6, "Design planning"): :func:`plan_fit` and the
 helper :func:`plan_divisors` (which factors of the design divide each
 variance component).
 """
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.power import _check_alpha, _check_delta, _check_power, _z
+from mixrank.design.checks import check_alpha, check_delta, check_power, z_quantile
 from mixrank.errors import DesignError, MixrankWarning
 
 __all__ = ["plan_fit", "plan_divisors", "ROLES"]
@@ -119,7 +119,7 @@ def plan_divisors(fit: Any, *, roles: Mapping[str, str] | None = None,
     A term's divisor is its number of levels in a balanced design with T
     subjects, Q questions per subject and V prompts: the product of the
     counts of the factors it contains, where a question nested in its
-    subject (every question label in one subject, as methods.md section 1
+    subject (every question label in one subject, as docs/methods.md §1
     has it) counts T Q levels.  The residual is one cell, so its divisor is
     the product over all pairing keys (T Q V).  Validated by reproducing the
     fitted variance of the estimate at the fitted balanced design (tests).
@@ -287,7 +287,7 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
     -----
     For a balanced design every variance component ``sigma_r^2`` enters the
     variance of the mean difference divided by its number of levels
-    (methods.md section 6), e.g. for ``(1|subject) + (1|subject:question) +
+    (docs/methods.md §6), e.g. for ``(1|subject) + (1|subject:question) +
     (1|prompt)``::
 
         Var(mu_hat) = s_subject/T + s_subject:question/(T Q) + s_prompt/V
@@ -303,7 +303,7 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
     used; with few subjects a t quantile would ask for somewhat more.  In
     unbalanced data the ``current`` row is the balanced design with the same
     T, mean Q and V; the fitted ``Var(mu_hat)`` is somewhat larger when
-    cluster sizes vary (methods.md section 4).
+    cluster sizes vary (docs/methods.md §4).
 
     Validated against the fitted ``Var(mu_hat)`` (exact at the fitted
     balanced design) and, by seeded simulation, against the empirical SD of
@@ -334,9 +334,9 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
                           f"fit with method={fit.method!r}. Refit with method='reml'.")
     for name, v in (("delta", delta), ("alpha", alpha), ("power", power)):
         _scalar(name, v)
-    d = abs(float(_check_delta(delta)))
-    al = float(_check_alpha(alpha))
-    pw = float(_check_power(power, np.asarray(al)))
+    d = abs(float(check_delta(delta)))
+    al = float(check_alpha(alpha))
+    pw = float(check_power(power, np.asarray(al)))
     given = {"subject": _whole("subjects", subjects), "question": _whole("questions", questions),
              "prompt": _whole("prompts", prompts)}
     try:
@@ -375,7 +375,7 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
             f"the pair's components {sorted(comps)} do not match the formula's terms "
             f"{sorted(divs)}.")
 
-    k_sum = float(_z(1 - al / 2) + _z(pw))
+    k_sum = float(z_quantile(1 - al / 2) + z_quantile(pw))
     v_need = (d / k_sum) ** 2
 
     def div(name: str, x: dict[str, float]) -> float:

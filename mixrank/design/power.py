@@ -7,12 +7,12 @@ built from (marginal accuracies ``p_a``, ``p_b`` and their correlation
 ``rho``; or a discordance table ``p10``, ``p01``; or a discordance ``psi``),
 the level ``alpha`` and the target power.
 Outputs: floats (0-d input) or float arrays.
-Contents (methods.md section 6): :func:`sigma_d`, :func:`n_star`, :func:`mde`,
+Contents (docs/methods.md §6): :func:`sigma_d`, :func:`n_star`, :func:`mde`,
 :func:`resolution_ratio` and :func:`power` (solves for whichever of effect, n
 and power is None).  The shortcut lemma, the calculator audit and the
 multiplicity helpers live in :mod:`mixrank.design.audit`, the anytime-valid
-boundary in :mod:`mixrank.design.anytime`; both reuse the private
-``_check_*`` validators defined here.
+boundary in :mod:`mixrank.design.anytime`; the validators all of them share
+in :mod:`mixrank.design.checks`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,19 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from mixrank.design.checks import (
+    as_float_array,
+    as_result,
+    check_alpha,
+    check_delta,
+    check_interval,
+    check_open01,
+    check_positive,
+    check_power,
+    check_rho,
+    describe_bad,
+    z_quantile,
+)
 from mixrank.errors import DesignError
 
 __all__ = [
@@ -33,144 +46,6 @@ __all__ = [
 ]
 
 _METHODS = ("wald", "connor")
-
-
-# ----------------------------------------------------------------------------
-# validation helpers (shared with audit.py and anytime.py)
-# ----------------------------------------------------------------------------
-
-def _z(q: Any) -> np.ndarray:
-    """Standard normal quantile ``Phi^{-1}(q)``."""
-    return special.ndtri(q)
-
-
-def _out(x: Any) -> float | np.ndarray:
-    """Return a Python float for 0-d results, a float array otherwise."""
-    a = np.asarray(x, dtype=float)
-    return float(a) if a.ndim == 0 else a
-
-
-def _arr(name: str, value: Any, *, error: type[Exception] = DesignError) -> np.ndarray:
-    """Convert ``value`` to a finite float array or raise ``error`` naming ``name``."""
-    if value is None:
-        raise error(f"{name} is required but was None; pass a number.")
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise error(
-            f"{name} must be a number or an array of numbers; received {value!r}. "
-            f"Pass a float such as 0.05."
-        ) from exc
-    if not np.all(np.isfinite(a)):
-        raise error(
-            f"{name} must be finite; received {_bad(a, ~np.isfinite(a))}. "
-            f"Remove NaN/inf values."
-        )
-    return a
-
-
-def _bad(a: np.ndarray, mask: np.ndarray) -> str:
-    """Describe the first offending element of ``a`` (where ``mask`` is True)."""
-    if a.ndim == 0:
-        return repr(float(a))
-    idx = tuple(int(i[0]) for i in np.nonzero(mask))
-    return f"{float(a[idx])!r} (at index {idx if len(idx) > 1 else idx[0]})"
-
-
-def _check_interval(name: str, value: Any, lo: float, hi: float, *, hi_closed: bool = False,
-                    what: str = "", fix: str = "") -> np.ndarray:
-    """Finite values in (lo, hi) (or (lo, hi] when ``hi_closed``), else DesignError."""
-    a = _arr(name, value)
-    mask = (a <= lo) | ((a > hi) if hi_closed else (a >= hi))
-    if np.any(mask):
-        rng = f"({lo:g}, {hi:g}{']' if hi_closed else ')'}"
-        raise DesignError(
-            f"{name}{what} must lie in the interval {rng}; received {_bad(a, mask)}. {fix}".rstrip()
-        )
-    return a
-
-
-def _check_open01(name: str, value: Any) -> np.ndarray:
-    return _check_interval(name, value, 0, 1, what=" (an accuracy)",
-                           fix="Accuracies of exactly 0 or 1 have no sampling variance.")
-
-
-def _check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
-    return _check_interval(name, alpha, 0, 1, what=" (the two-sided significance level)",
-                           fix=f"Use e.g. {name}=0.05.")
-
-
-def _check_power(pw: Any, alpha: np.ndarray) -> np.ndarray:
-    a = _arr("power", pw)
-    al = np.broadcast_to(alpha, np.broadcast(a, alpha).shape)
-    ab = np.broadcast_to(a, al.shape)
-    mask = (ab <= al) | (ab >= 1)
-    if np.any(mask):
-        lo = float(al[mask].flat[0]) if al.ndim else float(al)
-        raise DesignError(
-            f"power must lie in the open interval (alpha, 1) = ({lo:g}, 1); received "
-            f"{_bad(ab, mask)}. A two-sided level-alpha test already rejects with "
-            f"probability alpha when there is no effect, so a target power at or below "
-            f"alpha (or of 1) has no finite sample size; use e.g. power=0.8."
-        )
-    return a
-
-
-def _check_positive(name: str, value: Any, *, hint: str = "") -> np.ndarray:
-    a = _arr(name, value)
-    mask = a <= 0
-    if np.any(mask):
-        raise DesignError(
-            f"{name} must be > 0 (the interval (0, inf)); received {_bad(a, mask)}. {hint}".rstrip()
-        )
-    return a
-
-
-def _check_delta(delta: Any) -> np.ndarray:
-    a = _arr("delta", delta)
-    mask = a == 0
-    if np.any(mask):
-        raise DesignError(
-            "delta (the difference to resolve) must be non-zero: a zero difference needs "
-            "an infinite sample size. Expected delta in (-1, 0) or (0, 1) for accuracies "
-            f"(any non-zero value for continuous scores); received {_bad(a, mask)}."
-        )
-    return a
-
-
-def _rho_bounds(p_a: np.ndarray, p_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Frechet bounds on the correlation of two Bernoulli variables with means p_a, p_b.
-
-    The joint success probability p11 lies in [max(0, p_a + p_b - 1), min(p_a, p_b)];
-    rho = (p11 - p_a p_b) / sqrt(p_a q_a p_b q_b).
-    """
-    s = np.sqrt(p_a * (1 - p_a) * p_b * (1 - p_b))
-    lo = (np.maximum(0.0, p_a + p_b - 1) - p_a * p_b) / s
-    hi = (np.minimum(p_a, p_b) - p_a * p_b) / s
-    return lo, hi
-
-
-def _check_rho(rho: Any, p_a: np.ndarray, p_b: np.ndarray, *, upper_open: bool = False) -> np.ndarray:
-    r = _arr("rho", rho)
-    lo, hi = _rho_bounds(p_a, p_b)
-    r_b, lo_b, hi_b, pa_b, pb_b = np.broadcast_arrays(r, lo, hi, p_a, p_b)
-    tol = 1e-12
-    mask = (r_b < lo_b - tol) | (r_b > hi_b + tol)
-    if upper_open:
-        mask |= r_b >= 1
-    if np.any(mask):
-        i = tuple(int(k[0]) for k in np.nonzero(mask)) if r_b.ndim else ()
-        close = ")" if upper_open else "]"
-        why = " (rho = 1 is excluded: the lemma divides by 1 - rho)" if upper_open else ""
-        raise DesignError(
-            f"rho = {float(r_b[i])!r} is not allowed for two 0/1 score vectors with means "
-            f"p_a = {float(pa_b[i])!r} and p_b = {float(pb_b[i])!r}: their correlation must "
-            f"lie within the Frechet bounds [{float(lo_b[i]):.6g}, {float(hi_b[i]):.6g}{close}"
-            f"{why}. "
-            f"Pass a correlation inside that range (estimate it as the Pearson "
-            f"correlation of the two models' 0/1 scores over the paired cells)."
-        )
-    return r
 
 
 # ----------------------------------------------------------------------------
@@ -201,7 +76,7 @@ def sigma_d(p_a: Any, p_b: Any, *, rho: Any) -> float | np.ndarray:
     Notes
     -----
     ``sigma_D^2 = p_A q_A + p_B q_B - 2 rho sqrt(p_A q_A p_B q_B)`` with
-    ``q = 1 - p`` (methods.md section 6).  Equivalently, with the discordance
+    ``q = 1 - p`` (docs/methods.md §6).  Equivalently, with the discordance
     ``psi = p10 + p01`` and ``delta = p_A - p_B``, ``sigma_D^2 = psi - delta^2``.
     The Frechet bounds follow from ``max(0, p_A + p_B - 1) <= p11 <= min(p_A, p_B)``.
 
@@ -218,12 +93,12 @@ def sigma_d(p_a: Any, p_b: Any, *, rho: Any) -> float | np.ndarray:
     >>> round(sigma_d(0.65, 0.60, rho=0.30), 4)
     0.5721
     """
-    pa = _check_open01("p_a", p_a)
-    pb = _check_open01("p_b", p_b)
-    r = _check_rho(rho, pa, pb)
+    pa = check_open01("p_a", p_a)
+    pb = check_open01("p_b", p_b)
+    r = check_rho(rho, pa, pb)
     va, vb = pa * (1 - pa), pb * (1 - pb)
     var = va + vb - 2 * r * np.sqrt(va * vb)
-    return _out(np.sqrt(np.maximum(var, 0.0)))
+    return as_result(np.sqrt(np.maximum(var, 0.0)))
 
 
 def _check_method(method: str) -> str:
@@ -237,8 +112,8 @@ def _check_method(method: str) -> str:
 
 
 def _table(p10: Any, p01: Any) -> tuple[np.ndarray, np.ndarray]:
-    a = _arr("p10", p10)
-    b = _arr("p01", p01)
+    a = as_float_array("p10", p10)
+    b = as_float_array("p01", p01)
     mask = (a < 0) | (b < 0) | (a + b > 1) | (a + b <= 0)
     if np.any(mask):
         a_b, b_b = np.broadcast_arrays(a, b)
@@ -246,13 +121,13 @@ def _table(p10: Any, p01: Any) -> tuple[np.ndarray, np.ndarray]:
         raise DesignError(
             "the discordance table needs p10 >= 0, p01 >= 0 and 0 < p10 + p01 <= 1 "
             f"(p10 = P(A right, B wrong), p01 = P(A wrong, B right)); received "
-            f"p10 = {_bad(a_b, m)}, p01 = {_bad(b_b, m)}."
+            f"p10 = {describe_bad(a_b, m)}, p01 = {describe_bad(b_b, m)}."
         )
     return a, b
 
 
 def _check_psi(psi: Any) -> np.ndarray:
-    return _check_interval("psi", psi, 0, 1, hi_closed=True, what=" (the discordance p10 + p01)")
+    return check_interval("psi", psi, 0, 1, hi_closed=True, what=" (the discordance p10 + p01)")
 
 
 def _psi_sds(psi: Any, d: Any, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -288,9 +163,9 @@ def _source(*, sigma_d: Any, psi: Any, p_a: Any, p_b: Any, rho: Any, p10: Any, p
 
 def _marginal_psi(p_a: Any, p_b: Any, rho: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated marginals -> (p_a, p_b, psi) with psi = p_a + p_b - 2 p11."""
-    pa = _check_open01("p_a", p_a)
-    pb = _check_open01("p_b", p_b)
-    r = _check_rho(rho, pa, pb)
+    pa = check_open01("p_a", p_a)
+    pb = check_open01("p_b", p_b)
+    r = check_rho(rho, pa, pb)
     p11 = pa * pb + r * np.sqrt(pa * (1 - pa) * pb * (1 - pb))
     return pa, pb, np.maximum(pa + pb - 2 * p11, 0.0)
 
@@ -316,11 +191,11 @@ def _resolve(
                     f"size (delta = 0); pass values with a non-zero difference."
                 )
             return implied
-        d = _check_delta(delta)
+        d = check_delta(delta)
         if not np.allclose(d, implied, rtol=0, atol=1e-9):
             raise DesignError(
                 f"delta = {delta!r} contradicts the {what}, which implies delta = "
-                f"{_out(implied)!r}. Drop delta, or pass sigma_d=sigma_d(p_a, p_b, rho=rho) "
+                f"{as_result(implied)!r}. Drop delta, or pass sigma_d=sigma_d(p_a, p_b, rho=rho) "
                 f"to size a different effect at the same paired SD."
             )
         return d
@@ -331,10 +206,10 @@ def _resolve(
                 "method='connor' needs the discordance psi = p10 + p01, not sigma_d; pass "
                 "psi=..., p10=/p01=, or p_a=/p_b=/rho=, or use method='wald'."
             )
-        s = _check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
+        s = check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
         if delta is None:
             raise DesignError("delta is required with sigma_d; pass delta=... (non-zero).")
-        return _check_delta(delta), (lambda _d: (s, s)), source
+        return check_delta(delta), (lambda _d: (s, s)), source
 
     if source == "marginals":
         pa, pb, psi_m = _marginal_psi(p_a, p_b, rho)
@@ -347,19 +222,19 @@ def _resolve(
         psi_m = _check_psi(psi)
         if delta is None:
             raise DesignError("delta is required with psi; pass delta=... (non-zero).")
-        d = _check_delta(delta)
+        d = check_delta(delta)
         mask = np.abs(d) > psi_m
         if np.any(mask):
             raise DesignError(
                 f"|delta| cannot exceed the discordance psi = p10 + p01; received "
-                f"delta = {_out(d)!r} with psi = {_out(psi_m)!r}."
+                f"delta = {as_result(d)!r} with psi = {as_result(psi_m)!r}."
             )
 
     return d, (lambda dd: _psi_sds(psi_m, dd, method)), source
 
 
 def _zsum(alpha: np.ndarray, pw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return _z(1 - alpha / 2), _z(pw)
+    return z_quantile(1 - alpha / 2), z_quantile(pw)
 
 
 # ----------------------------------------------------------------------------
@@ -414,7 +289,7 @@ def n_star(
     Wald: ``N* = ((z_{1-alpha/2} + z_{1-beta}) sigma_D / |delta|)^2``.
     Connor (McNemar): ``N = (z_{1-alpha/2} sqrt(psi) + z_{1-beta}
     sqrt(psi - delta^2))^2 / delta^2`` with ``psi = p10 + p01``,
-    ``delta = p10 - p01`` (methods.md section 6).  Both neglect the far tail
+    ``delta = p10 - p01`` (docs/methods.md §6).  Both neglect the far tail
     of the two-sided test (probability below ``Phi(-2 z_{1-alpha/2})``).
     With marginals, ``p11 = p_A p_B + rho sqrt(p_A q_A p_B q_B)``,
     ``p10 = p_A - p11``, ``p01 = p_B - p11``, so ``sigma_D^2 = psi - delta^2``.
@@ -440,8 +315,8 @@ def n_star(
     >>> round(n_star(p_a=0.65, p_b=0.60, rho=0.30), 1)
     1027.6
     """
-    al = _check_alpha(alpha)
-    pw = _check_power(power, al)
+    al = check_alpha(alpha)
+    pw = check_power(power, al)
     d, sd_fn, _ = _resolve(
         delta, sigma_d=sigma_d, psi=psi, p_a=p_a, p_b=p_b, rho=rho, p10=p10, p01=p01,
         method=method,
@@ -449,7 +324,7 @@ def n_star(
     za, zb = _zsum(al, pw)
     sd0, sd1 = sd_fn(d)
     with np.errstate(over="ignore"):  # a vanishing effect needs an infinite N*: inf is the answer
-        return _out(((za * sd0 + zb * sd1) / np.abs(d)) ** 2)
+        return as_result(((za * sd0 + zb * sd1) / np.abs(d)) ** 2)
 
 
 def mde(
@@ -490,7 +365,7 @@ def mde(
     Notes
     -----
     Wald: ``MDE(N) = (z_{1-alpha/2} + z_{1-beta}) sigma_D / sqrt(N)``
-    (methods.md section 6).  With a fixed discordance ``psi`` the MDE solves
+    (docs/methods.md §6).  With a fixed discordance ``psi`` the MDE solves
     ``sqrt(N) delta = z_{1-alpha/2} s0(delta) + z_{1-beta} s1(delta)``
     (Wald: ``s0 = s1 = sqrt(psi - delta^2)``; Connor: ``s0 = sqrt(psi)``,
     ``s1 = sqrt(psi - delta^2)``) by Brent's method on (0, psi].
@@ -502,9 +377,9 @@ def mde(
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    nn = _check_positive("n", n, hint="n is the number of paired cells.")
-    al = _check_alpha(alpha)
-    pw = _check_power(power, al)
+    nn = check_positive("n", n, hint="n is the number of paired cells.")
+    al = check_alpha(alpha)
+    pw = check_power(power, al)
     method = _check_method(method)
     za, zb = _zsum(al, pw)
     source = _source(sigma_d=sigma_d, psi=psi, p_a=p_a, p_b=p_b, rho=rho, p10=p10, p01=p01)
@@ -514,12 +389,12 @@ def mde(
                 "method='connor' needs the discordance psi = p10 + p01, not sigma_d; pass "
                 "psi=..., p10=/p01=, or p_a=/p_b=/rho=, or use method='wald'."
             )
-        s = _check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
-        return _out((za + zb) * s / np.sqrt(nn))
+        s = check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
+        return as_result((za + zb) * s / np.sqrt(nn))
     if source == "marginals":
         pa, pb, psi_v = _marginal_psi(p_a, p_b, rho)
         if method == "wald":
-            return _out((za + zb) * np.sqrt(np.maximum(psi_v - (pa - pb) ** 2, 0.0)) / np.sqrt(nn))
+            return as_result((za + zb) * np.sqrt(np.maximum(psi_v - (pa - pb) ** 2, 0.0)) / np.sqrt(nn))
     elif source == "table":
         psi_v = np.add(*_table(p10, p01))
     else:
@@ -540,7 +415,7 @@ def _mde_psi(nn, psi_v, za, zb, method) -> float | np.ndarray:
             )
         return optimize.brentq(f, 1e-15, ps, xtol=1e-14, rtol=1e-13)
 
-    return _out(np.vectorize(one, otypes=[float])(nn, psi_v, za, zb))
+    return as_result(np.vectorize(one, otypes=[float])(nn, psi_v, za, zb))
 
 
 def resolution_ratio(
@@ -576,7 +451,7 @@ def resolution_ratio(
     -----
     ``q = N / N*(delta)``; for the Wald form ``q >= 1`` iff
     ``|delta| sqrt(N) / sigma_D >= z_{1-alpha/2} + z_{1-beta}`` (about 2.80 at
-    the defaults) (methods.md section 6).
+    the defaults) (docs/methods.md §6).
 
     Validated against the closed form above in the tests.
 
@@ -585,10 +460,10 @@ def resolution_ratio(
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    nn = _check_positive("n", n, hint="n is the number of paired cells.")
+    nn = check_positive("n", n, hint="n is the number of paired cells.")
     ns = n_star(delta, sigma_d=sigma_d, p_a=p_a, p_b=p_b, rho=rho, p10=p10, p01=p01,
                 psi=psi, alpha=alpha, power=power, method=method)
-    return _out(nn / np.asarray(ns))
+    return as_result(nn / np.asarray(ns))
 
 
 def _power_at(absd, n1, sd0, sd1, za):
@@ -650,7 +525,7 @@ def power(
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
     """
-    al = _check_alpha(alpha)
+    al = check_alpha(alpha)
     implied = delta is None and (
         (p_a is not None or p_b is not None or rho is not None) or (p10 is not None or p01 is not None)
     )
@@ -663,7 +538,7 @@ def power(
             + (" (delta is implied by the marginals/table)" if implied else "") + "."
         )
     target = unknown[0]
-    za = _z(1 - al / 2)
+    za = z_quantile(1 - al / 2)
     if target == "delta":
         method = _check_method(method)
         source = _source(sigma_d=sigma_d, psi=psi, p_a=p_a, p_b=p_b, rho=rho, p10=p10, p01=p01)
@@ -673,9 +548,9 @@ def power(
                 "sigma_d=... (method='wald') or psi=... (the discordance p10 + p01, held "
                 f"fixed); received {source} with method={method!r}."
             )
-        nn = _check_positive("n", n, hint="n is the number of paired cells.")
-        pw = _check_power(power, al)
-        scale = (_check_positive("sigma_d", sigma_d) if source == "sigma_d" else _check_psi(psi))
+        nn = check_positive("n", n, hint="n is the number of paired cells.")
+        pw = check_power(power, al)
+        scale = (check_positive("sigma_d", sigma_d) if source == "sigma_d" else _check_psi(psi))
 
         def one(n1, sc, a, p):
             def f(x):
@@ -692,16 +567,16 @@ def power(
                 )
             return optimize.brentq(f, 1e-300, hi, xtol=1e-15 * sc, rtol=1e-13)
 
-        return _out(np.vectorize(one, otypes=[float])(nn, scale, za, pw))
+        return as_result(np.vectorize(one, otypes=[float])(nn, scale, za, pw))
 
     d, sd_fn, _ = _resolve(delta, sigma_d=sigma_d, psi=psi, p_a=p_a, p_b=p_b, rho=rho,
                            p10=p10, p01=p01, method=method)
     sd0, sd1 = sd_fn(d)
     absd = np.abs(d)
     if target == "power":
-        nn = _check_positive("n", n, hint="n is the number of paired cells.")
-        return _out(_power_at(absd, nn, sd0, sd1, za))
-    pw = _check_power(power, al)
+        nn = check_positive("n", n, hint="n is the number of paired cells.")
+        return as_result(_power_at(absd, nn, sd0, sd1, za))
+    pw = check_power(power, al)
 
     def one_n(x, s0, s1, a, p):
         f = lambda m: _power_at(x, m, s0, s1, a) - p  # noqa: E731
@@ -712,4 +587,4 @@ def power(
             hi *= 2.0
         return optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-13)
 
-    return _out(np.vectorize(one_n, otypes=[float])(absd, sd0, sd1, za, pw))
+    return as_result(np.vectorize(one_n, otypes=[float])(absd, sd0, sd1, za, pw))

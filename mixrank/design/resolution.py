@@ -8,7 +8,7 @@ Outputs: a tidy verdict table, one row per pair, with N*, MDE, the resolution
 ratio q and a resolved/unresolved verdict under four paradigms (fixed n,
 multiplicity-adjusted, anytime-valid, clustered), plus the counts per paradigm
 in ``attrs["mixrank"]``.
-Contents (methods.md section 6, "Verdict table"): :func:`resolution_table`,
+Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 :func:`resolution_fit`.  The closed forms come from
 :mod:`mixrank.design.power`, :mod:`mixrank.design.audit` (multiplicity) and
 :mod:`mixrank.design.anytime` (the normal-mixture boundary).
@@ -25,7 +25,8 @@ import pandas as pd
 from mixrank._util import tidy
 from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
-from mixrank.design.power import _check_alpha, _check_power, _z, mde, n_star
+from mixrank.design.checks import check_alpha, check_power, z_quantile
+from mixrank.design.power import mde, n_star
 from mixrank.errors import DesignError
 
 __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS"]
@@ -162,7 +163,7 @@ def _anytime(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
         ns[i] = float(anytime_n_star(eff[i], 1.0, alpha=alpha, power=pw, n_plan=n[i]))
     q = _ratio(n, ns)
     # at n = n_plan the z-equivalent boundary is sqrt(x*) exactly (tune_rho0)
-    md = (np.sqrt(float(_x_star(alpha))) + float(_z(pw))) * sd / np.sqrt(n)
+    md = (np.sqrt(float(_x_star(alpha))) + float(z_quantile(pw))) * sd / np.sqrt(n)
     return {"n_star_anytime": ns, "mde_anytime": md, "q_anytime": q,
             "resolved_anytime": q >= 1}
 
@@ -245,7 +246,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
 
     Notes
     -----
-    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (methods.md section 6):
+    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (docs/methods.md §6):
 
     * Fixed n: ``N* = K sigma_d^2 / delta^2``, ``MDE = sqrt(K) sigma_d / sqrt(n)``,
       ``q = n / N*``; resolved iff ``q >= 1`` iff ``|delta| >= MDE``.  A zero
@@ -272,7 +273,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
       (3.035 at alpha = 0.05, an inflation of 1.549 over 1.960) and
       ``MDE_anytime = (sqrt(x*) + z_{1-beta}) sigma_d / sqrt(n)``.
     * Clustered: ``N*_cluster = N* DE`` with the design effect of the fitted
-      mixed model (methods.md section 4, ``DE = Var_REML(estimate) /
+      mixed model (docs/methods.md §4, ``DE = Var_REML(estimate) /
       (sigma_d^2 / n)``), so ``q_cluster = delta^2 / (K Var_REML)``: the
       Wald verdict with the mixed-model standard error (sigma_d cancels).
       A DE below 1 (REML total variance below the sample variance, e.g. a
@@ -317,8 +318,8 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         )
     for name, v in (("alpha", alpha), ("power", power)):
         _check_scalar(name, v)
-    al = float(_check_alpha(alpha))
-    pw = float(_check_power(power, np.asarray(al)))
+    al = float(check_alpha(alpha))
+    pw = float(check_power(power, np.asarray(al)))
     method = _check_multiplicity(multiplicity)
     anytime = _check_flag("anytime", anytime)
     cluster = _check_flag("cluster", cluster)
@@ -363,7 +364,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     n_unres = {p: int((~out[key[p]].to_numpy()).sum()) for p in paradigms}
     n_unres["all"] = int((~out["resolved_all"].to_numpy()).sum())
     x_star = float(_x_star(al))
-    z_a, z_b = float(_z(1 - al / 2)), float(_z(pw))
+    z_a, z_b = float(z_quantile(1 - al / 2)), float(z_quantile(pw))
     any_meta = None
     if anytime:
         any_meta = {

@@ -29,7 +29,9 @@ from scipy.sparse.csgraph import connected_components
 
 from ..frame import Frame
 from ..frame.encode import combine_codes
-from .reml import LOG2PI, RemlFit
+from .objective import LOG2PI
+from .reml import RemlFit
+from .satterthwaite import balanced_df
 
 __all__ = ["Lattice", "build_lattice", "fit_balanced"]
 
@@ -54,8 +56,12 @@ def _join_count(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> tuple[int, np
     return k, lab[:na][a]
 
 
-def build_lattice(frame: Frame) -> Lattice | None:
-    """The strata lattice of a balanced frame, or None when not balanced/orthogonal."""
+def build_lattice(frame: Frame, orthogonality_tol: float = 1e-9) -> Lattice | None:
+    """The strata lattice of a balanced frame, or None when not balanced/orthogonal.
+
+    ``orthogonality_tol``: absolute tolerance of the check that the averaging
+    operators commute (:class:`~mixrank.engine.control.Control`).
+    """
     spec = frame.spec
     n = frame.n_cells
     if not spec.random or n < 2:
@@ -129,7 +135,7 @@ def build_lattice(frame: Frame) -> Lattice | None:
             kj, jc = _join_count(parts[a], nbl[a], parts[b], nbl[b])
             lhs = avg(parts[a], nbl[a], avg(parts[b], nbl[b], v))
             rhs = avg(jc, kj, v)
-            if not np.allclose(lhs, rhs, atol=1e-9):
+            if not np.allclose(lhs, rhs, atol=orthogonality_tol):
                 return None
     # Moebius function over the order F <= G (G coarser)
     order = np.argsort(-nb)  # finest first
@@ -195,7 +201,7 @@ def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> R
     var_mu = lam_u / n
     # lambda_U as a linear combination of the group eigenvalues
     a = np.append(m, 1.0) @ np.linalg.inv(lat.design)
-    df = lam_u ** 2 / float(np.sum((a * lam) ** 2 / dfg))
+    df = balanced_df(lam_u, a, lam, dfg)
     mu = float(d.mean())
     # lme4's REML criterion: sum_F df_F log lambda_F + SS_F/lambda_F + log N + (N-1) log 2 pi
     crit = float(np.sum(dfg * np.log(lam)) + np.sum(dfg) + math.log(n) + (n - 1) * LOG2PI)

@@ -241,7 +241,7 @@ def fit_pairs_lme4(frame: Frame, pairs: list[tuple[int, int]], *, estimand: str 
 
     Notes
     -----
-    Model of methods.md section 3 for each pair:
+    Model of docs/methods.md §3 for each pair:
     ``d = mu 1 + sum_r Z_r b_r + e``, fitted by ``lmerTest::lmer(..., REML =
     TRUE)`` with bobyqa (``rhoend = 1e-12, maxfun = 1e5``; verified with the
     Debian packages lme4 1.1-31, lmerTest 3.1-3).  lme4's default checks stay

@@ -19,7 +19,6 @@ import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import cast
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -28,7 +27,9 @@ from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
 from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
-from .reml import RemlFit, fit_reml, satterthwaite
+from .control import DEFAULT_CONTROL, Control
+from .reml import RemlFit, fit_reml
+from .satterthwaite import estimand_weights, linear_variance
 from .structure import Structure, build_structure, pair_sums
 
 __all__ = ["PairFit", "fit_pairs", "ESTIMANDS", "METHODS"]
@@ -70,30 +71,12 @@ class PairFit:
         return self.variance / iid if iid > 0 else float("nan")
 
 
-def _weights(estimand: str, st: Structure, unit_codes: np.ndarray | None) -> np.ndarray | None:
-    if estimand == "gls":
-        return None
-    n = st.n
-    if estimand == "cells":
-        return np.full(n, 1.0 / n)
-    counts = np.bincount(cast(np.ndarray, unit_codes))  # set by the caller for 'units'
-    used = counts > 0
-    T = int(used.sum())
-    return 1.0 / (T * counts[unit_codes])
-
-
-def _linear_variance(st: Structure, w: np.ndarray, theta_block: np.ndarray, sigma: float) -> float:
-    zw2 = [float(np.sum(np.bincount(c, weights=w, minlength=L) ** 2))
-           for c, L in zip(st.codes, st.levels)]
-    return sigma * sigma * (float(w @ w) + float(np.dot(theta_block ** 2, zw2)))
-
-
 class _StructureCache:
     """Keeps the structure of the last few distinct common-cell masks."""
 
     def __init__(self, size: int = 3) -> None:
         self.size = size
-        self.items: dict[bytes, Structure] = {}
+        self.items: dict[bytes, tuple[Structure, list[str]]] = {}
 
     def get(self, key: bytes, build):
         if key in self.items:
@@ -134,7 +117,8 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[
 
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
-             cache: _StructureCache, lattice: Lattice | None = None) -> PairFit:
+             cache: _StructureCache, lattice: Lattice | None = None,
+             control: Control = DEFAULT_CONTROL) -> PairFit:
     spec = frame.spec
     oa, ob = frame.observed[:, j], frame.observed[:, k]
     mask = oa & ob
@@ -179,23 +163,21 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                       "not estimable for this pair, so they are left out of its model "
                       "(reported as NaN)", MixrankWarning, stacklevel=4)
     ps = pair_sums(st, d)
-    r: RemlFit = fit_reml(st, ps, used)
-    estimate, variance, df = r.mu, r.var_mu, r.df
-    unit_codes = None
+    w: np.ndarray | None = None
     if estimand != "gls":
+        unit_codes = None
         if estimand == "units":
             if not names:
                 raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
                                   "(1|subject)")
             unit_codes = frame.term_codes[names[0]] if full else frame.term_codes[names[0]][mask]
-        w = cast(np.ndarray, _weights(estimand, st, unit_codes))  # None only for 'gls'
+        w = estimand_weights(estimand, st, unit_codes)
+    var_fn = None if w is None else (lambda th, sg, w=w: linear_variance(st, w, th, sg))
+    r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
+    estimate, variance, df = r.mu, r.var_mu, r.df
+    if w is not None:
         estimate = float(w @ d)
-        tb = r.extras.get("theta_block", np.zeros(0))
-        variance = _linear_variance(st, w, tb, r.sigma)
-
-        def var_fn(th, sg, w=w):
-            return _linear_variance(st, w, th, sg)
-        df = satterthwaite(st, ps, tb, r.sigma, var_fn)[0] if len(tb) else float(n - 1)
+        variance = linear_variance(st, w, r.extras.get("theta_block", np.zeros(0)), r.sigma)
     comps = {t: float("nan") for t in names}
     comps.update(zip(r.names, (float(v) for v in r.variances)))
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
@@ -234,7 +216,7 @@ def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str
 
 
 def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml",
-              estimand: str = "gls") -> list[PairFit]:
+              estimand: str = "gls", control: Control = DEFAULT_CONTROL) -> list[PairFit]:
     """Fit ``pairs`` (index pairs into ``frame.models``) with the native engine."""
     if method not in METHODS:
         raise DesignError(f"method={method!r}; expected one of {METHODS}")
@@ -246,10 +228,10 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     q2 = sum(sorted(frame.term_levels.values())[:-1]) if frame.term_levels else 0
     lattice = None
     if method == "reml" and any(frame.stats.n_common[j, k] == frame.n_cells for j, k in pairs):
-        lattice = build_lattice(frame)
+        lattice = build_lattice(frame, control.orthogonality_tol)
     one_thread = _blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
     with one_thread:
-        return [_fit_one(frame, j, k, method, estimand, cache, lattice) for j, k in pairs]
+        return [_fit_one(frame, j, k, method, estimand, cache, lattice, control) for j, k in pairs]
 
 
 @lru_cache(maxsize=1)

@@ -1,116 +1,53 @@
-"""Stage engine: profiled REML for the paired-difference model of one pair.
+"""Stage engine: profiled REML for the paired-difference model of one pair, as public stages.
 
-Inputs: :class:`~mixrank.engine.structure.Structure` and
-:class:`~mixrank.engine.structure.PairSums`.  Outputs: :class:`RemlFit`
+Inputs: :class:`~mixrank.engine.structure.Structure`,
+:class:`~mixrank.engine.structure.PairSums` and a
+:class:`~mixrank.engine.control.Control`.  Outputs: :class:`RemlFit`
 (variance components, GLS mean, its variance, Satterthwaite df, REML
 criterion, convergence diagnostics).
 
-Model: ``d = mu 1 + sum_r Z_r b_r + e``, ``b_r ~ N(0, sigma_r^2 I)``,
-``e ~ N(0, sigma^2 I)``.  With ``theta_r = sigma_r / sigma``,
-``Lambda = diag(theta)`` and ``A = Lambda Z'Z Lambda + I`` (lme4's notation),
-the profiled REML criterion is::
+The stages mirror lme4's ``mkLmerDevfun -> optimizeLmer -> checkConv ->
+mkMerMod`` and can be called one by one:
 
-    -2 l_R(theta) = log|A| + log R_X^2 + (n - 1) (1 + log(2 pi r^2 / (n - 1)))
+1. :func:`~mixrank.engine.objective.make_objective` -- the REML criterion as
+   a function of ``psi = (sigma_r / sigma)^2`` alone (:mod:`mixrank.engine.objective`);
+2. :func:`optimise` -- bounded L-BFGS-B over ``psi >= 0`` from the control's
+   starts (moment estimates, lme4's default), then each boundary face; the
+   REML criterion is the arbiter.  The gradient is analytic in dense mode
+   (:mod:`mixrank.engine.reml_grad`), central differences in sparse mode;
+3. :func:`check_convergence` -- the KKT conditions of the bounded problem
+   (zero gradient on interior components, non-negative on components at 0);
+4. :func:`~mixrank.engine.satterthwaite.satterthwaite` -- the df of ``Var(mu_hat)``;
+5. :func:`package` -- estimates on the caller's scale and order.
 
-with ``R_X^2 = n - c'Lambda A^-1 Lambda c`` (c: level counts) and ``r^2`` the
-penalised residual sum of squares.  It is optimised over
-``psi = theta^2 >= 0`` (so that a zero component has a non-degenerate
-derivative), from moment and lme4-default starts, and compared with the
-boundary faces; the REML criterion is the arbiter.  L-BFGS-B uses the
-analytic gradient of :mod:`mixrank.engine.reml_grad` in dense mode and
-central differences in sparse mode.  Satterthwaite df follow
-lmerTest: the Hessian of the REML deviance in ``(theta, sigma)`` and the
-gradient of ``Var(mu_hat)``, by Richardson-extrapolated central differences.
+:func:`fit_reml` composes them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
 
 import numpy as np
 import scipy.optimize as opt
-import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
-from ..errors import DesignError
-from .reml_grad import dense_parts
+from .control import DEFAULT_CONTROL, Control
+from .objective import (
+    LOG2PI,
+    Objective,
+    deviance_and_gradient,
+    full_deviance,
+    make_objective,
+    profiled_deviance,
+    quad_forms,
+)
+from .satterthwaite import fd_gradient_psi, satterthwaite
 from .structure import PairSums, Structure
 
-__all__ = ["RemlFit", "fit_reml", "quad_forms", "profiled_deviance", "deviance_and_gradient", "LOG2PI"]
-
-LOG2PI = math.log(2 * math.pi)
-
-
-def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
-    """Return ``(log|A|, c'L A^-1 L c, c'L A^-1 L s, s'L A^-1 L s)`` at ``theta``."""
-    if st.mode == "none":
-        return 0.0, 0.0, 0.0, 0.0
-    if st.mode == "sparse":
-        lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels, theta)])
-        Lm = sp.diags(lam)
-        A = (Lm @ st.ztz @ Lm + sp.identity(len(lam))).tocsc()
-        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0)
-        logdet = float(np.sum(np.log(np.abs(lu.U.diagonal()))))
-        c = lam * np.concatenate(st.counts)
-        s = lam * np.concatenate(ps.s)
-        xc, xs = lu.solve(c), lu.solve(s)
-        return logdet, float(c @ xc), float(c @ xs), float(s @ xs)
-    logdet, cAc, cAs, sAs = dense_parts(st, ps, theta)[0]
-    return float(logdet), float(cAc), float(cAs), float(sAs)
-
-
-def _core(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
-    """``(log|A|, R_X^2, r^2, mu_hat)`` at ``theta``."""
-    logdet, cAc, cAs, sAs = quad_forms(st, ps, theta)
-    rx2 = ps.n - cAc
-    if rx2 <= 0:
-        rx2 = 1e-300
-    mu = (ps.sum_d - cAs) / rx2
-    r2 = ps.sumsq_d - sAs - (ps.sum_d - cAs) ** 2 / rx2
-    return logdet, rx2, max(r2, 1e-300), mu
-
-
-def profiled_deviance(st: Structure, ps: PairSums, theta: np.ndarray) -> float:
-    """lme4's REML criterion at ``theta`` (sigma profiled out)."""
-    return _criterion(ps, *_core(st, ps, theta)[:3])
-
-
-def _criterion(ps: PairSums, logdet: float, rx2: float, r2: float) -> float:
-    nu = ps.n - 1
-    return logdet + math.log(rx2) + nu * (1.0 + LOG2PI + math.log(r2 / nu))
-
-
-def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
-    """:func:`profiled_deviance` at ``theta = sqrt(psi)`` and its analytic gradient in ``psi``.
-
-    Returns None where only finite differences apply: sparse or empty
-    structures, and points where the floors on ``R_X^2`` or ``r^2`` are
-    active (see :mod:`mixrank.engine.reml_grad` for the derivation).
-    """
-    if st.mode != "dense":
-        return None
-    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, np.sqrt(np.maximum(psi, 0.0)), grad=True)
-    g = cast(np.ndarray, g)
-    rx2 = ps.n - cAc
-    e = ps.sum_d - cAs
-    if rx2 <= 0:
-        return None
-    r2 = ps.sumsq_d - sAs - e * e / rx2
-    if not (r2 > 0 and math.isfinite(r2)):
-        return None
-    d_r2 = -g[3] + 2.0 * e * g[2] / rx2 - e * e * g[1] / (rx2 * rx2)
-    return _criterion(ps, logdet, rx2, r2), g[0] - g[1] / rx2 + (ps.n - 1) * d_r2 / r2
-
-
-def full_deviance(st: Structure, ps: PairSums, x: np.ndarray) -> float:
-    """REML deviance at ``x = (theta_1..theta_R, sigma)`` (lmerTest's varpar)."""
-    theta, sigma = x[:-1], x[-1]
-    logdet, rx2, r2, _ = _core(st, ps, theta)
-    nu = ps.n - 1
-    s2 = sigma * sigma
-    return logdet + math.log(rx2) + nu * (LOG2PI + math.log(s2)) + r2 / s2
+__all__ = ["RemlFit", "Optimum", "Convergence", "fit_reml", "optimise", "check_convergence",
+           "package", "moment_start", "make_objective", "quad_forms", "profiled_deviance",
+           "deviance_and_gradient", "full_deviance", "LOG2PI"]
 
 
 @dataclass
@@ -134,8 +71,29 @@ class RemlFit:
     extras: dict = field(default_factory=dict)
 
 
-def _moment_start(st: Structure, ps: PairSums) -> np.ndarray:
-    """One-way ANOVA moment estimates of psi = sigma_r^2 / sigma^2, each term alone."""
+@dataclass(frozen=True)
+class Optimum:
+    """Result of :func:`optimise`: ``psi`` in block order, its criterion, evaluations used."""
+
+    psi: np.ndarray
+    criterion: float
+    nfev: int
+    hit_limit: bool = False         # an optimisation stopped at max_iterations
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """Result of :func:`check_convergence`."""
+
+    converged: bool
+    gradient: float                 # max |d criterion / d psi| over interior components
+    kkt_ok: bool                    # derivative >= -tol on every component at 0
+    message: str
+
+
+def moment_start(obj: Objective) -> np.ndarray:
+    """One-way ANOVA moment estimates of ``psi = sigma_r^2 / sigma^2``, each term alone."""
+    st, ps = obj.st, obj.ps
     n = ps.n
     mean = ps.sum_d / n
     sst = ps.sumsq_d - n * mean * mean
@@ -156,27 +114,13 @@ def _moment_start(st: Structure, ps: PairSums) -> np.ndarray:
     return np.array(comps) / sig2
 
 
-def _grad_psi(f, psi: np.ndarray, f0: float | None = None) -> np.ndarray:
-    g = np.empty_like(psi)
-    for i in range(len(psi)):
-        h = 1e-6 * max(psi[i], 1e-3)
-        e = np.zeros_like(psi)
-        e[i] = h
-        if psi[i] > h:
-            g[i] = (f(psi + e) - f(psi - e)) / (2 * h)
-        else:
-            base = f(psi) if f0 is None else f0
-            g[i] = (-3 * base + 4 * f(psi + e) - f(psi + 2 * e)) / (2 * h)
-    return g
+def _minimise(obj: Objective, x0: np.ndarray, control: Control,
+              fixed_zero: tuple[int, ...] = ()) -> tuple[np.ndarray, float, int, bool]:
+    """L-BFGS-B over ``psi >= 0`` (components in ``fixed_zero`` held at 0).
 
-
-def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = (),
-              value_grad=None) -> tuple[np.ndarray, float, int]:
-    """L-BFGS-B over psi >= 0 (components in ``fixed_zero`` held at 0).
-
-    ``value_grad(psi)`` returns ``(f(psi), analytic gradient)`` in one
-    evaluation; without it (or where it returns None) the gradient comes
-    from central finite differences of ``f``.
+    Uses the objective's analytic gradient where it has one, central finite
+    differences of the criterion otherwise.  Returns ``(psi, criterion,
+    evaluations, stopped at the iteration limit)``.
     """
     free = [i for i in range(len(x0)) if i not in fixed_zero]
     nfev = 0
@@ -186,174 +130,137 @@ def _minimise(f, x0: np.ndarray, fixed_zero: tuple[int, ...] = (),
         x[free] = z
         return x
 
-    def fun(z):
-        nonlocal nfev
-        nfev += 1
-        return f(expand(np.maximum(z, 0.0)))
-
     def fun_and_jac(z):
         nonlocal nfev
         z = np.maximum(z, 0.0)
-        fg = None if value_grad is None else value_grad(expand(z))
+        fg = obj.value_grad(expand(z)) if obj.analytic else None
         if fg is not None:
             nfev += 1
             return fg[0], fg[1][free]
         nfev += 1 + 2 * len(z)
-        return f(expand(z)), _grad_psi(lambda zz: f(expand(zz)), z)
+        return obj.deviance(expand(z)), fd_gradient_psi(lambda zz: obj.deviance(expand(zz)), z,
+                                                         step=control.fd_gradient_step)
 
     if not free:
-        return np.zeros(len(x0)), f(np.zeros(len(x0))), 1
+        return np.zeros(len(x0)), obj.deviance(np.zeros(len(x0))), 1, False
     res = opt.minimize(fun_and_jac, np.maximum(x0[free], 0.0), jac=True, method="L-BFGS-B",
                        bounds=[(0.0, None)] * len(free),
-                       options=dict(ftol=1e-15, gtol=1e-10, maxiter=500))
+                       options=dict(ftol=control.ftol, gtol=control.gtol,
+                                    maxiter=control.max_iterations))
     z = np.maximum(res.x, 0.0)
-    return expand(z), float(fun(z)), nfev
+    nfev += 1
+    return expand(z), obj.deviance(expand(z)), nfev, res.nit >= control.max_iterations
 
 
-def _steps(x: np.ndarray, step: float) -> np.ndarray:
-    """Finite-difference steps for ``x = (theta_1..theta_R, sigma)``.
+def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
+    """Minimise the REML criterion over ``psi >= 0`` (cf. lme4's ``optimizeLmer``).
 
-    theta (a ratio of SDs, O(1)) gets at least an absolute step: near a
-    boundary (theta ~ 1e-3) a relative step makes the second difference of a
-    criterion of size ~1e3 drown in rounding error (seen: 20% error in one
-    Hessian entry, 2% in df).  sigma keeps a relative step (its scale is the
-    score's).
+    From each of ``control.starts``; then, with ``control.check_faces``, on
+    each boundary face through the best point (kept when better by more
+    than ``control.boundary_tol``); then a polishing restart.
     """
-    h = step * np.maximum(np.abs(x), 1.0)
-    h[-1] = step * abs(x[-1])
-    return h
+    R = obj.R
+    starts = {"moment": lambda: moment_start(obj), "default": lambda: np.ones(R)}
+    best: tuple[np.ndarray, float] | None = None
+    nfev, limit = 0, False
+
+    def run(x0: np.ndarray, fixed: tuple[int, ...] = ()) -> tuple[np.ndarray, float]:
+        nonlocal nfev, limit
+        x, fx, k, hit = _minimise(obj, x0, control, fixed)
+        nfev += k
+        limit |= hit
+        return x, fx
+
+    for name in control.starts:
+        x, fx = run(starts[name]())
+        if best is None or fx < best[1]:
+            best = (x, fx)
+    assert best is not None              # Control requires at least one start
+    if control.check_faces and R > 1:
+        for r in range(R):
+            if best[0][r] > 0:
+                x, fx = run(best[0], (r,))
+                if fx < best[1] - control.boundary_tol:
+                    best = (x, fx)
+    x, fx = run(best[0])                 # polish: re-start from the best point
+    if fx < best[1]:
+        best = (x, fx)
+    return Optimum(psi=best[0], criterion=best[1], nfev=nfev, hit_limit=limit)
 
 
-def _hessian(f, x: np.ndarray) -> np.ndarray:
-    """Richardson-extrapolated central-difference Hessian."""
-    def hess(step):
-        k = len(x)
-        h = _steps(x, step)
-        H = np.empty((k, k))
-        f0 = f(x)
-        for i in range(k):
-            ei = np.zeros(k)
-            ei[i] = h[i]
-            H[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / h[i] ** 2
-            for j in range(i):
-                ej = np.zeros(k)
-                ej[j] = h[j]
-                H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
-                                     + f(x - ei - ej)) / (4 * h[i] * h[j])
-        return H
-    H1, H2 = hess(2e-4), hess(1e-4)
-    return H2 + (H2 - H1) / 3.0
+def check_convergence(obj: Objective, optimum: Optimum, control: Control = DEFAULT_CONTROL) -> Convergence:
+    """KKT check of the optimum (cf. lme4's ``checkConv``).
 
-
-def _gradient(f, x: np.ndarray) -> np.ndarray:
-    def grad(step):
-        h = _steps(x, step)
-        g = np.empty(len(x))
-        for i in range(len(x)):
-            e = np.zeros(len(x))
-            e[i] = h[i]
-            g[i] = (f(x + e) - f(x - e)) / (2 * h[i])
-        return g
-    g1, g2 = grad(2e-4), grad(1e-4)
-    return g2 + (g2 - g1) / 3.0
-
-
-def satterthwaite(st: Structure, ps: PairSums, theta: np.ndarray, sigma: float,
-                  var_fn=None) -> tuple[float, np.ndarray, np.ndarray]:
-    """Satterthwaite df of ``var_fn(theta, sigma)`` (default: Var(mu_hat)).
-
-    Returns ``(df, gradient, A)`` with ``A = 2 H^-1`` the asymptotic covariance
-    of ``(theta, sigma)``.
+    Interior components need ``|d criterion / d psi| < gradient_tol`` (scaled
+    up by ``1 / min psi`` for small components); components at zero need a
+    derivative ``>= -kkt_tol * max(1, |criterion|)``.
     """
-    x = np.append(theta, sigma)
-    if var_fn is None:
-        def var_fn(th, sg):
-            return sg * sg / _core(st, ps, th)[1]
-    H = _hessian(lambda z: full_deviance(st, ps, z), x)
-    g = _gradient(lambda z: var_fn(z[:-1], z[-1]), x)
-    try:
-        A = 2.0 * np.linalg.inv(H)
-    except np.linalg.LinAlgError:
-        A = 2.0 * np.linalg.pinv(H)
-    v = var_fn(theta, sigma)
-    denom = float(g @ A @ g)
-    df = 2.0 * v * v / denom if denom > 0 else float("nan")
-    return df, g, A
+    psi, crit = optimum.psi, optimum.criterion
+    g = fd_gradient_psi(obj.deviance, psi, crit, step=control.fd_gradient_step)
+    free = psi > 0
+    kkt_ok = not bool(np.any(g[~free] < -control.kkt_tol * max(1.0, abs(crit))))
+    gmax = float(np.max(np.abs(g[free]))) if free.any() else 0.0
+    scale = max(1.0, 1.0 / max(float(np.min(psi[free])) if free.any() else 1.0, 1e-12))
+    converged = kkt_ok and gmax < control.gradient_tol * scale
+    if converged:
+        msg = "ok"
+    elif not kkt_ok:
+        msg = f"KKT violated on a boundary component (gradient {g.min():.3g})"
+    else:
+        msg = f"gradient {gmax:.3g} not small at the optimum"
+    if optimum.hit_limit and not converged:
+        msg += f" (optimiser stopped at max_iterations={control.max_iterations})"
+    return Convergence(converged=converged, gradient=gmax, kkt_ok=kkt_ok, message=msg)
 
 
-def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...],
-             *, check_faces: bool = True) -> RemlFit:
-    """Fit the paired-difference model by profiled REML.
+def package(obj: Objective, optimum: Optimum, conv: Convergence, names: list[str] | tuple[str, ...],
+            df: float) -> RemlFit:
+    """Estimates at the optimum on the caller's order and scale (cf. lme4's ``mkMerMod``)."""
+    st, n, R = obj.st, obj.n, obj.R
+    theta_b = np.sqrt(optimum.psi)
+    _, rx2, r2, mu = obj.core(theta_b)
+    sigma2 = r2 / (n - 1)
+    inv = np.argsort(st.order)          # block order -> caller's order
+    theta_c = theta_b[inv]
+    variances = np.append(sigma2 * theta_c ** 2, sigma2)
+    boundary = tuple(names[i] for i in range(R) if theta_c[i] == 0.0)
+    return RemlFit(names=tuple(names) + ("residual",), variances=variances, theta=theta_c,
+                   sigma=math.sqrt(sigma2), mu=mu, var_mu=sigma2 / rx2, df=df,
+                   criterion=optimum.criterion, n=n, boundary=boundary, gradient=conv.gradient,
+                   converged=conv.converged, message=conv.message, nfev=optimum.nfev,
+                   extras=dict(theta_block=theta_b, block_names=st.names))
+
+
+def _closed_form(obj: Objective) -> RemlFit:
+    """No random term: the mean and sample variance."""
+    ps, n = obj.ps, obj.n
+    mu = ps.sum_d / n
+    s2 = (ps.sumsq_d - n * mu * mu) / (n - 1)
+    return RemlFit(names=("residual",), variances=np.array([s2]), theta=np.zeros(0),
+                   sigma=math.sqrt(s2), mu=mu, var_mu=s2 / n, df=float(n - 1),
+                   criterion=obj.deviance(np.zeros(0)), n=n, boundary=(), gradient=0.0,
+                   converged=True, message="closed form", nfev=1)
+
+
+def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...], *,
+             control: Control = DEFAULT_CONTROL,
+             var_fn: Callable[[np.ndarray, float], float] | None = None) -> RemlFit:
+    """Fit the paired-difference model by profiled REML: the five stages in order.
+
+    ``var_fn`` (theta in block order, sigma) replaces ``Var(mu_hat)`` as the
+    variance whose Satterthwaite df is reported.
 
     Raises
     ------
     DesignError
         Fewer than two cells, or no residual variation (all differences equal).
     """
-    n = ps.n
-    if n < 2:
-        raise DesignError(f"the pair has {n} common cell(s); at least 2 are needed to estimate a variance")
-    if ps.sumsq_d - ps.sum_d ** 2 / n <= 1e-12 * max(ps.sumsq_d, 1.0):
-        raise DesignError("all paired differences are identical (zero variance); no standard "
-                          "error can be estimated. Check that the two models' scores differ "
-                          "across cells, or compare them with an exact test")
-    R = len(st.levels)
-    if R == 0:
-        mu = ps.sum_d / n
-        s2 = (ps.sumsq_d - n * mu * mu) / (n - 1)
-        crit = profiled_deviance(st, ps, np.zeros(0))
-        return RemlFit(names=("residual",), variances=np.array([s2]), theta=np.zeros(0),
-                       sigma=math.sqrt(s2), mu=mu, var_mu=s2 / n, df=float(n - 1), criterion=crit,
-                       n=n, boundary=(), gradient=0.0, converged=True, message="closed form", nfev=1)
-
-    def f(psi):
-        return profiled_deviance(st, ps, np.sqrt(np.maximum(psi, 0.0)))
-
-    def value_grad(psi):
-        return deviance_and_gradient(st, ps, psi)
-
-    vg = value_grad if st.mode == "dense" else None
-
-    starts = [_moment_start(st, ps), np.ones(R)]
-    best = None
-    nfev = 0
-    for x0 in starts:
-        x, fx, k = _minimise(f, x0, value_grad=vg)
-        nfev += k
-        if best is None or fx < best[1]:
-            best = (x, fx)
-    best = cast("tuple[np.ndarray, float]", best)  # set: starts is not empty
-    if check_faces and R > 1:
-        for r in range(R):
-            if best[0][r] > 0:
-                x, fx, k = _minimise(f, best[0], fixed_zero=(r,), value_grad=vg)
-                nfev += k
-                if fx < best[1] - 1e-10:
-                    best = (x, fx)
-    psi, crit = best
-    # polish: re-start from the best point
-    x, fx, k = _minimise(f, psi, value_grad=vg)
-    nfev += k
-    if fx < crit:
-        psi, crit = x, fx
-    g = _grad_psi(f, psi, crit)
-    free = psi > 0
-    kkt_bad = bool(np.any(g[~free] < -1e-6 * max(1.0, abs(crit)) * 1e-3))
-    gmax = float(np.max(np.abs(g[free]))) if free.any() else 0.0
-    theta_b = np.sqrt(psi)
-    logdet, rx2, r2, mu = _core(st, ps, theta_b)
-    sigma2 = r2 / (n - 1)
-    sigma = math.sqrt(sigma2)
-    var_mu = sigma2 / rx2
-    df, _, _ = satterthwaite(st, ps, theta_b, sigma)
-    inv = np.argsort(st.order)          # block order -> caller's order
-    theta_c = theta_b[inv]
-    variances = np.append(sigma2 * theta_c ** 2, sigma2)
-    boundary = tuple(names[i] for i in range(R) if theta_c[i] == 0.0)
-    converged = not kkt_bad and gmax < 1e-3 * max(1.0, 1.0 / max(float(np.min(psi[free])) if free.any() else 1.0, 1e-12))
-    msg = "ok" if converged else (f"KKT violated on a boundary component (gradient {g.min():.3g})"
-                                  if kkt_bad else f"gradient {gmax:.3g} not small at the optimum")
-    return RemlFit(names=tuple(names) + ("residual",), variances=variances, theta=theta_c,
-                   sigma=sigma, mu=mu, var_mu=var_mu, df=df, criterion=crit, n=n,
-                   boundary=boundary, gradient=gmax, converged=converged, message=msg, nfev=nfev,
-                   extras=dict(theta_block=theta_b, block_names=st.names))
+    obj = make_objective(st, ps)
+    if obj.R == 0:
+        return _closed_form(obj)
+    optimum = optimise(obj, control)
+    conv = check_convergence(obj, optimum, control)
+    theta_b = np.sqrt(optimum.psi)
+    sigma = math.sqrt(obj.core(theta_b)[2] / (obj.n - 1))
+    df = satterthwaite(obj, theta_b, sigma, var_fn, control)[0]
+    return package(obj, optimum, conv, names, df)

@@ -27,7 +27,8 @@ import scipy.linalg as la
 from ..errors import DesignError
 from ..frame import Frame
 from .native import PairFit
-from .reml import satterthwaite
+from .objective import make_objective
+from .satterthwaite import satterthwaite
 from .structure import build_structure, pair_sums
 
 __all__ = ["fit_pairs_statsmodels", "gls_variance", "BOUNDARY_THETA", "GRADIENT_TOL"]
@@ -129,7 +130,7 @@ def _fit_one(frame: Frame, j: int, k: int) -> PairFit:
     variance = gls_variance(codes, levels, theta, sigma2)
     st = build_structure(codes, levels, names)
     ps = pair_sums(st, d)
-    df, _, _ = satterthwaite(st, ps, theta[list(st.order)], math.sqrt(sigma2))
+    df, _, _ = satterthwaite(make_objective(st, ps), theta[list(st.order)], math.sqrt(sigma2))
     try:
         score = np.asarray(model.score(res.params_object, profile_fe=False))[model.k_fe:]
         gradient = float(np.max(np.abs(score))) if score.size else 0.0
@@ -186,10 +187,10 @@ def fit_pairs_statsmodels(frame: Frame, pairs: list[tuple[int, int]], *,
     Notes
     -----
     statsmodels has no Satterthwaite df: ``df`` is lmerTest's Satterthwaite
-    approximation computed by :func:`mixrank.engine.reml.satterthwaite` (the
+    approximation computed by :func:`mixrank.engine.satterthwaite.satterthwaite` (the
     native engine's code) at statsmodels' variance estimates, so it differs
     from the native df only through the estimates.  ``variance`` uses the GLS
-    formula of methods.md section 3 rather than statsmodels' ``bse_fe`` (which
+    formula of docs/methods.md §3 rather than statsmodels' ``bse_fe`` (which
     inverts the joint information of all parameters and differs from lme4's
     SE by about 1e-5 relative); ``bse_fe`` is kept in ``extras``.
     statsmodels' REML log-likelihood equals ``-REMLcrit / 2`` of lme4, so

@@ -4,7 +4,8 @@ Inputs: an lme4-style formula string.  Outputs: a frozen :class:`Spec`
 (response, comparison factor, random intercepts as :class:`RandomTerm`).
 Contents: :func:`parse` (in ``fixed``: plain formulas go to the hand parser
 of ``parser`` unchanged, model x covariate formulas give an
-:class:`InteractionSpec`), the value objects (in ``spec``).
+:class:`InteractionSpec`), the operator table and tokenizer (in ``tokens``),
+the value objects (in ``spec``).
 """
 
 from mixrank.formula.fixed import InteractionSpec, parse

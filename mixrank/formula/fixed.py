@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mixrank.errors import FormulaError
-from mixrank.formula.parser import Token, tokenize
 from mixrank.formula.parser import parse as parse_plain
 from mixrank.formula.spec import Spec, _quote
+from mixrank.formula.tokens import Token, tokenize
 
 __all__ = ["InteractionSpec", "parse"]
 

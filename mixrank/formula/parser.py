@@ -5,179 +5,32 @@ Inputs: a formula string such as
 Outputs: a frozen :class:`~mixrank.formula.spec.Spec` (response, comparison
 factor, random intercepts in canonical order).
 
-Contents: :data:`OPERATORS` (the operator table: what each symbol means and
-whether mixrank supports it), :class:`Token` and :func:`tokenize` (a small
-hand-written tokenizer), and :func:`parse` (a recursive-descent parser).
+Contents: :func:`parse` (a recursive-descent parser over the tokens of
+:mod:`mixrank.formula.tokens`, which holds the operator table
+:data:`OPERATORS` and :func:`tokenize`; both names are re-exported here).
 Every rejected formula raises :class:`~mixrank.errors.FormulaError` whose
 message quotes the formula with a caret under the offending characters.
 """
 
+
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from mixrank.errors import FormulaError
 from mixrank.formula.spec import RandomTerm, Spec
+from mixrank.formula.tokens import (
+    EXAMPLE,
+    OPERATORS,
+    Operator,
+    Token,
+    lexical_error,
+    match_parentheses,
+    number_is,
+    tokenize,
+)
 
 __all__ = ["OPERATORS", "Operator", "Token", "parse", "tokenize"]
-
-_EXAMPLE = "'correct ~ model + (1|subject)'"
-
-
-@dataclass(frozen=True)
-class Operator:
-    """One entry of the operator table: ``symbol`` as written, its ``meaning``
-    in an R formula, whether mixrank ``supported`` it (where: see
-    :func:`parse`) and, if not, ``advice`` on how to rewrite the formula."""
-
-    symbol: str
-    meaning: str
-    supported: bool
-    advice: str = ""
-
-
-#: The operator table.  The tokenizer recognises exactly these symbols (longest
-#: first, plus any R infix ``%op%``); the parser accepts the supported ones in
-#: their place and reports the unsupported ones with their ``advice``.
-OPERATORS: dict[str, Operator] = {op.symbol: op for op in (
-    Operator("~", "separates the response from the terms", True),
-    Operator("+", "adds a term", True),
-    Operator(":", "interaction of grouping columns, inside a random term", True),
-    Operator("/", "nesting of grouping columns, inside a random term", True),
-    Operator("|", "separates '1' from the grouping in a random term", True),
-    Operator("(", "opens a random term", True),
-    Operator(")", "closes a random term", True),
-    Operator("||", "uncorrelated random effects", False,
-             "replace '||' with '|'"),
-    Operator("*", "crossing, 'a*b' = 'a + b + a:b'", False,
-             "write the terms out, e.g. '(1|a) + (1|b) + (1|a:b)'"),
-    Operator("^", "crossing up to an order, '(a+b)^2'", False,
-             "write the terms out, e.g. '(1|a) + (1|b) + (1|a:b)'"),
-    Operator("-", "removes a term", False, "leave the term out instead"),
-    Operator("%in%", "nesting, 'b %in% a'", False,
-             "write nesting inside a random term, e.g. '(1|a/b)'"),
-)}
-
-_OTHER_INFIX = Operator("%op%", "a user-defined R infix operator", False, "remove it")
-_SYMBOLS = sorted(OPERATORS, key=len, reverse=True)
-_INFIX = re.compile(r"%[^%\s]*%")
-_NUMBER = re.compile(r"\d+(\.\d*)?|\.\d+")
-_DIGITS = "0123456789"
-
-
-@dataclass(frozen=True)
-class Token:
-    """A token: ``kind`` is ``"name"`` (plain or backquoted), ``"number"``,
-    ``"op"`` (operator table or R ``%op%``), ``"badname"`` (starts with a
-    digit), ``"dot"`` (a lone ``.``) or ``"error"`` (a character outside the
-    grammar); ``text`` is as written (``formula[start:end]``), ``value`` the
-    name without backquotes (else equal to ``text``)."""
-
-    kind: str
-    text: str
-    value: str
-    start: int
-    end: int
-
-    def is_op(self, *symbols: str) -> bool:
-        """Whether this is one of the operators ``symbols``."""
-        return self.kind == "op" and self.value in symbols
-
-
-def _is_word_char(ch: str) -> bool:
-    return ch.isalpha() or ch in _DIGITS or ch in "_."
-
-
-def tokenize(formula: str) -> list[Token]:
-    """Split formula text into tokens (whitespace is dropped).
-
-    Only a malformed backquoted name raises here; characters outside the
-    grammar become ``"error"`` tokens so that the parser can report them in
-    context (e.g. a response ``cbind(a,b)`` as a whole).
-
-    Parameters
-    ----------
-    formula : str
-        The formula text.
-
-    Returns
-    -------
-    list of Token
-        The tokens in order.
-
-    Raises
-    ------
-    FormulaError
-        A backquote is never closed, or encloses nothing.
-    """
-    tokens: list[Token] = []
-    i, n = 0, len(formula)
-    while i < n:
-        ch = formula[i]
-        if ch.isspace():
-            i += 1
-        elif ch == "`":
-            j = formula.find("`", i + 1)
-            if j < 0:
-                raise FormulaError(
-                    "This backquoted name is never closed. Expected a closing '`' after "
-                    "the name, e.g. '`my col`'; add the missing backquote.",
-                    formula, i, 1)
-            if j == i + 1:
-                raise FormulaError(
-                    "Empty backquoted name '``'. Expected a column name between the "
-                    "backquotes, e.g. '`my col`'; write the name or remove the backquotes.",
-                    formula, i, 2)
-            tokens.append(Token("name", formula[i:j + 1], formula[i + 1:j], i, j + 1))
-            i = j + 1
-        elif _is_word_char(ch):
-            j = i
-            while j < n and _is_word_char(formula[j]):
-                j += 1
-            word = formula[i:j]
-            if _NUMBER.fullmatch(word):
-                kind = "number"
-            elif word[0] in _DIGITS:
-                kind = "badname"
-            elif word == ".":
-                kind = "dot"
-            else:
-                kind = "name"
-            tokens.append(Token(kind, word, word, i, j))
-            i = j
-        else:
-            sym = next((s for s in _SYMBOLS if formula.startswith(s, i)), None)
-            if sym is None and (m := _INFIX.match(formula, i)):
-                sym = m.group()
-            kind, sym = ("op", sym) if sym else ("error", ch)
-            tokens.append(Token(kind, sym, sym, i, i + len(sym)))
-            i += len(sym)
-    return tokens
-
-
-def _number_is(tok: Token | None, *values: float) -> bool:
-    return tok is not None and tok.kind == "number" and float(tok.value) in values
-
-
-def _lexical(formula: str, tok: Token) -> FormulaError:
-    """The error for a token that is never valid where it stands."""
-    if tok.kind == "badname":
-        msg = (f"'{tok.text}' is not a valid name: names cannot start with a digit. "
-               f"Expected a column name; backquote such a name, e.g. '`{tok.text}`'.")
-    elif tok.kind == "dot":
-        msg = ("'.' (all other columns) is not supported. Expected explicit column names; "
-               f"write the comparison factor and each random term, e.g. {_EXAMPLE}.")
-    elif tok.kind == "error":
-        msg = (f"Unexpected character '{tok.text}'. Expected column names and the operators "
-               "'~', '+', ':', '/', '|', '(' and ')'; remove it, or backquote a column name "
-               f"that contains it, e.g. '`a{tok.text}b`'.")
-    else:
-        op = OPERATORS.get(tok.value, _OTHER_INFIX)
-        msg = (f"Operator '{tok.value}' ({op.meaning}) is not supported. Expected terms "
-               "joined by '+', with ':' and '/' only inside random terms, e.g. "
-               f"'correct ~ model + (1|subject/question)'; {op.advice}.")
-    return FormulaError(msg, formula, tok.start, tok.end - tok.start)
 
 
 @dataclass
@@ -224,7 +77,7 @@ class _Parser:
             lp = self.toks[j + 1]
             return self.fail(
                 f"Missing '+' before '{self.text(lp, close)}'. Expected terms joined by "
-                f"'+', e.g. {_EXAMPLE}; add '+' before '('.", lp.start, lp.end)
+                f"'+', e.g. {EXAMPLE}; add '+' before '('.", lp.start, lp.end)
         return self.fail(
             f"Function call '{self.text(name, close)}' is not supported. Expected plain "
             "column names; compute the transformed column in the data first and name "
@@ -234,22 +87,22 @@ class _Parser:
     def minus(self, tok: Token) -> FormulaError:
         """Error for '-': removing the intercept, or removing a term."""
         nxt = self.toks[self.toks.index(tok) + 1] if tok is not self.toks[-1] else None
-        if nxt is not None and _number_is(nxt, 0.0, 1.0):
+        if nxt is not None and number_is(nxt, 0.0, 1.0):
             return self.intercept(tok, nxt)
-        return _lexical(self.formula, tok)
+        return lexical_error(self.formula, tok)
 
     def intercept(self, first: Token, last: Token) -> FormulaError:
         text = self.text(first, last)
         return self.fail(
             f"'{text}' sets the intercept, but the comparison factor's intercept is "
             "implicit. Expected only the comparison factor as fixed term, e.g. "
-            f"{_EXAMPLE}; remove '{text}'.",
+            f"{EXAMPLE}; remove '{text}'.",
             first.start, last.end)
 
     def bar_outside(self, bar: Token) -> FormulaError:
         return self.fail(
             f"'{bar.value}' outside parentheses. Random terms are written in parentheses "
-            f"after the comparison factor, e.g. {_EXAMPLE}; put the random term in "
+            f"after the comparison factor, e.g. {EXAMPLE}; put the random term in "
             "parentheses.",
             bar.start, bar.end)
 
@@ -289,8 +142,8 @@ class _Parser:
         if tok.kind in ("name", "number", "badname", "dot") or tok.is_op("("):
             return self.fail(
                 f"Missing '+' before '{tok.text}'. Expected terms joined by '+', e.g. "
-                f"{_EXAMPLE}; add '+' before '{tok.text}'.", tok.start, tok.end)
-        return _lexical(self.formula, tok)
+                f"{EXAMPLE}; add '+' before '{tok.text}'.", tok.start, tok.end)
+        return lexical_error(self.formula, tok)
 
     def term(self) -> None:
         self.term_start = self.i
@@ -301,7 +154,7 @@ class _Parser:
                 raise self.call(self.i)
             self.fixed()
         elif tok.kind == "number":
-            if nxt is not None and nxt.is_op("|", "||") and _number_is(tok, 1.0):
+            if nxt is not None and nxt.is_op("|", "||") and number_is(tok, 1.0):
                 last = self.i + 1
                 while last + 1 < len(self.toks) and (
                         self.toks[last + 1].kind == "name"
@@ -312,18 +165,18 @@ class _Parser:
                     f"Random term '{text}' is not in parentheses. Expected '({text})': "
                     f"without parentheses '|' would split the whole formula; write "
                     f"'({text})'.", tok.start, self.toks[last].end)
-            if _number_is(tok, 0.0, 1.0):
+            if number_is(tok, 0.0, 1.0):
                 raise self.intercept(tok, tok)
             raise self.fail(
                 f"Unexpected number '{tok.text}'. Expected the comparison factor or a "
-                f"random term '(1|group)', e.g. {_EXAMPLE}; remove '{tok.text}'.",
+                f"random term '(1|group)', e.g. {EXAMPLE}; remove '{tok.text}'.",
                 tok.start, tok.end)
         elif tok.is_op("("):
             self.random()
         elif tok.is_op("+"):
             raise self.fail(
                 "Empty term: this '+' has no term before it. Expected a term before each "
-                f"'+', e.g. {_EXAMPLE}; remove the extra '+'.", tok.start, tok.end)
+                f"'+', e.g. {EXAMPLE}; remove the extra '+'.", tok.start, tok.end)
         elif tok.is_op("-"):
             raise self.minus(tok)
         elif tok.is_op("|", "||"):
@@ -334,7 +187,7 @@ class _Parser:
                 f"side of '{tok.value}', inside a random term, e.g. "
                 f"'(1|subject{tok.value}question)'.", tok.start, tok.end)
         else:
-            raise _lexical(self.formula, tok)
+            raise lexical_error(self.formula, tok)
 
     def fixed(self) -> None:
         name = self.toks[self.i]
@@ -352,7 +205,7 @@ class _Parser:
             raise self.fail(
                 f"Fixed interaction '{text}' is not supported: the comparison factor "
                 "enters alone. Expected 'response ~ comparison [+ (1|group) ...]', e.g. "
-                f"{_EXAMPLE}; remove the interaction, or write an interaction of grouping "
+                f"{EXAMPLE}; remove the interaction, or write an interaction of grouping "
                 "columns as a random term, e.g. '(1|a:b)'.", op.start, op.end)
         if op is not None and not op.is_op("+"):
             raise self.between(op)
@@ -411,17 +264,17 @@ class _Parser:
             raise self.fail(
                 f"Nothing before '|' in '{src}'. Expected '1' (a random intercept), "
                 f"e.g. '(1|{group})'; write '(1|{group})'.", bar.start, bar.end)
-        if len(lhs) == 1 and _number_is(lhs[0], 1.0):
+        if len(lhs) == 1 and number_is(lhs[0], 1.0):
             return
         text = self.text(lhs[0], lhs[-1])
-        if (len(lhs) == 1 and _number_is(lhs[0], 0.0)) or (
-                len(lhs) == 2 and lhs[0].is_op("-") and _number_is(lhs[1], 0.0, 1.0)):
+        if (len(lhs) == 1 and number_is(lhs[0], 0.0)) or (
+                len(lhs) == 2 and lhs[0].is_op("-") and number_is(lhs[1], 0.0, 1.0)):
             raise self.fail(
                 f"'{src}' has no random intercept ('{text}' removes it), so it adds "
                 f"nothing. Expected '(1|{group})'; write '(1|{group})' or remove the term.",
                 lhs[0].start, lhs[-1].end)
         slope = lhs
-        if _number_is(lhs[0], 1.0):
+        if number_is(lhs[0], 1.0):
             slope = lhs[1:]
             if len(slope) > 1 and slope[0].is_op("+"):
                 slope = slope[1:]
@@ -471,7 +324,7 @@ class _Parser:
                         "joined by ':' or '/', e.g. '(1|subject/question)'; remove the "
                         "inner parentheses.", tok.start, tok.end)
                 else:
-                    raise _lexical(self.formula, tok)
+                    raise lexical_error(self.formula, tok)
             elif tok.is_op(":", "/"):
                 if tok.value == "/":
                     segments.append([])
@@ -484,7 +337,7 @@ class _Parser:
                     f"(nesting); write '{before}:{tok.text}' or '{before}/{tok.text}'.",
                     tok.start, tok.end)
             else:
-                raise _lexical(self.formula, tok)
+                raise lexical_error(self.formula, tok)
         if expect_name:
             raise self.fail(
                 f"'{prev.value}' at the end of '{src}' has no column name after it. "
@@ -514,7 +367,7 @@ class _Parser:
         if comparison is None:
             raise self.fail(
                 "No comparison factor: the right side has only random terms. Expected "
-                f"the comparison factor as the fixed term, e.g. {_EXAMPLE}; add the column "
+                f"the comparison factor as the fixed term, e.g. {EXAMPLE}; add the column "
                 "that identifies the systems being compared.", after, after + 1)
         if comparison.value == self.response.value:
             raise self.fail(
@@ -564,26 +417,6 @@ class _Parser:
         return self.fail(f"{head} {why}; remove the repeated term.", group.start, group.end)
 
 
-def _match_parentheses(formula: str, tokens: list[Token]) -> dict[int, int]:
-    """Map the index of each '(' to the index of its ')'; reject unbalanced ones."""
-    closing: dict[int, int] = {}
-    stack: list[int] = []
-    for k, tok in enumerate(tokens):
-        if tok.is_op("("):
-            stack.append(k)
-        elif tok.is_op(")"):
-            if not stack:
-                raise FormulaError(
-                    "This ')' has no matching '('. Expected every ')' to close an earlier "
-                    "'(', as in '(1|subject)'; remove it or add the missing '('.",
-                    formula, tok.start, 1)
-            closing[stack.pop()] = k
-    if stack:
-        raise FormulaError(
-            "This '(' is never closed. Expected a matching ')', as in '(1|subject)'; "
-            "add the missing ')'.", formula, tokens[stack[-1]].start, 1)
-    return closing
-
 
 def _response(formula: str, lhs: list[Token], tilde: Token) -> Token:
     if not lhs:
@@ -594,7 +427,7 @@ def _response(formula: str, lhs: list[Token], tilde: Token) -> Token:
     if len(lhs) == 1 and lhs[0].kind == "name":
         return lhs[0]
     if len(lhs) == 1 and lhs[0].kind in ("badname", "dot"):
-        raise _lexical(formula, lhs[0])
+        raise lexical_error(formula, lhs[0])
     start, end = lhs[0].start, lhs[-1].end
     raise FormulaError(
         f"The response '{formula[start:end]}' is not a single column name. Expected one "
@@ -638,7 +471,7 @@ def parse(formula: str) -> Spec:
 
     Notes
     -----
-    Grammar (methods.md §2)::
+    Grammar (docs/methods.md §2)::
 
         formula  := name '~' rhs
         rhs      := term ('+' term)*        one term is the comparison name
@@ -676,11 +509,11 @@ def parse(formula: str) -> Spec:
     if not isinstance(formula, str):
         raise FormulaError(
             f"Expected the formula as a string, got {type(formula).__name__} "
-            f"{formula!r}; pass text such as {_EXAMPLE}.")
+            f"{formula!r}; pass text such as {EXAMPLE}.")
     if not formula.strip():
         raise FormulaError(
             "The formula is empty. Expected 'response ~ comparison [+ (1|group) ...]', "
-            f"e.g. {_EXAMPLE}.", formula, 0, max(1, len(formula)))
+            f"e.g. {EXAMPLE}.", formula, 0, max(1, len(formula)))
     tokens = tokenize(formula)
     tildes = [k for k, t in enumerate(tokens) if t.is_op("~")]
     if not tildes:
@@ -688,13 +521,13 @@ def parse(formula: str) -> Spec:
         raise FormulaError(
             "The formula has no '~'. Expected 'response ~ comparison [+ (1|group) ...]': "
             "the score column left of '~', the comparison factor right of it, e.g. "
-            f"{_EXAMPLE}; add '~'.", formula, start, end - start)
+            f"{EXAMPLE}; add '~'.", formula, start, end - start)
     if len(tildes) > 1:
         second = tokens[tildes[1]]
         raise FormulaError(
             "The formula has a second '~'. Expected exactly one '~' between the response "
             "and the terms; remove the extra one.", formula, second.start, 1)
-    closing = _match_parentheses(formula, tokens)
+    closing = match_parentheses(formula, tokens)
     at = tildes[0]
     response = _response(formula, tokens[:at], tokens[at])
     parser = _Parser(formula, tokens, at, response, closing)

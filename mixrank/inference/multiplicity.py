@@ -1,4 +1,4 @@
-"""Stage inference: multiplicity adjustment of p-values (methods.md section 5).
+"""Stage inference: multiplicity adjustment of p-values (docs/methods.md §5).
 
 Inputs: a vector of p-values (any order).  Outputs: adjusted p-values in the
 input order (:func:`adjust`) or rejection decisions (:func:`reject`).

@@ -1,4 +1,4 @@
-"""Stage inference: classic paired tests and effect sizes (methods.md section 5).
+"""Stage inference: classic paired tests and effect sizes (docs/methods.md §5).
 
 Inputs: two aligned score arrays ``x, y`` (model A and model B on the same
 cells) or a long DataFrame with ``a=``/``b=`` naming the two models (rows
@@ -498,7 +498,7 @@ def effect_sizes(x: Any, y: Any = None, *, a: Hashable | None = None,
     Cohen's h treats the two mean scores as proportions (0/1 or [0, 1]
     scores); ``d_z`` is the paired (within-cell) standardised mean
     difference.  Validated by direct computation from the definitions in
-    methods.md section 5 (tests recompute each from the raw vectors).
+    docs/methods.md §5 (tests recompute each from the raw vectors).
 
     References
     ----------

@@ -1,4 +1,4 @@
-"""Stage inference: resampling paired tests (methods.md section 5).
+"""Stage inference: resampling paired tests (docs/methods.md §5).
 
 Inputs: two aligned score arrays or a long DataFrame (see
 :mod:`mixrank.inference.paired_data`), optionally a cluster grouping.

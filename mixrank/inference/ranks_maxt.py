@@ -1,4 +1,4 @@
-"""Stage inference: contrast matrices and the bootstrap max-t step of rank sets (methods.md section 7).
+"""Stage inference: contrast matrices and the bootstrap max-t step of rank sets (docs/methods.md §7).
 
 Inputs: a table of pairwise contrasts (estimate, SE, df) or the per-pair
 variances ``v_jk = Var(estimate_j - estimate_k)`` of all pairs of M models,
@@ -18,24 +18,14 @@ and :func:`~mixrank.inference.ranks.rank_intervals_from_contrasts` (with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from mixrank._util import listed
 from mixrank.errors import DataError
 
 __all__ = ["contrast_matrices", "joint_covariance", "stepdown_maxt"]
-
-_MAX_LISTED = 10
-
-
-def _listed(items: Sequence) -> str:
-    items = list(items)
-    more = f" and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
-    return ", ".join(repr(i) for i in items[:_MAX_LISTED]) + more
-
 
 def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, np.ndarray]:
     """Pairwise contrasts as (M, M) matrices in the order of ``models``.
@@ -72,7 +62,7 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
     seen = np.zeros((M, M), dtype=bool)
     unknown = sorted({str(m) for c in ("model_a", "model_b") for m in contrasts[c]} - set(pos))
     if unknown:
-        raise DataError(f"contrasts name models {_listed(unknown)} that have no score; give a "
+        raise DataError(f"contrasts name models {listed(unknown)} that have no score; give a "
                         "score for every model")
     ns = contrasts["n"] if has_n else [np.nan] * len(contrasts)
     for a, b, e, s, d, nn in zip(contrasts["model_a"], contrasts["model_b"], contrasts["estimate"],
@@ -89,7 +79,7 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
     off = ~np.eye(M, dtype=bool)
     missing = [(models[j], models[k]) for j, k in np.argwhere(np.triu(off & ~seen))]
     if missing:
-        raise DataError(f"{len(missing)} pair(s) of models were not compared: {_listed(missing)}. "
+        raise DataError(f"{len(missing)} pair(s) of models were not compared: {listed(missing)}. "
                         "Every pair is needed to rank all models; pairs with no common cells "
                         "cannot be fitted: drop one model of each such pair, or fit all pairs "
                         "(pairs=None)")
@@ -97,7 +87,7 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
         np.isfinite(E) & np.isfinite(V) & (V > 0) & (D > 0)))]
     if bad:
         raise DataError(f"estimate, std_error or df is NaN, infinite or not positive for "
-                        f"{_listed(bad)}; every pair needs a finite estimate and a positive "
+                        f"{listed(bad)}; every pair needs a finite estimate and a positive "
                         "standard error and df to be tested (check those pairs' fits)")
     np.fill_diagonal(E, 0.0)
     np.fill_diagonal(V, 0.0)
@@ -127,7 +117,7 @@ def joint_covariance(v: np.ndarray) -> tuple[np.ndarray, float]:
     Notes
     -----
     For any random vector ``X``, ``Cov(X_j - X_k, X_l - X_m) = (v_jm + v_kl
-    - v_jl - v_km) / 2`` (methods section 7).  That matrix over all pairs
+    - v_jl - v_km) / 2`` (docs/methods.md §7).  That matrix over all pairs
     equals ``D C D^T`` with ``D`` the pair-difference matrix and
     ``C = -J v J / 2`` (``J`` the centring matrix; classical
     multidimensional scaling).  Because ``D^T D = M J``, the non-zero

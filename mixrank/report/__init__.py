@@ -1,7 +1,7 @@
 """Stage report: tables and plots only; never computes statistics.
 
 Inputs: a :class:`~mixrank.results.FitResult`, a
-:class:`~mixrank.design.rci.ReliableChange` or the tidy tables they return.
+:class:`~mixrank.change.result.ReliableChange` or the tidy tables they return.
 Outputs: matplotlib Axes and a self-contained HTML page.
 Contents: :mod:`~mixrank.report.style` (the shared look),
 :mod:`~mixrank.report.plots` (:func:`plot_contrasts`, :func:`plot_components`),

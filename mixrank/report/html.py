@@ -480,7 +480,7 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ``Frame.describe``, the plot functions) and formats the tables; numbers
     are rounded for display only.
     """
-    from mixrank.design.rci import ReliableChange
+    from mixrank.change.result import ReliableChange
     from mixrank.errors import require
     from mixrank.results import FitResult
 

@@ -1,6 +1,6 @@
-"""Stage report: plots of item-level reliable change (methods.md section 8).
+"""Stage report: plots of item-level reliable change (docs/methods.md §8).
 
-Inputs: a :class:`~mixrank.design.rci.ReliableChange` or the tidy tables it
+Inputs: a :class:`~mixrank.change.result.ReliableChange` or the tidy tables it
 returns (``ReliableChange.items()`` for the item scatter,
 ``ReliableChange.by_subject()`` for the subject bars).
 Outputs: a matplotlib Axes in the shared look of :mod:`mixrank.report.style`.
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank.design.rci import CLASSES
+from mixrank.change.result import CLASSES
 from mixrank.errors import DataError
 from mixrank.report import style
 from mixrank.report.plots import _table as _checked_table
@@ -222,7 +222,7 @@ def plot_rci_subjects(result_or_table: Any, *, ax: Any = None, title: str | None
     Notes
     -----
     ``churn = (improved + deteriorated) / analysable`` and ``net_change =
-    (improved - deteriorated) / analysable`` (methods.md section 8), so the
+    (improved - deteriorated) / analysable`` (docs/methods.md §8), so the
     churn bar's two sides are the shares improved and deteriorated.  A
     reversal is a subject whose net change has the opposite sign of the
     overall net change.  Validated against hand-made tables and the

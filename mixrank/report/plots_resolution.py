@@ -68,7 +68,7 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
     Notes
     -----
     ``q = n / N*``; a pair is resolved under a paradigm when its q >= 1
-    (methods.md section 6).  The axis limits cover every finite positive q
+    (docs/methods.md §6).  The axis limits cover every finite positive q
     and the q = 1 line.
 
     Examples
@@ -178,7 +178,7 @@ def plot_power_curve(delta: float | Sequence[float], *, sigma_d: float,
     Notes
     -----
     The curves are :func:`mixrank.design.power.power` (exact two-sided
-    normal power of the paired Wald test, methods.md section 6); the
+    normal power of the paired Wald test, docs/methods.md §6); the
     default range is built from :func:`mixrank.design.power.n_star`.
 
     Examples

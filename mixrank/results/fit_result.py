@@ -16,11 +16,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._util import tidy
+from .._util import check_level, tidy
 from ..engine.native import PairFit
+from ..errors import DesignError
 from ..frame import Frame
 from .anova import anova_table
-from .interactions import contrasts_by
+from .interactions import adjust_by_level, contrasts_by
 
 __all__ = ["FitResult"]
 
@@ -62,31 +63,61 @@ class FitResult:
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, by: str | None = None) -> pd.DataFrame:
+    def contrasts(self, level: float | None = None, *, by: str | None = None,
+                  adjust: str = "holm", B: int = 10000, rng: Any = None) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b``.
 
-        ``by`` (model x covariate formulas only): the gap per level of that
-        covariate (or per unit of a numeric one), see
-        :func:`mixrank.results.interactions.contrasts_by`; without it, an
-        interaction fit reports the overall gap of its estimand
-        (docs/interactions.md §3).
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level (default the fit's).
+        adjust : {"holm", "none", "bh", "maxt"}, default "holm"
+            Multiplicity adjustment of ``p_adjusted`` across the pairs shown
+            (those with a finite p-value): Holm (family-wise), none, BH
+            (false discovery rate) or single-step max-t from the joint
+            covariance of all contrasts, which also makes ``ci_lower,
+            ci_upper`` simultaneous.
+        B : int, default 10000
+            Gaussian draws for ``adjust="maxt"``.
+        rng : Generator or int, optional
+            Randomness for ``adjust="maxt"``.
+        by : str, optional
+            Model x covariate formulas only: the gap per level of that
+            covariate (or per unit of a numeric one), one row per pair and
+            level with a column named ``by`` and a ``note``; ``p_adjusted``
+            is adjusted across the pairs within each level (``maxt`` is not
+            available there).  See
+            :func:`mixrank.results.interactions.contrasts_by`.  Without
+            ``by``, an interaction fit reports the overall gap of its
+            estimand (docs/interactions.md §3).
 
         Returns
         -------
         pandas.DataFrame
             ``model_a, model_b, estimate, std_error, df, statistic`` (t),
-            ``p_value`` (two-sided), ``p_greater`` (one-sided, H1: model_a
-            better), ``ci_lower, ci_upper, level, n`` (common cells).
+            ``p_value`` (two-sided), ``p_adjusted``, ``p_greater``
+            (one-sided, H1: model_a better), ``ci_lower, ci_upper, level, n``
+            (common cells).  ``attrs["mixrank"]`` records ``adjust``,
+            ``family_size`` and ``ci`` (marginal or simultaneous).
+
+        Raises
+        ------
+        DesignError
+            Unknown ``adjust`` (valid values listed), bad ``level`` or ``B``.
 
         Notes
         -----
         ``t = estimate / std_error`` referred to ``t_df`` with Satterthwaite
         df (REML) or units - 1 (aggregate).  Validated against lme4 1.1 +
-        lmerTest 3.1 (``tests/reference/lme4_engine.R``).
+        lmerTest 3.1 (``tests/reference/lme4_engine.R``); Holm and BH as R's
+        ``p.adjust``; max-t as docs/model_scores.md §3-§4.
         """
-        lev = self.level if level is None else float(level)
+        from ..inference.simultaneous import adjust_contrasts, check_adjust
+
+        how = check_adjust(adjust)
+        lev = self.level if level is None else check_level(level, DesignError)
         if by is not None:
-            return contrasts_by(self, by, lev)
+            return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
         rows = []
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
@@ -98,7 +129,8 @@ class FitResult:
                              p_greater=float(stats.t.sf(t, p.df)),
                              ci_lower=p.estimate - qq * se, ci_upper=p.estimate + qq * se,
                              level=lev, n=p.n))
-        return tidy(rows, **self._meta("contrasts"))
+        tab = tidy(rows, **self._meta("contrasts"))
+        return adjust_contrasts(self, tab, adjust=how, level=lev, B=B, rng=rng)
 
     def anova(self, *, adjust: str = "none") -> pd.DataFrame:
         """Per pair, F tests that the gap is the same at every level of each covariate term.
@@ -157,20 +189,44 @@ class FitResult:
                      message=p.message) for p in self.pairs]
         return tidy(rows, **self._meta("diagnostics"))
 
-    def model_scores(self) -> pd.DataFrame:
-        """Mean score of each model over the cells it was scored on.
+    def model_scores(self, level: float | None = None, *,
+                     estimand: str | None = None) -> pd.DataFrame:
+        """Each model's score with its uncertainty at the formula's unit of inference.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level (default the fit's).
+        estimand : {"gls", "cells", "units"}, optional
+            Default the fit's.  ``cells`` is the plain mean over the model's
+            cells (the leaderboard number).
 
         Returns
         -------
         pandas.DataFrame
-            ``model, estimate`` (mean cell score), ``n`` (cells scored).
+            ``model, estimate, std_error, df, ci_lower, ci_upper, level, n``
+            (cells scored), ``sigma_iid`` (sample SD of the cell scores),
+            ``design_effect`` (``(std_error / iid_std_error)^2``),
+            ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard
+            error lm-evaluation-harness reports), ``note`` (why a row has NaN
+            uncertainty, else empty).
+
+        Raises
+        ------
+        DesignError
+            A random term confounded with the residual among one model's
+            cells (named), an unknown estimand or level.
+
+        Notes
+        -----
+        Each model's own cell scores are fitted by ``y ~ 1 + (random terms
+        of the formula)`` with the fit's method, engine and estimand (REML,
+        Satterthwaite df); see docs/model_scores.md.  Validated against lme4
+        1.1 + lmerTest 3.1 (``tests/reference/model_scores.R``).
         """
-        f = self.frame
-        n = f.observed.sum(axis=0)
-        s = np.where(f.observed, f.scores, 0.0).sum(axis=0)
-        rows = [dict(model=m, estimate=float(s[j] / n[j]), n=int(n[j]))
-                for j, m in enumerate(f.models)]
-        return tidy(rows, **self._meta("model_scores"))
+        from .scores import model_scores_table
+
+        return model_scores_table(self, level=level, estimand=estimand)
 
     def summary(self):
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
@@ -189,6 +245,46 @@ class FitResult:
         from ..inference.ranks import rank_intervals_fit
 
         return rank_intervals_fit(self, level=level, coverage=coverage, method=method, B=B, rng=rng)
+
+    def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
+        """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
+
+        Parameters
+        ----------
+        B : int, default 10000
+            Gaussian draws (the same draws as ``contrasts(adjust="maxt")``
+            for equal ``B`` and ``rng``).
+        rng : Generator or int, optional
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per model and rank (models best score first): ``model,
+            rank, probability`` (P(rank = r)), ``p_best`` (P(rank = 1), the
+            probability that the model beats every other one).
+
+        Raises
+        ------
+        DataError
+            A single model, pairs not fitted.
+        DesignError
+            Bad ``B``; joint covariance too large.
+
+        Notes
+        -----
+        Each draw gives every contrast a value ``estimate + std_error *
+        T_h`` (t margins, Gaussian copula with the joint correlation of the
+        contrasts); a model's rank in a draw is 1 + the number of models
+        whose contrast with it is positive in their favour.  Pairs fitted
+        on different cells need not give transitive draws; the share of
+        draws in which no model beats all others (so the ``p_best`` sum
+        falls short of 1) is ``attrs["mixrank"]["no_model_beats_all"]``.  Validated by
+        closed forms for two models (``P(best) = P(T > -t)``) and by
+        simulation (``tests/inference/test_simultaneous.py``).
+        """
+        from ..inference.simultaneous import rank_probabilities_fit
+
+        return rank_probabilities_fit(self, B=B, rng=rng)
 
     def resolution(self, **kwargs: Any) -> pd.DataFrame:
         """Resolution verdicts per pair; see :func:`mixrank.design.resolution.resolution_fit`."""

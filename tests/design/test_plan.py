@@ -1,4 +1,4 @@
-"""Design planning from fitted components: mixrank.design.plan (methods.md section 6).
+"""Design planning from fitted components: mixrank.design.plan (docs/methods.md §6).
 
 References: the balanced-design variance of a mean (each component divided by
 its number of levels; e.g. Raudenbush 1997, Psychological Methods 2(2)), which

@@ -2,7 +2,7 @@
 
 Published reference values come from arXiv 2605.30315 ("Resolution
 Diagnostics for Paired LLM Evaluation", Kotawala 2026) as restated in
-methods.md section 6; each test names the number it reproduces.
+docs/methods.md §6; each test names the number it reproduces.
 """
 
 from __future__ import annotations
@@ -22,16 +22,17 @@ from mixrank.design.audit import (
     shortcut_n,
     shortcut_safe_delta,
 )
-from mixrank.design.power import _rho_bounds, mde, n_star, power, resolution_ratio, sigma_d
+from mixrank.design.checks import rho_bounds
+from mixrank.design.power import mde, n_star, power, resolution_ratio, sigma_d
 from mixrank.errors import DesignError
 
 Z975 = stats.norm.ppf(0.975)
 Z80 = stats.norm.ppf(0.8)
-K = (Z975 + Z80) ** 2  # methods.md: K ~ 7.849
+K = (Z975 + Z80) ** 2  # docs/methods.md (conventions): K ~ 7.849
 
 
 # ---------------------------------------------------------------------------
-# published values (arXiv 2605.30315; methods.md section 6)
+# published values (arXiv 2605.30315; docs/methods.md §6)
 # ---------------------------------------------------------------------------
 
 def test_worked_example_n_star_and_shortcut():
@@ -44,7 +45,7 @@ def test_worked_example_n_star_and_shortcut():
 
 
 def test_sample_size_table_standard_errors():
-    # methods.md section 6 "Sample-size table (p ~ 0.7)": n = 1,000 -> SE 1.45 pp,
+    # docs/methods.md §6, sample sizes at p ~ 0.7: n = 1,000 -> SE 1.45 pp,
     # n = 3,610 -> SE 0.76 pp, SE = sqrt(p(1-p)/n).  mde() scales the SD by
     # (z_{1-a/2} + z_{1-b}) / sqrt(n), so mde / sqrt(K) is the SE.
     sd = math.sqrt(0.7 * 0.3)
@@ -57,7 +58,7 @@ def test_sample_size_table_standard_errors():
 
 @pytest.mark.parametrize("split, published", [(0.55, 784), (0.60, 197), (0.65, 88)])
 def test_mcnemar_discordant_counts(split, published):
-    # methods.md section 6: "McNemar discordant counts needed for 55:45 / 60:40 /
+    # docs/methods.md §6: McNemar discordant counts needed for 55:45 / 60:40 /
     # 65:35 splits: ~ 784 / 197 / 88".  Conditional on the discordant pairs,
     # psi = 1 and delta = 2*split - 1 = 0.1 / 0.2 / 0.3.  Convention check:
     # the numbers are the Wald form with the *null* variance psi = 1 on both
@@ -84,14 +85,14 @@ def _ratio(p, rho, delta):
 
 
 def _bracket(p, rho):
-    # the bracket of the lemma exactly as written in methods.md section 6
+    # the bracket of the lemma exactly as written in docs/methods.md §6
     u = p * (1 - p)
     return (1 + rho) * (1 - 2 * p) ** 2 / (16 * (1 - rho) * u**2) - 1 / (6 * u)
 
 
 @pytest.mark.parametrize("rho", [-0.5, 0.0, 0.3, 0.8])
 def test_shortcut_constant_at_one_half_is_one_third(rho):
-    # methods.md: C(1/2, rho) = 1/3 for every rho.
+    # docs/methods.md §6: C(1/2, rho) = 1/3 for every rho.
     assert shortcut_constant(0.5, rho) == pytest.approx(1 / 3, rel=1e-14)
 
 
@@ -316,7 +317,7 @@ def test_rho_outside_frechet_bounds_names_the_range():
         n_star(p_a=0.65, p_b=0.60, rho=-0.99)
     with pytest.raises(DesignError, match="Frechet"):
         shortcut_n(0.65, 0.60, rho=0.99)
-    lo, hi = _rho_bounds(np.float64(0.9), np.float64(0.1))
+    lo, hi = rho_bounds(np.float64(0.9), np.float64(0.1))
     assert (lo, hi) == pytest.approx((-1.0, 0.1 / 0.9))
     # the bounds themselves are allowed
     assert sigma_d(0.9, 0.1, rho=hi) > 0
@@ -337,7 +338,7 @@ CELLS = [(p, rho) for p in (0.5, 0.7, 0.9) for rho in (0.0, 0.4, 0.8)]
 def _delta_for_n_star(p, rho, target=2000.0):
     """delta (p_A = p + delta/2, p_B = p - delta/2) with N*(delta) = target."""
     hi = min(0.2, 1.98 * min(p, 1 - p))
-    while rho > _rho_bounds(np.float64(p + hi / 2), np.float64(p - hi / 2))[1] - 1e-9:
+    while rho > rho_bounds(np.float64(p + hi / 2), np.float64(p - hi / 2))[1] - 1e-9:
         hi *= 0.9
     return optimize.brentq(lambda d: n_star(p_a=p + d / 2, p_b=p - d / 2, rho=rho) - target,
                            1e-4, hi, xtol=1e-14)

@@ -1,4 +1,4 @@
-"""Verdict tables: mixrank.design.resolution (methods.md section 6, "Verdict table").
+"""Verdict tables: mixrank.design.resolution (docs/methods.md §6, "Verdict table").
 
 References: the closed forms of mixrank.design.power / audit / anytime (tested
 against published values in test_power.py and test_anytime.py), restated
@@ -73,7 +73,7 @@ def test_fixed_n_columns_match_power_module():
     np.testing.assert_allclose(tab["n_star"], n_star(est, sigma_d=sd), rtol=1e-12)
     np.testing.assert_allclose(tab["mde"], math.sqrt(K) * sd / np.sqrt(n), rtol=1e-12)
     np.testing.assert_allclose(tab["q"], n * est**2 / (K * sd**2), rtol=1e-12)
-    # q >= 1  <=>  |delta| sqrt(N) / sigma_D >= z_{1-a/2} + z_{1-b} (methods.md section 6)
+    # q >= 1  <=>  |delta| sqrt(N) / sigma_D >= z_{1-a/2} + z_{1-b} (docs/methods.md §6)
     assert tab["resolved"].tolist() == list(np.abs(est) * np.sqrt(n) / sd >= Z975 + Z80)
     # input order and columns kept, input unmodified
     assert tab["model_a"].tolist() == ["a0", "a1", "a2"]
@@ -165,7 +165,7 @@ def test_cluster_columns_and_sigma_cancels():
 
 
 def test_published_mmlu_pro_clustered_n_star():
-    # arXiv 2605.30315 (methods.md section 6): one MMLU-Pro pair's N* went from 432 to
+    # arXiv 2605.30315 (docs/methods.md §6): one MMLU-Pro pair's N* went from 432 to
     # 13,621 with subject clustering, DE = 31.5 (published to 3 digits: 31.45..31.55).
     sd = 0.5
     est = math.sqrt(K * sd**2 / 432)              # a pair with N* = 432

@@ -1,7 +1,7 @@
-"""Clustered resolution on simulated data (methods.md sections 4 and 6).
+"""Clustered resolution on simulated data (docs/methods.md §4 and §6).
 
 * The design effect of the fitted mixed model against its closed forms
-  (methods.md section 4): balanced clusters of size m give
+  (docs/methods.md §4): balanced clusters of size m give
   ``1 + (m - 1) ICC`` for every estimand; unequal sizes give
   ``1 + (sum m_i^2 / N - 1) ICC`` for ``cells`` and
   ``N / ((s_s + s_e) sum m_i / (s_e + m_i s_s))`` for ``gls`` -- exact
@@ -44,7 +44,7 @@ def _model_de(p):
 
 
 # ---------------------------------------------------------------------------
-# design effect: REML ratio vs closed forms (methods.md section 4)
+# design effect: REML ratio vs closed forms (docs/methods.md §4)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("estimand", ["gls", "cells", "units"])
@@ -57,7 +57,7 @@ def test_design_effect_balanced_is_one_plus_m_minus_one_icc(estimand):
     icc = s_s / (s_s + s_e)
     assert _model_de(p) == pytest.approx(1 + (m - 1) * icc, rel=1e-8)
     assert _model_de(p) > 2                                  # a real cluster effect
-    # the table's DE uses the sample variance of d instead (methods.md section 4);
+    # the table's DE uses the sample variance of d instead (docs/methods.md §4);
     # both describe the same Var_REML, so q_cluster does not depend on the choice
     tab = res.resolution(pairs="all", multiplicity=None, anytime=False)
     assert tab["design_effect"].iloc[0] == p.design_effect

@@ -1,4 +1,4 @@
-"""Seeded coverage simulation (methods §3): the mixed-model CI covers the true
+"""Seeded coverage simulation (docs/methods.md §3): the mixed-model CI covers the true
 difference at its nominal rate, the cells-as-units CI does not.
 
 Band: with R replicates the coverage estimate has Monte Carlo SE

@@ -109,7 +109,8 @@ def test_interaction_formula_gives_an_interaction_fit():
     assert isinstance(res.frame.spec, InteractionSpec)
     tab = res.contrasts(by="difficulty")
     assert list(tab.columns) == ["model_a", "model_b", "difficulty", "estimate", "std_error", "df",
-                                 "statistic", "p_value", "ci_lower", "ci_upper", "level", "n", "note"]
+                                 "statistic", "p_value", "p_adjusted", "ci_lower", "ci_upper", "level",
+                                 "n", "note"]
     assert len(tab) == 9 and (tab["note"] == "").all()
     an = res.anova(adjust="holm")
     assert list(an.columns) == ["model_a", "model_b", "term", "F", "num_df", "den_df", "p_value",

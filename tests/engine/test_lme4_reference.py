@@ -8,16 +8,17 @@ the paired differences itself, exactly as mixrank defines them, and fits
 ``lmerTest::lmer(d ~ 1 + (1|...), REML = TRUE)`` with bobyqa
 (``rhoend = 1e-12``).  No R is needed to run these tests.
 
-Contract (issue 3, "Done when"; tolerances in ``tests/reference/tolerances.py``):
+Contract (the engine accuracy contract of docs/methods.md §3; tolerances in
+``tests/reference/tolerances.py``):
 REML criterion at mixrank's optimum <= lme4's + 1e-6; every variance component
 within 1e-4 x total variance; estimate and SE within 1e-5 relative; Satterthwaite
 df within 1e-3 relative where lme4's fit is not singular.  A case that fails
 is marked ``xfail(strict=True)`` in ``KNOWN`` with its measured discrepancy;
 tolerances are never loosened.
 
-Measured maxima over each case's pairs (native engine of the working tree
-with issue 3 parts 1-4; criterion excess = native - lme4, negative = native
-better; df only over non-singular pairs)::
+Measured maxima over each case's pairs (the native profiled-REML engine with
+its moment starts and boundary-face checks; criterion excess = native - lme4,
+negative = native better; df only over non-singular pairs)::
 
     case                      pairs crit_excess comp/total est_rel se_rel  df_rel
     nested_balanced               3   +1.0e-12    2.6e-08  1.2e-14 3.4e-08 9.3e-08

@@ -55,7 +55,7 @@ def test_closed_form_equals_profiled_reml(formula):
 
 
 def test_aggregate_equals_reml_on_balanced_nested():
-    # methods §3: (1|subject) only, equal cells per subject, interior components
+    # docs/methods.md §3: (1|subject) only, equal cells per subject, interior components
     d = gauss(subjects=12, questions=15, prompts=1, sd_model_subject=0.8)
     f = "correct ~ model + (1|subject)"
     reml = mixrank.fit(f, d).contrasts().iloc[0]

@@ -2,7 +2,7 @@
 
 Good formulas pin the response, the comparison factor and the exact tuple of
 random-term names in canonical order (by number of factors, then first
-appearance; methods.md §2).  The expansion of nesting follows base R
+appearance; docs/methods.md §2).  The expansion of nesting follows base R
 (``attr(terms(~a:b/c), "term.labels")`` is ``"a:b" "a:b:c"`` in R 4.2).  The
 GOOD table was checked once against ``lme4::findbars``/``nobars`` (R 4.2,
 lme4 1.1-31): same response, fixed term and set of groupings for 33 of 34

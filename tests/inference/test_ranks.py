@@ -1,4 +1,4 @@
-"""Rank confidence intervals (methods.md section 7).
+"""Rank confidence intervals (docs/methods.md §7).
 
 References used here:
 * hand-worked leaderboards of 3-5 models: every Holm / BH / Bonferroni step

@@ -1,4 +1,4 @@
-"""Seeded coverage simulations of the rank confidence intervals (methods.md section 7).
+"""Seeded coverage simulations of the rank confidence intervals (docs/methods.md §7).
 
 Guarantees checked: marginal intervals hold each model's true rank with
 probability >= 1 - alpha; simultaneous intervals hold all true ranks jointly

@@ -14,7 +14,7 @@
 # lme4 1.1-31, lmerTest 3.1-3 (versions are recorded in the JSON).
 #
 # For every case and pair (model_a, model_b) the paired differences are built
-# exactly as mixrank builds them (methods.md sections 1-3):
+# exactly as mixrank builds them (docs/methods.md §1-§3):
 #   * a cell is one combination of the pairing keys (`keys`);
 #   * a (model, cell) with several rows is legal only with a replicate column,
 #     and its score is the mean over those rows;

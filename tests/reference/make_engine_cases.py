@@ -17,7 +17,8 @@ The second command fits every case with lme4 + lmerTest and writes
 compares mixrank's native engine with that JSON.  Gaussian scores are rounded
 to 6 decimals before writing, so R and Python read identical numbers.
 
-Cases (methods.md section 3; issue 3, part 6):
+Cases (docs/methods.md §3; designs that exercise balanced, crossed,
+unbalanced and boundary fits):
 
 * ``nested_balanced``: ``(1|subject) + (1|subject:question)``, every cell once;
   prompts replicate each question, so ``subject:question`` is separable from

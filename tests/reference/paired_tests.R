@@ -54,7 +54,7 @@ binary <- list(
     cells <- cells[idx]
     list(x = as.numeric(substr(cells, 1, 1)), y = as.numeric(substr(cells, 2, 2)))
   }),
-  # n = 2000, b = 110, c = 90 (close to the 55:45 split of methods.md section 6)
+  # n = 2000, b = 110, c = 90 (close to the 55:45 split of docs/methods.md §6)
   bin2000 = list(
     x = c(rep(1, 1200), rep(1, 110), rep(0, 90), rep(0, 600)),
     y = c(rep(1, 1200), rep(0, 110), rep(1, 90), rep(0, 600))

@@ -1,4 +1,4 @@
-# Reference values for mixrank.design.rci_eb.fit_normal_normal (the REML fit of
+# Reference values for mixrank.change.eb.fit_normal_normal (the REML fit of
 # the normal-normal model over items used by reliable_change(method = "eb")).
 #
 # Regenerate (from the repository root; needs base R, nlme and jsonlite):
@@ -6,7 +6,7 @@
 #     Rscript tests/reference/rci_eb_nlme.R
 #
 # It writes tests/reference/rci_eb_nlme.json next to this script; the test
-# tests/design/test_rci_eb.py reads that JSON and needs no R.  Every input is
+# tests/change/test_eb.py reads that JSON and needs no R.  Every input is
 # generated below with a fixed seed and copied into the JSON.
 #
 # Model: delta_i = mu + u_i + e_i, u_i ~ N(0, tau2), e_i ~ N(0, s2_i) with s2_i

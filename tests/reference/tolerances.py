@@ -1,7 +1,7 @@
 """The one tolerance table for engine cross-checks (test support, no stage).
 
-Inputs: none.  Outputs: :data:`LME4` (native vs lme4 + lmerTest: the issue 3
-accuracy contract) and :data:`STATSMODELS` (native vs statsmodels MixedLM),
+Inputs: none.  Outputs: :data:`LME4` (native vs lme4 + lmerTest: the engine
+accuracy contract of docs/methods.md §3) and :data:`STATSMODELS` (native vs statsmodels MixedLM),
 plus :func:`discrepancies`, which measures a fit against a reference with the
 scales these tolerances are expressed in.  Used by
 ``tests/engine/test_lme4_reference.py``, ``tests/engine/test_lme4_live.py``
@@ -11,7 +11,7 @@ case pass: mark the case ``xfail(strict=True)`` with the measured number.
 
 from __future__ import annotations
 
-# Native engine vs lme4::lmer(REML = TRUE) + lmerTest (issue 3, "Done when").
+# Native engine vs lme4::lmer(REML = TRUE) + lmerTest (the engine accuracy contract).
 LME4 = {
     # REML criterion at mixrank's optimum <= lme4's REMLcrit + this (absolute):
     # mixrank must find an optimum at least as good as lme4's.

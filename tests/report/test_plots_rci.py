@@ -2,7 +2,7 @@
 
 Exact checks use small hand-made tables whose expected markers, areas, bars and
 legend counts are written out by hand; one smoke test runs on the llm_stability
-re-runs of gpt-4o (samples 0-1 against 2-3, as in tests/design/test_rci.py).
+re-runs of gpt-4o (samples 0-1 against 2-3, as in tests/change/test_rci.py).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""Stage design: empirical-Bayes item changes with false-discovery control (methods.md section 8).
+"""Stage change: empirical-Bayes item changes with false-discovery control (docs/methods.md §8).
 
 Inputs: per-item sample matrices of two versions of a model (items x K
 scores, one matrix per version, rows aligned on the same items) and the
-floor/ceiling mask computed by :mod:`mixrank.design.rci`.
+floor/ceiling mask computed by :mod:`mixrank.change.rci`.
 Outputs: per-item arrays (null standard error of the change, shrunken
 estimate and its standard error, p-value, q-value, class) and a dict with
-the fitted prior.  :mod:`mixrank.design.rci` turns them into the columns of
+the fitted prior.  :mod:`mixrank.change.rci` turns them into the columns of
 ``ReliableChange.items()``.
 
 Contents: :func:`fit_normal_normal` (REML fit of the normal-normal mixed
@@ -13,7 +13,7 @@ model over items ``delta_i ~ N(mu, tau^2 + s_i^2)`` and its BLUPs),
 :func:`fisher_exact_two_sided` (vectorised Fisher exact test for 0/1
 scores), :func:`pooled_t_test` (Student two-sample t for continuous scores),
 :func:`item_tests` (the per-item test of no change that fits the scores,
-shared with the per-item RCI of :mod:`mixrank.design.rci`),
+shared with the per-item RCI of :mod:`mixrank.change.rci`),
 :func:`smallest_fisher_p` (the smallest p-value a 0/1 design can reach),
 :func:`storey_qvalues` (Storey-Taylor-Siegmund q-values), and
 :func:`eb_item_changes`, which combines them.

@@ -1,4 +1,4 @@
-"""Tests for mixrank.design.rci (item-level reliable change, methods.md section 8).
+"""Tests for mixrank.change.rci (item-level reliable change, docs/methods.md §8).
 
 References used here:
 * hand-worked examples (six items, K = 4) whose sums are derived in the
@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mixrank.design.rci import reliable_change
+from mixrank.change.rci import reliable_change
 from mixrank.errors import DataError, DesignError, MissingDataWarning, MixrankWarning
 
 # Tolerances (one table).
@@ -133,7 +133,7 @@ def test_hand_worked_item_sem():
     assert list(it["class"]) == ["floor_ceiling", "no_change", "floor_ceiling", "no_change",
                                  "no_change", "deteriorated"]
     s = res.summary()
-    # reliability, SEM and S_diff are still reported (methods.md section 8), as with sem="pooled"
+    # reliability, SEM and S_diff are still reported (docs/methods.md §8), as with sem="pooled"
     rel = s.reliability.set_index("role")
     assert rel.loc["before", "r_xx"] == pytest.approx(25 / 27, abs=TOL["exact"])
     assert s.s_diff == pytest.approx(math.sqrt(1 / 12), abs=TOL["exact"])
@@ -430,7 +430,7 @@ def test_rci_null_rate_binary_items(k):
 
 @pytest.mark.slow
 def test_pooled_rci_overcalls_binary_items():
-    """The classical RCI (sem="pooled", methods.md section 8 as written) on the same 0/1 data: one SEM
+    """The classical RCI (sem="pooled", docs/methods.md §8 as written) on the same 0/1 data: one SEM
     for all items, while the error variance p(1-p)/K is near zero for items a model always or never
     solves, so unchanged analysable items are called changed far more often than 5% (measured 18.9% at
     K = 4). This is why sem="item" is the default; the assertion keeps the documented reason true."""

@@ -1,4 +1,4 @@
-"""Stage design: reading the two versions of a reliable-change analysis (methods.md section 8).
+"""Stage change: reading the two versions of a reliable-change analysis (docs/methods.md §8).
 
 Inputs: a long DataFrame, a version selector (a model name or a mapping
 column -> value(s)), the item/sample/score column names.
@@ -7,7 +7,7 @@ scores, and the items x K score matrix of one version (items sorted, samples
 in sample-id order).  Every malformed input raises a :class:`DataError` that
 names the column, value or selector and the fix.
 Contents: :func:`select_version`, :func:`check_columns`, :func:`check_scores`,
-:func:`version_matrix`; used by :mod:`mixrank.design.rci`.
+:func:`version_matrix`; used by :mod:`mixrank.change.rci`.
 """
 
 from __future__ import annotations

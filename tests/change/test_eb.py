@@ -1,4 +1,4 @@
-"""Tests for mixrank.design.rci_eb and reliable_change(method="eb").
+"""Tests for mixrank.change.eb and reliable_change(method="eb").
 
 References used here:
 * tests/reference/rci_eb_nlme.R -> rci_eb_nlme.json: R nlme::lme ML fits of
@@ -24,16 +24,16 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from mixrank.design.rci import reliable_change
-from mixrank.design.rci_eb import (
+from mixrank.change.eb import (
     fisher_exact_two_sided,
     fit_normal_normal,
     pooled_t_test,
     smallest_fisher_p,
     storey_qvalues,
 )
+from mixrank.change.rci import reliable_change
 from mixrank.errors import DesignError, MixrankWarning
-from tests.design.test_rci import BEFORE, _frame, hand_frame
+from tests.change.test_rci import BEFORE, _frame, hand_frame
 
 REF = Path(__file__).resolve().parents[1] / "reference" / "rci_eb_nlme.json"
 

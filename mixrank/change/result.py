@@ -1,0 +1,351 @@
+"""Stage change: the result objects of a reliable-change analysis (docs/methods.md §8).
+
+Inputs: the per-item table, reliability rows and metadata computed by
+:func:`mixrank.change.rci.reliable_change`.
+Outputs: tidy tables from the accessors of :class:`ReliableChange`
+(``items()``, ``summary()``, ``by_subject()``, ``vs_greedy()``).
+Contents: :class:`ReliableChange`, :class:`ReliableChangeSummary`,
+:data:`CLASSES`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mixrank._util import tidy
+from mixrank.change.versions import check_columns, check_scores, select_version
+from mixrank.errors import DataError, DesignError, MissingDataWarning
+
+__all__ = ["ReliableChange", "ReliableChangeSummary", "CLASSES"]
+
+#: Item classes, in reporting order.
+CLASSES = ("improved", "deteriorated", "no_change", "floor_ceiling")
+_CHANGED = ("improved", "deteriorated")
+
+
+@dataclass(frozen=True)
+class ReliableChangeSummary:
+    """Summary of a :class:`ReliableChange` (returned by ``summary()``; printing is separate).
+
+    Attributes
+    ----------
+    classes : pandas.DataFrame
+        ``method, subset, class, n, share``: counts and shares of each class,
+        ``subset`` ``"all"`` (share of all items) or ``"analysable"`` (share of
+        the items not at floor/ceiling, whose ``floor_ceiling`` row is 0).
+    change : pandas.DataFrame
+        ``method, subset, n, n_changed, churn, net_change, median_abs_delta``:
+        churn = share reliably changed either way, net_change = (improved -
+        deteriorated) / n, median |delta p| among reliably changed items.
+    reliability : pandas.DataFrame
+        ``version, role, n_items, k, k_split, r_half, r_xx, std_dev, sem``
+        per version (``k_split`` samples entered the split; ``r_half`` the
+        half correlation; ``std_dev`` the SD of p over items).
+    s_diff, threshold : float
+        Standard error of the difference (docs/methods.md §8; it decides the classes
+        only with ``sem="pooled"``) and the |RCI| cut-off.
+    mean_delta : float
+        Mean change p_after - p_before over all items.
+    n_items, n_analysable : int
+        Shared items and those not at floor/ceiling in both versions.
+    eb : dict or None
+        ``method="eb"``: ``mu``, ``tau2``, ``mu_std_error`` (normal-normal fit),
+        ``pi0``, ``lambda`` (Storey), ``fdr`` target, ``n_family``,
+        ``n_discoveries``.
+    meta : dict
+        Selectors, split, method and column names.
+    """
+
+    classes: pd.DataFrame
+    change: pd.DataFrame
+    reliability: pd.DataFrame
+    s_diff: float
+    threshold: float
+    mean_delta: float
+    n_items: int
+    n_analysable: int
+    eb: dict | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        m = self.meta
+        lines = [f"Reliable change: {m.get('before')} -> {m.get('after')} "
+                 f"({self.n_items} items, {self.n_analysable} analysable; split={m.get('split')})"]
+        for r in self.reliability.itertuples(index=False):
+            lines.append(f"  {r.role:<6} K={r.k} r_xx={r.r_xx:.3f} SD={r.std_dev:.4f} SEM={r.sem:.4f}")
+        lines.append(f"  S_diff={self.s_diff:.4f}  threshold={self.threshold:.3f}  "
+                     f"mean delta={self.mean_delta:+.4f}")
+        if m.get("sem") == "item":
+            lines.append(f"  classes: sem=item, exact per-item test at level {m.get('alpha', 0.05):.3g} "
+                         "(S_diff above is descriptive)")
+        else:
+            lines.append("  classes: sem=pooled, |delta| / S_diff > threshold (classical RCI)")
+        for r in self.change.itertuples(index=False):
+            lines.append(f"  [{r.method}/{r.subset}] churn={r.churn:.3f} net={r.net_change:+.3f} "
+                         f"median|dp|={r.median_abs_delta:.3f} (n={r.n}, changed={r.n_changed})")
+        if self.eb is not None:
+            lines.append(f"  EB: mu={self.eb['mu']:+.4f} tau^2={self.eb['tau2']:.4g} "
+                         f"pi0={self.eb['pi0']:.3f} FDR target={self.eb['fdr']}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ReliableChange:
+    """Result of :func:`reliable_change`; accessors return fresh tidy tables.
+
+    Attributes
+    ----------
+    before, after : str
+        Labels of the two versions (model name or selector text).
+    method, sem, split : str
+        As passed to :func:`reliable_change`.
+    threshold, fdr : float
+        |RCI| cut-off and target FDR of the empirical-Bayes classes.
+    """
+
+    before: str
+    after: str
+    method: str
+    split: str
+    threshold: float
+    fdr: float
+    sem: str
+    _items: pd.DataFrame = field(repr=False)
+    _reliability: pd.DataFrame = field(repr=False)
+    _meta: dict = field(repr=False)
+    _eb: dict | None = field(repr=False)
+    _versions: dict = field(repr=False)
+
+    def _methods(self) -> list[tuple[str, str]]:
+        out = [("rci", "class")]
+        if self._eb is not None:
+            out.append(("eb", "eb_class"))
+        return out
+
+    def _table(self, df: pd.DataFrame, what: str) -> pd.DataFrame:
+        meta = {k: v for k, v in self._meta.items() if k not in ("before_selector", "after_selector")}
+        meta["before_selector"] = dict(self._meta["before_selector"])
+        meta["after_selector"] = dict(self._meta["after_selector"])
+        return tidy(df, table=what, **meta)
+
+    # accessors ----------------------------------------------------------------
+    def items(self) -> pd.DataFrame:
+        """One row per shared item.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The item columns, the ``by`` column (if not an item column),
+            ``p_before``, ``p_after`` (mean score over the K samples),
+            ``delta`` (= p_after - p_before), with ``sem="item"``
+            ``std_error`` (null SD of delta) and ``p_value`` (Fisher exact or
+            t test of no change), then ``rci`` (``sem="item"``: the
+            z-equivalent ``sign(delta) z_{1-p/2}``; ``sem="pooled"``: delta /
+            S_diff) and ``class`` (improved, deteriorated, no_change,
+            floor_ceiling).  With ``method="eb"`` also ``std_error`` and
+            ``p_value``, ``eb_estimate`` and ``eb_std_error`` (shrinkage
+            estimate of the true change and its prediction SE), ``q_value``
+            (Storey; NaN for floor/ceiling items, outside the family) and
+            ``eb_class``.
+        """
+        return self._table(self._items.copy(), "items")
+
+    def summary(self) -> ReliableChangeSummary:
+        """Class shares, churn, reliability per version, SEM and S_diff.
+
+        Returns
+        -------
+        ReliableChangeSummary
+            See its attributes.
+        """
+        it = self._items
+        fc = (it["class"] == "floor_ceiling").to_numpy()
+        d = it["delta"].to_numpy()
+        n_all, n_an = len(it), int((~fc).sum())
+        cls_rows, chg_rows = [], []
+        for name, col in self._methods():
+            for subset, keep in (("all", np.ones_like(fc)), ("analysable", ~fc)):
+                c, n = it[col].to_numpy()[keep], int(keep.sum())
+                cnt = {k: int(np.sum(c == k)) for k in CLASSES}
+                cls_rows += [{"method": name, "subset": subset, "class": k, "n": v,
+                              "share": v / n if n else float("nan")} for k, v in cnt.items()]
+                changed = np.isin(c, _CHANGED)
+                chg_rows.append({
+                    "method": name, "subset": subset, "n": n, "n_changed": int(changed.sum()),
+                    "churn": changed.sum() / n if n else float("nan"),
+                    "net_change": (cnt["improved"] - cnt["deteriorated"]) / n if n else float("nan"),
+                    "median_abs_delta": float(np.median(np.abs(d[keep][changed]))) if changed.any()
+                    else float("nan"),
+                })
+        return ReliableChangeSummary(
+            classes=self._table(pd.DataFrame(cls_rows), "summary_classes"),
+            change=self._table(pd.DataFrame(chg_rows), "summary_change"),
+            reliability=self._table(self._reliability.copy(), "reliability"),
+            s_diff=self._meta["s_diff"], threshold=self.threshold,
+            mean_delta=float(it["delta"].mean()), n_items=n_all, n_analysable=n_an,
+            eb=None if self._eb is None else dict(self._eb), meta=dict(self._meta),
+        )
+
+    def by_subject(self) -> pd.DataFrame:
+        """Net change, churn and reversals per value of ``by`` (default ``subject``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (``by`` value, method): the ``by`` column, ``method``
+            (``rci``, and ``eb`` with ``method="eb"``), ``n`` (items),
+            ``n_analysable``, ``n_improved``, ``n_deteriorated``,
+            ``n_no_change``, ``n_floor_ceiling``, ``churn`` (share of the
+            analysable items reliably changed), ``net_change`` ((improved -
+            deteriorated) / analysable), ``mean_delta`` (mean p_after -
+            p_before over all its items) and ``reversal`` (True when
+            ``net_change`` is non-zero with the opposite sign of the overall
+            net change of the same method; False when the overall one is 0).
+
+        Raises
+        ------
+        DesignError
+            The result was computed with ``by=None``.
+        """
+        by = self._meta["by"]
+        if by is None:
+            raise DesignError("by_subject() needs a grouping column; the result was computed with "
+                              "by=None. Recompute with by='subject' (or another item grouping).")
+        it = self._items
+        d = it["delta"].to_numpy()
+        groups = it.groupby(by, sort=True, dropna=False).indices
+        rows = []
+        for name, col in self._methods():
+            c = it[col].to_numpy()
+            n_an_all = int(np.sum(c != "floor_ceiling"))
+            overall = (np.sum(c == "improved") - np.sum(c == "deteriorated")) / n_an_all if n_an_all else 0.0
+            for key, idx in groups.items():
+                cnt = {k: int(np.sum(c[idx] == k)) for k in CLASSES}
+                n_an = idx.size - cnt["floor_ceiling"]
+                net = (cnt["improved"] - cnt["deteriorated"]) / n_an if n_an else float("nan")
+                rows.append({
+                    by: key, "method": name, "n": int(idx.size), "n_analysable": int(n_an),
+                    **{f"n_{k}": v for k, v in cnt.items()},
+                    "churn": (cnt["improved"] + cnt["deteriorated"]) / n_an if n_an else float("nan"),
+                    "net_change": net, "mean_delta": float(d[idx].mean()),
+                    "reversal": bool(n_an and overall != 0 and net != 0 and np.sign(net) == -np.sign(overall)),
+                })
+        return self._table(pd.DataFrame(rows), "by_subject")
+
+    def vs_greedy(self, greedy: pd.DataFrame | Hashable, *,
+                  before: Hashable | Mapping[str, Any] | None = None,
+                  after: Hashable | Mapping[str, Any] | None = None) -> pd.DataFrame:
+        """Compare the reliable-change classes with a single-run (greedy) comparison.
+
+        Parameters
+        ----------
+        greedy : pandas.DataFrame or scalar
+            A long DataFrame with the same column names and one row per item
+            per version (a greedy, K = 1 or T = 0, run of each version); or a
+            ``sample`` value: the row with that sample id is taken from each
+            version's rows of the analysed data.
+        before, after : hashable or mapping, optional
+            DataFrame form only: selectors of the greedy versions in
+            ``greedy`` (as in :func:`reliable_change`); default the ones of
+            this result.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (method, outcome): ``method`` (rci, eb), ``outcome``,
+            ``n``, ``share`` (n / compared items), ``reference``,
+            ``n_reference`` and ``rate`` (n / n_reference).  Outcomes (mutually
+            exclusive), with their reference group:
+
+            * ``agree_change``: reliable change, greedy flips the same way (reliable_change);
+            * ``false_negative``: reliable change, greedy unchanged (reliable_change);
+            * ``opposite_flip``: reliable change, greedy flips the other way
+              (reliable_change); also a miss: the false negatives of
+              docs/methods.md §8 are ``false_negative + opposite_flip``;
+            * ``false_positive``: greedy flips, class no_change or
+              floor_ceiling (greedy_flip);
+            * ``agree_no_change``: neither (greedy_no_flip).
+
+        Raises
+        ------
+        DataError
+            Greedy versions with other than one row per item, or sharing no
+            items with the result.
+
+        Warns
+        -----
+        MissingDataWarning
+            Result items missing from the greedy data (compared on the rest).
+
+        Notes
+        -----
+        A greedy flip is ``y_after != y_before``; its direction the sign of
+        ``y_after - y_before``.  All items take part, floor/ceiling ones as
+        "no reliable change".
+        """
+        meta = self._meta
+        item, sample, score = list(meta["item"]), meta["sample"], meta["score"]
+        if isinstance(greedy, pd.DataFrame):
+            check_columns(greedy, item + [score], "greedy item/score")
+            sel_b = meta["before_selector"] if before is None else before
+            sel_a = meta["after_selector"] if after is None else after
+            mask_b, lab_b, _ = select_version(sel_b, greedy, meta["model"], "greedy before")
+            mask_a, lab_a, _ = select_version(sel_a, greedy, meta["model"], "greedy after")
+            g_b, g_a = greedy.loc[mask_b], greedy.loc[mask_a]
+        else:
+            if before is not None or after is not None:
+                raise DataError("before=/after= apply to a greedy DataFrame only; with greedy="
+                                f"{greedy!r} (a sample id) the versions are those of the result.")
+            if sample is None:
+                raise DataError("greedy as a sample id needs a sample column; the result has sample=None. "
+                                "Pass the greedy runs as a DataFrame.")
+            lab_b = lab_a = f"{sample} == {greedy!r}"
+            g_b = self._versions["before"].loc[lambda d: d[sample] == greedy]
+            g_a = self._versions["after"].loc[lambda d: d[sample] == greedy]
+        ys = []
+        for rows, lab, role in ((g_b, lab_b, "greedy before"), (g_a, lab_a, "greedy after")):
+            if rows.empty:
+                raise DataError(f"{role} ({lab}) selects no rows; expected one row per item.")
+            if rows.duplicated(item).any():
+                raise DataError(f"{role} ({lab}) has several rows for some items (first "
+                                f"{rows.loc[rows.duplicated(item), item].iloc[0].to_dict()!r}); expected one "
+                                "greedy run per item. Select a single sample, e.g. before={'sample': [0]}.")
+            y = check_scores(rows[score], score)
+            ys.append(pd.Series(y, index=pd.MultiIndex.from_frame(rows[item])))
+        it = self._items
+        idx = pd.MultiIndex.from_frame(it[item])
+        ok = idx.isin(ys[0].index) & idx.isin(ys[1].index)
+        if not ok.any():
+            raise DataError(f"the greedy runs share no items with the result (by {item!r}); expected "
+                            "the same items. Check the item columns and selectors.")
+        if not ok.all():
+            warnings.warn(f"{int((~ok).sum())} of {len(ok)} result items are missing from the greedy runs; "
+                          "they are left out of the comparison.", MissingDataWarning, stacklevel=2)
+        flip = np.sign(ys[1].reindex(idx[ok]).to_numpy() - ys[0].reindex(idx[ok]).to_numpy())
+        n = int(ok.sum())
+        rows_out = []
+        for name, col in self._methods():
+            c = it[col].to_numpy()[ok]
+            sign = np.where(c == "improved", 1, np.where(c == "deteriorated", -1, 0))
+            rel = sign != 0
+            counts = {
+                "agree_change": (int(np.sum(rel & (flip == sign))), "reliable_change", int(rel.sum())),
+                "false_negative": (int(np.sum(rel & (flip == 0))), "reliable_change", int(rel.sum())),
+                "opposite_flip": (int(np.sum(rel & (flip == -sign))), "reliable_change", int(rel.sum())),
+                "false_positive": (int(np.sum(~rel & (flip != 0))), "greedy_flip", int(np.sum(flip != 0))),
+                "agree_no_change": (int(np.sum(~rel & (flip == 0))), "greedy_no_flip",
+                                    int(np.sum(flip == 0))),
+            }
+            for outcome, (k, ref, n_ref) in counts.items():
+                rows_out.append({"method": name, "outcome": outcome, "n": k, "share": k / n,
+                                 "reference": ref, "n_reference": n_ref,
+                                 "rate": k / n_ref if n_ref else float("nan")})
+        out = self._table(pd.DataFrame(rows_out), "vs_greedy")
+        out.attrs["mixrank"].update(greedy_before=lab_b, greedy_after=lab_a, n_compared=n)
+        return out

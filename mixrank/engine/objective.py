@@ -1,0 +1,172 @@
+"""Stage engine: the profiled REML objective of one pair (cf. lme4's ``mkLmerDevfun``).
+
+Inputs: :class:`~mixrank.engine.structure.Structure` and
+:class:`~mixrank.engine.structure.PairSums`.  Outputs: :class:`Objective`
+(built and validated by :func:`make_objective`): the REML criterion as a
+function of the variance parameters alone, its analytic gradient (dense
+mode) and the unprofiled deviance used by the Satterthwaite df.
+
+Model: ``d = mu 1 + sum_r Z_r b_r + e``, ``b_r ~ N(0, sigma_r^2 I)``,
+``e ~ N(0, sigma^2 I)``.  With ``theta_r = sigma_r / sigma``,
+``Lambda = diag(theta)`` and ``A = Lambda Z'Z Lambda + I`` (lme4's notation),
+the profiled REML criterion is::
+
+    -2 l_R(theta) = log|A| + log R_X^2 + (n - 1) (1 + log(2 pi r^2 / (n - 1)))
+
+with ``R_X^2 = n - c'Lambda A^-1 Lambda c`` (c: level counts) and ``r^2`` the
+penalised residual sum of squares; ``mu_hat = (sum d - c'L A^-1 L s) / R_X^2``
+and ``Var(mu_hat) = sigma^2 / R_X^2``.  The optimiser works in
+``psi = theta^2 >= 0`` (a zero component keeps a non-degenerate derivative).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..errors import DesignError
+from .reml_grad import dense_parts
+from .structure import PairSums, Structure
+
+__all__ = ["Objective", "make_objective", "quad_forms", "profiled_deviance",
+           "deviance_and_gradient", "full_deviance", "LOG2PI"]
+
+LOG2PI = math.log(2 * math.pi)
+
+
+def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
+    """Return ``(log|A|, c'L A^-1 L c, c'L A^-1 L s, s'L A^-1 L s)`` at ``theta``."""
+    if st.mode == "none":
+        return 0.0, 0.0, 0.0, 0.0
+    if st.mode == "sparse":
+        lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels, theta)])
+        Lm = sp.diags(lam)
+        A = (Lm @ st.ztz @ Lm + sp.identity(len(lam))).tocsc()
+        lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0)
+        logdet = float(np.sum(np.log(np.abs(lu.U.diagonal()))))
+        c = lam * np.concatenate(st.counts)
+        s = lam * np.concatenate(ps.s)
+        xc, xs = lu.solve(c), lu.solve(s)
+        return logdet, float(c @ xc), float(c @ xs), float(s @ xs)
+    logdet, cAc, cAs, sAs = dense_parts(st, ps, theta)[0]
+    return float(logdet), float(cAc), float(cAs), float(sAs)
+
+
+def core(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
+    """``(log|A|, R_X^2, r^2, mu_hat)`` at ``theta`` (floors keep the logs finite)."""
+    logdet, cAc, cAs, sAs = quad_forms(st, ps, theta)
+    rx2 = ps.n - cAc
+    if rx2 <= 0:
+        rx2 = 1e-300
+    mu = (ps.sum_d - cAs) / rx2
+    r2 = ps.sumsq_d - sAs - (ps.sum_d - cAs) ** 2 / rx2
+    return logdet, rx2, max(r2, 1e-300), mu
+
+
+def criterion(ps: PairSums, logdet: float, rx2: float, r2: float) -> float:
+    """The profiled REML criterion from its three ingredients."""
+    nu = ps.n - 1
+    return logdet + math.log(rx2) + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+
+
+def profiled_deviance(st: Structure, ps: PairSums, theta: np.ndarray) -> float:
+    """lme4's REML criterion at ``theta`` (sigma profiled out)."""
+    return criterion(ps, *core(st, ps, theta)[:3])
+
+
+def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """:func:`profiled_deviance` at ``theta = sqrt(psi)`` and its analytic gradient in ``psi``.
+
+    Returns None where only finite differences apply: sparse or empty
+    structures, and points where the floors on ``R_X^2`` or ``r^2`` are
+    active (see :mod:`mixrank.engine.reml_grad` for the derivation).
+    """
+    if st.mode != "dense":
+        return None
+    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, np.sqrt(np.maximum(psi, 0.0)), grad=True)
+    g = cast(np.ndarray, g)
+    rx2 = ps.n - cAc
+    e = ps.sum_d - cAs
+    if rx2 <= 0:
+        return None
+    r2 = ps.sumsq_d - sAs - e * e / rx2
+    if not (r2 > 0 and math.isfinite(r2)):
+        return None
+    d_r2 = -g[3] + 2.0 * e * g[2] / rx2 - e * e * g[1] / (rx2 * rx2)
+    return criterion(ps, logdet, rx2, r2), g[0] - g[1] / rx2 + (ps.n - 1) * d_r2 / r2
+
+
+def full_deviance(st: Structure, ps: PairSums, x: np.ndarray) -> float:
+    """REML deviance at ``x = (theta_1..theta_R, sigma)`` (lmerTest's varpar)."""
+    theta, sigma = x[:-1], x[-1]
+    logdet, rx2, r2, _ = core(st, ps, theta)
+    nu = ps.n - 1
+    s2 = sigma * sigma
+    return logdet + math.log(rx2) + nu * (LOG2PI + math.log(s2)) + r2 / s2
+
+
+@dataclass(frozen=True, eq=False)
+class Objective:
+    """The REML objective of one pair: functions of the variance parameters alone.
+
+    ``R`` components in block order (``st.names``); ``analytic`` says whether
+    :meth:`value_grad` has an analytic gradient (dense mode).
+    """
+
+    st: Structure
+    ps: PairSums
+
+    @property
+    def n(self) -> int:
+        return self.ps.n
+
+    @property
+    def R(self) -> int:
+        return len(self.st.levels)
+
+    @property
+    def analytic(self) -> bool:
+        return self.st.mode == "dense"
+
+    def core(self, theta: np.ndarray) -> tuple[float, float, float, float]:
+        """``(log|A|, R_X^2, r^2, mu_hat)`` at ``theta``."""
+        return core(self.st, self.ps, theta)
+
+    def deviance(self, psi: np.ndarray) -> float:
+        """REML criterion at ``theta = sqrt(max(psi, 0))``."""
+        return profiled_deviance(self.st, self.ps, np.sqrt(np.maximum(psi, 0.0)))
+
+    def value_grad(self, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """Criterion and analytic gradient in ``psi``, or None (sparse mode, floors active)."""
+        return deviance_and_gradient(self.st, self.ps, psi)
+
+    def full_deviance(self, x: np.ndarray) -> float:
+        """Unprofiled REML deviance at ``x = (theta, sigma)``."""
+        return full_deviance(self.st, self.ps, x)
+
+    def var_mu(self, theta: np.ndarray, sigma: float) -> float:
+        """``Var(mu_hat) = sigma^2 / R_X^2`` at ``(theta, sigma)``."""
+        return sigma * sigma / self.core(theta)[1]
+
+
+def make_objective(st: Structure, ps: PairSums) -> Objective:
+    """Validate one pair's sums and return its REML :class:`Objective`.
+
+    Raises
+    ------
+    DesignError
+        Fewer than two cells, or no residual variation (all differences equal).
+    """
+    n = ps.n
+    if n < 2:
+        raise DesignError(f"the pair has {n} common cell(s); at least 2 are needed to estimate a variance")
+    if ps.sumsq_d - ps.sum_d ** 2 / n <= 1e-12 * max(ps.sumsq_d, 1.0):
+        raise DesignError("all paired differences are identical (zero variance); no standard "
+                          "error can be estimated. Check that the two models' scores differ "
+                          "across cells, or compare them with an exact test")
+    return Objective(st, ps)

@@ -1,0 +1,173 @@
+"""Stage inference: family-wise answers for the pairwise contrasts of a fit.
+
+Inputs: a :class:`~mixrank.results.FitResult` and its contrasts table.
+Outputs: the table with ``p_adjusted`` (Holm, BH or single-step max-t across
+the pairs shown) and, for max-t, simultaneous confidence intervals
+(:func:`adjust_contrasts`); the distribution of each model's rank from the
+same Gaussian draws (:func:`rank_probabilities_fit`).  Contents:
+:data:`ADJUST`, :func:`adjust_contrasts`, :func:`contrast_draws`,
+:func:`rank_probabilities_fit`.
+
+Draws (docs/model_scores.md §3-§4): ``Z ~ N(0, R)`` with ``R`` the correlation
+of the joint covariance of all contrasts
+(:func:`mixrank.inference.joint.contrast_covariance`); each contrast keeps
+its own reference distribution (t with its df) through the Gaussian copula
+``T_h = F_{t,df_h}^-1(Phi(Z_h))``, as the max-t rank intervals of
+:mod:`mixrank.inference.ranks_maxt`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+
+from mixrank._util import as_rng, tidy
+from mixrank.errors import DataError, DesignError
+from mixrank.inference.joint import contrast_covariance
+from mixrank.inference.multiplicity import adjust as adjust_p
+
+__all__ = ["ADJUST", "adjust_contrasts", "contrast_draws", "rank_probabilities_fit"]
+
+#: Adjustments of ``FitResult.contrasts(adjust=...)``.
+ADJUST = ("none", "holm", "bh", "maxt")
+_CHUNK = 2048
+
+
+def check_adjust(adjust: Any) -> str:
+    if not isinstance(adjust, str) or adjust.lower() not in ADJUST:
+        raise DesignError(f"adjust={adjust!r} is not an adjustment; expected one of "
+                          f"{list(ADJUST)} (default 'holm')")
+    return adjust.lower()
+
+
+def check_draws(B: Any) -> int:
+    ok = isinstance(B, (int, np.integer)) and not isinstance(B, bool) and int(B) >= 1000
+    if not ok:
+        raise DesignError(f"B={B!r} is not a usable number of draws; expected an integer "
+                          ">= 1000 (default 10000)")
+    return int(B)
+
+
+def _correlation(fit: Any) -> tuple[np.ndarray, dict[str, float]]:
+    cov, info = contrast_covariance(fit.frame, fit.pairs, method=fit.method,
+                                    estimand=fit.estimand)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    if np.any(sd <= 0):
+        raise DataError("a contrast has zero variance under the joint covariance; max-t draws "
+                        "need a positive variance for every pair (use adjust='holm')")
+    return cov / np.outer(sd, sd), info
+
+
+def contrast_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], dict[str, Any]]:
+    """Chunks of ``Z ~ N(0, R)`` (B rows in all, one column per fitted pair, pair order).
+
+    ``R`` is the correlation of :func:`~mixrank.inference.joint.contrast_covariance`.
+    Equal ``B`` and ``rng`` give the same draws in every caller.
+    """
+    R, info = _correlation(fit)
+    w, U = np.linalg.eigh(R)
+    root = U * np.sqrt(np.clip(w, 0.0, None))
+    gen = as_rng(rng)
+
+    def chunks() -> Iterator[np.ndarray]:
+        done = 0
+        while done < B:
+            b = min(_CHUNK, B - done)
+            yield gen.standard_normal((b, R.shape[0])) @ root.T
+            done += b
+
+    return chunks(), dict(info, B=B)
+
+
+def _maxt(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any) -> dict[str, Any]:
+    """Single-step max-|T| adjusted p-values and simultaneous CIs, in place on ``tab``."""
+    if len(tab) != len(fit.pairs):
+        raise DesignError("adjust='maxt' needs the contrasts of every fitted pair")
+    draws, info = contrast_draws(fit, B=B, rng=rng)
+    mx = np.concatenate([np.max(np.abs(z), axis=1) for z in draws])
+    p = tab["p_value"].to_numpy(dtype=float)
+    z_obs = -special.ndtri(np.clip(p / 2.0, 1e-300, 0.5))      # |Z| with the same tail as |t|
+    mx.sort()
+    exceed = len(mx) - np.searchsorted(mx, z_obs, side="left")
+    tab["p_adjusted"] = np.where(np.isfinite(p), np.minimum(1.0, exceed / len(mx)), np.nan)
+    c = float(np.quantile(mx, level))
+    q = stats.t.ppf(special.ndtr(c), tab["df"].to_numpy(dtype=float))
+    se = tab["std_error"].to_numpy(dtype=float)
+    tab["ci_lower"] = tab["estimate"] - q * se
+    tab["ci_upper"] = tab["estimate"] + q * se
+    return dict(info, critical_value_normal=c, ci="simultaneous (max-t)",
+                p_adjusted="single-step max-t over the pairs shown",
+                mc_se_of_p=f"<= {0.5 / np.sqrt(B):.2g}")
+
+
+def adjust_contrasts(fit: Any, tab: pd.DataFrame, *, adjust: str, level: float, B: int,
+                     rng: Any) -> pd.DataFrame:
+    """Add ``p_adjusted`` after ``p_value`` (and simultaneous CIs for ``maxt``).
+
+    The family is the rows of ``tab`` with a finite p-value; other rows get
+    NaN.  Metadata (``adjust``, ``family_size``, ``ci``) go to
+    ``attrs["mixrank"]``.
+    """
+    how = check_adjust(adjust)
+    out = tab.copy()
+    out.attrs = {"mixrank": dict(tab.attrs.get("mixrank", {}))}
+    p = out["p_value"].to_numpy(dtype=float)
+    ok = np.isfinite(p)
+    meta: dict[str, Any] = dict(adjust=how, family_size=int(ok.sum()), ci="marginal")
+    if how == "maxt":
+        out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", np.nan)
+        meta.update(_maxt(fit, out, level, check_draws(B), rng))
+    else:
+        adj = np.full(len(p), np.nan)
+        if how == "none":
+            adj[ok] = p[ok]
+        elif ok.any():
+            adj[ok] = adjust_p(p[ok], how)
+        out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", adj)
+    out.attrs["mixrank"].update(meta)
+    return out
+
+
+def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
+    """P(rank = r) and P(best) per model from the max-t draws of the contrasts.
+
+    See :meth:`mixrank.results.FitResult.rank_probabilities`.
+    """
+    B = check_draws(B)
+    models = list(fit.models)
+    M = len(models)
+    if M < 2:
+        raise DataError(f"rank probabilities need at least two models; the fit has {models}")
+    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
+    if len(fitted) < M * (M - 1) // 2:
+        raise DataError("rank probabilities need every pair of models fitted; refit with "
+                        "pairs=None (pairs without common cells cannot be ranked)")
+    pos = {m: i for i, m in enumerate(models)}
+    a = np.array([pos[p.model_a] for p in fit.pairs])
+    b = np.array([pos[p.model_b] for p in fit.pairs])
+    est = np.array([p.estimate for p in fit.pairs])
+    se = np.array([p.std_error for p in fit.pairs])
+    df = np.array([p.df for p in fit.pairs])
+    draws, info = contrast_draws(fit, B=B, rng=rng)
+    counts = np.zeros((M, M))
+    for z in draws:
+        d = est + se * stats.t.ppf(special.ndtr(z), df)       # draws of model_a - model_b
+        beaten = np.zeros((z.shape[0], M), dtype=np.int64)     # models that beat each model
+        np.add.at(beaten.T, b, (d > 0).T)
+        np.add.at(beaten.T, a, (d < 0).T)
+        for j in range(M):
+            counts[j] += np.bincount(beaten[:, j], minlength=M)[:M]
+    prob = counts / B
+    scores = fit.model_scores().set_index("model")["estimate"]
+    rows = [dict(model=m, rank=r + 1, probability=prob[j, r], p_best=prob[j, 0])
+            for j, m in sorted(enumerate(models), key=lambda t: (-scores[t[1]], t[1]))
+            for r in range(M)]
+    return tidy(rows, table="rank_probabilities", formula=fit.frame.spec.formula,
+                method=fit.method, estimand=fit.estimand, engine=fit.engine, draws=B,
+                rank="1 + number of models whose contrast draw is above this model's",
+                no_model_beats_all=float(1.0 - prob[:, 0].sum()),
+                **{k: v for k, v in info.items() if k != "B"})
