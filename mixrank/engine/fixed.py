@@ -186,6 +186,9 @@ class _Shared:
     design: Design
     own: bool
     X: np.ndarray
+    means: dict
+    counts: dict
+    x_mean: np.ndarray
 
 
 def _usable(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
@@ -220,8 +223,11 @@ def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: st
     if st.mode == "dense":
         P, H, W2 = group_sums(st, ZX)
     unit = codes[names[0]] if names else None
+    used_design = design if own is None else own
+    means, counts = _describe(frame, used_design, mask)
     return _Shared(st=st, used=used, kept=kept, null=null, XtX=XtX_all, ZX=ZX, P=P, H=H, W2=W2,
-                   units=unit, design=design if own is None else own, own=own is not None, X=Xk)
+                   units=unit, design=used_design, own=own is not None, X=Xk, means=means,
+                   counts=counts, x_mean=Xk.mean(axis=0))
 
 
 def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) -> FixedSums:
@@ -256,10 +262,11 @@ def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) 
     return FixedSums(n=st.n, p=p, T=T, ZW=ZW, P=P, H=H, W2=W2)
 
 
-def _overall(estimand: str, Xk: np.ndarray, units: np.ndarray | None, fit: FixedFit) -> np.ndarray:
+def _overall(estimand: str, sh: _Shared, fit: FixedFit) -> np.ndarray:
     """L (kept columns) of the overall gap under ``estimand`` (docs/interactions.md §3)."""
+    Xk, units = sh.X, sh.units
     if estimand == "cells":
-        return Xk.mean(axis=0)
+        return sh.x_mean
     if estimand == "units":
         if units is None:
             raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
@@ -303,11 +310,9 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, esti
         Xtd = (XtY[:, j] - XtY[:, k])[sh.kept]
         dtd = st.pair_moments(j, k)[2]
         zd = tuple(st.level_sums[t][:, j] - st.level_sums[t][:, k] for t in sh.st.names)
-        Xk = sh.X
     else:
         d = d[both]
-        Xk = sh.X
-        Xtd, dtd = Xk.T @ d, float(d @ d)
+        Xtd, dtd = sh.X.T @ d, float(d @ d)
         zd = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(sh.st.codes, sh.st.levels))
     if len(sh.used) < len(names):
         dropped = [t for t in names if t not in sh.used]
@@ -316,14 +321,13 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, esti
                       "of its model (reported as NaN)", MixrankWarning, stacklevel=4)
     fs = _sums(sh, Xtd, float(dtd), zd)
     ff = fit_reml_fixed(sh.st, fs, sh.used)
-    Lk = _overall(estimand, Xk, sh.units, ff)
+    Lk = _overall(estimand, sh, ff)
     L = np.zeros(sh.design.X.shape[1])
     L[sh.kept] = Lk
     est, var, df = ff.contrast(Lk)
-    means, counts = _describe(frame, sh.design, mask)
     comps = {t: float("nan") for t in names}
     comps.update(zip(ff.names, (float(v) for v in ff.variances)))
-    fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=means, level_counts=counts,
+    fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=sh.means, level_counts=sh.counts,
                    overall=L, XtX=sh.XtX, design=sh.design, own_design=sh.own)
     sd = float(np.std(d, ddof=1))
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,

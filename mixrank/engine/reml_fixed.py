@@ -20,8 +20,10 @@ criterion (lme4's ``REMLcrit``) is::
 ``Q`` is computed like the intercept-only engine's quadratic forms (dense
 mode: the largest term's levels grouped by their count, a Schur complement
 of dimension q2; sparse mode: a sparse LU of ``A``), with ``p + 1`` columns
-instead of 2.  Optimised over ``psi = theta^2 >= 0`` by L-BFGS-B with
-central-difference gradients from a moment and a unit start.
+instead of 2.  Optimised over ``psi = theta^2 >= 0`` by L-BFGS-B from a
+moment start, and from a unit start when that optimum has a component at 0
+(central-difference gradients in sparse mode).
+The gradient is analytic in dense mode (``criterion_and_gradient``).
 Satterthwaite quantities follow lmerTest: the Hessian of the REML deviance
 in ``(theta, sigma)`` and the Jacobian of ``Cov(beta_hat)``, both by
 Richardson-extrapolated central differences.
@@ -42,7 +44,7 @@ import scipy.sparse.linalg as spla
 from ..errors import DesignError
 from .structure import Structure
 
-__all__ = ["FixedSums", "FixedFit", "fit_reml_fixed", "criterion"]
+__all__ = ["FixedSums", "FixedFit", "fit_reml_fixed", "criterion", "criterion_and_gradient"]
 
 LOG2PI = math.log(2 * math.pi)
 
@@ -85,11 +87,27 @@ def group_sums(st: Structure, ZW: tuple[np.ndarray, ...]) -> tuple[np.ndarray, n
     return P, H, W2
 
 
-def _quad(st: Structure, fs: FixedSums, theta: np.ndarray) -> tuple[float, np.ndarray]:
-    """``(log|A|, Q)`` at ``theta`` (block order); Q is (p+1) x (p+1)."""
+_potrf, _potri, _trtrs = la.lapack.dpotrf, la.lapack.dpotri, la.lapack.dtrtrs
+
+
+def _chol(S: np.ndarray) -> np.ndarray:
+    L, info = _potrf(S, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise la.LinAlgError(f"matrix not positive definite (potrf info {info})")
+    return L
+
+
+def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
+          ) -> tuple[float, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(log|A|, Q)`` at ``theta`` (block order); Q is (p+1) x (p+1).
+
+    With ``grad`` (dense mode only) also the derivatives of ``log|A|`` (R,)
+    and of ``Q`` (R, p+1, p+1) in ``psi = theta^2``, derived as in
+    :mod:`mixrank.engine.reml_grad` with p + 1 columns (docs/interactions.md §2).
+    """
     k = fs.p + 1
     if st.mode == "none":
-        return 0.0, np.zeros((k, k))
+        return 0.0, np.zeros((k, k)), None, None
     if st.mode == "sparse":
         lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels, theta)])
         Lm = sp.diags(lam)
@@ -97,36 +115,67 @@ def _quad(st: Structure, fs: FixedSums, theta: np.ndarray) -> tuple[float, np.nd
         lu = spla.splu(A, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0)
         logdet = float(np.sum(np.log(np.abs(lu.U.diagonal()))))
         rhs = lam[:, None] * np.concatenate(fs.ZW, axis=0)
-        return logdet, rhs.T @ lu.solve(rhs)
+        return logdet, rhs.T @ lu.solve(rhs), None, None
     gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
     P, H, W2 = cast(np.ndarray, fs.P), cast(np.ndarray, fs.H), cast(np.ndarray, fs.W2)
+    R = len(st.levels)
     a = float(theta[0]) ** 2
     D = a * gv + 1.0
     w = 1.0 / D
     logdet = float(gs @ np.log(D))
-    Q = a * np.einsum("g,gij->ij", w, P)
+    Q = a * np.tensordot(w, P, axes=1)
+    dl = dQ = None
+    if grad:
+        w2 = w * w
+        dl, dQ = np.zeros(R), np.zeros((R, k, k))
+        dl[0] = float(gs @ (gv * w))
+        dQ[0] = np.tensordot(w2, P, axes=1)
     q2 = W2.shape[0]
     if q2 == 0:
-        return logdet, Q
+        return logdet, Q, dl, dQ
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
     if st.G is not None:
-        M2 = cast(np.ndarray, st.z22) - a * np.einsum("g,gij->ij", w, st.G)
+        M2 = cast(np.ndarray, st.z22) - a * np.tensordot(w, st.G, axes=1)
     else:
         z12 = cast(np.ndarray, st.z12)
-        wi = w[cast(np.ndarray, st.groups)]
-        M2 = cast(np.ndarray, st.z22) - a * (z12.T @ (z12 * wi[:, None]))
-    U = W2 - a * np.einsum("g,gqj->qj", w, H)
+        M2 = cast(np.ndarray, st.z22) - a * (z12.T @ (z12 * w[cast(np.ndarray, st.groups)][:, None]))
+    U = W2 - a * np.tensordot(w, H, axes=1)
     S = lam[:, None] * M2 * lam[None, :]
     S.flat[:: q2 + 1] += 1.0
-    L = la.cholesky(S, lower=True, check_finite=False)
+    L = _chol(S)
     logdet += 2.0 * float(np.sum(np.log(L.diagonal())))
-    y = la.solve_triangular(L, lam[:, None] * U, lower=True, check_finite=False)
-    return logdet, Q + y.T @ y
+    if not grad:
+        y, info = _trtrs(L, lam[:, None] * U, lower=1)
+        return logdet, Q + y.T @ y, None, None
+    Sinv, info = _potri(L, lower=1)
+    Sinv = np.tril(Sinv) + np.tril(Sinv, -1).T
+    B = lam[:, None] * Sinv * lam[None, :]                # Psi2 (I + M2 Psi2)^-1
+    BU = B @ U
+    Q = Q + U.T @ BU
+    dl, dQ = cast(np.ndarray, dl), cast(np.ndarray, dQ)
+    if st.G is not None:
+        P2 = np.tensordot(w * w, st.G, axes=1)
+    else:
+        z12 = cast(np.ndarray, st.z12)
+        P2 = z12.T @ (z12 * (w * w)[cast(np.ndarray, st.groups)][:, None])
+    dU = -np.tensordot(w * w, H, axes=1)
+    dl[0] -= float(np.sum(B * P2))
+    dQ[0] += dU.T @ BU + BU.T @ dU + BU.T @ (P2 @ BU)
+    M2lam = M2 * lam[None, :]
+    Kdiag = np.diag(M2) - ((M2lam @ Sinv) * M2lam).sum(axis=1)
+    z = U - M2 @ BU                                       # (I + M2 Psi2)^-1 U
+    start = 0
+    for j, Lj in enumerate(st.levels[1:], start=1):
+        zz = z[start:start + Lj]
+        dl[j] = float(Kdiag[start:start + Lj].sum())
+        dQ[j] = zz.T @ zz
+        start += Lj
+    return logdet, Q, dl, dQ
 
 
 def _core(st: Structure, fs: FixedSums, theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
     """``(log|A|, log|R_X|^2, r^2, R)`` with R the Cholesky factor of ``T - Q``."""
-    logdet, Q = _quad(st, fs, theta)
+    logdet, Q, _, _ = _quad(st, fs, theta)
     M = fs.T - Q
     p = fs.p
     try:
@@ -147,6 +196,36 @@ def criterion(st: Structure, fs: FixedSums, theta: np.ndarray) -> float:
     logdet, logrx, r2, _ = _core(st, fs, theta)
     nu = fs.n - fs.p
     return logdet + logrx + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+
+
+def criterion_and_gradient(st: Structure, fs: FixedSums, psi: np.ndarray
+                           ) -> tuple[float, np.ndarray] | None:
+    """:func:`criterion` at ``theta = sqrt(psi)`` and its analytic gradient in ``psi``
+    (None outside dense mode or where a floor is active)."""
+    if st.mode != "dense":
+        return None
+    logdet, Q, dl, dQ = _quad(st, fs, np.sqrt(np.maximum(psi, 0.0)), grad=True)
+    p = fs.p
+    M = fs.T - Q
+    try:
+        Rx = la.cholesky(M[:p, :p], lower=False, check_finite=False)
+    except la.LinAlgError:
+        return None
+    beta = la.solve_triangular(Rx, la.solve_triangular(Rx, M[:p, p], trans="T",
+                                                       check_finite=False), check_finite=False)
+    r2 = float(M[p, p] - M[:p, p] @ beta)
+    if not r2 > 1e-300:
+        return None
+    nu = fs.n - p
+    Ri = la.solve_triangular(Rx, np.eye(p), check_finite=False)
+    Minv = Ri @ Ri.T
+    v = np.append(-beta, 1.0)
+    dl, dQ = cast(np.ndarray, dl), cast(np.ndarray, dQ)
+    g = (dl - np.einsum("ij,rji->r", Minv, dQ[:, :p, :p])
+         - nu * np.einsum("i,rij,j->r", v, dQ, v) / r2)
+    crit = logdet + 2.0 * float(np.sum(np.log(np.abs(Rx.diagonal())))) + nu * (
+        1.0 + LOG2PI + math.log(r2 / nu))
+    return crit, g
 
 
 def _full_deviance(st: Structure, fs: FixedSums, x: np.ndarray) -> float:
@@ -227,7 +306,7 @@ def _moment_start(st: Structure, fs: FixedSums) -> np.ndarray:
     return np.array(comps) / max(tot - sum(comps), 0.05 * tot)
 
 
-def _minimise(f, x0: np.ndarray) -> tuple[np.ndarray, float, int]:
+def _minimise(f, x0: np.ndarray, value_grad=None) -> tuple[np.ndarray, float, int]:
     count = [0]
 
     def fun(z):
@@ -247,7 +326,15 @@ def _minimise(f, x0: np.ndarray) -> tuple[np.ndarray, float, int]:
                 g[i] = (-3 * fun(z) + 4 * fun(z + e) - fun(z + 2 * e)) / (2 * h)
         return g
 
-    res = opt.minimize(fun, np.maximum(x0, 0.0), jac=grad, method="L-BFGS-B",
+    def fun_grad(z):
+        z = np.maximum(z, 0.0)
+        fg = None if value_grad is None else value_grad(z)
+        if fg is None:
+            return fun(z), grad(z)
+        count[0] += 1
+        return fg
+
+    res = opt.minimize(fun_grad, np.maximum(x0, 0.0), jac=True, method="L-BFGS-B",
                        bounds=[(0.0, None)] * len(x0),
                        options=dict(ftol=1e-15, gtol=1e-10, maxiter=500))
     z = np.maximum(res.x, 0.0)
@@ -320,9 +407,15 @@ def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, .
     else:
         def f(ps):
             return criterion(st, fs, np.sqrt(ps))
+        def vg(ps):
+            return criterion_and_gradient(st, fs, ps)
         best = None
+        # the unit start guards against a search trapped at the boundary: it runs
+        # when the moment start ends with a component at 0
         for x0 in (_moment_start(st, fs), np.ones(R)):
-            x, fx, k = _minimise(f, x0)
+            if best is not None and np.all(best[0] > 0):
+                break
+            x, fx, k = _minimise(f, x0, vg if st.mode == "dense" else None)
             nfev += k
             if best is None or fx < best[1]:
                 best = (x, fx)
