@@ -35,7 +35,7 @@ from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 from .structure import Structure, build_structure
 
 __all__ = ["Design", "FixedPair", "build_design", "design_from_cells", "pair_design",
-           "fit_pairs_fixed", "kept_columns"]
+           "fit_pairs_fixed", "fit_models_fixed", "kept_columns"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -286,12 +286,14 @@ def _describe(frame: Frame, design: Design, mask: np.ndarray | None) -> tuple[di
     return means, counts
 
 
-def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, estimand: str,
-             cache: dict) -> PairFit:
-    oa, ob = frame.observed[:, j], frame.observed[:, k]
+def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | None,
+             estimand: str, cache: dict) -> PairFit:
+    """One pair ``d = y_j - y_k`` or (``k`` None) one model's own scores ``y_j``."""
+    oa = frame.observed[:, j]
+    ob = frame.observed[:, k] if k is not None else oa
     both = oa & ob
     n = int(both.sum())
-    a, b = frame.models[j], frame.models[k]
+    a, b = frame.models[j], frame.models[k] if k is not None else ""
     if n < 2:
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
@@ -304,12 +306,16 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, esti
         cache[key] = _shared(frame, design, mask, a, b)
     sh: _Shared = cache[key]
     names = list(frame.spec.term_names)
-    d = frame.scores[:, j] - frame.scores[:, k]
+    st = frame.stats
+    kk = j if k is None else k
+    sign = 0.0 if k is None else 1.0
+    d = frame.scores[:, j] - sign * np.nan_to_num(frame.scores[:, kk])
     if full:
-        st = frame.stats
-        Xtd = (XtY[:, j] - XtY[:, k])[sh.kept]
-        dtd = st.pair_moments(j, k)[2]
-        zd = tuple(st.level_sums[t][:, j] - st.level_sums[t][:, k] for t in sh.st.names)
+        Xtd = (XtY[:, j] - sign * XtY[:, kk])[sh.kept]
+        dtd = st.pair_moments(j, k)[2] if k is not None else st.sumsq_common[j, j]
+        zd: tuple[np.ndarray, ...] = tuple(
+            np.asarray(st.level_sums[t][:, j] - sign * st.level_sums[t][:, kk], dtype=np.float64)
+            for t in sh.st.names)
     else:
         d = d[both]
         Xtd, dtd = sh.X.T @ d, float(d @ d)
@@ -334,6 +340,21 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int, esti
                    estimate=est, variance=var, df=df, sigma_iid=sd, components=comps,
                    criterion=ff.criterion, converged=ff.converged, boundary=ff.boundary,
                    message=ff.message, nfev=ff.nfev, extras=dict(fixed=fp))
+
+
+def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls") -> list[PairFit]:
+    """Each model's own cell scores fitted by ``y ~ 1 + x + (random terms)`` (p columns).
+
+    Returns one :class:`~mixrank.engine.native.PairFit` per model (``model_b``
+    empty; ``extras["fixed"]`` the model's :class:`FixedPair`), used for
+    scores by covariate level (docs/interactions.md §4).
+    """
+    y0 = np.where(frame.observed, frame.scores, 0.0)
+    XtY = design.X.T @ y0
+    cache: dict = {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        return [_fit_one(frame, design, XtY, j, None, estimand, cache)
+                for j in range(frame.n_models)]
 
 
 def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], *,

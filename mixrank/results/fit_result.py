@@ -21,7 +21,7 @@ from ..engine.native import PairFit
 from ..errors import DesignError
 from ..frame import Frame
 from .anova import anova_table
-from .interactions import adjust_by_level, contrasts_by
+from .interactions import adjust_by_level, contrasts_by, model_scores_by
 
 __all__ = ["FitResult"]
 
@@ -190,7 +190,7 @@ class FitResult:
         return tidy(rows, **self._meta("diagnostics"))
 
     def model_scores(self, level: float | None = None, *,
-                     estimand: str | None = None) -> pd.DataFrame:
+                     estimand: str | None = None, by: str | None = None) -> pd.DataFrame:
         """Each model's score with its uncertainty at the formula's unit of inference.
 
         Parameters
@@ -200,6 +200,11 @@ class FitResult:
         estimand : {"gls", "cells", "units"}, optional
             Default the fit's.  ``cells`` is the plain mean over the model's
             cells (the leaderboard number).
+        by : str, optional
+            Model x covariate formulas: each model's score per level of that
+            covariate instead (columns ``model, <by>, estimate, std_error,
+            df, ci_lower, ci_upper, level, n, note``); see
+            :func:`mixrank.results.interactions.model_scores_by`.
 
         Returns
         -------
@@ -226,6 +231,9 @@ class FitResult:
         """
         from .scores import model_scores_table
 
+        if by is not None:   # model x covariate fits: docs/interactions.md §4
+            lev = self.level if level is None else check_level(level, DesignError)
+            return model_scores_by(self, by, lev)
         return model_scores_table(self, level=level, estimand=estimand)
 
     def summary(self):
@@ -240,9 +248,17 @@ class FitResult:
 
     # ---------------------------------------------- inference / design layers
     def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
-                       method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
-        """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`."""
+                       method: str = "holm", B: int = 2000, rng: Any = None,
+                       by: str | None = None) -> pd.DataFrame:
+        """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`
+        (``by``: per level of a covariate, :func:`mixrank.inference.ranks_by.rank_intervals_by`)."""
         from ..inference.ranks import rank_intervals_fit
+
+        if by is not None:
+            from ..inference.ranks_by import rank_intervals_by
+
+            return rank_intervals_by(self, by, level=level, coverage=coverage, method=method, B=B,
+                                     rng=rng)
 
         return rank_intervals_fit(self, level=level, coverage=coverage, method=method, B=B, rng=rng)
 

@@ -24,13 +24,13 @@ import pandas as pd
 from scipy import stats
 
 from .._util import tidy
-from ..engine.fixed import Design, FixedPair
+from ..engine.fixed import Design, FixedPair, build_design, fit_models_fixed
 from ..errors import DataError, DesignError
 
 if TYPE_CHECKING:
     from .fit_result import FitResult
 
-__all__ = ["contrasts_by", "adjust_by_level", "check_by", "fixed_pairs", "hypotheses", "global_levels"]
+__all__ = ["contrasts_by", "model_scores_by", "adjust_by_level", "check_by", "fixed_pairs", "hypotheses", "global_levels"]
 
 _TAKEN = {"model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value",
           "ci_lower", "ci_upper", "level", "n", "note", "p_adjusted", "p_greater"}
@@ -106,6 +106,34 @@ def hypotheses(fit: FitResult, by: str, fp: FixedPair) -> list[tuple[object, np.
              fp.level_counts[by].get(lev, 0)) for lev in levels[by]]
 
 
+def _rows(fit: FitResult, by: str, fp: FixedPair, level: float, ident: dict,
+          who: str) -> list[dict]:
+    """Contrast rows of one fit (pair or model) per level of ``by``."""
+    rows = []
+    for lev, L, n in hypotheses(fit, by, fp):
+        row: dict[str, object] = dict(ident)
+        row[by] = "per unit" if lev is None else lev
+        note = ""
+        if lev is not None and n == 0:
+            note = f"level {lev!r} of {by!r} has no common cells for {who}"
+        elif L is None or not fp.estimable(L):
+            note = (f"not estimable: the reference grid of {by!r} = {lev!r} includes level "
+                    f"combinations without cells for {who}")
+        if note:
+            est = se = df = t = pv = lo = hi = float("nan")
+        else:
+            est, var, df = fp.contrast(cast(np.ndarray, L))
+            se = float(np.sqrt(var))
+            t = est / se
+            pv = float(2 * stats.t.sf(abs(t), df))
+            q = float(stats.t.ppf(0.5 + level / 2, df))
+            lo, hi = est - q * se, est + q * se
+        row.update(estimate=est, std_error=se, df=df, statistic=t, p_value=pv, ci_lower=lo,
+                   ci_upper=hi, level=level, n=n, note=note)
+        rows.append(row)
+    return rows
+
+
 def contrasts_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     """The gap per level of ``by`` (or per unit of a numeric ``by``) for every pair.
 
@@ -117,34 +145,52 @@ def contrasts_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
         ci_lower, ci_upper, level, n`` (common cells at that level) and
         ``note`` (why a row is NaN: the level has no common cells for the
         pair, or the reference grid is not estimable from them).
+
+    Notes
+    -----
+    ``L' beta`` of the pair's REML fit on the reference grid of
+    docs/interactions.md §4, SE from ``Cov(beta)``, Satterthwaite df as
+    lmerTest's ``contest``.  Validated against lme4 1.1 + lmerTest 3.1
+    (``tests/reference/interactions.R``: ``contest`` on the same grid and
+    ``lmer(d ~ 0 + x + ...)``).
     """
     check_by(fit, by)
     rows = []
     for p in fit.pairs:
-        fp: FixedPair = p.extras["fixed"]
-        for lev, L, n in hypotheses(fit, by, fp):
-            row: dict[str, object] = dict(model_a=p.model_a, model_b=p.model_b)
-            row[by] = "per unit" if lev is None else lev
-            note = ""
-            if lev is not None and n == 0:
-                note = f"level {lev!r} of {by!r} has no common cells for {p.model_a} vs {p.model_b}"
-            elif L is None or not fp.estimable(L):
-                note = (f"not estimable: the reference grid of {by!r} = {lev!r} includes level "
-                        "combinations without common cells for this pair")
-            if note:
-                est = se = df = t = pv = lo = hi = float("nan")
-            else:
-                est, var, df = fp.contrast(cast(np.ndarray, L))
-                se = float(np.sqrt(var))
-                t = est / se
-                pv = float(2 * stats.t.sf(abs(t), df))
-                q = float(stats.t.ppf(0.5 + level / 2, df))
-                lo, hi = est - q * se, est + q * se
-            row.update(estimate=est, std_error=se, df=df, statistic=t, p_value=pv, ci_lower=lo,
-                       ci_upper=hi, level=level, n=n, note=note)
-            rows.append(row)
+        rows += _rows(fit, by, p.extras["fixed"], level,
+                      dict(model_a=p.model_a, model_b=p.model_b), f"{p.model_a} vs {p.model_b}")
     return tidy(rows, **fit._meta("contrasts", by=by, grid="equal weights over other "
                                   "categorical covariates, numeric ones at their pair mean"))
+
+
+def model_scores_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
+    """Each model's score per level of ``by`` (or its slope per unit of a numeric ``by``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, <by>, estimate, std_error, df, ci_lower, ci_upper, level,
+        n`` (the model's cells at that level), ``note``.
+
+    Notes
+    -----
+    Each model's own cell scores are fitted by ``y ~ 1 + x + (random terms)``
+    with the p-column REML engine (docs/interactions.md §4) and evaluated on
+    the same reference grid as :func:`contrasts_by`; the estimand's weights
+    do not enter (the grid defines the per-level score).
+    """
+    check_by(fit, by)
+    fps = [p.extras["fixed"] for p in fit.pairs]
+    design = next((f.design for f in fps if not f.own_design), None)
+    if design is None:
+        design = build_design(fit.frame, fit.frame.spec)  # type: ignore[arg-type]
+    rows = []
+    for m in fit_models_fixed(fit.frame, design, estimand=fit.estimand):
+        rows += _rows(fit, by, m.extras["fixed"], level, dict(model=m.model_a), m.model_a)
+    out = pd.DataFrame(rows).drop(columns=["statistic", "p_value"])
+    return tidy(out, table="model_scores", formula=fit.frame.spec.formula, by=by,
+                method=fit.method, engine=fit.engine, df_method="satterthwaite",
+                model="y ~ 1 + covariates + random terms, per model")
 
 
 def adjust_by_level(fit: FitResult, tab: pd.DataFrame, by: str, how: str,

@@ -199,3 +199,33 @@ def test_direct_engine_call_matches_fit():
                                       backend="pandas", pair_by=None, replicate=None, na="error")
     fits = fit_pairs_fixed(frame, design, [(0, 2)])
     assert fits[0].estimate == res.pairs[0].estimate
+
+
+def test_model_scores_by_level_in_a_balanced_design_are_the_level_means():
+    """Balanced (every subject has every level equally often): GLS = the plain level mean."""
+    df = _data()
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df)
+    sc = res.model_scores(by="difficulty")
+    assert list(sc.columns) == ["model", "difficulty", "estimate", "std_error", "df", "ci_lower",
+                                "ci_upper", "level", "n", "note"]
+    means = df.groupby(["model", "difficulty"])["correct"].mean()
+    for _, row in sc.iterrows():
+        assert abs(row["estimate"] - means[(row["model"], row["difficulty"])]) < 1e-10
+    gaps = res.contrasts(by="difficulty")
+    for _, g in gaps.iterrows():
+        a = sc[(sc.model == g.model_a) & (sc.difficulty == g.difficulty)]["estimate"].iloc[0]
+        b = sc[(sc.model == g.model_b) & (sc.difficulty == g.difficulty)]["estimate"].iloc[0]
+        assert abs(g["estimate"] - (a - b)) < 1e-10
+
+
+def test_rank_intervals_by_level_rank_the_models_present():
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", _data(drop_level_for="a"))
+    tab = res.rank_intervals(by="difficulty")
+    hard = tab[tab.difficulty == "hard"]
+    assert hard.loc[hard.model == "a", "rank"].isna().all()
+    assert set(hard.loc[hard.model != "a", "rank"]) == {1.0, 2.0}
+    assert hard["note"].str.contains("ranked among the 2|no cells").all()
+    easy = tab[tab.difficulty == "easy"]
+    assert sorted(easy["rank"]) == [1.0, 2.0, 3.0] and (easy["note"] == "").all()
+    with pytest.raises(mixrank.DesignError, match="numeric"):
+        mixrank.fit("correct ~ model * length + (1|subject)", _data()).rank_intervals(by="length")

@@ -83,10 +83,8 @@ def _pair(name, i, shared_data):
     return res, p, ref
 
 
-@pytest.mark.parametrize("name,i", _params())
-def test_fit_matches_lmer(name, i, shared_data):
-    """Cells, criterion, components, coefficients with SE and df."""
-    _, p, ref = _pair(name, i, shared_data)
+def check_fit(p, ref) -> None:
+    """Cells, criterion, components, coefficients with SE and df of one pair."""
     fp = p.extras["fixed"]
     assert (p.n, p.only_a, p.only_b) == (ref["n"], ref["only_a"], ref["only_b"])
     assert p.criterion <= ref["REMLcrit"] + LME4["criterion_excess"]
@@ -106,9 +104,7 @@ def test_fit_matches_lmer(name, i, shared_data):
             assert abs(df - co["df"][k]) <= LME4["df_rel"] * co["df"][k], (nm, df, co["df"][k])
 
 
-@pytest.mark.parametrize("name,i", _params())
-def test_anova_matches_lmertest_type3(name, i, shared_data):
-    res, p, ref = _pair(name, i, shared_data)
+def check_anova(res, p, ref) -> None:
     tab = res.anova()
     tab = tab[(tab.model_a == p.model_a) & (tab.model_b == p.model_b)]
     an = ref["anova"]
@@ -121,12 +117,10 @@ def test_anova_matches_lmertest_type3(name, i, shared_data):
             assert abs(row["den_df"] - an["den_df"][k]) <= LME4["df_rel"] * an["den_df"][k]
 
 
-@pytest.mark.parametrize("name,i", _params())
-def test_contrasts_by_match_contest(name, i, shared_data):
+def check_contrasts(res, p, ref, by_list) -> None:
     """Per-level gaps (and numeric slopes) vs contest on the same reference grid; a level
     R cannot estimate is NaN with a note in mixrank."""
-    res, p, ref = _pair(name, i, shared_data)
-    for by in CASES[name]["by"]:
+    for by in by_list:
         tab = res.contrasts(by=by)
         tab = tab[(tab.model_a == p.model_a) & (tab.model_b == p.model_b)].set_index(by)
         got = {c["level"]: c for c in ref["contrasts"] if c["by"] == by}
@@ -141,6 +135,24 @@ def test_contrasts_by_match_contest(name, i, shared_data):
             if not ref["isSingular"]:
                 assert abs(row["df"] - c["df"]) <= LME4["df_rel"] * c["df"]
             assert row["note"] == ""
+
+
+@pytest.mark.parametrize("name,i", _params())
+def test_fit_matches_lmer(name, i, shared_data):
+    _, p, ref = _pair(name, i, shared_data)
+    check_fit(p, ref)
+
+
+@pytest.mark.parametrize("name,i", _params())
+def test_anova_matches_lmertest_type3(name, i, shared_data):
+    res, p, ref = _pair(name, i, shared_data)
+    check_anova(res, p, ref)
+
+
+@pytest.mark.parametrize("name,i", _params())
+def test_contrasts_by_match_contest(name, i, shared_data):
+    res, p, ref = _pair(name, i, shared_data)
+    check_contrasts(res, p, ref, CASES[name]["by"])
 
 
 @pytest.mark.parametrize("name,i", [pr for pr in _params()

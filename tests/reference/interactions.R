@@ -42,8 +42,10 @@ repo_root <- normalizePath(file.path(ref_dir, "..", ".."))
 targs <- commandArgs(trailingOnly = TRUE)
 data_dir <- if (length(targs) >= 1) targs[1] else if (nzchar(Sys.getenv("MIXRANK_DATA_DIR"))) {
   Sys.getenv("MIXRANK_DATA_DIR") } else file.path(dirname(repo_root), "shared", "data")
-out_path <- file.path(ref_dir, "interactions.json")
-case_dir <- file.path(ref_dir, "interaction_cases")
+# live checks (tests/engine/test_interactions_live.py) point these elsewhere
+out_path <- Sys.getenv("MIXRANK_INTERACTION_OUT", file.path(ref_dir, "interactions.json"))
+case_dir <- Sys.getenv("MIXRANK_INTERACTION_CASES", file.path(ref_dir, "interaction_cases"))
+skip_real <- nzchar(Sys.getenv("MIXRANK_INTERACTION_SKIP_REAL"))
 ctrl <- lmerControl(optimizer = "bobyqa", optCtrl = list(rhoend = 1e-12, maxfun = 1e5))
 
 paired_d <- function(df, keys, covs, a, b) {
@@ -167,13 +169,15 @@ for (cs in manifest) {
                                          unlist(cs$by), list(file = cs$file))
 }
 
-jb_path <- file.path(data_dir, "jailbreakbench", "long.csv.gz")
-if (!file.exists(jb_path)) stop("shared data file not found: ", jb_path)
-jb <- read.csv(jb_path, stringsAsFactors = FALSE)
-jb_pairs <- combn(sort(unique(jb$model)), 2, simplify = FALSE)
-cases[[length(cases) + 1]] <- run_case("jailbreakbench", "shared", jb,
-  "correct ~ model * prompt + (1|subject)", jb_pairs, "prompt",
-  list(dataset = "jailbreakbench"))
+if (!skip_real) {
+  jb_path <- file.path(data_dir, "jailbreakbench", "long.csv.gz")
+  if (!file.exists(jb_path)) stop("shared data file not found: ", jb_path)
+  jb <- read.csv(jb_path, stringsAsFactors = FALSE)
+  jb_pairs <- combn(sort(unique(jb$model)), 2, simplify = FALSE)
+  cases[[length(cases) + 1]] <- run_case("jailbreakbench", "shared", jb,
+    "correct ~ model * prompt + (1|subject)", jb_pairs, "prompt",
+    list(dataset = "jailbreakbench"))
+}
 
 versions <- list(R = R.version.string, lme4 = as.character(packageVersion("lme4")),
                  lmerTest = as.character(packageVersion("lmerTest")))
