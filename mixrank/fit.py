@@ -26,10 +26,12 @@ from .errors import (
     SingularFitWarning,
     SmallSampleWarning,
 )
+from .fit_binomial import fit_binomial
 from .fit_fixed import fit_interaction
 from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
 from .results import FitResult
+from .results.glmm_result import GlmmResult
 
 __all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter"]
 
@@ -94,7 +96,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
-        family: str = "gaussian", control: Control | None = None) -> FitResult:
+        family: str = "gaussian", control: Control | None = None,
+        nagq: int = 1) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -138,7 +141,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         ``split_out``.  See :func:`mixrank.io.backends.aggregate_cells`.
     family : str
         Response family, a key of :data:`FAMILIES` (``"gaussian"``: the
-        linear mixed model of the paired differences).
+        linear mixed model of the paired differences), or ``"binomial"``:
+        ``lme4::glmer(formula, family = binomial)`` over all models at once,
+        the formula read literally as glmer reads it (docs/glmm.md); returns
+        a :class:`~mixrank.results.glmm_result.GlmmResult`.
+    nagq : {1, 0}
+        ``family="binomial"`` only: glmer's nAGQ (1 = Laplace).
     control : Control, optional
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
@@ -146,7 +154,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
 
     Returns
     -------
-    FitResult
+    FitResult or GlmmResult
 
     Raises
     ------
@@ -175,6 +183,13 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
+    if family == "binomial":
+        changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
+                                        ("estimand", estimand, "gls"), ("control", control, None))
+                   if v != d}
+        return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
+                            replicate=replicate, na=na, backend=backend, client=client,
+                            backend_options=backend_options, ignored=changed)
     control = DEFAULT_CONTROL if control is None else control
     if not isinstance(control, Control):
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
@@ -209,7 +224,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
     """The registered fitter for (family, engine, method); DesignError naming valid values."""
     if family not in FAMILIES:
-        raise DesignError(f"family={family!r}; expected one of {tuple(FAMILIES)}")
+        raise DesignError(f"family={family!r}; expected one of {tuple(FAMILIES) + ('binomial',)}")
     engines = FAMILIES[family]
     if engine != "auto" and engine not in engines:
         raise DesignError(f"engine={engine!r}; expected one of {('auto',) + tuple(engines)} for "
@@ -237,8 +252,8 @@ def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, i
             "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
             ConvergenceError, stacklevel=4)
     spec = frame.spec
-    if control.small_sample != "ignore" and spec.random:
-        unit = spec.random[0].name
+    unit = spec.unit
+    if control.small_sample != "ignore" and unit is not None:
         codes = frame.term_codes[unit]
         few = []
         for j, k in idx:

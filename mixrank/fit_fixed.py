@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .engine.fixed import Design, build_design, fit_pairs_fixed
-from .engine.native import PairFit
+from .engine.records import PairFit
 from .errors import DataError, DesignError
 from .formula import InteractionSpec
 from .frame import Frame, build_frame

@@ -32,6 +32,7 @@ NEEDS = {
     "05_reliable_change.py": ["llm_stability"],
     "06_lm_eval_to_report.py": [],
     "07_scale.py": [],
+    "08_model_scores.py": ["chembench", "jailbreakbench"],
 }
 
 

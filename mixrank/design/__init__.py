@@ -1,8 +1,10 @@
 """mixrank.design: how well a benchmark resolves its comparisons, and how to plan one.
 
-Stage: design, after ``results`` in the one-way import order (it may import
-formula, frame, engine, results and inference; nothing but ``report`` and
-``cli`` imports it).  docs/methods.md §4 and §6 describe the statistics.
+Stage: design, beside ``inference`` (it may import formula, frame, engine,
+io, inference; ``results`` -- whose ``FitResult.resolution`` and
+``FitResult.plan`` call it -- only under ``TYPE_CHECKING``; the stages are
+listed in ``tests/test_import_graph.py``).  docs/methods.md §4 and §6
+describe the statistics.
 
 Modules (closed forms first, then what builds on a fit):
 

@@ -8,7 +8,8 @@ Contents: :func:`z_quantile`, :func:`as_result`, :func:`as_float_array`,
 :func:`describe_bad`, the range checks :func:`check_interval`,
 :func:`check_open01`, :func:`check_alpha`, :func:`check_power`,
 :func:`check_positive`, :func:`check_delta`, and the Frechet bounds of a
-0/1 correlation, :func:`rho_bounds` and :func:`check_rho`.  Used by
+0/1 correlation, :func:`rho_bounds` and :func:`check_rho`; :func:`check_fit`
+(the argument is a fitted result).  Used by
 :mod:`~mixrank.design.power`, :mod:`~mixrank.design.audit`,
 :mod:`~mixrank.design.anytime`, :mod:`~mixrank.design.resolution` and
 :mod:`~mixrank.design.plan`.
@@ -26,6 +27,7 @@ from mixrank.errors import DesignError
 __all__ = [
     "z_quantile", "as_result", "as_float_array", "describe_bad", "check_interval", "check_open01",
     "check_alpha", "check_power", "check_positive", "check_delta", "rho_bounds", "check_rho",
+    "check_fit",
 ]
 
 
@@ -167,3 +169,15 @@ def check_rho(rho: Any, p_a: np.ndarray, p_b: np.ndarray, *, upper_open: bool = 
             f"correlation of the two models' 0/1 scores over the paired cells)."
         )
     return r
+
+
+def check_fit(fit: Any, hint: str = "") -> None:
+    """Raise DesignError unless ``fit`` is a FitResult from :func:`mixrank.fit`.
+
+    Checked by the fields design reads (``frame``, ``pairs``, ``method``,
+    ``estimand``), so that design does not import ``results`` at run time
+    (results imports design; see ``tests/test_import_graph.py``).
+    """
+    if not all(hasattr(fit, a) for a in ("frame", "pairs", "method", "estimand")):
+        raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
+                          f"{type(fit).__name__}.{hint}")

@@ -18,14 +18,18 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.checks import check_alpha, check_delta, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_delta, check_fit, check_power, z_quantile
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError, MixrankWarning
+
+if TYPE_CHECKING:
+    from mixrank.results import FitResult
 
 __all__ = ["plan_fit", "plan_divisors", "ROLES"]
 
@@ -176,9 +180,9 @@ def _choose_pair(fit: Any, pair: Any) -> tuple[Any, str]:
         return fits[(len(fits) - 1) // 2], "median variance of the estimate over fitted pairs"
     if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
         raise DesignError(f"pair must be (model_a, model_b); received {pair!r}.")
-    for p in fit.pairs:
-        if {p.model_a, p.model_b} == {str(pair[0]), str(pair[1])} and pair[0] != pair[1]:
-            return p, "given"
+    found = pair_lookup(fit.pairs).get(pair_key(*pair))
+    if found is not None:
+        return found, "given"
     raise DesignError(
         f"pair {tuple(pair)!r} was not fitted; fitted pairs include "
         f"{[(p.model_a, p.model_b) for p in fit.pairs[:5]]}. Refit with "
@@ -203,7 +207,7 @@ def _base_design(cells: pd.DataFrame, role_col: dict[str, str]) -> dict[str, flo
 # the planner
 # ----------------------------------------------------------------------------
 
-def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
+def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              alpha: float = 0.05, pair: tuple[str, str] | None = None,
              roles: Mapping[str, str] | None = None,
@@ -324,11 +328,7 @@ def plan_fit(fit: Any, delta: float, *, subjects: int | None = None,
     >>> sorted(set(tab["kind"]))
     ['current', 'grid', 'minimal']
     """
-    from mixrank.results import FitResult
-
-    if not isinstance(fit, FitResult):
-        raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
-                          f"{type(fit).__name__}.")
+    check_fit(fit)
     if fit.method != "reml":
         raise DesignError(f"planning needs the variance components of a REML fit; received a "
                           f"fit with method={fit.method!r}. Refit with method='reml'.")

@@ -17,7 +17,7 @@ Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -25,9 +25,13 @@ import pandas as pd
 from mixrank._util import tidy
 from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
-from mixrank.design.checks import check_alpha, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
 from mixrank.design.power import mde, n_star
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
+
+if TYPE_CHECKING:
+    from mixrank.results import FitResult
 
 __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS"]
 
@@ -414,9 +418,9 @@ def _family(fit: Any, pairs: Any, models: Sequence[str] | None,
         if pairs == "adjacent":
             return list(zip(names[:-1], names[1:]))
         if pairs == "all":
-            fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
+            fitted = pair_lookup(fit.pairs)
             return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-                    if frozenset((a, b)) in fitted]
+                    if pair_key(a, b) in fitted]
     if not isinstance(pairs, Sequence):
         raise DesignError(f"pairs must be 'adjacent', 'all' or a list of (model_a, model_b); "
                           f"received {pairs!r}.")
@@ -441,7 +445,7 @@ def _family(fit: Any, pairs: Any, models: Sequence[str] | None,
     return out
 
 
-def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
+def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool = True,
@@ -476,7 +480,7 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
         The columns of :func:`resolution_table`, built from the fit:
         ``estimate`` is the pair's fitted estimate (the fit's estimand,
         oriented ``model_a - model_b``), ``n`` its common cells,
-        ``sigma_d`` the sample SD of the cell differences (``sigma_iid``),
+        ``sigma_d`` the sample SD of the cell differences (``PairFit.sigma_d``),
         ``std_error`` the mixed-model SE and ``design_effect`` the pair's
         ``PairFit.design_effect``.  ``attrs["mixrank"]`` adds ``formula``,
         ``estimand``, ``method``, ``pairs`` (``"adjacent"``, ``"all"`` or
@@ -493,8 +497,8 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
 
     Notes
     -----
-    Score order is :meth:`FitResult.model_scores` (mean score over each
-    model's scored cells), ties broken by model name.  The fixed-n,
+    Score order is :meth:`FitResult.model_scores` (each model's score under
+    the fit's estimand), ties broken by model name.  The fixed-n,
     multiplicity and anytime paradigms treat the n cells as independent
     (sigma_d); the clustered one uses the fitted random terms, i.e. the
     formula's unit of inference.  See :func:`resolution_table` for the
@@ -520,27 +524,23 @@ def resolution_fit(fit: Any, *, alpha: float = 0.05, power: float = 0.8,
     >>> list(tab.attrs["mixrank"]["unresolved"])
     ['fixed', 'multiplicity', 'anytime', 'cluster', 'all']
     """
-    from mixrank.results import FitResult
-
-    if not isinstance(fit, FitResult):
-        raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
-                          f"{type(fit).__name__}. For your own numbers use resolution_table().")
+    check_fit(fit, " For your own numbers use resolution_table().")
     family = _family(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "
                           f"with pairs={pairs!r}. Fit the pairs first (mixrank.fit(..., "
                           f"pairs=None) fits all).")
-    lookup = {frozenset((p.model_a, p.model_b)): p for p in fit.pairs}
+    lookup = pair_lookup(fit.pairs)
     rows = []
     missing = []
     for a, b in family:
-        p = lookup.get(frozenset((a, b)))
+        p = lookup.get(pair_key(a, b))
         if p is None or a == b:
             missing.append((a, b))
             continue
         sign = 1.0 if p.model_a == a else -1.0
         rows.append(dict(model_a=a, model_b=b, estimate=sign * p.estimate, n=p.n,
-                         sigma_d=p.sigma_iid, std_error=p.std_error,
+                         sigma_d=p.sigma_d, std_error=p.std_error,
                          design_effect=p.design_effect))
     if missing:
         raise DesignError(

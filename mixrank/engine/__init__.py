@@ -1,1 +1,34 @@
-"""mixrank.engine stage."""
+"""mixrank.engine: variance components and contrasts of every pair of models.
+
+Stage: engine, after ``frame`` in the one-way import order (it imports
+formula and frame; results, inference, design, report and cli build on it).
+docs/methods.md §3 describes the model and the estimates.
+
+Modules, from the data to a fitted pair:
+
+* :mod:`~mixrank.engine.native` -- fits every requested pair from a shared
+  :class:`~mixrank.frame.Frame` (common cells, estimands, the aggregate
+  method) and returns one ``PairFit`` per pair;
+* :mod:`~mixrank.engine.records` -- the frozen records the engine produces
+  (``PairFit``, ``CrossCheck``, ``RemlFit``);
+* :mod:`~mixrank.engine.structure` -- the random-effects structure of a
+  pair's cells (shared by pairs scored on the same cells) and the
+  difference-dependent sums;
+* :mod:`~mixrank.engine.objective` -- the profiled REML criterion of one
+  pair (cf. lme4's ``mkLmerDevfun``);
+* :mod:`~mixrank.engine.reml` -- the fit as public stages: moment starts,
+  optimisation with boundary faces, convergence check, packaging;
+* :mod:`~mixrank.engine.satterthwaite` -- Satterthwaite df (numeric
+  Hessian, balanced closed form, estimand weights);
+* :mod:`~mixrank.engine.control` -- :class:`Control`, every numerical
+  tolerance and the action of each check;
+* :mod:`~mixrank.engine.reml_grad` -- the dense-mode quadratic forms and
+  the analytic gradient of the criterion;
+* :mod:`~mixrank.engine.balanced` -- the closed form for balanced designs
+  (stratum mean squares);
+* :mod:`~mixrank.engine.single` -- each model's own scores fitted with the
+  formula's random terms (``FitResult.model_scores``);
+* :mod:`~mixrank.engine.statsmodels_engine`,
+  :mod:`~mixrank.engine.lme4_engine` -- cross-check adapters that fit the
+  same pairs with statsmodels MixedLM or R lme4 + lmerTest.
+"""

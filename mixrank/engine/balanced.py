@@ -1,7 +1,7 @@
 """Stage engine: closed-form REML for balanced designs (orthogonal strata).
 
 Inputs: a :class:`~mixrank.frame.Frame` whose cells form a balanced design
-and a pair scored on every cell.  Outputs: a :class:`~mixrank.engine.reml.RemlFit`
+and a pair scored on every cell.  Outputs: a :class:`~mixrank.engine.records.RemlFit`
 equal to the general engine's, computed from per-level sums.
 
 Theory (Nelder 1965; Searle, Casella & McCulloch 1992, ch. 4): the random
@@ -30,7 +30,7 @@ from scipy.sparse.csgraph import connected_components
 from ..frame import Frame
 from ..frame.encode import combine_codes
 from .objective import LOG2PI
-from .reml import RemlFit
+from .records import RemlFit
 from .satterthwaite import balanced_df
 
 __all__ = ["Lattice", "build_lattice", "fit_balanced"]
@@ -210,4 +210,4 @@ def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> R
     return RemlFit(names=tuple(terms) + ("residual",), variances=comps, theta=theta,
                    sigma=math.sqrt(sigma2), mu=mu, var_mu=var_mu, df=df, criterion=crit, n=n,
                    boundary=(), gradient=0.0, converged=True, message="closed form (balanced)",
-                   nfev=0, extras=dict(theta_block=None, block_names=tuple(terms)))
+                   nfev=0, theta_block=None, block_names=tuple(terms))

@@ -3,10 +3,10 @@
 Inputs: a :class:`~mixrank.frame.Frame` whose ``cells`` carry the covariates
 of an :class:`~mixrank.formula.InteractionSpec` (see
 :func:`mixrank.frame.covariates.attach_covariates`), the pairs and the
-estimand.  Outputs: one :class:`~mixrank.engine.native.PairFit` per pair whose
+estimand.  Outputs: one :class:`~mixrank.engine.records.PairFit` per pair whose
 ``estimate``/``variance``/``df`` are the overall gap (the estimand-weighted
 average of the fitted cell differences, docs/interactions.md §3) and whose
-``extras["fixed"]`` holds the :class:`FixedPair` (the p-column REML fit and
+``fixed`` holds the :class:`FixedPair` (the p-column REML fit and
 what contrasts by level need).
 
 Contents: :class:`Design` (the fixed model matrix of the paired differences
@@ -30,7 +30,8 @@ from threadpoolctl import threadpool_limits
 from ..errors import DesignError, MixrankWarning
 from ..formula.fixed import InteractionSpec
 from ..frame import Frame
-from .native import ESTIMANDS, PairFit
+from .native import ESTIMANDS
+from .records import PairFit
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 from .structure import Structure, build_structure
 
@@ -336,17 +337,19 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
     fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=sh.means, level_counts=sh.counts,
                    overall=L, XtX=sh.XtX, design=sh.design, own_design=sh.own)
     sd = float(np.std(d, ddof=1))
+    g_est, g_var, _ = ff.contrast(_overall("gls", sh, ff)) if estimand != "gls" else (est, var, df)
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
-                   estimate=est, variance=var, df=df, sigma_iid=sd, components=comps,
+                   estimate=est, variance=var, df=df, sigma_d=sd, components=comps,
                    criterion=ff.criterion, converged=ff.converged, boundary=ff.boundary,
-                   message=ff.message, nfev=ff.nfev, extras=dict(fixed=fp))
+                   message=ff.message, nfev=ff.nfev, gls_estimate=g_est, gls_variance=g_var,
+                   fixed=fp)
 
 
 def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls") -> list[PairFit]:
     """Each model's own cell scores fitted by ``y ~ 1 + x + (random terms)`` (p columns).
 
-    Returns one :class:`~mixrank.engine.native.PairFit` per model (``model_b``
-    empty; ``extras["fixed"]`` the model's :class:`FixedPair`), used for
+    Returns one :class:`~mixrank.engine.records.PairFit` per model (``model_b``
+    empty; ``fixed`` the model's :class:`FixedPair`), used for
     scores by covariate level (docs/interactions.md §4).
     """
     y0 = np.where(frame.observed, frame.scores, 0.0)
@@ -374,7 +377,7 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
     Returns
     -------
     list of PairFit
-        ``extras["fixed"]`` is the pair's :class:`FixedPair`.
+        ``fixed`` is the pair's :class:`FixedPair`.
 
     Raises
     ------

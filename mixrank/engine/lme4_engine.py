@@ -1,7 +1,7 @@
 """Stage engine: cross-check adapter fitting each pair with R lme4 + lmerTest.
 
 Inputs: :class:`~mixrank.frame.Frame` and index pairs into ``frame.models``.
-Outputs: one :class:`~mixrank.engine.native.PairFit` per pair, with the same
+Outputs: one :class:`~mixrank.engine.records.PairFit` per pair, with the same
 fields as the native engine.
 
 Contents: :func:`fit_pairs_lme4`, :func:`check_lme4`, :data:`R_INSTALL_HINT`.
@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import DesignError, MissingDependencyError
 from ..frame import Frame
-from .native import PairFit
+from .records import CrossCheck, PairFit
 
 __all__ = ["fit_pairs_lme4", "check_lme4", "R_INSTALL_HINT", "BOUNDARY_THETA"]
 
@@ -190,13 +190,13 @@ def _to_pairfit(frame: Frame, j: int, k: int, r: dict, terms: list[str]) -> Pair
     grad = r.get("gradient")
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
                    estimate=float(r["estimate"]), variance=se * se, df=float(r["df"]),
-                   sigma_iid=float(np.std(d, ddof=1)), components=comps,
+                   sigma_d=float(np.std(d, ddof=1)), components=comps,
                    criterion=float(r["REMLcrit"]),
                    converged=int(r["opt_code"]) == 0 and not conv_msgs,
                    boundary=boundary, gradient=float("nan") if grad is None else float(grad),
                    message="; ".join(msgs) if msgs else "ok", nfev=int(r["feval"]),
-                   extras=dict(engine="lme4", isSingular=bool(r["isSingular"]),
-                               df_method="lmerTest satterthwaite"))
+                   crosscheck=CrossCheck(engine="lme4", df_method="lmerTest satterthwaite",
+                                         is_singular=bool(r["isSingular"])))
 
 
 def fit_pairs_lme4(frame: Frame, pairs: list[tuple[int, int]], *, estimand: str = "gls",

@@ -15,9 +15,8 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 from __future__ import annotations
 
 import contextlib
-import math
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -28,7 +27,8 @@ from ..frame import Frame
 from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
 from .control import DEFAULT_CONTROL, Control
-from .reml import RemlFit, fit_reml
+from .records import PairFit, RemlFit
+from .reml import fit_reml
 from .satterthwaite import estimand_weights, linear_variance
 from .structure import Structure, build_structure, pair_sums
 
@@ -38,39 +38,6 @@ ESTIMANDS = ("gls", "cells", "units")
 METHODS = ("reml", "aggregate")
 
 
-@dataclass
-class PairFit:
-    """Fit of one pair (``d = y_a - y_b`` over common cells)."""
-
-    model_a: str
-    model_b: str
-    n: int
-    only_a: int
-    only_b: int
-    estimate: float
-    variance: float                 # Var(estimate)
-    df: float
-    sigma_iid: float                # sample SD of d over the common cells
-    components: dict[str, float]    # variance per component incl. "residual"
-    criterion: float = float("nan")
-    converged: bool = True
-    boundary: tuple[str, ...] = ()
-    gradient: float = 0.0
-    message: str = ""
-    nfev: int = 0
-    n_units: int | None = None
-    extras: dict = field(default_factory=dict)
-
-    @property
-    def std_error(self) -> float:
-        return math.sqrt(self.variance)
-
-    @property
-    def design_effect(self) -> float:
-        iid = self.sigma_iid ** 2 / self.n
-        return self.variance / iid if iid > 0 else float("nan")
-
-
 class _StructureCache:
     """Keeps the structure of the last few distinct common-cell masks."""
 
@@ -78,7 +45,8 @@ class _StructureCache:
         self.size = size
         self.items: dict[bytes, tuple[Structure, list[str]]] = {}
 
-    def get(self, key: bytes, build):
+    def get(self, key: bytes,
+            build: Callable[[], tuple[Structure, list[str]]]) -> tuple[Structure, list[str]]:
         if key in self.items:
             return self.items[key]
         st = build()
@@ -132,10 +100,10 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     d = frame.scores[:, j] - frame.scores[:, k]
     if not full:
         d = d[mask]
-    sigma_iid = float(np.std(d, ddof=1))
+    sigma_d = float(np.std(d, ddof=1))
     names = list(spec.term_names)
     if method == "aggregate":
-        return _aggregate(frame, mask, full, d, a, b, n, only_a, only_b, sigma_iid)
+        return _aggregate(frame, mask, full, d, a, b, n, only_a, only_b, sigma_d)
 
     if full and lattice is not None:
         # balanced: every estimand is the plain mean and the strata give the closed form
@@ -144,9 +112,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
             comps = dict(zip(r_bal.names, (float(v) for v in r_bal.variances)))
             return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b,
                            estimate=r_bal.mu, variance=r_bal.var_mu, df=r_bal.df,
-                           sigma_iid=sigma_iid, components=comps, criterion=r_bal.criterion,
-                           message=r_bal.message,
-                           extras=dict(gls_estimate=r_bal.mu, gls_variance=r_bal.var_mu))
+                           sigma_d=sigma_d, components=comps, criterion=r_bal.criterion,
+                           message=r_bal.message, gls_estimate=r_bal.mu, gls_variance=r_bal.var_mu)
 
     def build():
         codes = {t: frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names}
@@ -167,34 +134,36 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     if estimand != "gls":
         unit_codes = None
         if estimand == "units":
-            if not names:
+            unit = spec.unit
+            if unit is None:
                 raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
                                   "(1|subject)")
-            unit_codes = frame.term_codes[names[0]] if full else frame.term_codes[names[0]][mask]
+            unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         w = estimand_weights(estimand, st, unit_codes)
     var_fn = None if w is None else (lambda th, sg, w=w: linear_variance(st, w, th, sg))
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
     estimate, variance, df = r.mu, r.var_mu, r.df
     if w is not None:
         estimate = float(w @ d)
-        variance = linear_variance(st, w, r.extras.get("theta_block", np.zeros(0)), r.sigma)
+        variance = linear_variance(st, w, r.theta_block if r.theta_block is not None else np.zeros(0),
+                                   r.sigma)
     comps = {t: float("nan") for t in names}
     comps.update(zip(r.names, (float(v) for v in r.variances)))
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
-                   variance=variance, df=df, sigma_iid=sigma_iid, components=comps,
+                   variance=variance, df=df, sigma_d=sigma_d, components=comps,
                    criterion=r.criterion, converged=r.converged, boundary=r.boundary,
                    gradient=r.gradient, message=r.message, nfev=r.nfev,
-                   extras=dict(gls_estimate=r.mu, gls_variance=r.var_mu))
+                   gls_estimate=r.mu, gls_variance=r.var_mu)
 
 
 def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str, b: str,
-               n: int, only_a: int, only_b: int, sigma_iid: float) -> PairFit:
+               n: int, only_a: int, only_b: int, sigma_d: float) -> PairFit:
     spec = frame.spec
-    if not spec.random:
+    if spec.unit is None:
         unit_means = d
         unit = "cell"
     else:
-        unit = spec.random[0].name
+        unit = spec.unit
         codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         cnt = np.bincount(codes, minlength=frame.term_levels[unit])
         sums = np.bincount(codes, weights=d, minlength=frame.term_levels[unit])
@@ -210,9 +179,8 @@ def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str
         raise DesignError(f"all {unit!r}-level mean differences of {a!r} vs {b!r} are identical; "
                           "no standard error can be estimated")
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=est,
-                   variance=var_u / T, df=float(T - 1), sigma_iid=sigma_iid,
-                   components={f"{unit} means": var_u}, message=f"aggregate over {T} {unit} levels",
-                   n_units=T)
+                   variance=var_u / T, df=float(T - 1), sigma_d=sigma_d,
+                   components={f"{unit} means": var_u}, message=f"aggregate over {T} {unit} levels")
 
 
 def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize as opt
@@ -42,33 +42,13 @@ from .objective import (
     profiled_deviance,
     quad_forms,
 )
+from .records import RemlFit
 from .satterthwaite import fd_gradient_psi, satterthwaite
 from .structure import PairSums, Structure
 
 __all__ = ["RemlFit", "Optimum", "Convergence", "fit_reml", "optimise", "check_convergence",
            "package", "moment_start", "make_objective", "quad_forms", "profiled_deviance",
            "deviance_and_gradient", "full_deviance", "LOG2PI"]
-
-
-@dataclass
-class RemlFit:
-    """REML estimates for one pair."""
-
-    names: tuple[str, ...]          # component names (caller's order), then "residual"
-    variances: np.ndarray           # sigma_r^2 (caller's order) then sigma^2
-    theta: np.ndarray               # caller's order
-    sigma: float
-    mu: float
-    var_mu: float
-    df: float
-    criterion: float                # REML criterion (-2 l_R)
-    n: int
-    boundary: tuple[str, ...]
-    gradient: float                 # max |d criterion / d psi| on free components
-    converged: bool
-    message: str
-    nfev: int
-    extras: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -228,7 +208,7 @@ def package(obj: Objective, optimum: Optimum, conv: Convergence, names: list[str
                    sigma=math.sqrt(sigma2), mu=mu, var_mu=sigma2 / rx2, df=df,
                    criterion=optimum.criterion, n=n, boundary=boundary, gradient=conv.gradient,
                    converged=conv.converged, message=conv.message, nfev=optimum.nfev,
-                   extras=dict(theta_block=theta_b, block_names=st.names))
+                   theta_block=theta_b, block_names=st.names)
 
 
 def _closed_form(obj: Objective) -> RemlFit:

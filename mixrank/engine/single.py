@@ -166,7 +166,7 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
             if issubclass(w.category, MixrankWarning):
                 warnings.warn(_reword(str(w.message), name), w.category, stacklevel=3)
         out.append(ModelFit(model=name, n=p.n, estimate=p.estimate, variance=p.variance,
-                            df=p.df, sigma_iid=p.sigma_iid, components=dict(p.components),
+                            df=p.df, sigma_iid=p.sigma_d, components=dict(p.components),
                             criterion=p.criterion, converged=p.converged, boundary=p.boundary,
                             note="" if p.converged else p.message))
     return out

@@ -1,7 +1,7 @@
 """Stage engine: cross-check adapter fitting each pair with statsmodels MixedLM.
 
 Inputs: :class:`~mixrank.frame.Frame` and index pairs into ``frame.models``.
-Outputs: one :class:`~mixrank.engine.native.PairFit` per pair, with the same
+Outputs: one :class:`~mixrank.engine.records.PairFit` per pair, with the same
 fields as the native engine.
 
 Contents: :func:`fit_pairs_statsmodels`.  The paired differences
@@ -26,8 +26,8 @@ import scipy.linalg as la
 
 from ..errors import DesignError
 from ..frame import Frame
-from .native import PairFit
 from .objective import make_objective
+from .records import CrossCheck, PairFit
 from .satterthwaite import satterthwaite
 from .structure import build_structure, pair_sums
 
@@ -141,14 +141,14 @@ def _fit_one(frame: Frame, j: int, k: int) -> PairFit:
     boundary = tuple(t for t, th in zip(names, theta, strict=True) if th < BOUNDARY_THETA)
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
                    estimate=estimate, variance=variance, df=float(df),
-                   sigma_iid=float(np.std(d, ddof=1)), components=comps,
+                   sigma_d=float(np.std(d, ddof=1)), components=comps,
                    criterion=float(-2.0 * res.llf),
                    converged=bool(res.converged) or gradient <= GRADIENT_TOL,
                    boundary=boundary, gradient=gradient,
                    message="; ".join(caught) if caught else "ok", nfev=0,
-                   extras=dict(engine="statsmodels", statsmodels_bse_fe=float(
-                       np.asarray(res.bse_fe)[0]), df_method="mixrank satterthwaite at "
-                       "statsmodels' estimates"))
+                   crosscheck=CrossCheck(engine="statsmodels",
+                                         df_method="mixrank satterthwaite at statsmodels' estimates",
+                                         bse_fe=float(np.asarray(res.bse_fe)[0])))
 
 
 def fit_pairs_statsmodels(frame: Frame, pairs: list[tuple[int, int]], *,
@@ -192,7 +192,7 @@ def fit_pairs_statsmodels(frame: Frame, pairs: list[tuple[int, int]], *,
     from the native df only through the estimates.  ``variance`` uses the GLS
     formula of docs/methods.md §3 rather than statsmodels' ``bse_fe`` (which
     inverts the joint information of all parameters and differs from lme4's
-    SE by about 1e-5 relative); ``bse_fe`` is kept in ``extras``.
+    SE by about 1e-5 relative); ``bse_fe`` is kept in ``crosscheck.bse_fe``.
     statsmodels' REML log-likelihood equals ``-REMLcrit / 2`` of lme4, so
     criteria are comparable across engines.
 

@@ -72,6 +72,12 @@ class Spec:
         return tuple(seen)
 
     @property
+    def unit(self) -> str | None:
+        """The unit of inference: the name of the first random term in canonical order
+        (docs/methods.md §2), e.g. ``"subject"``; None when the cells are the units."""
+        return self.random[0].name if self.random else None
+
+    @property
     def term_names(self) -> tuple[str, ...]:
         """Names of the random terms, e.g. ``("subject", "subject:question")``."""
         return tuple(t.name for t in self.random)

@@ -1,7 +1,7 @@
 """Stage inference: the joint covariance of all fitted pairwise contrasts.
 
 Inputs: a :class:`~mixrank.frame.Frame`, its fitted pairs
-(:class:`~mixrank.engine.native.PairFit`: estimate, variance, variance
+(:class:`~mixrank.engine.records.PairFit`: estimate, variance, variance
 components), the fit's method and estimand.  Outputs: :func:`contrast_covariance`
 (the P x P covariance of the P pair estimates) and :func:`pair_weights` (each
 estimate as a linear combination of its pair's cell differences).
@@ -19,12 +19,14 @@ A pair's fitted component is the variance of the difference,
 pairs' difference effects follows by polarisation:
 ``gamma_r(h, g) = (v_r[j,m] + v_r[k,l] - v_r[j,l] - v_r[k,m]) / 2`` for
 ``h = (j, k)``, ``g = (l, m)`` (separately fitted pairs need not be jointly
-consistent, so the result is projected to PSD once, at the end).  Then::
+consistent, so the result is projected to PSD once, at the end, on the
+correlation scale).  Then::
 
     Cov(est_h, est_g) = sum_r gamma_r(h, g) (Z_r' w_h)' (Z_r' w_g) + gamma_e(h, g) w_h' w_g
 
-which reproduces each pair's own variance on the diagonal exactly before
-the final projection.  ``method="aggregate"``: the pairwise-complete
+which reproduces each pair's own variance on the diagonal exactly; the
+projection clips the negative eigenvalues of the correlation matrix and
+rescales it to a unit diagonal, so the diagonal stays each pair's own.  ``method="aggregate"``: the pairwise-complete
 covariance of the unit means, scaled like the pairs' own ``s^2 / T``.
 """
 
@@ -37,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
 from mixrank.inference.ranks_maxt import joint_covariance
@@ -128,9 +131,7 @@ def _component_gamma(pairs: Sequence[Any], models: list[str], key: str) -> np.nd
 
 def _check_complete(pairs: Sequence[Any]) -> list[str]:
     models = sorted({m for p in pairs for m in (p.model_a, p.model_b)})
-    have = {frozenset((p.model_a, p.model_b)) for p in pairs}
-    missing = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]
-               if frozenset((a, b)) not in have]
+    missing = missing_pairs(pairs, models)
     if missing:
         raise DesignError(f"the joint covariance of the contrasts needs every pair among the "
                           f"models compared; {len(missing)} pair(s) were not fitted, e.g. "
@@ -140,10 +141,10 @@ def _check_complete(pairs: Sequence[Any]) -> list[str]:
 
 def _aggregate_cov(frame: Frame, pairs: Sequence[Any]) -> np.ndarray:
     """Pairwise-complete covariance of the unit-mean differences, scaled by 1 / (T_h T_g)."""
-    names = frame.spec.term_names
+    unit = frame.spec.unit
     pos = {m: i for i, m in enumerate(frame.models)}
-    if names:
-        codes, L = frame.term_codes[names[0]], frame.term_levels[names[0]]
+    if unit is not None:
+        codes, L = frame.term_codes[unit], frame.term_levels[unit]
     else:
         codes, L = np.arange(frame.n_cells), frame.n_cells
     U = np.full((L, len(pairs)), np.nan)
@@ -177,12 +178,14 @@ def contrast_covariance(frame: Frame, pairs: Sequence[Any], *, method: str = "re
     Returns
     -------
     cov : ndarray (P, P)
-        PSD covariance of the estimates (orientation ``model_a - model_b``).
+        PSD covariance of the estimates (orientation ``model_a - model_b``);
+        its diagonal is each pair's own variance (zero rows for pairs with
+        no variance).
     info : dict
-        ``diag_rel``: largest relative gap between ``cov``'s diagonal and the
-        pairs' own variances (0 up to rounding when the projection clipped
-        nothing); ``psd_clipped``: share of the spectrum's absolute mass
-        removed by the final PSD projection; ``component_inconsistency``:
+        ``psd_clipped``: share of the correlation matrix's spectrum (absolute
+        mass) removed by the projection to PSD; ``diag_rel``: largest change
+        of a diagonal entry of the correlation by the clipping, before it is
+        rescaled to 1 (0 when nothing was clipped); ``component_inconsistency``:
         the largest such share of one component's model-level matrix
         ``-J v_r J / 2`` (0 when the pairs' components are jointly
         consistent, e.g. all pairs on the same cells with interior fits).
@@ -209,11 +212,29 @@ def contrast_covariance(frame: Frame, pairs: Sequence[Any], *, method: str = "re
             cov += _component_gamma(pairs, models, t) * (S @ S.T)
         clipped = max(joint_covariance(_component_v(pairs, models, t))[1]
                       for t in keys + ["residual"])
-    cov = 0.5 * (cov + cov.T)
-    w, U = np.linalg.eigh(cov)
+    return _project(0.5 * (cov + cov.T), own, float(clipped))
+
+
+def _project(cov: np.ndarray, own: np.ndarray, inconsistency: float) -> tuple[np.ndarray, dict]:
+    """Nearest PSD matrix on the correlation scale, rescaled to the pairs' own variances.
+
+    Projecting the correlation (not the covariance) treats every pair alike
+    whatever the size of its variance; pairs with no variance (degenerate
+    fits) are constants: zero rows.
+    """
+    live = np.isfinite(own) & (own > 0)
+    out = np.zeros_like(cov)
+    info = dict(diag_rel=0.0, component_inconsistency=inconsistency, psd_clipped=0.0)
+    if not live.any():
+        return out, info
+    sd = np.sqrt(own[live])
+    R = cov[np.ix_(live, live)] / np.outer(sd, sd)
+    w, U = np.linalg.eigh(R)
     tot = float(np.sum(np.abs(w)))
-    psd_clipped = float(np.sum(np.abs(w[w < 0])) / tot) if tot > 0 else 0.0
-    cov = (U * np.clip(w, 0.0, None)) @ U.T
-    diag_rel = float(np.max(np.abs(np.diag(cov) - own) / own)) if len(own) else 0.0
-    return cov, dict(diag_rel=diag_rel, component_inconsistency=float(clipped),
-                     psd_clipped=psd_clipped)
+    info["psd_clipped"] = float(np.sum(np.abs(w[w < 0])) / tot) if tot > 0 else 0.0
+    Rp = (U * np.clip(w, 0.0, None)) @ U.T
+    dg = np.sqrt(np.clip(np.diag(Rp), 1e-300, None))
+    info["diag_rel"] = float(np.max(np.abs(np.diag(R) - np.diag(Rp))))
+    Rp = Rp / np.outer(dg, dg)
+    out[np.ix_(live, live)] = Rp * np.outer(sd, sd)
+    return out, info

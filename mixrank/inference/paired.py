@@ -29,14 +29,12 @@ from scipy import special, stats
 
 from mixrank._util import check_level, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
-from mixrank.inference.paired_data import PairedData, _paired_arrays
+from mixrank.inference.paired_data import PairedData, check_alternative, paired_arrays
 from mixrank.inference.paired_resampling import paired_bootstrap, sign_flip
 
 __all__ = ["mcnemar", "paired_t", "wilcoxon", "effect_sizes", "paired_bootstrap", "sign_flip"]
 
 _MCNEMAR_METHODS = ("exact", "midp", "asymptotic", "corrected")
-_ALTERNATIVES = {"two-sided": "two-sided", "two.sided": "two-sided", "two_sided": "two-sided",
-                 "greater": "greater", "less": "less"}
 #: Largest effective n for which ``wilcoxon(method="exact")`` builds the null distribution.
 WILCOXON_EXACT_MAX_N = 1000
 
@@ -71,14 +69,6 @@ def _doc(func: Callable) -> Callable:
         func.__doc__ = (func.__doc__.replace("{data_params}", DATA_PARAMS)
                         .replace("{data_raises}", DATA_RAISES))
     return func
-
-
-def _alternative(alternative: str) -> str:
-    try:
-        return _ALTERNATIVES[alternative]
-    except (KeyError, TypeError):
-        raise DataError(f"alternative={alternative!r} is not supported; expected 'two-sided', "
-                        "'greater' (A scores higher) or 'less' (A scores lower)") from None
 
 
 def _level(level: float) -> float:
@@ -185,7 +175,7 @@ def mcnemar(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | N
     if any(m not in _MCNEMAR_METHODS for m in methods):
         raise DataError(f"method={method!r} is not a McNemar variant; expected one of "
                         f"{list(_MCNEMAR_METHODS) + ['all']}")
-    pdata = _paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
+    pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
     for arr, who in ((pdata.x, pdata.model_a), (pdata.y, pdata.model_b)):
         bad = (arr != 0.0) & (arr != 1.0)
         if bad.any():
@@ -265,9 +255,9 @@ def paired_t(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | 
     >>> float(paired_t([0.9, 0.8, 0.7, 0.9], [0.8, 0.8, 0.5, 0.6])["df"].iloc[0])
     3.0
     """
-    alt = _alternative(alternative)
+    alt = check_alternative(alternative)
     lev = _level(level)
-    pdata = _paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
+    pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
     n = pdata.n
     if n < 2:
         raise DesignError(f"paired_t got {n} paired cell; expected at least 2 to estimate the "
@@ -401,14 +391,14 @@ def wilcoxon(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | 
     >>> float(r["statistic"].iloc[0]), float(r["p_value"].iloc[0])
     (13.0, 0.1875)
     """
-    alt = _alternative(alternative)
+    alt = check_alternative(alternative)
     if zero_method not in ("wilcox", "pratt"):
         raise DataError(f"zero_method={zero_method!r} is not supported; expected 'wilcox' "
                         "(drop zero differences) or 'pratt' (rank them, then drop)")
     if method not in ("auto", "exact", "asymptotic"):
         raise DataError(f"method={method!r} is not supported; expected 'auto', 'exact' or "
                         "'asymptotic'")
-    pdata = _paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
+    pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
     d = pdata.d
     nonzero = d != 0.0
     n_zero = int(np.sum(~nonzero))
@@ -512,7 +502,7 @@ def effect_sizes(x: Any, y: Any = None, *, a: Hashable | None = None,
     >>> float(r["estimate"].iloc[0]), float(r["relative_difference"].iloc[0])
     (0.5, 2.0)
     """
-    pdata = _paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
+    pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by)
     ma, mb = float(np.mean(pdata.x)), float(np.mean(pdata.y))
     d = pdata.d
     nan = float("nan")

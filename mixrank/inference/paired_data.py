@@ -5,9 +5,10 @@ same cells, position by position) or a long DataFrame with a model column, a
 score column and pairing-key columns; the long form is paired by
 :func:`mixrank.frame.build_frame` (one pairing rule for the whole package).  Output: :class:`PairedData`, the two
 aligned float vectors (plus optional cluster codes) and the labels of the two
-models.  Contents: :func:`_paired_arrays` (the one entry point every test in
+models.  Contents: :func:`paired_arrays` (the one entry point every test in
 :mod:`mixrank.inference.paired` and :mod:`mixrank.inference.paired_resampling`
-uses) and its validators.
+uses), :func:`check_alternative` (the accepted ``alternative=`` spellings)
+and its validators.
 
 Orientation: everywhere in these modules the difference is ``d = A - B``
 (``x - y``, or model ``a`` minus model ``b``).
@@ -25,13 +26,26 @@ import pandas as pd
 from mixrank.errors import DataError
 from mixrank.frame.build import CONVENTIONAL_KEYS
 
-__all__ = ["PairedData", "DEFAULT_PAIR_KEYS"]
+__all__ = ["PairedData", "DEFAULT_PAIR_KEYS", "ALTERNATIVES", "paired_arrays", "check_alternative"]
 
 #: Pairing keys used by default in the long form (those present in the data):
 #: the frame builder's conventional keys.
 DEFAULT_PAIR_KEYS: tuple[str, ...] = CONVENTIONAL_KEYS
 
 _MAX_LISTED = 10
+
+#: Accepted spellings of ``alternative=`` (R's ``two.sided`` included) and what they mean.
+ALTERNATIVES = {"two-sided": "two-sided", "two.sided": "two-sided", "two_sided": "two-sided",
+                "greater": "greater", "less": "less"}
+
+
+def check_alternative(alternative: str) -> str:
+    """The canonical name of ``alternative`` ("two-sided", "greater", "less"), else DataError."""
+    try:
+        return ALTERNATIVES[alternative]
+    except (KeyError, TypeError):
+        raise DataError(f"alternative={alternative!r} is not supported; expected 'two-sided', "
+                        "'greater' (A scores higher) or 'less' (A scores lower)") from None
 
 
 @dataclass(frozen=True)
@@ -141,7 +155,7 @@ def _label(value: Any, default: str) -> str:
     return default if value is None else str(value)
 
 
-def _paired_arrays(x: Any, y: Any = None, *, a: Hashable | None = None,
+def paired_arrays(x: Any, y: Any = None, *, a: Hashable | None = None,
                    b: Hashable | None = None, model: str = "model", score: str = "correct",
                    pair_by: str | Sequence[str] | None = None,
                    cluster: Any = None) -> PairedData:

@@ -24,7 +24,7 @@ from scipy import special
 
 from mixrank._util import as_rng, check_level, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
-from mixrank.inference.paired_data import PairedData, _paired_arrays
+from mixrank.inference.paired_data import PairedData, check_alternative, paired_arrays
 
 __all__ = ["paired_bootstrap", "sign_flip"]
 
@@ -53,15 +53,6 @@ def _doc(func: Callable) -> Callable:
     if func.__doc__:
         func.__doc__ = func.__doc__.replace("{data_params}", _DATA_DOC)
     return func
-
-
-def _alternative(alternative: str) -> str:
-    table = {"two-sided": "two-sided", "two.sided": "two-sided", "two_sided": "two-sided",
-             "greater": "greater", "less": "less"}
-    if alternative not in table:
-        raise DataError(f"alternative={alternative!r} is not supported; expected 'two-sided', "
-                        "'greater' (A scores higher) or 'less'")
-    return table[alternative]
 
 
 def _base(pdata: PairedData) -> dict:
@@ -249,7 +240,7 @@ def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
         raise DataError(f"ci={ci!r} is not supported; expected 'percentile', 'bca' or 'all'")
     name, f = _statistic(statistic)
     is_mean = name == "mean" and statistic == "mean"
-    pdata = _paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by,
+    pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by,
                            cluster=cluster)
     d = pdata.d
     n = pdata.n
@@ -384,7 +375,7 @@ def sign_flip(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable |
     >>> float(sign_flip([1, 1, 1, 0], [0, 0, 0, 0])["p_value"].iloc[0])
     0.25
     """
-    alt = _alternative(alternative)
+    alt = check_alternative(alternative)
     if method not in ("auto", "exact", "monte_carlo"):
         raise DataError(f"method={method!r} is not supported; expected 'auto', 'exact' or "
                         "'monte_carlo'")
@@ -392,7 +383,7 @@ def sign_flip(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable |
             or n_resamples < 1:
         raise DataError(f"n_resamples={n_resamples!r} is not a count; expected a positive "
                         "integer")
-    pdata = _paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by,
+    pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by,
                            cluster=cluster)
     d = pdata.d
     n = pdata.n

@@ -24,12 +24,13 @@ rejecting it means "j is better than k".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from mixrank._util import as_rng, listed
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.ranks_core import (
     COVERAGES,
@@ -44,6 +45,9 @@ from mixrank.inference.ranks_core import (
 )
 from mixrank.inference.ranks_data import rank_intervals
 from mixrank.inference.ranks_maxt import contrast_matrices, joint_covariance, stepdown_maxt
+
+if TYPE_CHECKING:
+    from mixrank.results import FitResult
 
 __all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrasts",
            "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
@@ -144,7 +148,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
                      coverage=coverage, method=method, extra=extra, source="contrasts", **meta)
 
 
-def rank_intervals_fit(fit: Any, *, level: float = 0.95, coverage: str = "marginal",
+def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "marginal",
                        method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
     """Rank confidence intervals of a fitted :class:`~mixrank.results.FitResult`.
 
@@ -177,7 +181,7 @@ def rank_intervals_fit(fit: Any, *, level: float = 0.95, coverage: str = "margin
 
     Notes
     -----
-    ``estimate`` is each model's mean score (``FitResult.model_scores``);
+    ``estimate`` is each model's score (``FitResult.model_scores``, the fit's estimand);
     the tests use the fitted contrasts ``FitResult.contrasts``: one-sided
     p-values from ``t = estimate / std_error`` with the pair's
     Satterthwaite df (REML) or units - 1 (aggregate).  See
@@ -198,9 +202,7 @@ def rank_intervals_fit(fit: Any, *, level: float = 0.95, coverage: str = "margin
     models = list(fit.models)
     if len(models) < 2:
         raise DataError(f"rank intervals need at least two models; the fit has {models}")
-    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
-    missing = [(models[j], models[k]) for j in range(len(models)) for k in range(j + 1, len(models))
-               if frozenset((models[j], models[k])) not in fitted]
+    missing = missing_pairs(fit.pairs, models)
     if missing:
         raise DataError(f"{len(missing)} pair(s) of models were not fitted: {listed(missing)}. "
                         "Ranking needs every pair; pairs without (enough) common cells cannot be "
@@ -210,7 +212,7 @@ def rank_intervals_fit(fit: Any, *, level: float = 0.95, coverage: str = "margin
     tab = rank_intervals_from_contrasts(fit.model_scores(), fit.contrasts(), level=level,
                                         coverage=coverage, method=method, B=B, rng=rng)
     tab.attrs["mixrank"].update(source="fit", formula=spec.formula,
-                                unit=spec.term_names[0] if spec.random else "cell",
+                                unit=spec.unit or "cell",
                                 fit_method=fit.method, estimand=fit.estimand, engine=fit.engine)
     return tab
 

@@ -162,7 +162,7 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     if M < 2:
         raise DataError(f"rank intervals need at least two models; {spec.comparison!r} has "
                         f"{models}")
-    uname = spec.term_names[0] if spec.random else None
+    uname = spec.unit
     E, S, D, STAT, P, N = (np.full((M, M), np.nan) for _ in range(6))
     no_common, few_units = [], []
     for j in range(M):

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import special, stats
 
 from mixrank._util import as_rng, tidy
+from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
 from mixrank.inference.multiplicity import adjust as adjust_p
@@ -52,24 +53,31 @@ def check_draws(B: Any) -> int:
     return int(B)
 
 
-def _correlation(fit: Any) -> tuple[np.ndarray, dict[str, float]]:
+def _live(fit: Any) -> np.ndarray:
+    """Pairs with a variance and df (degenerate fits, variance 0, are left out of the draws)."""
+    return np.array([p.variance > 0 and np.isfinite(p.variance) and np.isfinite(p.df)
+                     for p in fit.pairs], dtype=bool)
+
+
+def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
     cov, info = contrast_covariance(fit.frame, fit.pairs, method=fit.method,
                                     estimand=fit.estimand)
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    if np.any(sd <= 0):
-        raise DataError("a contrast has zero variance under the joint covariance; max-t draws "
-                        "need a positive variance for every pair (use adjust='holm')")
-    return cov / np.outer(sd, sd), info
+    live = _live(fit)
+    sd = np.sqrt(np.diag(cov)[live])
+    return cov[np.ix_(live, live)] / np.outer(sd, sd), live, info
 
 
-def contrast_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], dict[str, Any]]:
-    """Chunks of ``Z ~ N(0, R)`` (B rows in all, one column per fitted pair, pair order).
+def contrast_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], np.ndarray,
+                                                           dict[str, Any]]:
+    """Chunks of ``Z ~ N(0, R)`` (B rows in all), one column per pair with a variance.
 
-    ``R`` is the correlation of :func:`~mixrank.inference.joint.contrast_covariance`.
+    ``R`` is the correlation of :func:`~mixrank.inference.joint.contrast_covariance`
+    over the pairs flagged in the returned boolean mask (pair order; pairs
+    without a variance, degenerate fits, are constants and have no column).
     Equal ``B`` and ``rng`` give the same draws in every caller.
     """
-    R, info = _correlation(fit)
-    w, U = np.linalg.eigh(R)
+    R, live, info = _correlation(fit)
+    w, U = np.linalg.eigh(R) if len(R) else (np.zeros(0), np.zeros((0, 0)))
     root = U * np.sqrt(np.clip(w, 0.0, None))
     gen = as_rng(rng)
 
@@ -80,25 +88,27 @@ def contrast_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray],
             yield gen.standard_normal((b, R.shape[0])) @ root.T
             done += b
 
-    return chunks(), dict(info, B=B)
+    return chunks(), live, dict(info, B=B)
 
 
 def _maxt(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any) -> dict[str, Any]:
     """Single-step max-|T| adjusted p-values and simultaneous CIs, in place on ``tab``."""
     if len(tab) != len(fit.pairs):
         raise DesignError("adjust='maxt' needs the contrasts of every fitted pair")
-    draws, info = contrast_draws(fit, B=B, rng=rng)
-    mx = np.concatenate([np.max(np.abs(z), axis=1) for z in draws])
+    draws, live, info = contrast_draws(fit, B=B, rng=rng)
+    mx = np.concatenate([np.max(np.abs(z), axis=1) if z.shape[1] else np.zeros(len(z))
+                         for z in draws])
     p = tab["p_value"].to_numpy(dtype=float)
     z_obs = -special.ndtri(np.clip(p / 2.0, 1e-300, 0.5))      # |Z| with the same tail as |t|
     mx.sort()
     exceed = len(mx) - np.searchsorted(mx, z_obs, side="left")
-    tab["p_adjusted"] = np.where(np.isfinite(p), np.minimum(1.0, exceed / len(mx)), np.nan)
+    adj = np.where(np.isfinite(p), np.minimum(1.0, exceed / len(mx)), np.nan)
+    tab["p_adjusted"] = np.where(live, adj, tab["p_value"])   # no variance: p stays as reported
     c = float(np.quantile(mx, level))
     q = stats.t.ppf(special.ndtr(c), tab["df"].to_numpy(dtype=float))
     se = tab["std_error"].to_numpy(dtype=float)
-    tab["ci_lower"] = tab["estimate"] - q * se
-    tab["ci_upper"] = tab["estimate"] + q * se
+    tab["ci_lower"] = np.where(live, tab["estimate"] - q * se, tab["ci_lower"])
+    tab["ci_upper"] = np.where(live, tab["estimate"] + q * se, tab["ci_upper"])
     return dict(info, critical_value_normal=c, ci="simultaneous (max-t)",
                 p_adjusted="single-step max-t over the pairs shown",
                 mc_se_of_p=f"<= {0.5 / np.sqrt(B):.2g}")
@@ -142,8 +152,7 @@ def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.D
     M = len(models)
     if M < 2:
         raise DataError(f"rank probabilities need at least two models; the fit has {models}")
-    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
-    if len(fitted) < M * (M - 1) // 2:
+    if missing_pairs(fit.pairs, models):
         raise DataError("rank probabilities need every pair of models fitted; refit with "
                         "pairs=None (pairs without common cells cannot be ranked)")
     pos = {m: i for i, m in enumerate(models)}
@@ -152,10 +161,11 @@ def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.D
     est = np.array([p.estimate for p in fit.pairs])
     se = np.array([p.std_error for p in fit.pairs])
     df = np.array([p.df for p in fit.pairs])
-    draws, info = contrast_draws(fit, B=B, rng=rng)
+    draws, live, info = contrast_draws(fit, B=B, rng=rng)
     counts = np.zeros((M, M))
     for z in draws:
-        d = est + se * stats.t.ppf(special.ndtr(z), df)       # draws of model_a - model_b
+        d = np.tile(est, (len(z), 1))                         # draws of model_a - model_b
+        d[:, live] += se[live] * stats.t.ppf(special.ndtr(z), df[live])
         beaten = np.zeros((z.shape[0], M), dtype=np.int64)     # models that beat each model
         np.add.at(beaten.T, b, (d > 0).T)
         np.add.at(beaten.T, a, (d < 0).T)

@@ -4,14 +4,14 @@ Inputs: a :class:`~mixrank.results.FitResult`.
 Outputs: an HTML document (a string, or a file) with inline CSS and the plots
 embedded as base64 PNG (matplotlib, no GUI backend needed): no scripts, no
 external resources, so the page opens offline and can be mailed as one file.
-Contents: :func:`render_report` (the HTML text) and :func:`write_report`
-(the same, written to a file).  Sections: design summary and balance,
-variance components, contrasts (forest plot) and design effect, rank
-intervals, resolution verdicts, planning table, diagnostics, and (given
-:func:`mixrank.reliable_change` results) item-level reliable change.  A section whose
-backend is not available (or raises a mixrank error) is replaced by a visible
-note saying why; nothing is dropped silently.  This module only calls the
-public API and formats its tables: it computes no statistics.
+Contents: :func:`render_report` (the HTML text) and :func:`write_report` (the
+same, written to a file).  Sections: design and balance, leaderboard (model
+scores with intervals), variance components, contrasts (forest plot) and
+design effect, rank intervals, resolution verdicts, planning, diagnostics,
+and (given :func:`mixrank.reliable_change` results) item-level reliable
+change.  A section whose backend is not available (or raises a mixrank
+error) is replaced by a visible note saying why; nothing is dropped silently.
+Only calls the public API and formats its tables: computes no statistics.
 """
 
 from __future__ import annotations
@@ -28,13 +28,15 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import MIXRANK_VERSION
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError, MixrankError
 from mixrank.report import style
+from mixrank.report.plots_scores import plot_model_scores
 
 __all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
 
 #: Section ids, in page order.
-SECTIONS = ("design", "components", "contrasts", "ranks", "resolution", "plan", "diagnostics")
+SECTIONS = ("design", "leaderboard", "components", "contrasts", "ranks", "resolution", "plan", "diagnostics")
 
 _CSS = """
 body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#222;background:#fff;
@@ -58,6 +60,7 @@ footer{margin-top:3em;color:#777;font-size:.85em}
 
 _TITLES = {
     "design": "Design and balance",
+    "leaderboard": "Leaderboard",
     "components": "Variance components",
     "contrasts": "Contrasts and design effect",
     "ranks": "Rank intervals",
@@ -195,8 +198,8 @@ def _shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None
     scores = fit.model_scores()
     order = scores.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
     models = order["model"].astype(str).tolist()
-    fitted = {frozenset((p.model_a, p.model_b)) for p in fit.pairs}
-    adj = [(a, b) for a, b in zip(models[:-1], models[1:]) if frozenset((a, b)) in fitted]
+    fitted = pair_lookup(fit.pairs)
+    adj = [(a, b) for a, b in zip(models[:-1], models[1:]) if pair_key(a, b) in fitted]
     note = (f"{len(fit.pairs)} pairs were fitted; plots and tables below show the "
             f"{len(adj)} pairs of models adjacent in the order of their mean scores "
             f"(best first). The full tables: mixrank contrasts / components ... --format csv.")
@@ -214,12 +217,7 @@ def _pair_rows(table: pd.DataFrame, pairs: list[tuple[str, str]] | None) -> pd.D
 def _design(fit: Any, ctx: dict) -> str:
     f = fit.frame
     parts = [f"<pre>{html.escape(f.summary_text())}</pre>",
-             "<h3>Groupings</h3>", format_table_html(f.describe()),
-             "<h3>Mean score per model</h3>",
-             format_table_html(fit.model_scores().sort_values("estimate", ascending=False,
-                                                               kind="stable"),
-                               caption="Mean cell score over the cells each model was scored "
-                                       "on (not a paired comparison).")]
+             "<h3>Groupings</h3>", format_table_html(f.describe())]
     bal = f.balance()
     incomplete = bal[~bal["complete"]]
     parts.append("<h3>Balance</h3>")
@@ -231,6 +229,16 @@ def _design(fit: Any, ctx: dict) -> str:
                         "each pair is analysed on the cells both models share."))
         parts.append(format_table_html(incomplete.sort_values("n", kind="stable"), max_rows=30))
     return "".join(parts)
+
+
+def _leaderboard(fit: Any, ctx: dict) -> str:
+    tab = fit.model_scores(level=ctx["level"])
+    cap = f"Each model's own scores fitted by {tab.attrs['mixrank']['model']}; iid: cells independent."
+    tab = tab.sort_values("estimate", ascending=False, kind="stable")  # best first
+    return _guard("Leaderboard plot", lambda: _figure_html(
+        plot_model_scores(tab, ax=style.new_axes(len(tab), pyplot=False)), name="scores",
+        alt="model scores with intervals", caption="Score \u00b1 CI at the formula's unit; thin: iid.")
+    ) + format_table_html(tab, caption=cap)
 
 
 def _components(fit: Any, ctx: dict) -> str:
@@ -262,11 +270,12 @@ def _plot(kind: str, fit: Any, ctx: dict) -> Any:
 
 
 def _contrasts(fit: Any, ctx: dict) -> str:
-    con = _pair_rows(fit.contrasts(level=ctx["level"]), ctx["pairs"])
-    de = _pair_rows(fit.design_effect(), ctx["pairs"])
-    meta = fit.contrasts().attrs.get("mixrank", {})
-    parts = [_p(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); "
-                f"t-tests with {meta.get('df_method', 'Satterthwaite')} degrees of freedom.")]
+    full = fit.contrasts(level=ctx["level"])
+    con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(fit.design_effect(), ctx["pairs"]),
+                     full.attrs.get("mixrank", {}))
+    parts = [_p(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
+                f"with {meta.get('df_method', 'Satterthwaite')} degrees of freedom; p_adjusted: "
+                f"{meta.get('adjust')} across all {meta.get('family_size')} pairs.")]
     parts.append(_guard("Forest plot", lambda: _figure_html(
         _plot("contrasts", fit, ctx), name="contrasts", alt="forest plot of the contrasts",
         caption="Estimates with confidence intervals; blue intervals exclude 0.")))
@@ -403,7 +412,8 @@ def _reliable_change(fit: Any, ctx: dict) -> str:
 
 
 _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
-    "design": _design, "components": _components, "contrasts": _contrasts, "ranks": _ranks,
+    "design": _design, "leaderboard": _leaderboard, "components": _components,
+    "contrasts": _contrasts, "ranks": _ranks,
     "resolution": _resolution, "plan": _plan, "diagnostics": _diagnostics,
     "reliable_change": _reliable_change,
 }

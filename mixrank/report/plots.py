@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mixrank.engine.records import pair_key
 from mixrank.errors import DataError
 from mixrank.report import style
 
@@ -72,13 +73,13 @@ def select_pairs(table: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None) -
     """
     if pairs is None:
         return table
-    key = [frozenset((str(a), str(b))) for a, b in zip(table["model_a"], table["model_b"])]
+    key = [pair_key(a, b) for a, b in zip(table["model_a"], table["model_b"])]
     pos: dict[frozenset, list[int]] = {}
     for i, k in enumerate(key):
         pos.setdefault(k, []).append(i)
     rows: list[int] = []
     for a, b in pairs:
-        k = frozenset((str(a), str(b)))
+        k = pair_key(a, b)
         if k not in pos:
             raise DataError(f"pair ({a!r}, {b!r}) is not in the table; it has "
                             f"{len(pos)} pair(s), e.g. {[tuple(sorted(p)) for p in list(pos)[:3]]}")

@@ -2,13 +2,19 @@
 
 Inputs: a :class:`~mixrank.frame.Frame` and the engine's per-pair fits.
 Outputs: :class:`FitResult` with ``contrasts``, ``variance_components``,
-``design_effect``, ``diagnostics``, ``model_scores`` and ``summary``; the
-inference and design layers add ``rank_intervals``, ``resolution`` and
-``plan`` (imported lazily so that the import graph stays one-way).
+``design_effect``, ``diagnostics``, ``model_scores`` and ``summary``, and
+the accessors computed by the inference and design stages
+(``rank_intervals``, ``rank_probabilities``, ``resolution``, ``plan``).
+
+Import order: results is the facade over the stages below it.  It imports
+inference and design at module level; they take a ``FitResult`` as an
+argument and name its type only under ``TYPE_CHECKING``, so the graph has no
+cycle (``tests/test_import_graph.py``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +23,18 @@ import pandas as pd
 from scipy import stats
 
 from .._util import check_level, tidy
-from ..engine.native import PairFit
-from ..errors import DesignError
+from ..design.plan import plan_fit
+from ..design.resolution import resolution_fit
+from ..engine.records import PairFit, pair_key, pair_lookup
+from ..errors import DataError, DesignError
 from ..frame import Frame
+from ..inference.ranks import rank_intervals_fit
+from ..inference.ranks_by import rank_intervals_by
+from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
 from .anova import anova_table
 from .interactions import adjust_by_level, contrasts_by, model_scores_by
+from .scores import model_scores_table
+from .summary import Summary
 
 __all__ = ["FitResult"]
 
@@ -55,10 +68,9 @@ class FitResult:
 
     def pair(self, model_a: str, model_b: str) -> PairFit:
         """The fit of one pair (either orientation is found; the stored one is returned)."""
-        for p in self.pairs:
-            if {p.model_a, p.model_b} == {str(model_a), str(model_b)}:
-                return p
-        from ..errors import DataError
+        p = pair_lookup(self.pairs).get(pair_key(model_a, model_b))
+        if p is not None:
+            return p
         raise DataError(f"pair ({model_a!r}, {model_b!r}) was not fitted; fitted pairs: "
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
@@ -111,9 +123,15 @@ class FitResult:
         df (REML) or units - 1 (aggregate).  Validated against lme4 1.1 +
         lmerTest 3.1 (``tests/reference/lme4_engine.R``); Holm and BH as R's
         ``p.adjust``; max-t as docs/model_scores.md §3-§4.
-        """
-        from ..inference.simultaneous import adjust_contrasts, check_adjust
 
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> c = res.contrasts()
+        >>> int((c["p_value"] < 0.05).sum()), int((c["p_adjusted"] < 0.05).sum())
+        (7, 1)
+        """
         how = check_adjust(adjust)
         lev = self.level if level is None else check_level(level, DesignError)
         if by is not None:
@@ -158,16 +176,16 @@ class FitResult:
         return tidy(rows, **self._meta("variance_components"))
 
     def design_effect(self) -> pd.DataFrame:
-        """Design effect per pair: ``DE = Var(estimate) / (sigma_iid^2 / n)``.
+        """Design effect per pair: ``DE = Var(estimate) / (sigma_d^2 / n)`` (docs/methods.md §4).
 
         Returns
         -------
         pandas.DataFrame
-            ``model_a, model_b, n, sigma_iid`` (sample SD of the cell
-            differences), ``variance`` (of the estimate under the fitted
+            ``model_a, model_b, n, sigma_d`` (sample SD of the cell
+            differences, the ``sigma_d`` of :func:`mixrank.power.n_star`), ``variance`` (of the estimate under the fitted
             model), ``design_effect``, ``n_eff = n / design_effect``.
         """
-        rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, sigma_iid=p.sigma_iid,
+        rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, sigma_d=p.sigma_d,
                      variance=p.variance, design_effect=p.design_effect,
                      n_eff=p.n / p.design_effect) for p in self.pairs]
         return tidy(rows, **self._meta("design_effect"))
@@ -228,18 +246,24 @@ class FitResult:
         of the formula)`` with the fit's method, engine and estimand (REML,
         Satterthwaite df); see docs/model_scores.md.  Validated against lme4
         1.1 + lmerTest 3.1 (``tests/reference/model_scores.R``).
-        """
-        from .scores import model_scores_table
 
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> sc = res.model_scores()
+        >>> str(sc.loc[0, "model"]), int(sc.loc[0, "n"]), round(float(sc.loc[0, "df"]), 1)
+        ('m01', 960, 11.0)
+        >>> bool((sc["std_error"] > sc["iid_std_error"]).all())   # subjects cluster the scores
+        True
+        """
         if by is not None:   # model x covariate fits: docs/interactions.md §4
             lev = self.level if level is None else check_level(level, DesignError)
             return model_scores_by(self, by, lev)
         return model_scores_table(self, level=level, estimand=estimand)
 
-    def summary(self):
+    def summary(self) -> Summary:
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
-        from .summary import Summary
-
         return Summary(self)
 
     def __repr__(self) -> str:
@@ -252,14 +276,9 @@ class FitResult:
                        by: str | None = None) -> pd.DataFrame:
         """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`
         (``by``: per level of a covariate, :func:`mixrank.inference.ranks_by.rank_intervals_by`)."""
-        from ..inference.ranks import rank_intervals_fit
-
         if by is not None:
-            from ..inference.ranks_by import rank_intervals_by
-
             return rank_intervals_by(self, by, level=level, coverage=coverage, method=method, B=B,
                                      rng=rng)
-
         return rank_intervals_fit(self, level=level, coverage=coverage, method=method, B=B, rng=rng)
 
     def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
@@ -297,19 +316,45 @@ class FitResult:
         falls short of 1) is ``attrs["mixrank"]["no_model_beats_all"]``.  Validated by
         closed forms for two models (``P(best) = P(T > -t)``) and by
         simulation (``tests/inference/test_simultaneous.py``).
-        """
-        from ..inference.simultaneous import rank_probabilities_fit
 
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> rp = res.rank_probabilities(rng=1)
+        >>> best = rp[rp["rank"] == 1].sort_values("p_best").iloc[-1]
+        >>> str(best["model"]), bool(best["p_best"] > 0.9)
+        ('m01', True)
+        """
         return rank_probabilities_fit(self, B=B, rng=rng)
 
-    def resolution(self, **kwargs: Any) -> pd.DataFrame:
-        """Resolution verdicts per pair; see :func:`mixrank.design.resolution.resolution_fit`."""
-        from ..design.resolution import resolution_fit
+    def resolution(self, *, alpha: float = 0.05, power: float = 0.8,
+                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   models: Sequence[str] | None = None, top: int | None = None,
+                   multiplicity: str | None = "holm", anytime: bool = True,
+                   cluster: bool = True) -> pd.DataFrame:
+        """Resolution verdicts per pair of a family (docs/methods.md §6, "Verdict table").
 
-        return resolution_fit(self, **kwargs)
+        Parameters, returned columns, errors and validation: see
+        :func:`mixrank.design.resolution.resolution_fit`, which this calls
+        with the same arguments (``alpha``, ``power``, ``pairs`` --
+        ``"adjacent"``, ``"all"`` or explicit pairs --, ``models``, ``top``,
+        ``multiplicity``, ``anytime``, ``cluster``).
+        """
+        return resolution_fit(self, alpha=alpha, power=power, pairs=pairs, models=models, top=top,
+                              multiplicity=multiplicity, anytime=anytime, cluster=cluster)
 
-    def plan(self, delta: float, **kwargs: Any) -> pd.DataFrame:
-        """Design planning from fitted components; see :func:`mixrank.design.plan.plan_fit`."""
-        from ..design.plan import plan_fit
+    def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
+             prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,
+             pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8)) -> pd.DataFrame:
+        """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
 
-        return plan_fit(self, delta, **kwargs)
+        Parameters, returned columns, errors and validation: see
+        :func:`mixrank.design.plan.plan_fit`, which this calls with the same
+        arguments (``delta``; the hypothetical ``subjects``, ``questions``,
+        ``prompts``; ``power``, ``alpha``; whose components, ``pair``; column
+        ``roles``; the ``grid`` of multiples tried).
+        """
+        return plan_fit(self, delta, subjects=subjects, questions=questions, prompts=prompts,
+                        power=power, alpha=alpha, pair=pair, roles=roles, grid=grid)

@@ -1,7 +1,7 @@
 """Stage results: where the gap lives — contrasts by covariate level of a model x covariate fit.
 
 Inputs: a :class:`~mixrank.results.FitResult` of an interaction formula (its
-pairs carry :class:`~mixrank.engine.fixed.FixedPair` in ``extras["fixed"]``).
+pairs carry :class:`~mixrank.engine.fixed.FixedPair` in ``fixed``).
 Outputs: tidy tables: :func:`contrasts_by` (the gap per level of a
 categorical covariate, or its slope per unit of a numeric one).
 
@@ -38,7 +38,7 @@ _TAKEN = {"model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_v
 
 def fixed_pairs(fit: FitResult) -> list[FixedPair]:
     """The p-column fits of every pair; DesignError when the formula has no covariate."""
-    out = [p.extras.get("fixed") for p in fit.pairs]
+    out = [p.fixed for p in fit.pairs]
     if not out or any(f is None for f in out):
         raise DesignError(
             f"the formula {fit.frame.spec.formula!r} has no covariate in its fixed part, so the "
@@ -157,7 +157,7 @@ def contrasts_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     check_by(fit, by)
     rows = []
     for p in fit.pairs:
-        rows += _rows(fit, by, p.extras["fixed"], level,
+        rows += _rows(fit, by, p.fixed, level,
                       dict(model_a=p.model_a, model_b=p.model_b), f"{p.model_a} vs {p.model_b}")
     return tidy(rows, **fit._meta("contrasts", by=by, grid="equal weights over other "
                                   "categorical covariates, numeric ones at their pair mean"))
@@ -180,13 +180,13 @@ def model_scores_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     do not enter (the grid defines the per-level score).
     """
     check_by(fit, by)
-    fps = [p.extras["fixed"] for p in fit.pairs]
+    fps = [p.fixed for p in fit.pairs]
     design = next((f.design for f in fps if not f.own_design), None)
     if design is None:
         design = build_design(fit.frame, fit.frame.spec)  # type: ignore[arg-type]
     rows = []
     for m in fit_models_fixed(fit.frame, design, estimand=fit.estimand):
-        rows += _rows(fit, by, m.extras["fixed"], level, dict(model=m.model_a), m.model_a)
+        rows += _rows(fit, by, m.fixed, level, dict(model=m.model_a), m.model_a)
     out = pd.DataFrame(rows).drop(columns=["statistic", "p_value"])
     return tidy(out, table="model_scores", formula=fit.frame.spec.formula, by=by,
                 method=fit.method, engine=fit.engine, df_method="satterthwaite",

@@ -65,4 +65,4 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
                 df_method="satterthwaite" if fit.method == "reml" else "units - 1",
                 model="y ~ 1 + " + (" + ".join(f"(1|{t})" for t in spec.term_names)
                                     if spec.random else "(cells independent)"),
-                unit=spec.term_names[0] if spec.random else "cell")
+                unit=spec.unit or "cell")

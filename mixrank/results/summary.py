@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MixrankError
+
 __all__ = ["Summary"]
 
 
@@ -26,6 +28,9 @@ class Summary:
     Attributes
     ----------
     contrasts, variance_components, diagnostics : pandas.DataFrame
+    model_scores : pandas.DataFrame or None
+        ``FitResult.model_scores()``; None (with the reason in
+        ``model_scores_error``) when a model's own fit is impossible.
     """
 
     def __init__(self, fit) -> None:
@@ -33,6 +38,24 @@ class Summary:
         self.contrasts = fit.contrasts()
         self.variance_components = fit.variance_components()
         self.diagnostics = fit.diagnostics()
+        self.model_scores, self.model_scores_error = None, ""
+        try:
+            self.model_scores = fit.model_scores()
+        except MixrankError as exc:
+            self.model_scores_error = str(exc)
+
+    def _scores(self) -> list[str]:
+        if self.model_scores is None:
+            return ["", f"Model scores: not available ({self.model_scores_error})"]
+        sc = self.model_scores.sort_values("estimate", ascending=False, kind="stable")
+        meta = sc.attrs["mixrank"]
+        cols = ["model", "estimate", "std_error", "df", "ci_lower", "ci_upper", "n",
+                "iid_std_error", "design_effect"]
+        show = sc[cols].copy()
+        for col in cols[1:]:
+            show[col] = sc[col].map(lambda x: _g(x) if isinstance(x, float) else str(x))
+        return ["", f"Model scores ({meta['model']}, unit {meta['unit']}, "
+                f"{100 * sc['level'].iloc[0]:g}% CI):", show.to_string(index=False)]
 
     def _one(self) -> str:
         fit = self.fit
@@ -77,7 +100,7 @@ class Summary:
         lines.append("Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1")
         if not p.converged:
             lines.append(f"Warning: convergence check failed: {p.message}")
-        return "\n".join(lines)
+        return "\n".join(lines + self._scores())
 
     def _many(self) -> str:
         fit = self.fit
@@ -86,16 +109,19 @@ class Summary:
                  f"Formula: {fit.frame.spec.formula}",
                  f"{len(fit.pairs)} pairs of {len(fit.models)} models; {fit.frame.n_cells:,} cells",
                  ""]
-        show = c[["model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value", "n"]]
+        show = c[["model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value",
+                  "p_adjusted", "n"]]
         with_fmt = show.copy()
-        for col in ["estimate", "std_error", "df", "statistic", "p_value"]:
+        for col in ["estimate", "std_error", "df", "statistic", "p_value", "p_adjusted"]:
             with_fmt[col] = show[col].map(lambda x: _g(x))
         lines.append(with_fmt.to_string(index=False))
+        lines.append(f"p_adjusted: {c.attrs['mixrank']['adjust']} across the "
+                     f"{c.attrs['mixrank']['family_size']} pairs")
         bad = self.diagnostics[~self.diagnostics["converged"]]
         nb = int((self.diagnostics["boundary"] != "").sum())
         lines.append("")
         lines.append(f"Boundary (singular) fits: {nb}; convergence warnings: {len(bad)}")
-        return "\n".join(lines)
+        return "\n".join(lines + self._scores())
 
     def __str__(self) -> str:
         return self._one() if len(self.fit.pairs) == 1 else self._many()

@@ -320,7 +320,7 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
         p = res.pair(r["model_a"], r["model_b"])
         sign = 1 if p.model_a == r["model_a"] else -1
         assert r["estimate"] == sign * p.estimate
-        assert r["sigma_d"] == p.sigma_iid and r["design_effect"] == p.design_effect
+        assert r["sigma_d"] == p.sigma_d and r["design_effect"] == p.design_effect
         assert r["std_error"] == pytest.approx(math.sqrt(p.variance), rel=1e-15)
 
 

@@ -162,7 +162,7 @@ def test_clustered_n_star_gives_the_target_power():
             res = mixrank.fit(ONE, df)
         p = res.pairs[0]
         hits += abs(p.estimate) / p.std_error >= Z975
-        iid_q.append(p.n * delta**2 / (K * p.sigma_iid**2))
+        iid_q.append(p.n * delta**2 / (K * p.sigma_d**2))
     rate = hits / R
     # with T subjects the REML SE carries T - 1 df (balanced, one term), so the z test on
     # it has the power of a noncentral t: P(|t_{T-1}(sqrt(K))| >= z) = 0.798 at T = 40

@@ -85,7 +85,7 @@ def _pair(name, i, shared_data):
 
 def check_fit(p, ref) -> None:
     """Cells, criterion, components, coefficients with SE and df of one pair."""
-    fp = p.extras["fixed"]
+    fp = p.fixed
     assert (p.n, p.only_a, p.only_b) == (ref["n"], ref["only_a"], ref["only_b"])
     assert p.criterion <= ref["REMLcrit"] + LME4["criterion_excess"]
     total = sum(ref["components"].values())

@@ -81,7 +81,7 @@ def test_gradient_matches_finite_differences(kind):
 def test_gradient_vanishes_at_the_optimum():
     st, ps = _case("grouped", seed=3)
     fit = fit_reml(st, ps, ["t0", "t1", "t2"])
-    psi = fit.extras["theta_block"] ** 2
+    psi = fit.theta_block ** 2
     _, g = deviance_and_gradient(st, ps, psi)
     free = psi > 0
     assert np.all(np.abs(g[free]) < 1e-4), g

@@ -32,7 +32,7 @@ from mixrank.inference.paired import (
     sign_flip,
     wilcoxon,
 )
-from mixrank.inference.paired_data import _paired_arrays
+from mixrank.inference.paired_data import paired_arrays
 from mixrank.inference.paired_resampling import _bca_interval
 
 # One table of tolerances (relative unless named *_atol).
@@ -453,10 +453,10 @@ def test_long_form_drops_unpaired_cells_and_reports_them():
 
 
 def test_pair_by_and_default_keys():
-    pdata = _paired_arrays(_long(np.ones(4), np.zeros(4), extra={"prompt": "p"}), a="A", b="B")
+    pdata = paired_arrays(_long(np.ones(4), np.zeros(4), extra={"prompt": "p"}), a="A", b="B")
     assert pdata.keys == ("subject", "question", "prompt")
     df = _long(np.ones(4), np.zeros(4)).rename(columns={"question": "item"})
-    assert _paired_arrays(df, a="A", b="B", pair_by=["item"]).keys == ("item",)
+    assert paired_arrays(df, a="A", b="B", pair_by=["item"]).keys == ("item",)
 
 
 BAD_INPUTS = [

@@ -56,7 +56,7 @@ def discrepancies(fit, ref: dict) -> dict[str, float]:
     """Measured discrepancies of a fit against a reference, on the table's scales.
 
     ``fit`` has ``criterion, components, estimate, std_error, df`` attributes
-    (a :class:`mixrank.engine.native.PairFit`); ``ref`` is a dict with keys
+    (a :class:`mixrank.engine.records.PairFit`); ``ref`` is a dict with keys
     ``REMLcrit, components, estimate, std_error, df``.  Returns the signed
     criterion excess and the scaled absolute differences named as in
     :data:`LME4`.

@@ -134,7 +134,8 @@ def test_report_loads_without_errors(probed):
 def test_every_plot_image_decodes(probed):
     info, _ = probed
     plots = {im["plot"]: im for im in info["images"]}
-    assert set(plots) == {"components", "contrasts", "ranks", "resolution", "rci", "rci_subjects"}
+    assert set(plots) == {"scores", "components", "contrasts", "ranks", "resolution", "rci",
+                           "rci_subjects"}
     for name, im in plots.items():
         assert im["complete"] and im["w"] > 100 and im["h"] > 100, (name, im)
         assert im["cw"] > 100 and im["ch"] > 50, (name, im)

@@ -75,7 +75,7 @@ def test_every_section_present_with_all_plots(page):
         _section(page, sid)
     assert 'class="omitted"' not in page, re.findall(r'<div class="omitted">.*?</div>', page)
     imgs = dict(_images(page))
-    assert set(imgs) == {"components", "contrasts", "ranks", "resolution"}
+    assert set(imgs) == {"scores", "components", "contrasts", "ranks", "resolution"}
     for name, img in imgs.items():
         assert img.shape[0] > 100 and img.shape[1] > 200, name
         assert img[..., :3].std() > 0.05, f"plot {name} is blank"
@@ -103,6 +103,21 @@ def test_numbers_come_from_the_api(res, page):
             assert f"<td>{_fmt(v)}</td>" in plan
     design = _section(page, "design")
     assert res.frame.summary_text().split("\n")[0] in design
+
+
+def test_leaderboard_and_adjustment_from_the_api(res, page):
+    lb = _section(page, "leaderboard")
+    sc = res.model_scores()
+    for r in sc.itertuples():
+        for v in (r.estimate, r.std_error, r.ci_lower, r.ci_upper, r.iid_std_error):
+            assert f"<td>{_fmt(v)}</td>" in lb
+    best = sc.sort_values("estimate", ascending=False)["model"].iloc[0]
+    assert lb.index(f'<td class="txt">{best}</td>') < min(
+        lb.index(f'<td class="txt">{m}</td>') for m in sc["model"] if m != best)
+    con = _section(page, "contrasts")
+    assert "p_adjusted: holm across all 15 pairs" in con
+    for v in res.contrasts()["p_adjusted"]:
+        assert f"<td>{_fmt(v)}</td>" in con
 
 
 def test_missing_backend_is_a_visible_note(res, monkeypatch):

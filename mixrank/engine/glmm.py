@@ -1,0 +1,177 @@
+"""Stage engine: the binomial GLMM over all models at once (glmer's literal reading).
+
+Inputs: a :class:`~mixrank.frame.Frame` of binomial data and its
+:class:`~mixrank.formula.glmm_terms.GlmmFormula`.  Outputs: :class:`GlmmFit`
+-- model effects on the logit scale with their full covariance, variance
+components on the logit scale, the log-likelihood, deviance, AIC/BIC and
+convergence/singularity diagnostics, and the shared random effects of every
+cell (for the probability-scale contrasts).
+
+The model, as ``lme4::glmer(formula, family = binomial, nAGQ = 0 | 1)``:
+``k_i ~ Binomial(n_i, logit^-1(eta_i))``, ``eta = X beta + Z b``,
+``b ~ N(0, Lam Lam')`` with ``Lam = diag(theta_r)`` per random intercept
+term (the logit scale has no residual variance, so ``theta_r`` is the
+term's standard deviation).  See docs/glmm.md §1-§4.
+
+Contents: :class:`GlmmFit`, :func:`fit_glmm`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ConvergenceError, DesignError, MixrankWarning, SingularFitWarning
+from ..formula.glmm_terms import GlmmFormula
+from ..frame import Frame
+from .glmm_data import build_problem, check_separation
+from .glmm_optim import SINGULAR_TOL, optimise
+from .glmm_pirls import PirlsError
+
+__all__ = ["GlmmFit", "fit_glmm", "GlmmConvergenceWarning"]
+
+
+class GlmmConvergenceWarning(MixrankWarning):
+    """The GLMM optimiser stopped before its convergence criterion was met."""
+
+
+@dataclass(frozen=True, eq=False)
+class GlmmFit:
+    """One binomial GLMM fit (engine record; :class:`~mixrank.results.GlmmResult` wraps it).
+
+    Attributes
+    ----------
+    models : tuple of str
+    nagq : int
+    beta : ndarray (M,)
+        Log-odds of each model at zero random effects (cell-means coding).
+    vcov : ndarray (M, M)
+        Covariance of ``beta``.
+    terms : tuple of str
+        Random terms as written, formula order.
+    theta : ndarray
+        Standard deviation of each term on the logit scale (same order).
+    loglik, deviance, aic, bic : float
+        As lme4: ``deviance = -2 loglik``; ``loglik`` includes the binomial
+        coefficients when the response was counts.
+    nobs : int
+        Responses as glmer sees them (rows, or count rows).
+    n_params : int
+    converged : bool
+    message : str
+    gradient : float
+        Max absolute gradient of the deviance over the free parameters.
+    singular : tuple of str
+        Terms with ``theta < 1e-4`` (lme4's ``isSingular``).
+    hessian_ok : bool
+        nAGQ = 1: the finite-difference Hessian was positive definite
+        (else ``vcov`` is the nAGQ = 0 form, as lme4 falls back).
+    nfev : int
+        Penalised IRLS runs.
+    cell_effects : ndarray (n_cells,)
+        Sum of the conditional modes of the terms without the comparison
+        factor at each cell of the frame (shared by all models).
+    trials, successes : ndarray (M,)
+    """
+
+    models: tuple[str, ...]
+    nagq: int
+    beta: np.ndarray
+    vcov: np.ndarray
+    terms: tuple[str, ...]
+    theta: np.ndarray
+    loglik: float
+    deviance: float
+    aic: float
+    bic: float
+    nobs: int
+    n_params: int
+    converged: bool
+    message: str
+    gradient: float
+    singular: tuple[str, ...]
+    hessian_ok: bool
+    nfev: int
+    cell_effects: np.ndarray = field(repr=False)
+    trials: np.ndarray = field(repr=False)
+    successes: np.ndarray = field(repr=False)
+
+    def fixef(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """glmer's treatment coding: names, ``(Intercept), model<level>...`` and covariance."""
+        M = len(self.models)
+        T = np.eye(M)
+        T[1:, 0] = -1.0
+        names = ["(Intercept)"] + [f"model{m}" for m in self.models[1:]]
+        return names, T @ self.beta, T @ self.vcov @ T.T
+
+
+def _cell_effects(frame: Frame, gf: GlmmFormula, prob, mode) -> np.ndarray:
+    """Shared (model-free) random effects summed at every frame cell."""
+    out = np.zeros(frame.n_cells)
+    start = 0
+    for name, q, th in zip(prob.names, prob.levels, mode.theta):
+        if name in gf.spec.term_names:
+            # codes of a model-free term are the frame's term codes (same encoding)
+            out += th * mode.u[start:start + q][frame.term_codes[name]]
+        start += q
+    return out
+
+
+def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None = None,
+             log_choose: float = 0.0) -> GlmmFit:
+    """Fit the binomial GLMM of ``gf`` to ``frame`` (see module docstring).
+
+    Raises
+    ------
+    DesignError
+        ``nagq`` not 0 or 1; no random term.
+    DataError
+        Complete separation of a model (every trial succeeds or fails).
+    ConvergenceError
+        The penalised IRLS fails at every theta tried.
+
+    Warns
+    -----
+    SingularFitWarning
+        A term's standard deviation is below 1e-4 (boundary fit).
+    GlmmConvergenceWarning
+        The optimiser's criterion was not met (the fit is returned).
+    """
+    if nagq not in (0, 1):
+        raise DesignError(f"nagq={nagq!r}; expected 0 (PIRLS over the model effects too) or 1 "
+                          "(Laplace), as glmer's nAGQ; adaptive quadrature with more points is "
+                          "not supported")
+    prob = build_problem(frame, gf)
+    check_separation(frame, prob)
+    try:
+        opt = optimise(prob, nagq)
+    except PirlsError as exc:
+        raise ConvergenceError(f"the binomial GLMM could not be fitted: {exc}. Check for "
+                               "separation within random-effect levels or simplify the random "
+                               "terms") from None
+    order = [prob.names.index(t) for t in gf.term_names]
+    theta = np.abs(opt.theta[order])
+    terms = tuple(gf.term_names)
+    singular = tuple(t for t, th in zip(terms, theta) if th < SINGULAR_TOL)
+    if singular:
+        warnings.warn(f"boundary (singular) fit: variance of {', '.join(singular)} estimated at "
+                      "(nearly) 0 on the logit scale", SingularFitWarning, stacklevel=3)
+    if not opt.converged:
+        warnings.warn(f"the GLMM optimiser did not meet its criterion ({opt.message}; max |gradient| "
+                      f"{opt.gradient:.2g}); the estimates are returned, check diagnostics()",
+                      GlmmConvergenceWarning, stacklevel=3)
+    loglik = -0.5 * opt.deviance + log_choose
+    n_params = len(opt.beta) + len(theta)
+    n_resp = int(nobs if nobs is not None else frame.n_rows)
+    M = prob.n_models
+    return GlmmFit(
+        models=frame.models, nagq=nagq, beta=opt.beta, vcov=opt.vcov, terms=terms, theta=theta,
+        loglik=loglik, deviance=-2.0 * loglik, aic=-2.0 * loglik + 2 * n_params,
+        bic=-2.0 * loglik + np.log(n_resp) * n_params, nobs=n_resp, n_params=n_params,
+        converged=opt.converged, message=opt.message, gradient=opt.gradient, singular=singular,
+        hessian_ok=opt.hessian_ok, nfev=opt.nfev,
+        cell_effects=_cell_effects(frame, gf, prob, opt.mode),
+        trials=np.bincount(prob.model, weights=prob.n, minlength=M),
+        successes=np.bincount(prob.model, weights=prob.k, minlength=M))

@@ -1,0 +1,252 @@
+"""Stage engine: outer optimisation of the binomial GLMM (nAGQ = 0 and 1).
+
+Inputs: a :class:`~mixrank.engine.glmm_system.Problem`.  Outputs:
+:class:`Optimum` -- theta, beta, the conditional mode, the Laplace deviance,
+the covariance of beta and convergence diagnostics (docs/glmm.md §2-§4).
+
+* nAGQ = 0: the deviance at the joint conditional mode of (u, beta) is
+  minimised over theta alone; ``Cov(beta)`` is the inverse of the model
+  block's Schur complement at the mode (lme4's ``RX``).
+* nAGQ = 1 (Laplace): the Laplace deviance is minimised over (theta, beta),
+  starting from the nAGQ = 0 optimum: theta by a bounded quasi-Newton
+  search on the profile ``min_beta D(theta, beta)``, beta inside by Newton
+  steps with the exact gradient (:func:`~mixrank.engine.glmm_pirls.beta_gradient`).
+  ``Cov(beta) = 2 [H^{-1}]_{beta beta}`` with ``H`` the finite-difference
+  Hessian of the deviance in (theta, beta), as lme4 reports by default.
+
+Contents: :class:`Optimum`, :func:`optimise`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize
+from threadpoolctl import ThreadpoolController
+
+from .glmm_pirls import Mode, PirlsError, beta_gradient, pirls
+from .glmm_system import Problem
+
+__all__ = ["Optimum", "optimise", "SINGULAR_TOL"]
+
+#: theta below this is reported as a singular (boundary) fit, as lme4's isSingular.
+SINGULAR_TOL = 1e-4
+
+
+@dataclass(eq=False)
+class Optimum:
+    """The fitted parameters and diagnostics of one GLMM fit."""
+
+    nagq: int
+    theta: np.ndarray
+    beta: np.ndarray
+    mode: Mode
+    deviance: float          # Laplace deviance (kernel; no binomial coefficients)
+    vcov: np.ndarray         # covariance of beta (cell-means coding)
+    converged: bool
+    message: str
+    nfev: int
+    gradient: float          # max |gradient| on free parameters at the optimum
+    hessian_ok: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+class _Evaluator:
+    """Deviance evaluations with warm starts shared across calls."""
+
+    def __init__(self, prob: Problem, beta: np.ndarray, u: np.ndarray):
+        self.prob = prob
+        self.beta = np.array(beta, dtype=np.float64)
+        self.u = np.array(u, dtype=np.float64)
+        self.nfev = 0
+
+    def joint(self, theta: np.ndarray) -> Mode:
+        self.nfev += 1
+        m = pirls(self.prob, theta, self.beta, self.u, joint=True)
+        self.beta, self.u = m.beta, m.u
+        return m
+
+    def fixed(self, theta: np.ndarray, beta: np.ndarray) -> Mode:
+        self.nfev += 1
+        m = pirls(self.prob, theta, beta, self.u, joint=False)
+        self.u = m.u
+        return m
+
+
+def _safe(f, theta: np.ndarray) -> float:
+    try:
+        return f(theta).deviance
+    except (PirlsError, np.linalg.LinAlgError, FloatingPointError):
+        return np.inf
+
+
+def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray, object]:
+    """Bounded L-BFGS-B over theta >= 0 with central-difference gradients, then boundary faces."""
+    R = len(theta0)
+
+    def fg(th: np.ndarray) -> tuple[float, np.ndarray]:
+        d = _safe(f, th)
+        g = np.zeros(R)
+        for r in range(R):
+            e = np.zeros(R)
+            e[r] = h * max(1.0, abs(th[r]))
+            g[r] = (_safe(f, th + e) - _safe(f, th - e)) / (2 * e[r])
+        return d, g
+
+    res = optimize.minimize(fg, theta0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * R,
+                            options=dict(ftol=1e-14, gtol=1e-7, maxiter=500))
+    theta = np.maximum(res.x, 0.0)
+    best = _safe(f, theta)
+    for r in range(R):                       # boundary faces: a component set to zero
+        if 0.0 < theta[r] < 1e-2:
+            cand = theta.copy()
+            cand[r] = 0.0
+            dc = _safe(f, cand)
+            if dc <= best + 1e-10:
+                theta, best = cand, dc
+    return theta, res
+
+
+def _derivs(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.ndarray,
+            h: float = 1e-4) -> tuple[Mode, np.ndarray, np.ndarray]:
+    """Mode, gradient and Hessian of the Laplace deviance in (theta, beta).
+
+    The beta gradient is exact; the theta gradient, the theta-theta block
+    and the beta-theta block are central differences (step ``h``); the
+    beta-beta block differences the exact beta gradient.
+    """
+    R, M = len(theta), len(beta)
+    m0 = ev.fixed(theta, beta)
+    G = np.zeros(R + M)
+    H = np.zeros((R + M, R + M))
+    G[R:] = beta_gradient(prob, m0)
+    for r in range(R):
+        e = np.zeros(R)
+        e[r] = h
+        mp, mm = ev.fixed(theta + e, beta), ev.fixed(theta - e, beta)
+        G[r] = (mp.deviance - mm.deviance) / (2 * h)
+        H[r, r] = (mp.deviance - 2 * m0.deviance + mm.deviance) / h ** 2
+        H[R:, r] = (beta_gradient(prob, mp) - beta_gradient(prob, mm)) / (2 * h)
+        for s in range(r + 1, R):
+            f = np.zeros(R)
+            f[s] = h
+            H[r, s] = (ev.fixed(theta + e + f, beta).deviance - ev.fixed(theta + e - f, beta).deviance
+                       - ev.fixed(theta - e + f, beta).deviance
+                       + ev.fixed(theta - e - f, beta).deviance) / (4 * h ** 2)
+    for j in range(M):
+        e = np.zeros(M)
+        e[j] = h
+        H[R:, R + j] = (beta_gradient(prob, ev.fixed(theta, beta + e))
+                        - beta_gradient(prob, ev.fixed(theta, beta - e))) / (2 * h)
+    H[:R, R:] = H[R:, :R].T
+    ev.u = m0.u
+    return m0, G, 0.5 * (H + H.T)
+
+
+def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.ndarray,
+                    max_iter: int = 40) -> tuple[Mode, np.ndarray, np.ndarray, bool, str]:
+    """Damped Newton on the Laplace deviance over (theta, beta) from the nAGQ = 0 optimum.
+
+    The deviance is even in each theta_r (a sign flip of u_r), so the search
+    is unconstrained and theta is reported as ``|theta|``.  Steps are
+    Levenberg-Marquardt damped until the deviance decreases.  Converged when
+    the Newton decrement ``G' H^{-1} G`` is below 1e-10 with ``H`` positive
+    definite, or the step and the decrease vanish.
+    """
+    R = len(theta)
+    phi = np.concatenate([theta, beta])
+    for it in range(max_iter):
+        m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
+        try:
+            C = np.linalg.cholesky(H)
+            dec = float(G @ np.linalg.solve(H, G))
+            pd_ok = True
+        except np.linalg.LinAlgError:
+            pd_ok, dec, C = False, np.inf, None
+        if pd_ok and dec < 1e-10:
+            return m0, G, H, True, f"Newton decrement {dec:.2e} after {it} step(s)"
+        lam, moved = 0.0 if C is not None else 1e-6 * max(1.0, np.max(np.abs(np.diag(H)))), False
+        for _ in range(40):
+            try:
+                step = -np.linalg.solve(H + lam * np.eye(len(phi)), G)
+            except np.linalg.LinAlgError:
+                step = -G
+            cand = phi + step
+            d = _safe(lambda th, b=cand[R:]: ev.fixed(th, b), cand[:R])
+            if d < m0.deviance:
+                phi, moved = cand, True
+                break
+            lam = max(10 * lam, 1e-6 * max(1.0, float(np.max(np.abs(np.diag(H))))))
+        if not moved or np.max(np.abs(step)) < 1e-10:
+            m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
+            return m0, G, H, bool(np.max(np.abs(G)) < 1e-3), "no further decrease of the deviance"
+    m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
+    return m0, G, H, False, f"no convergence in {max_iter} Newton steps"
+
+
+def _start(prob: Problem) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical logits of each model (beta) and zero random effects."""
+    ks = np.bincount(prob.model, weights=prob.k, minlength=prob.n_models)
+    ns = np.bincount(prob.model, weights=prob.n, minlength=prob.n_models)
+    p = (ks + 0.5) / (ns + 1.0)
+    return np.log(p / (1 - p)), np.zeros(sum(prob.levels))
+
+
+@functools.lru_cache(maxsize=1)
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def optimise(prob: Problem, nagq: int) -> Optimum:
+    """Fit the GLMM by nAGQ = 0 and, when ``nagq == 1``, the Laplace refinement.
+
+    Small dense blocks run with one BLAS thread (threading overhead dominates them).
+    """
+    small = prob.n_rest + prob.n_models < 600
+    with _blas().limit(limits=1, user_api="blas") if small else contextlib.nullcontext():
+        return _optimise(prob, nagq)
+
+
+def _optimise(prob: Problem, nagq: int) -> Optimum:
+    beta0, u0 = _start(prob)
+    ev = _Evaluator(prob, beta0, u0)
+    R = len(prob.levels)
+    theta, res = _minimise_theta(ev.joint, np.ones(R))
+    mode = ev.joint(theta)
+    if nagq == 0:
+        V = mode.system.vcov_beta()
+        g = _theta_gradient(ev.joint, theta)
+        return Optimum(nagq=0, theta=theta, beta=mode.beta, mode=mode, deviance=mode.deviance,
+                       vcov=V, converged=bool(res.success), message=str(res.message),
+                       nfev=ev.nfev, gradient=g)
+    mode, G, H, converged, message = _laplace_newton(prob, ev, theta, mode.beta)
+    theta1, beta = np.abs(mode.theta), mode.beta
+    mode = ev.fixed(theta1, beta)
+    Rn = len(theta1)
+    hessian_ok = True
+    try:
+        np.linalg.cholesky(H)
+        V = 2.0 * np.linalg.inv(H)[Rn:, Rn:]
+    except np.linalg.LinAlgError:
+        hessian_ok = False
+        V = mode.system.vcov_beta()
+    free = np.concatenate([theta1 > 0, np.ones(len(beta), dtype=bool)])
+    return Optimum(nagq=1, theta=theta1, beta=beta, mode=mode, deviance=mode.deviance, vcov=V,
+                   converged=converged, message=message, nfev=ev.nfev,
+                   gradient=float(np.max(np.abs(G[free]))), hessian_ok=hessian_ok,
+                   extra=dict(hessian=H))
+
+
+def _theta_gradient(f, theta: np.ndarray, h: float = 1e-5) -> float:
+    """Max |d deviance / d theta| over the free (positive) components."""
+    g = 0.0
+    for r in range(len(theta)):
+        if theta[r] <= 0.0:
+            continue
+        e = np.zeros(len(theta))
+        e[r] = h
+        g = max(g, abs((f(theta + e).deviance - f(theta - e).deviance) / (2 * h)))
+    return g

@@ -1,0 +1,145 @@
+"""Stage engine: penalised IRLS and the Laplace deviance of the binomial GLMM.
+
+Inputs: a :class:`~mixrank.engine.glmm_system.Problem`, relative standard
+deviations ``theta``, model effects ``beta`` and a starting ``u``.
+Outputs: :class:`Mode` -- the conditional mode of the spherical random
+effects (and, jointly, of ``beta`` for nAGQ = 0), the factorised system at
+the mode and the Laplace deviance; :func:`beta_gradient`, the exact gradient
+of the Laplace deviance in ``beta`` (docs/glmm.md §2-§3).
+
+Deviance convention (as lme4): ``-2 * sum(k log mu + (n - k) log(1 - mu))
++ ||u||^2 + log det(Lam'Z'WZLam + I)``; the binomial coefficients are added
+by the caller when the response was given as counts.
+
+Contents: :class:`Mode`, :func:`linear_predictor`, :func:`pirls`,
+:func:`beta_gradient`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .glmm_system import Problem, System, assemble
+
+__all__ = ["Mode", "linear_predictor", "pirls", "beta_gradient", "PirlsError"]
+
+
+class PirlsError(RuntimeError):
+    """The penalised IRLS did not converge (raised to the optimiser as an infinite deviance)."""
+
+
+@dataclass(eq=False)
+class Mode:
+    """Conditional mode at (theta, beta) and the Laplace deviance there."""
+
+    theta: np.ndarray
+    beta: np.ndarray
+    u: np.ndarray
+    eta: np.ndarray
+    system: System
+    dev: float          # -2 * binomial log-likelihood kernel at the mode
+    penalty: float      # ||u||^2
+    deviance: float     # dev + penalty + log det (Laplace)
+    iterations: int
+
+
+def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``eta = X beta + Z Lam u`` for every observation."""
+    eta = beta[prob.model].copy()
+    start = 0
+    for th, codes, q in zip(theta, prob.codes, prob.levels):
+        if th != 0.0:
+            eta += th * u[start:start + q][codes]
+        start += q
+    return eta
+
+
+def _zt(prob: Problem, theta: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Lam'Z'v`` split into the first term and the rest."""
+    parts = [th * np.bincount(c, weights=v, minlength=q)
+             for th, c, q in zip(theta, prob.codes, prob.levels)]
+    rest = np.concatenate(parts[1:]) if len(parts) > 1 else np.zeros(0)
+    return parts[0], rest
+
+
+def _kernel(prob: Problem, eta: np.ndarray) -> float:
+    """``-2 * sum(k eta - n log(1 + e^eta))`` (the log-likelihood kernel)."""
+    return float(-2.0 * np.sum(prob.k * eta - prob.n * np.logaddexp(0.0, eta)))
+
+
+def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, joint: bool,
+          tol: float = 1e-14, max_iter: int = 60) -> Mode:
+    """Conditional mode of ``u`` (and of ``beta`` when ``joint``) by Newton steps.
+
+    The binomial logit is canonical, so the IRLS matrix is the exact Hessian
+    of the penalised deviance and the iteration is Newton's method, with
+    step halving when the penalised deviance does not decrease.  Stops when
+    the Newton decrement ``g' A^{-1} g`` falls below ``tol * (1 + pdev)``.
+
+    Raises
+    ------
+    PirlsError
+        No decrease after 30 halvings, or ``max_iter`` steps.
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    beta = np.array(beta, dtype=np.float64)
+    u = np.array(u, dtype=np.float64)
+    q0 = prob.levels[0]
+    eta = linear_predictor(prob, theta, beta, u)
+    pdev = _kernel(prob, eta) + float(u @ u)
+    for it in range(max_iter):
+        mu = 0.5 * (1.0 + np.tanh(0.5 * eta))
+        w = prob.n * mu * (1.0 - mu)
+        r = prob.k - prob.n * mu
+        system = assemble(prob, theta, w)
+        z0, zr = _zt(prob, theta, r)
+        g0 = u[:q0] - z0
+        gv = u[q0:] - zr
+        if joint:
+            gv = np.concatenate([gv, -np.bincount(prob.model, weights=r, minlength=prob.n_models)])
+        d0, dv = system.solve(-g0, -gv, joint)
+        decrement = -float(g0 @ d0 + gv @ dv)
+        if decrement < tol * (1.0 + abs(pdev)):
+            dev = _kernel(prob, eta)
+            pen = float(u @ u)
+            return Mode(theta=theta, beta=beta, u=u, eta=eta, system=system, dev=dev,
+                        penalty=pen, deviance=dev + pen + system.logdet_u(), iterations=it)
+        nr = prob.n_rest
+        step = 1.0
+        for _ in range(30):
+            u_new = u + step * np.concatenate([d0, dv[:nr]])
+            b_new = beta + step * dv[nr:] if joint else beta
+            eta_new = linear_predictor(prob, theta, b_new, u_new)
+            pnew = _kernel(prob, eta_new) + float(u_new @ u_new)
+            if pnew <= pdev + 1e-12 * abs(pdev):
+                break
+            step *= 0.5
+        else:
+            raise PirlsError("penalised IRLS: no decrease of the penalised deviance")
+        u, beta, eta, pdev = u_new, b_new, eta_new, pnew
+    raise PirlsError(f"penalised IRLS did not converge in {max_iter} iterations")
+
+
+def beta_gradient(prob: Problem, mode: Mode) -> np.ndarray:
+    """Gradient of the Laplace deviance in ``beta`` at a u-only mode (docs/glmm.md §3).
+
+    ``2 X'(n mu - k) + J'(h * w3)`` with ``h`` the leverages
+    ``diag(Z Lam C^{-1} Lam'Z')``, ``w3 = n mu (1 - mu)(1 - 2 mu)`` (the
+    derivative of the IRLS weight in ``eta``) and ``J = X - Z Lam C^{-1}
+    Lam'Z'W X`` the total derivative of the linear predictor at the mode.
+    """
+    pat = prob.patterns()
+    theta = mode.theta
+    mu = 0.5 * (1.0 + np.tanh(0.5 * mode.eta))
+    w = prob.n * mu * (1.0 - mu)
+    h = mode.system.leverage(pat, prob.offsets)[pat["combo_index"]]
+    v = h * w * (1.0 - 2.0 * mu)
+    M = prob.n_models
+    z0, zr = _zt(prob, theta, v)
+    x0, xr = mode.system.solve(z0, zr, joint=False)
+    zx = linear_predictor(prob, theta, np.zeros(M), np.concatenate([x0, xr]))
+    return (2.0 * np.bincount(prob.model, weights=prob.n * mu - prob.k, minlength=M)
+            + np.bincount(prob.model, weights=v, minlength=M)
+            - np.bincount(prob.model, weights=w * zx, minlength=M))

@@ -1,0 +1,228 @@
+"""Stage engine: the penalised least-squares system of the binomial GLMM.
+
+Inputs: a :class:`Problem` -- one observation per (model, cell) with its
+successes ``k`` and trials ``n``, the level of every random term, the model
+index -- and, per evaluation, the relative standard deviations ``theta`` and
+the IRLS weights.  Outputs: :class:`System`, the factorised matrix of the
+penalised (P)IRLS step over the spherical random effects ``u`` and the
+model effects ``beta``, with solves, log-determinants, the fixed-effect
+covariance block and the leverages the Laplace gradient needs
+(docs/glmm.md §3).
+
+Structure used (docs/glmm.md §3): every random intercept term gives a
+diagonal block ``Z_r' W Z_r``, so the term with the most levels is
+eliminated by a diagonal solve; the remaining random levels and the model
+effects (few) form a dense Schur complement that is Cholesky-factorised.
+The sparsity patterns of all cross-products are computed once per problem;
+an evaluation only re-weights them with ``numpy.bincount``.
+
+Contents: :class:`Problem`, :class:`System`, :func:`assemble`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+__all__ = ["Problem", "System", "assemble", "MAX_DENSE"]
+
+#: Largest Schur complement (random levels outside the biggest term + models) held dense.
+MAX_DENSE = 6000
+#: Largest coupling block (first term x dense block entries) held as a dense array.
+DENSE_COUPLING = 50_000_000
+
+
+def _pattern(a: np.ndarray, b: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique (a, b) pairs and the index of each observation's pair."""
+    flat = a.astype(np.int64) * nb + b
+    uniq, inv = np.unique(flat, return_inverse=True)
+    return uniq // nb, uniq % nb, inv.ravel()
+
+
+@dataclass(eq=False)
+class Problem:
+    """A binomial GLMM with random intercepts and a model factor (cell-means coding).
+
+    Attributes
+    ----------
+    k, n : ndarray of float (n_obs,)
+        Successes and trials of each (model, cell) observation.
+    model : ndarray of int (n_obs,)
+        Model index of each observation (0..M-1).
+    n_models : int
+    names : tuple of str
+        Random terms in the order of ``codes`` (the first has the most levels).
+    codes : tuple of ndarray of int (n_obs,)
+        Level of each observation in each term.
+    levels : tuple of int
+        Number of levels of each term.
+    """
+
+    k: np.ndarray
+    n: np.ndarray
+    model: np.ndarray
+    n_models: int
+    names: tuple[str, ...]
+    codes: tuple[np.ndarray, ...]
+    levels: tuple[int, ...]
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_obs(self) -> int:
+        return int(len(self.k))
+
+    @property
+    def n_rest(self) -> int:
+        """Random levels outside the first (diagonal-eliminated) term."""
+        return int(sum(self.levels[1:]))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Start of each term after the first within the dense block."""
+        return np.concatenate([[0], np.cumsum(self.levels[1:])]).astype(np.int64)
+
+    def families(self) -> list[np.ndarray]:
+        """Dense-block column of each observation: one array per rest term, then the model."""
+        if "fam" not in self._cache:
+            off = self.offsets
+            fam = [self.codes[r] + off[r - 1] for r in range(1, len(self.codes))]
+            fam.append(self.model + self.n_rest)
+            self._cache["fam"] = fam
+        return list(self._cache["fam"])
+
+    def patterns(self) -> dict:
+        """Sparsity patterns of the first term against the dense block and of the dense block."""
+        if "pat" in self._cache:
+            return dict(self._cache["pat"])
+        fam = self.families()
+        nv = self.n_rest + self.n_models
+        c0 = self.codes[0]
+        cross = [_pattern(c0, f, nv) for f in fam]
+        dense = []
+        for a in range(len(fam)):
+            for b in range(a + 1, len(fam)):
+                dense.append((a, b) + _pattern(fam[a], fam[b], nv))
+        combos = np.stack(self.codes, axis=1)
+        uniq, cinv = np.unique(combos, axis=0, return_inverse=True)
+        pat = dict(cross=cross, dense=dense, combos=uniq, combo_index=cinv.ravel())
+        self._cache["pat"] = pat
+        return dict(pat)
+
+
+@dataclass(eq=False)
+class System:
+    """The factorised PIRLS matrix at one (theta, weights).
+
+    ``A = [[Lam'Z'WZLam + I, Lam'Z'WX], [X'WZLam, X'WX]]`` in the order
+    (first term's ``u``; other terms' ``u``; ``beta``), held as the diagonal
+    ``a0`` of the first block, the sparse coupling ``B`` (first term x dense
+    block) and the Cholesky factor ``L`` of the dense Schur complement.
+    """
+
+    theta: np.ndarray
+    a0: np.ndarray
+    B: np.ndarray | sp.csr_matrix
+    L: np.ndarray
+    q0: int
+    nr: int
+    M: int
+
+    def logdet_u(self) -> float:
+        """``log det(Lam'Z'WZLam + I)`` (the u-block; the Laplace term)."""
+        d = np.diag(self.L)[: self.nr]
+        return float(np.sum(np.log(self.a0)) + 2.0 * np.sum(np.log(d)))
+
+    def solve(self, g0: np.ndarray, gv: np.ndarray, joint: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Solve ``A x = g``; ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
+        nv = self.nr + (self.M if joint else 0)
+        B = self.B if joint else self.B[:, : self.nr]
+        L = self.L[:nv, :nv]
+        y0 = g0 / self.a0
+        rhs = gv - B.T @ y0
+        xv = sla.cho_solve((L, True), rhs) if nv else rhs
+        x0 = y0 - (B @ xv) / self.a0
+        return x0, xv
+
+    def vcov_beta(self) -> np.ndarray:
+        """``[A^{-1}]_{beta,beta}``: the inverse of the model block's Schur complement."""
+        Lb = self.L[self.nr:, self.nr:]
+        inv = sla.solve_triangular(Lb, np.eye(self.M), lower=True)
+        return inv.T @ inv
+
+    def schur_beta(self) -> np.ndarray:
+        """The model block's Schur complement ``X'WX - X'WZLam C^{-1} Lam'Z'WX``."""
+        Lb = self.L[self.nr:, self.nr:]
+        return Lb @ Lb.T
+
+    def leverage(self, pat: dict, offsets: np.ndarray) -> np.ndarray:
+        """``diag(Z Lam C^{-1} Lam' Z')`` for every distinct random-level combination.
+
+        ``C`` is the u-block.  With ``F = B_u / a0`` and ``S_uu = L_uu L_uu'``,
+        ``h = theta_0^2 / a0[l] + ||L_uu^{-1}(theta_0 F[l] - s)||^2`` where ``s``
+        holds ``theta_r`` at each other term's level.
+        """
+        combos = pat["combos"]
+        th = self.theta
+        l0 = combos[:, 0]
+        h = th[0] ** 2 / self.a0[l0]
+        if self.nr:
+            Luu = self.L[: self.nr, : self.nr]
+            Bu = self.B[:, : self.nr]
+            Bu = Bu if isinstance(Bu, np.ndarray) else Bu.toarray()
+            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True)   # nr x q0
+            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True)
+            T = th[0] * P[:, l0]
+            for r in range(1, combos.shape[1]):
+                T -= th[r] * Li[:, offsets[r - 1] + combos[:, r]]
+            h = h + np.einsum("ij,ij->j", T, T)
+        return h
+
+
+def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
+    """Build and factorise the PIRLS matrix at ``theta`` with IRLS weights ``w``.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        The dense Schur complement is not positive definite (callers treat
+        it as a failed step).
+    """
+    pat = prob.patterns()
+    fam = prob.families()
+    th = np.asarray(theta, dtype=np.float64)
+    q0, nr, M = prob.levels[0], prob.n_rest, prob.n_models
+    nv = nr + M
+    famscale = np.concatenate([th[1:], [1.0]])
+    a0 = th[0] ** 2 * np.bincount(prob.codes[0], weights=w, minlength=q0) + 1.0
+    rows, cols, data = [], [], []
+    for f, (ra, cb, inv) in enumerate(pat["cross"]):
+        rows.append(ra)
+        cols.append(cb)
+        data.append(th[0] * famscale[f] * np.bincount(inv, weights=w, minlength=len(ra)))
+    vals = np.concatenate(data)
+    B: np.ndarray | sp.csr_matrix
+    if q0 * nv <= DENSE_COUPLING:
+        B = np.zeros((q0, nv))
+        B[np.concatenate(rows), np.concatenate(cols)] = vals
+    else:
+        B = sp.csr_matrix((vals, (np.concatenate(rows), np.concatenate(cols))), shape=(q0, nv))
+    S = np.zeros((nv, nv))
+    for f, col in enumerate(fam):
+        diag = np.bincount(col, weights=w, minlength=nv) * famscale[f] ** 2
+        S[np.arange(nv), np.arange(nv)] += diag
+    S[np.arange(nr), np.arange(nr)] += 1.0
+    for a, b, ra, cb, inv in pat["dense"]:
+        vals = famscale[a] * famscale[b] * np.bincount(inv, weights=w, minlength=len(ra))
+        S[ra, cb] += vals          # pairs are unique within a pattern
+        S[cb, ra] += vals
+    if isinstance(B, np.ndarray):
+        Bs = B / np.sqrt(a0)[:, None]
+        S -= Bs.T @ Bs
+    else:
+        Bs = sp.diags(1.0 / np.sqrt(a0)) @ B
+        S -= (Bs.T @ Bs).toarray()
+    L = np.linalg.cholesky(S) if nv else S
+    return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M)

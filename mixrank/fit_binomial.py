@@ -1,0 +1,72 @@
+"""Composition for ``family="binomial"``: glmer formula -> binomial frame -> GLMM -> GlmmResult.
+
+Inputs: a formula as ``lme4::glmer`` reads it and long-format data (0/1
+rows, replicates, or counts via ``cbind(k, n - k)``).  Outputs:
+:class:`~mixrank.results.glmm_result.GlmmResult`.  Called by
+:func:`mixrank.fit` when ``family="binomial"`` (docs/glmm.md).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .engine.glmm import fit_glmm
+from .engine.glmm_data import binomial_frame
+from .errors import DesignError, MixrankWarning
+from .formula.glmm_terms import GlmmFormula, parse_glmm
+from .results.glmm_result import GlmmResult, unit_line
+
+__all__ = ["fit_binomial", "UnitOfInferenceWarning"]
+
+
+class UnitOfInferenceWarning(MixrankWarning):
+    """The binomial fit's contrasts are at the cell level (no model-by-unit term)."""
+
+
+def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
+                 pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95,
+                 pair_by: Sequence[str] | None = None, replicate: str | None = None,
+                 na: str = "error", backend: str = "pandas", client: Any = None,
+                 backend_options: Mapping[str, Any] | None = None,
+                 ignored: Mapping[str, Any] | None = None) -> GlmmResult:
+    """Fit ``glmer(formula, family = binomial, nAGQ = nagq)`` over all models at once.
+
+    ``ignored`` holds options of the linear engine that were set to a
+    non-default value; they have no meaning here and raise.
+
+    Raises
+    ------
+    DesignError
+        Linear-engine options (``method``, ``estimand``, ``engine``) set;
+        ``pairs`` naming a model twice or an unknown model.
+    """
+    bad = {k: v for k, v in (ignored or {}).items()}
+    if bad:
+        raise DesignError(f"option(s) {bad} apply to the linear (gaussian) engine only; the "
+                          "binomial GLMM is one joint maximum-likelihood fit (drop them)")
+    gf: GlmmFormula = parse_glmm(formula) if isinstance(formula, str) else parse_glmm(str(formula))
+    frame, nobs, log_choose = binomial_frame(gf, data, pair_by=pair_by, replicate=replicate, na=na,
+                                             backend=backend, client=client,
+                                             options=backend_options)
+    if frame.n_models < 2:
+        raise DesignError(f"comparison factor {gf.spec.comparison!r} has a single level "
+                          f"{frame.models!r}; at least two models are needed")
+    keep = None
+    if pairs is not None:
+        names = []
+        for pr in pairs:
+            if len(pr) != 2 or pr[0] == pr[1]:
+                raise DesignError(f"each pair must be two different models; got {pr!r}")
+            for m in pr:
+                frame.model_index(m)
+                names.append(str(m))
+        keep = tuple(dict.fromkeys(names))
+    res = GlmmResult(frame=frame, formula=gf,
+                     fit=fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose),
+                     level=level, pair_filter=keep)
+    if not gf.model_terms:
+        warnings.warn(unit_line(gf)[0].upper() + unit_line(gf)[1:] + " (glmer's literal reading; "
+                      "see docs/glmm.md)", UnitOfInferenceWarning, stacklevel=3)
+    return res

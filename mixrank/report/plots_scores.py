@@ -1,0 +1,97 @@
+"""Stage report: the leaderboard plot (each model's score with its interval).
+
+Inputs: a model-score table from ``FitResult.model_scores()`` (columns
+``model, estimate, ci_lower, ci_upper``; ``iid_std_error`` and ``level``
+used when present).  Outputs: a matplotlib Axes in the shared look of
+:mod:`mixrank.report.style`.  Contents: :func:`plot_model_scores`.  Draws
+only; computes no statistics (the iid interval is ``estimate +- z
+iid_std_error`` with the normal quantile, as lm-evaluation-harness shows it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from mixrank.errors import DataError
+from mixrank.report import style
+
+__all__ = ["plot_model_scores"]
+
+_COLUMNS = ("model", "estimate", "ci_lower", "ci_upper")
+
+
+def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+    """Plot each model's score with its confidence interval, best at the top.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``FitResult.model_scores()`` (``model, estimate, ci_lower,
+        ci_upper``; with ``iid_std_error`` the interval treating cells as
+        independent is drawn beside it, thin).
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One row per model: a thick segment from ``ci_lower`` to
+        ``ci_upper`` (the formula's unit of inference), a thin one for the
+        iid interval, a marker at ``estimate``.
+
+    Raises
+    ------
+    DataError
+        Not a DataFrame, missing columns, an empty table.
+    MissingDependencyError
+        matplotlib is not installed (``pip install 'mixrank[plot]'``).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import mixrank
+    >>> from mixrank.report.plots_scores import plot_model_scores
+    >>> tab = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example()).model_scores()
+    >>> plot_model_scores(tab, title="Example").get_title()
+    'Example'
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise DataError(f"plot_model_scores needs a model-score DataFrame; got "
+                        f"{type(table).__name__}. Compute it with FitResult.model_scores()")
+    miss = [c for c in _COLUMNS if c not in table.columns]
+    if miss:
+        raise DataError(f"model-score table lacks columns {miss}; expected {list(_COLUMNS)} "
+                        "(as FitResult.model_scores() returns)")
+    if len(table) == 0:
+        raise DataError("model-score table is empty; nothing to plot")
+    t = table.assign(_name=table["model"].astype(str)).sort_values(
+        ["estimate", "_name"], ascending=[False, True], kind="stable")
+    n = len(t)
+    lev = float(t["level"].iloc[0]) if "level" in t.columns else 0.95
+    meta = table.attrs.get("mixrank", {})
+    unit = meta.get("unit", "the formula's unit")
+    with style.style_context():
+        if ax is None:
+            ax = style.new_axes(n, width=6.0)
+        y = np.arange(n)[::-1].astype(float)
+        ax.hlines(y, t["ci_lower"], t["ci_upper"], color=style.COLORS["primary"], linewidth=3,
+                  alpha=0.8, label=f"{100 * lev:g}% CI, unit: {unit}", zorder=2)
+        if "iid_std_error" in t.columns:
+            z = stats.norm.ppf(0.5 + lev / 2)
+            half = z * t["iid_std_error"]
+            ax.hlines(y - 0.22, t["estimate"] - half, t["estimate"] + half,
+                      color=style.COLORS["neutral"], linewidth=1.2,
+                      label=f"{100 * lev:g}% iid interval (cells independent)", zorder=2)
+        ax.plot(t["estimate"], y, "o", color=style.COLORS["accent"], markersize=5,
+                markeredgecolor="white", markeredgewidth=0.5, zorder=3)
+        ax.set_yticks(y)
+        ax.set_yticklabels(t["_name"].tolist())
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.legend(loc="best", fontsize="small", frameon=False)
+        style.finish_axes(ax, title=title, xlabel=f"score ({meta.get('estimand', 'gls')} estimand)")
+    return ax

@@ -1,0 +1,327 @@
+"""Stage results: the binomial GLMM fit and its tidy accessors.
+
+Inputs: a :class:`~mixrank.frame.Frame`, the
+:class:`~mixrank.formula.glmm_terms.GlmmFormula` and the engine's
+:class:`~mixrank.engine.glmm.GlmmFit`.  Outputs: :class:`GlmmResult` with the
+accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
+(``scale="logit"`` or ``"response"``), ``variance_components``,
+``diagnostics``, ``model_scores``, ``rank_intervals``, ``resolution``,
+``summary`` -- plus ``fixed_effects`` (glmer's coefficient table) and
+``unit_of_inference``.  Statistical notes: docs/glmm.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit
+
+from .._util import check_level, tidy
+from ..engine.glmm import GlmmFit
+from ..errors import DataError, DesignError
+from ..formula.glmm_terms import GlmmFormula
+from ..frame import Frame
+
+__all__ = ["GlmmResult", "unit_line"]
+
+SCALES = ("logit", "response")
+
+
+def unit_line(gf: GlmmFormula) -> str:
+    """One sentence naming the unit of inference of the model contrasts and how to change it."""
+    comp = gf.spec.comparison
+    if gf.model_terms:
+        units = ", ".join(":".join(f for f in t if f != comp) for t in gf.model_terms)
+        return (f"unit of inference for model contrasts: {units} (via "
+                + ", ".join(f"(1|{':'.join(t)})" for t in gf.model_terms) + ")")
+    first = gf.spec.term_names[0].split(":")[0] if gf.spec.random else "subject"
+    return (f"unit of inference for model contrasts: cells (random terms without {comp!r} cancel "
+            f"from the contrasts); add (1|{first}:{comp}) to make {first} the unit of inference")
+
+
+@dataclass(frozen=True, eq=False)
+class GlmmResult:
+    """Result of ``mixrank.fit(..., family="binomial")``: one joint glmer-style fit.
+
+    Orientation: for a row ``(model_a, model_b)`` the estimate is
+    ``model_a - model_b`` (log-odds, or probability on the response scale).
+    """
+
+    frame: Frame
+    formula: GlmmFormula
+    fit: GlmmFit
+    level: float
+    pair_filter: tuple[str, ...] | None = None
+    family: str = "binomial"
+    method: str = "glmm"
+    engine: str = "native"
+    estimand: str = "gls"
+
+    # ------------------------------------------------------------------ meta
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.frame.models
+
+    @property
+    def unit_of_inference(self) -> str:
+        return unit_line(self.formula)
+
+    def _meta(self, table: str, **extra: Any) -> dict:
+        m = dict(table=table, formula=self.formula.formula, family="binomial",
+                 nagq=self.fit.nagq, engine=self.engine, method=self.method,
+                 unit=self.unit_of_inference)
+        m.update(extra)
+        return m
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        M = len(self.models)
+        keep = set(range(M)) if self.pair_filter is None else {
+            self.models.index(m) for m in self.pair_filter}
+        return [(j, k) for j in range(M) for k in range(j + 1, M) if j in keep and k in keep]
+
+    # ---------------------------------------------------------------- tables
+    def contrasts(self, level: float | None = None, *, scale: str = "logit") -> pd.DataFrame:
+        """Pairwise contrasts ``model_a - model_b`` with Wald tests, as glmer.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level (default: the fit's).
+        scale : {"logit", "response"}
+            ``logit``: log-odds difference ``beta_a - beta_b`` with its Wald
+            SE from the joint covariance; ``response``: the difference in
+            probability averaged over the frame's cells (average marginal
+            effect), SE by the delta method (docs/glmm.md §5).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model_a, model_b, estimate, std_error, df`` (inf: normal
+            reference, as glmer's z tests), ``statistic`` (z), ``p_value``
+            (two-sided), ``p_greater`` (H1: model_a better), ``ci_lower,
+            ci_upper, level, n`` (cells where both are scored); on the
+            logit scale also ``odds_ratio, odds_ratio_lower,
+            odds_ratio_upper``.  ``attrs["mixrank"]`` has ``scale`` and
+            ``unit`` (the unit-of-inference sentence).
+
+        Notes
+        -----
+        Validated against lme4 1.1 ``glmer`` (fixed effects, ``vcov``) on the
+        designs of ``tests/reference/glmer.R``.
+        """
+        lev = self.level if level is None else check_level(level, DesignError)
+        if scale not in SCALES:
+            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        q = stats.norm.ppf(0.5 + lev / 2)
+        f = self.fit
+        beta, V = f.beta, f.vcov
+        if scale == "response":
+            p = expit(beta[None, :] + f.cell_effects[:, None])       # cells x models
+            mean_p = p.mean(axis=0)
+            slope = (p * (1 - p)).mean(axis=0)
+        rows = []
+        for j, k in self._pairs():
+            g = np.zeros(len(beta))
+            if scale == "logit":
+                est = beta[j] - beta[k]
+                g[j], g[k] = 1.0, -1.0
+            else:
+                est = mean_p[j] - mean_p[k]
+                g[j], g[k] = slope[j], -slope[k]
+            se = float(np.sqrt(max(g @ V @ g, 0.0)))
+            z = est / se if se > 0 else np.nan
+            row = dict(model_a=self.models[j], model_b=self.models[k], estimate=float(est),
+                       std_error=se, df=np.inf, statistic=z,
+                       p_value=float(2 * stats.norm.sf(abs(z))), p_greater=float(stats.norm.sf(z)),
+                       ci_lower=est - q * se, ci_upper=est + q * se, level=lev,
+                       n=int(self.frame.stats.n_common[j, k]))
+            if scale == "logit":
+                row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
+                           odds_ratio_upper=float(np.exp(est + q * se)))
+            rows.append(row)
+        return tidy(rows, **self._meta("contrasts", scale=scale,
+                                       df_method="Wald z (normal), as glmer"))
+
+    def fixed_effects(self) -> pd.DataFrame:
+        """glmer's coefficient table (treatment coding: intercept = first model).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``term, estimate, std_error, statistic`` (z), ``p_value``.
+        """
+        names, est, V = self.fit.fixef()
+        se = np.sqrt(np.diag(V))
+        z = est / se
+        rows = [dict(term=t, estimate=float(e), std_error=float(s), statistic=float(zz),
+                     p_value=float(2 * stats.norm.sf(abs(zz)))) for t, e, s, zz in zip(names, est, se, z)]
+        return tidy(rows, **self._meta("fixed_effects"))
+
+    def variance_components(self) -> pd.DataFrame:
+        """Random-intercept variances on the logit scale (no residual term).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``group`` (term as written), ``variance``, ``std_dev``,
+            ``share`` (variance / sum of the terms' variances),
+            ``singular`` (std_dev < 1e-4, lme4's isSingular).
+        """
+        f = self.fit
+        tot = float(np.sum(f.theta ** 2))
+        rows = [dict(group=t, variance=float(th ** 2), std_dev=float(th),
+                     share=float(th ** 2 / tot) if tot > 0 else np.nan, singular=t in f.singular)
+                for t, th in zip(f.terms, f.theta)]
+        return tidy(rows, **self._meta("variance_components", scale="logit"))
+
+    def diagnostics(self) -> pd.DataFrame:
+        """Fit statistics and convergence, as lme4 reports them (one row).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``nagq, loglik, deviance`` (-2 loglik), ``aic, bic, nobs,
+            df_resid, converged, gradient, singular`` (comma-separated
+            terms), ``hessian_ok, nfev, message``.
+        """
+        f = self.fit
+        row = dict(nagq=f.nagq, loglik=f.loglik, deviance=f.deviance, aic=f.aic, bic=f.bic,
+                   nobs=f.nobs, df_resid=f.nobs - f.n_params, converged=f.converged,
+                   gradient=f.gradient, singular=",".join(f.singular), hessian_ok=f.hessian_ok,
+                   nfev=f.nfev, message=f.message)
+        return tidy([row], **self._meta("diagnostics"))
+
+    def model_scores(self) -> pd.DataFrame:
+        """Each model's observed share of successes and fitted log-odds.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model, estimate`` (successes / trials), ``n`` (trials),
+            ``logit`` (fitted log-odds at zero random effects),
+            ``logit_std_error``, ``probability`` (mean fitted probability
+            over the frame's cells, the response-scale score).
+        """
+        f = self.fit
+        p = expit(f.beta[None, :] + f.cell_effects[:, None]).mean(axis=0)
+        rows = [dict(model=m, estimate=float(f.successes[j] / f.trials[j]), n=int(f.trials[j]),
+                     logit=float(f.beta[j]), logit_std_error=float(np.sqrt(f.vcov[j, j])),
+                     probability=float(p[j])) for j, m in enumerate(self.models)]
+        return tidy(rows, **self._meta("model_scores"))
+
+    # ---------------------------------------------- inference / design layers
+    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
+                       method: str = "holm", scale: str = "logit", B: int = 2000,
+                       rng: Any = None) -> pd.DataFrame:
+        """Rank confidence intervals from the chosen scale's Wald tests.
+
+        See :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`;
+        the scores are :meth:`model_scores` ``estimate``, the tests the
+        pairwise z tests of :meth:`contrasts` on ``scale``.
+        """
+        from ..inference.ranks import rank_intervals_from_contrasts
+
+        if self.pair_filter is not None:
+            raise DataError("rank intervals need every pair; refit without pairs=")
+        tab = rank_intervals_from_contrasts(self.model_scores()[["model", "estimate", "n"]],
+                                            self.contrasts(scale=scale), level=level,
+                                            coverage=coverage, method=method, B=B, rng=rng)
+        tab.attrs["mixrank"].update(source="glmm", formula=self.formula.formula, scale=scale,
+                                    unit=self.unit_of_inference)
+        return tab
+
+    def resolution(self, *, alpha: float = 0.05, power: float = 0.8,
+                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   multiplicity: str | None = "holm", anytime: bool = True) -> pd.DataFrame:
+        """Resolution verdicts from the logit-scale Wald test (docs/glmm.md §6).
+
+        ``N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2`` with delta
+        the log-odds difference and SE its Wald standard error (so
+        ``sigma_d = SE sqrt(n)`` is passed to
+        :func:`mixrank.design.resolution.resolution_table`, without a
+        separate clustered paradigm: the SE already carries the formula's
+        unit of inference).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :func:`~mixrank.design.resolution.resolution_table`
+            (``estimate`` on the logit scale); ``attrs["mixrank"]["n_star"]``
+            states the formula.
+        """
+        from ..design.resolution import resolution_table
+
+        con = self.contrasts(scale="logit")
+        order = self.model_scores().sort_values(["estimate", "model"], ascending=[False, True])
+        ranked = order["model"].tolist()
+        if isinstance(pairs, str):
+            if pairs not in ("adjacent", "all"):
+                raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of pairs")
+            fam = (list(zip(ranked[:-1], ranked[1:])) if pairs == "adjacent"
+                   else [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]])
+        else:
+            fam = [tuple(p) for p in pairs]
+        rows = []
+        for a, b in fam:
+            hit = con[((con.model_a == a) & (con.model_b == b)) | ((con.model_a == b) & (con.model_b == a))]
+            if hit.empty:
+                raise DesignError(f"pair ({a!r}, {b!r}) is not among the fitted contrasts")
+            r = hit.iloc[0]
+            sign = 1.0 if r.model_a == a else -1.0
+            rows.append(dict(model_a=a, model_b=b, estimate=sign * r.estimate, n=int(r.n),
+                             sigma_d=float(r.std_error * np.sqrt(r.n)), std_error=r.std_error))
+        out = resolution_table(pd.DataFrame(rows), alpha=alpha, power=power,
+                               multiplicity=multiplicity, anytime=anytime, cluster=False)
+        out.attrs["mixrank"].update(
+            formula=self.formula.formula, scale="logit", unit=self.unit_of_inference,
+            n_star="logit-scale Wald test: N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2")
+        return out
+
+    def summary(self) -> GlmmSummary:
+        """A glmer-like printable summary."""
+        return GlmmSummary(self)
+
+    def __repr__(self) -> str:
+        return (f"<GlmmResult {self.formula.formula!r}: binomial GLMM, {len(self.models)} models, "
+                f"nAGQ={self.fit.nagq}>")
+
+
+@dataclass(frozen=True, eq=False)
+class GlmmSummary:
+    """Printable summary of a :class:`GlmmResult` (``str()`` gives the text)."""
+
+    result: GlmmResult
+
+    def __str__(self) -> str:
+        r, f = self.result, self.result.fit
+        how = "Laplace Approximation" if f.nagq == 1 else "nAGQ = 0 (PIRLS over the model effects)"
+        lines = [f"Generalized linear mixed model fit by maximum likelihood ({how})",
+                 " Family: binomial  ( logit )", f"Formula: {r.formula.formula}",
+                 "     AIC      BIC   logLik deviance df.resid",
+                 f"{f.aic:9.1f}{f.bic:9.1f}{f.loglik:9.1f}{f.deviance:9.1f}{f.nobs - f.n_params:9d}",
+                 "", "Random effects (logit scale):", f"  {'Groups':<24}{'Variance':>10}{'Std.Dev.':>10}"]
+        for t, th in zip(f.terms, f.theta):
+            lines.append(f"  {t:<24}{th ** 2:10.4f}{th:10.4f}")
+        lines += ["", "Fixed effects:", f"  {'':<24}{'Estimate':>10}{'Std. Error':>11}{'z value':>9}"
+                  f"{'Pr(>|z|)':>10}"]
+        for _, row in r.fixed_effects().iterrows():
+            lines.append(f"  {row.term:<24}{row.estimate:10.4f}{row.std_error:11.4f}"
+                         f"{row.statistic:9.2f}{row.p_value:10.3g}")
+        lines += ["", "Scale: contrasts on the logit scale (log-odds, odds ratios) and on the "
+                  "response scale (probability, averaged over cells: contrasts(scale='response'))",
+                  r.unit_of_inference[0].upper() + r.unit_of_inference[1:] + "."]
+        if f.singular:
+            lines.append(f"boundary (singular) fit: {', '.join(f.singular)}")
+        if not f.converged:
+            lines.append(f"convergence: criterion not met ({f.message}; max|grad| {f.gradient:.2g})")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"

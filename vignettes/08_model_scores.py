@@ -1,0 +1,127 @@
+# %% [markdown]
+# # Each model's score with its uncertainty
+#
+# A leaderboard's first column is each model's score, usually with a
+# standard error computed as if every question were an independent draw
+# (what lm-evaluation-harness prints as `stderr`).  When questions come in
+# topics, the score of a model over *these* topics is a noisy estimate of
+# its score over new topics, and the honest interval is wider.
+# `FitResult.model_scores()` fits each model's own cell scores with the
+# formula's random terms (`y ~ 1 + (1|subject)`, REML, Satterthwaite df;
+# docs/model_scores.md) and prints the iid standard error beside it, so the
+# design effect is visible.  Then: which pairwise gaps survive a
+# family-wise adjustment, simultaneous intervals, and how likely each model
+# is to be the best.
+
+# %%
+import warnings
+
+import matplotlib.pyplot as plt
+
+import mixrank
+from mixrank.report.plots_scores import plot_model_scores
+
+chem = mixrank.load_shared("chembench")
+chem = chem[chem["prompt"] == "default"]
+keep = ["o1", "gpt-4o", "claude3.5", "claude3", "llama3-70b-instruct", "gpt-4", "claude2",
+        "mistral-large-2-123b"]
+chem = chem[chem["model"].isin(keep)]
+print(chem.shape, chem["subject"].nunique(), "topics")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", mixrank.SingularFitWarning)  # boundary fits are legal
+    res = mixrank.fit("correct ~ model + (1|subject)", chem)
+
+# %% [markdown]
+# ## Scores at the topic unit next to the iid standard error
+#
+# `std_error` is the standard error of the model's score when topics are
+# the unit of inference; `iid_std_error` is `sd / sqrt(n)` over the
+# questions.  Their squared ratio is the design effect: how many times
+# larger the variance really is than the iid formula says.
+
+# %%
+scores = res.model_scores().sort_values("estimate", ascending=False)
+print(scores.attrs["mixrank"]["model"], "| unit:", scores.attrs["mixrank"]["unit"])
+scores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df", "ci_lower",
+        "ci_upper", "n"]]
+
+# %% [markdown]
+# With 9 topics the intervals have about 8 degrees of freedom and are
+# several times wider than the iid ones.  The plot draws both: thick, the
+# interval at the topic unit; thin, the iid interval.
+
+# %%
+ax = plot_model_scores(scores, title="ChemBench (default prompt)")
+plt.show()
+
+# %% [markdown]
+# The estimate above is the GLS intercept (the `gls` estimand, lme4's
+# number).  The plain mean over each model's questions, the number most
+# leaderboards print, is the `cells` estimand; both come with intervals at
+# the same unit.
+
+# %%
+cells = res.model_scores(estimand="cells").set_index("model")[["estimate", "std_error"]]
+gls = scores.set_index("model")[["estimate", "std_error"]]
+both = cells.add_suffix("_cells").join(gls.add_suffix("_gls")).loc[gls.index]
+print(both.to_string(float_format=lambda x: f"{x:.4f}"))
+
+# %% [markdown]
+# They differ by up to 14 points here: ChemBench's topics have very unequal
+# sizes, and the plain mean is dominated by the largest topics while the
+# GLS intercept weights topics more evenly (it sits between the `cells`
+# and the `units` average).  Say which one a leaderboard reports.
+
+# %% [markdown]
+# ## Which gaps survive a family-wise adjustment?
+#
+# A model's own interval is not the right tool to compare two models: the
+# paired contrasts are far more precise because each topic's difficulty
+# cancels in the difference.  With 28 pairs, some "significant" p-values
+# are expected by chance; `contrasts()` reports `p_adjusted` (Holm by
+# default) beside `p_value`.
+
+# %%
+con = res.contrasts()
+print(f"p_value < 0.05: {(con['p_value'] < 0.05).sum()} of {len(con)} pairs; "
+      f"Holm-adjusted: {(con['p_adjusted'] < 0.05).sum()}")
+maxt = res.contrasts(adjust="maxt", rng=1)
+print(f"max-t adjusted: {(maxt['p_adjusted'] < 0.05).sum()}; simultaneous critical value "
+      f"{maxt.attrs['mixrank']['critical_value_normal']:.3f} (normal scale)")
+maxt[["model_a", "model_b", "estimate", "p_value", "p_adjusted", "ci_lower", "ci_upper"]].head(8)
+
+# %% [markdown]
+# The max-t intervals hold for all 28 gaps at once; they use the joint
+# covariance of the contrasts (docs/model_scores.md §3), so they are
+# narrower than Bonferroni's.
+
+# %% [markdown]
+# ## How likely is each model to be the best?
+#
+# From the same Gaussian draws, `rank_probabilities()` gives each model's
+# probability of every rank.  It describes the uncertainty of the ranking
+# given the fitted contrasts; for intervals with a coverage guarantee use
+# `rank_intervals()`.
+
+# %%
+rp = res.rank_probabilities(rng=1)
+wide = rp.pivot(index="model", columns="rank", values="probability")
+wide = wide.loc[rp["model"].drop_duplicates()]
+print(wide.round(3).to_string())
+
+# %% [markdown]
+# ## JailbreakBench: two random terms
+#
+# With behaviours grouped into categories and four attack methods as
+# prompts, `correct ~ model + (1|subject) + (1|prompt)` generalises over new
+# categories *and* new attack methods.  Each model's own score then has
+# only a handful of attack methods behind it, and its interval says so.
+
+# %%
+jb = mixrank.load_shared("jailbreakbench")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", mixrank.SingularFitWarning)
+    jres = mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", jb)
+jscores = jres.model_scores().sort_values("estimate", ascending=False)
+jscores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df", "n"]]
