@@ -29,10 +29,10 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.ranks import rank_intervals_fit
-from ..inference.ranks_by import rank_intervals_by
 from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
 from .anova import anova_table
 from .interactions import adjust_by_level, contrasts_by, model_scores_by
+from .ranks_by import rank_intervals_by
 from .scores import model_scores_table
 from .summary import Summary
 
@@ -275,7 +275,7 @@ class FitResult:
                        method: str = "holm", B: int = 2000, rng: Any = None,
                        by: str | None = None) -> pd.DataFrame:
         """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`
-        (``by``: per level of a covariate, :func:`mixrank.inference.ranks_by.rank_intervals_by`)."""
+        (``by``: per level of a covariate, :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
         if by is not None:
             return rank_intervals_by(self, by, level=level, coverage=coverage, method=method, B=B,
                                      rng=rng)

@@ -1,4 +1,4 @@
-"""Stage inference: rank confidence intervals per level of a covariate (where the ranking changes).
+"""Stage results: rank confidence intervals per level of a covariate (where the ranking changes).
 
 Inputs: a :class:`~mixrank.results.FitResult` of a model x covariate formula
 and a categorical covariate ``by``.  Outputs: the table of
@@ -22,8 +22,8 @@ import pandas as pd
 
 from .._util import tidy
 from ..errors import DesignError
-from ..results.interactions import check_by
-from .ranks import rank_intervals_from_contrasts
+from ..inference.ranks import rank_intervals_from_contrasts
+from .interactions import check_by
 
 __all__ = ["rank_intervals_by"]
 
