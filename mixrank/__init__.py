@@ -38,16 +38,21 @@ from .inference.paired import (
     sign_flip,
     wilcoxon,
 )
-from .io.datasets import load_example, load_shared
+from .io.datasets import list_datasets, load_dataset, load_example, load_shared
+from .io.helm import read_helm
+from .io.inspect_logs import read_inspect
+from .io.lighteval import read_lighteval
 from .io.lm_eval import read_lm_eval
+from .io.read import read
 from .io.wide import read_wide
 from .results import FitResult, Summary
 
 __all__ = [
     "__version__",
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read_lm_eval", "read_wide", "power", "n_star", "mde", "sigma_d", "monitor",
+    "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power", "n_star", "mde", "sigma_d", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",

@@ -178,33 +178,74 @@ def _mapping(text: str | None, option: str) -> str | dict[str, str] | None:
     return out
 
 
-def _is_lm_eval(path: Path) -> bool:
-    return path.is_dir() or (path.name.startswith("samples_") and ".jsonl" in path.name)
-
-
 def _load(args: argparse.Namespace) -> Any:
     """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads."""
-    from .io.datasets import load_example, load_shared
+    from .io.datasets import load_dataset, load_example
 
     src = args.data
     if src in ("example", "-"):
         return load_example()
-    if src.startswith("shared:"):
-        return load_shared(src.split(":", 1)[1])
+    if src.startswith(("shared:", "dataset:")):
+        return load_dataset(src.split(":", 1)[1])
     kind = getattr(args, "input_format", "auto")
     path = Path(src)
-    if kind == "lm-eval" or (kind == "auto" and _is_lm_eval(path)):
-        from .io.lm_eval import read_lm_eval
-
-        return read_lm_eval(path, metric=_mapping(getattr(args, "metric", None), "--metric") or "acc",
-                            filter=_mapping(getattr(args, "lm_filter", None), "--filter"),
-                            prompt=getattr(args, "prompt_label", None))
+    harness = _read_harness(args, path, kind)
+    if harness is not None:
+        return harness
     if kind == "wide":
         from .io.wide import read_wide
 
         items = getattr(args, "items", None) or "subject,question"
         return read_wide(path, items=[c.strip() for c in items.split(",")])
     return src
+
+
+_HARNESS_KINDS = {"lm-eval": "lm_eval", "inspect": "inspect", "helm": "helm",
+                  "lighteval": "lighteval"}
+
+
+def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFrame | None:
+    """Harness output read through :func:`mixrank.read` (None for other input).
+
+    The formula's left side or ``--metric`` picks the metric; the column
+    mapping and rows per subject go to stderr.  Repeated samples (epochs,
+    train trials) become ``--replicate sample`` unless a replicate is given.
+    """
+    from .io.read import HARNESSES, describe, detect_format, read_for_formula
+
+    if kind == "auto":
+        if not path.exists():
+            return None
+        fmt = detect_format(path)
+        if fmt not in HARNESSES:
+            return None
+    elif kind in _HARNESS_KINDS:
+        fmt = _HARNESS_KINDS[kind]
+    else:
+        return None
+    metric = getattr(args, "metric", None)
+    opts: dict[str, Any] = {"metric": _mapping(metric, "--metric") if fmt == "lm_eval" else metric}
+    if fmt == "lm_eval":
+        opts.update(filter=_mapping(getattr(args, "lm_filter", None), "--filter"),
+                    prompt=getattr(args, "prompt_label", None))
+    fields = {"subject_field": getattr(args, "subject_field", None),
+              "prompt_field": getattr(args, "prompt_field", None)}
+    if fmt == "inspect":
+        opts.update(fields)
+    elif any(fields.values()):
+        raise _UsageError(f"--subject-field/--prompt-field name Inspect sample metadata fields; "
+                          f"{str(path)!r} is {fmt} output")
+    if isinstance(opts["metric"], dict) and fmt != "lm_eval":
+        raise _UsageError(f"--metric TASK=METRIC is for lm-eval output; {fmt} takes one metric")
+    df = read_for_formula(str(path), getattr(args, "formula", None) or "correct ~ model", fmt,
+                          **opts)
+    print(describe(df), file=sys.stderr)
+    if hasattr(args, "replicate") and args.replicate is None and "sample" in df.columns \
+            and df["sample"].nunique() > 1:
+        args.replicate = "sample"
+        print("  replicates: sample (repeated samples are averaged within a cell)",
+              file=sys.stderr)
+    return df
 
 
 def _frame_data(args: argparse.Namespace) -> pd.DataFrame:
@@ -255,12 +296,18 @@ def _data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl), a wide "
                    "matrix (--input-format wide), an lm-eval --log_samples folder, 'example' "
                    "or shared:NAME")
-    p.add_argument("--input-format", default="auto", choices=["auto", "long", "wide", "lm-eval"],
-                   help="auto: a folder or samples_*.jsonl is lm-eval output, else long")
+    p.add_argument("--input-format", default="auto",
+                   choices=["auto", "long", "wide", "lm-eval", "inspect", "helm", "lighteval"],
+                   help="auto: harness output (lm-eval, Inspect, HELM, lighteval) is detected "
+                   "from its files, else a long table")
     p.add_argument("--items", default=None, help="wide input: item key columns "
                    "(default subject,question)")
-    p.add_argument("--metric", default=None, help="lm-eval: metric, or TASK=METRIC,... "
-                   "(default acc)")
+    p.add_argument("--metric", default=None, help="harness output: the per-sample metric "
+                   "(lm-eval: also TASK=METRIC,...; default acc); or name it on the left of -f")
+    p.add_argument("--subject-field", default=None,
+                   help="Inspect: sample metadata field used as subject (default: the task)")
+    p.add_argument("--prompt-field", default=None,
+                   help="Inspect: sample metadata field used as prompt")
     p.add_argument("--filter", dest="lm_filter", default=None,
                    help="lm-eval: filter, or TASK=FILTER,...")
     p.add_argument("--prompt-label", default=None, help="lm-eval: constant prompt label")
@@ -517,12 +564,17 @@ def cmd_rci(args: argparse.Namespace) -> None:
 def cmd_report(args: argparse.Namespace) -> None:
     from .report.html import write_report
 
-    if not args.output:
-        raise _UsageError("report needs -o/--output FILE.html")
     if (args.rci_before is None) != (args.rci_after is None):
         raise _UsageError("report: --rci-before and --rci-after go together (the two versions "
                           "whose items are compared)")
     loaded = _load(args)
+    if args.formula is None:
+        if not isinstance(loaded, pd.DataFrame) or "reader" not in loaded.attrs.get("mixrank", {}):
+            raise _UsageError("report needs -f/--formula, e.g. 'correct ~ model + (1|subject)' "
+                              "(it is optional only for harness output)")
+        args.formula = "correct ~ model + (1|subject)"
+        print(f"  formula: {args.formula}", file=sys.stderr)
+    args.output = args.output or "mixrank-report.html"
     res = _fit(args, data=loaded)
     rc = None
     if args.rci_before is not None:
@@ -616,9 +668,10 @@ def _register(sub: Any, *_: Any) -> None:
     s.set_defaults(func=cmd_rci)
 
     s = sub.add_parser("report", help="self-contained HTML report of a fit")
-    _fit_args(s)
+    _fit_args(s, formula_required=False)
     _rank_args(s)
-    s.add_argument("--output", "-o", default=None, help="the HTML file to write (required)")
+    s.add_argument("--output", "-o", default=None,
+                   help="the HTML file to write (default mixrank-report.html)")
     s.add_argument("--title", default=None)
     s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
     s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])

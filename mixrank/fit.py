@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -89,6 +89,24 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
             raise DataError(f"pair {pr!r} compares a model with itself")
         out.append((j, k))
     return out
+
+
+@overload
+def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
+        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
+        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
+        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...) -> GlmmResult:
+    ...
+
+
+@overload
+def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
+        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
+        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
+        family: str = ..., control: Control | None = ..., nagq: int = ...) -> FitResult:
+    ...
 
 
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
@@ -184,6 +202,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     """
     level = check_level(level, DesignError)
     if family == "binomial":
+        if isinstance(parse(formula) if isinstance(formula, str) else formula, InteractionSpec):
+            raise DesignError("family='binomial' does not support covariates in the fixed part "
+                              "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
                                         ("estimand", estimand, "gls"), ("control", control, None))
                    if v != d}

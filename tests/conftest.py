@@ -1,29 +1,23 @@
-"""Shared fixtures: real data from ../shared/data (or $MIXRANK_DATA_DIR).
+"""Shared fixtures: the real datasets bundled in ``mixrank/datasets``.
 
-Where the data are absent, tests that need them skip with a reason; with
-MIXRANK_REQUIRE_DATA=1 (set by .ci/run) they fail instead.
+``shared_data('chembench')`` gives a fresh copy of a bundled dataset (read
+from ``$MIXRANK_DATA_DIR`` when that folder holds it).  That the bundled
+files equal the project's shared copies is checked in
+``tests/io/test_datasets.py``.
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from mixrank.io.datasets import SHARED_FILES, load_shared, shared_data_dir
+from mixrank.io.datasets import load_dataset
 
 _CACHE: dict = {}
 
 
 def _get(name):
-    root = shared_data_dir()
-    if root is None or not (root / SHARED_FILES[name]).exists():
-        msg = f"shared dataset {name!r} not found (set MIXRANK_DATA_DIR)"
-        if os.environ.get("MIXRANK_REQUIRE_DATA") == "1":
-            pytest.fail(msg + " and MIXRANK_REQUIRE_DATA=1")
-        pytest.skip(msg)
     if name not in _CACHE:
-        _CACHE[name] = load_shared(name)
+        _CACHE[name] = load_dataset(name)
     return _CACHE[name].copy()
 
 

@@ -261,7 +261,7 @@ def test_rci_errors(capsys, reruns, argv, msg):
     assert code == 2 and msg in err
 
 
-def test_report(capsys, tmp_path):
+def test_report(capsys, tmp_path, monkeypatch):
     target = tmp_path / "r.html"
     code, _, err = run(capsys, "report", "example", "-f", F2, "-o", str(target), "--title", "T",
                        "--delta", "0.1")
@@ -269,8 +269,11 @@ def test_report(capsys, tmp_path):
     text = target.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "<title>T</title>" in text
     assert 'class="omitted"' not in text
+    monkeypatch.chdir(tmp_path)  # without -o: mixrank-report.html in the current folder
     code, _, err = run(capsys, "report", "example", "-f", F2)
-    assert code == 2 and "--output" in err
+    assert code == 0 and (tmp_path / "mixrank-report.html").is_file()
+    code, _, err = run(capsys, "report", "example")
+    assert code == 2 and "report needs -f/--formula" in err
     # a reliable-change section for two models, prompts as the repeated samples
     code, _, err = run(capsys, "report", "example", "-f", F2, "-o", str(target), "--rci-before", "m01",
                        "--rci-after", "m02", "--rci-sample", "prompt", "--rci-sem", "pooled")
@@ -328,7 +331,7 @@ def test_wide_and_parquet_and_jsonl(capsys, tmp_path):
     (["contrasts", "example", "-f", F1, "--level", "1.5"], "level"),
     (["contrasts", "example"], "--formula"),
     (["bogus"], "invalid choice"),
-    (["ranks", "shared:nope", "-f", F1], "unknown shared dataset"),
+    (["ranks", "shared:nope", "-f", F1], "unknown dataset"),
     (["contrasts", "example", "-f", F1, "-o", "/no/such/dir/x.csv"], "No such file"),
 ])
 def test_errors_exit_2(capsys, argv, msg):

@@ -15,9 +15,11 @@ and of lower stages, never of a higher one:
 0. ``_util``, ``errors`` -- shared helpers and the exception tree;
 1. ``formula`` -- text -> Spec;
 2. ``frame`` -- data + Spec -> Frame;
-3. ``engine`` -- Frame -> per-pair fits (records);
-4. ``io`` -- readers and out-of-core backends: they produce the long data
-   (or, through ``io.backends``, a Frame), so they sit above ``frame``;
+3. ``io`` -- readers and out-of-core backends: they produce the long data
+   (or, through ``io.backends``, a Frame), so they sit above ``frame`` and
+   below everything that fits (the engine's GLMM data path loads through
+   ``io.backends``);
+4. ``engine`` -- Frame -> per-pair fits (records);
 5. ``inference``, ``design``, ``change`` -- computations on engine records,
    frames or raw data; ``change`` (reliable change) needs only stage 0;
 6. ``results`` -- :class:`~mixrank.results.FitResult`, the facade whose
@@ -25,7 +27,7 @@ and of lower stages, never of a higher one:
    inference/design (a FitResult is passed in), but the imports go the
    other way: inference and design name ``FitResult`` only under
    ``TYPE_CHECKING`` and check a fit by its fields, so there is no cycle;
-7. ``fit``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
+7. ``fit``, ``fit_binomial``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
    the public entry points that compose the stages;
 8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
    them.
@@ -48,11 +50,11 @@ STAGES: dict[str, int] = {
     "_util": 0, "errors": 0,
     "formula": 1,
     "frame": 2,
-    "engine": 3,
-    "io": 4,
+    "io": 3,
+    "engine": 4,
     "inference": 5, "design": 5, "change": 5,
     "results": 6,
-    "fit": 7, "fit_fixed": 7, "power": 7, "": 7,
+    "fit": 7, "fit_binomial": 7, "fit_fixed": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
 }
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mixrank.io.datasets import shared_data_dir
+from mixrank.io.datasets import dataset_path
 
 ROOT = Path(__file__).resolve().parents[1]
 VIGNETTES = ROOT / "vignettes"
@@ -22,8 +22,7 @@ import render  # noqa: E402
 
 sys.path.remove(str(VIGNETTES))
 
-#: The shared datasets each vignette reads (checked through the shared_data fixture first,
-#: so that absent data skip the test, or fail it under MIXRANK_REQUIRE_DATA=1).
+#: The bundled datasets each vignette reads (mixrank.load_dataset).
 NEEDS = {
     "01_getting_started.py": ["chembench"],
     "02_unit_of_inference.py": ["jailbreakbench", "multiprompt"],
@@ -41,13 +40,11 @@ def test_every_vignette_is_listed():
 
 
 @pytest.mark.parametrize("name", sorted(NEEDS))
-def test_vignette_runs(name, shared_data, tmp_path):
+def test_vignette_runs(name, tmp_path):
     for dataset in NEEDS[name]:
-        shared_data(dataset)  # skip (or fail in CI) when the data are absent
+        assert dataset_path(dataset).is_file()
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="default")
-    root = shared_data_dir()
-    if root is not None:
-        env["MIXRANK_DATA_DIR"] = str(root)
+    env.pop("MIXRANK_DATA_DIR", None)  # as after pip install: the bundled datasets only
     out = subprocess.run([sys.executable, str(VIGNETTES / name)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, f"{name} failed:\n{out.stderr[-4000:]}"

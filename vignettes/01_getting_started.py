@@ -7,8 +7,9 @@
 # variance components are, how much the clustering of questions in topics
 # costs (the design effect), and what the leaderboard ranks are worth.
 #
-# The data live outside the repository (`../shared/data`, or the folder named
-# by `$MIXRANK_DATA_DIR`); `mixrank.load_shared` finds them.
+# The data ship with mixrank: `mixrank.load_dataset("chembench")` reads the
+# bundled file (`mixrank.list_datasets()` lists all five, with source and
+# licence).
 
 # %%
 import warnings
@@ -19,7 +20,7 @@ import mixrank
 from mixrank.report import plot_components, plot_contrasts
 from mixrank.report.plots_ranks import plot_rank_intervals
 
-df = mixrank.load_shared("chembench")
+df = mixrank.load_dataset("chembench")
 print(df.shape)
 print(df["prompt"].value_counts().to_string())
 

@@ -36,7 +36,7 @@ def quiet_fit(formula, data, **kw):
     return res
 
 
-jb = mixrank.load_shared("jailbreakbench")
+jb = mixrank.load_dataset("jailbreakbench")
 print(jb.groupby(["model", "prompt"]).size().unstack().fillna(0).astype(int).to_string())
 
 # %% [markdown]
@@ -94,7 +94,7 @@ ax = plot_contrasts(res_jb, title="JailbreakBench, attacks and categories as uni
 # same linear mixed model.
 
 # %%
-mp = mixrank.load_shared("multiprompt")
+mp = mixrank.load_dataset("multiprompt")
 bbh = mp[mp["benchmark"] == "BBH"]
 print(bbh.shape, bbh["model"].nunique(), "models,", bbh["subject"].nunique(), "tasks")
 print(bbh.groupby("subject")["prompt"].nunique().describe().to_string())

@@ -62,7 +62,7 @@ ax = plot_power_curve([0.02, 0.05, 0.1], sigma_d=sd, n_observed=1000,
 # verdict table judges the pairs adjacent in the leaderboard order.
 
 # %%
-df = mixrank.load_shared("chembench")
+df = mixrank.load_dataset("chembench")
 df = df[df["prompt"] == "default"]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # singular fits are legal; see vignette 1

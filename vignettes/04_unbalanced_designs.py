@@ -21,7 +21,7 @@ import pandas as pd
 import mixrank
 from mixrank.report.plots_ranks import plot_rank_intervals
 
-humans = mixrank.load_shared("chembench_humans")
+humans = mixrank.load_dataset("chembench_humans")
 print(humans.shape)
 print(humans.isna().sum().to_string())
 
@@ -84,7 +84,7 @@ print(hranks[["model", "estimate", "rank", "rank_lower", "rank_upper", "n"]].to_
 # part of its run had failed).  The complete data give the reference values.
 
 # %%
-cb = mixrank.load_shared("chembench")
+cb = mixrank.load_dataset("chembench")
 models = ["o1", "claude3.5", "gpt-4o", "llama3.1-405b-instruct", "claude3"]
 full = cb[(cb["prompt"] == "default") & cb["model"].isin(models)]
 rng = np.random.default_rng(2024)

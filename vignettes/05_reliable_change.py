@@ -22,7 +22,7 @@ import pandas as pd
 import mixrank
 from mixrank.change import reliable_change
 
-runs = mixrank.load_shared("llm_stability")
+runs = mixrank.load_dataset("llm_stability")
 print(runs.shape)
 print(runs["model"].unique()[0], "| samples:", sorted(runs["sample"].unique().tolist()))
 wide = runs.pivot_table(index=["subject", "question"], columns="sample", values="correct")

@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-def _x_star(alpha: Any) -> np.ndarray:
+def anytime_x_star(alpha: Any) -> np.ndarray:
     """Root x > 1 of ``x - 1 - log x = 2 log(1/alpha)``.
 
     At the optimal rho0, ``(V + rho0) / rho0 = x`` and the squared z-equivalent
@@ -121,7 +121,7 @@ def tune_rho0(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05,
     if approx:
         big_l = 2.0 * np.log(1.0 / al)
         return as_result(m / (big_l + np.log1p(big_l)))
-    return as_result(m / (_x_star(al) - 1.0))
+    return as_result(m / (anytime_x_star(al) - 1.0))
 
 
 @overload
@@ -187,9 +187,7 @@ def anytime_threshold(n: Any, *, sigma: Any = 1.0, alpha: Any = 0.05, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = check_positive("n", n, hint="n is the number of paired observations.")
-    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = check_alpha(alpha)
+    nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     r0 = _rho0_for(rho0, n_plan, nn, s, al)
     return as_result(_boundary(nn * s**2, r0, al))
 
@@ -230,9 +228,7 @@ def anytime_inflation(n: Any, alpha: Any = 0.05, *, sigma: Any = 1.0, rho0: Any 
     Howard, S. R., Ramdas, A., McAuliffe, J. & Sekhon, J. (2021). Ann.
     Statist. 49(2), 1055-1080.
     """
-    nn = check_positive("n", n, hint="n is the number of paired observations.")
-    s = check_positive("sigma", sigma, hint="sigma is the SD of one paired difference.")
-    al = check_alpha(alpha)
+    nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     thr = np.asarray(anytime_threshold(nn, sigma=s, alpha=al, rho0=rho0, n_plan=n_plan))
     return as_result(thr / (s * np.sqrt(nn)) / z_quantile(1 - al / 2))
 
@@ -296,7 +292,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
     pw = check_power(power, al)
     zb = z_quantile(pw)
     if rho0 is None and n_plan is None:
-        return as_result(((np.sqrt(_x_star(al)) + zb) * s / d) ** 2)
+        return as_result(((np.sqrt(anytime_x_star(al)) + zb) * s / d) ** 2)
     if rho0 is not None and n_plan is not None:
         raise DesignError(
             f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, n_plan={n_plan!r}."
@@ -311,7 +307,7 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
         def h(n1: float) -> float:  # standardized margin at N
             return dd * np.sqrt(n1) / ss - _boundary(n1 * ss**2, r, a) / (ss * np.sqrt(n1)) - b
 
-        start = ((np.sqrt(_x_star(a)) + b) * ss / dd) ** 2  # the tuned-at-N solution
+        start = ((np.sqrt(anytime_x_star(a)) + b) * ss / dd) ** 2  # the tuned-at-N solution
         grid = start * np.geomspace(1e-6, 1e12, 2000)
         vals = np.array([h(g) for g in grid])
         pos = np.nonzero(vals >= 0)[0]
@@ -323,6 +319,13 @@ def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 
         return optimize.brentq(h, grid[k - 1], grid[k], xtol=1e-10, rtol=1e-13)
 
     return as_result(np.vectorize(one, otypes=[float])(d, s, al, zb, r0))
+
+
+def _n_sigma_alpha(n: Any, sigma: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked ``n`` (paired observations), ``sigma`` and ``alpha`` of a boundary."""
+    return (check_positive("n", n, hint="n is the number of paired observations."),
+            check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."),
+            check_alpha(alpha))
 
 
 def _differences(x: Any, y: Any) -> np.ndarray:
@@ -475,7 +478,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         )
     plan = float(n) if n_plan is None else float(check_positive(
         "n_plan", n_plan, hint="n_plan is the benchmark's N."))
-    r_units = plan / (float(_x_star(al)) - 1.0)
+    r_units = plan / (float(anytime_x_star(al)) - 1.0)
     r_fixed = None if rho0 is None else float(check_positive(
         "rho0", rho0, hint="rho0 is the mixing parameter (units of V)."))
     if variance not in ("null", "sample"):
@@ -508,7 +511,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         "boundary": boundary, "crossed": crossed,
     })
     if r_fixed is None:
-        infl = float(np.sqrt(_x_star(al)) / z_quantile(1 - al / 2))
+        infl = float(np.sqrt(anytime_x_star(al)) / z_quantile(1 - al / 2))
     elif sigma is not None:
         infl = float(anytime_inflation(plan, al, sigma=s, rho0=r_fixed))
     else:

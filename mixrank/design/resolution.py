@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.anytime import _x_star, anytime_inflation, anytime_n_star
+from mixrank.design.anytime import anytime_inflation, anytime_n_star, anytime_x_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
 from mixrank.design.power import mde, n_star
@@ -167,7 +167,7 @@ def _anytime(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
         ns[i] = float(anytime_n_star(eff[i], 1.0, alpha=alpha, power=pw, n_plan=n[i]))
     q = _ratio(n, ns)
     # at n = n_plan the z-equivalent boundary is sqrt(x*) exactly (tune_rho0)
-    md = (np.sqrt(float(_x_star(alpha))) + float(z_quantile(pw))) * sd / np.sqrt(n)
+    md = (np.sqrt(float(anytime_x_star(alpha))) + float(z_quantile(pw))) * sd / np.sqrt(n)
     return {"n_star_anytime": ns, "mde_anytime": md, "q_anytime": q,
             "resolved_anytime": q >= 1}
 
@@ -367,7 +367,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     counts["all"] = _count(out["resolved_all"].to_numpy())
     n_unres = {p: int((~out[key[p]].to_numpy()).sum()) for p in paradigms}
     n_unres["all"] = int((~out["resolved_all"].to_numpy()).sum())
-    x_star = float(_x_star(al))
+    x_star = float(anytime_x_star(al))
     z_a, z_b = float(z_quantile(1 - al / 2)), float(z_quantile(pw))
     any_meta = None
     if anytime:

@@ -1,7 +1,8 @@
 """mixrank.engine: variance components and contrasts of every pair of models.
 
-Stage: engine, after ``frame`` in the one-way import order (it imports
-formula and frame; results, inference, design, report and cli build on it).
+Stage: engine, after ``frame`` and ``io`` in the one-way import order (it
+imports formula, frame and io; inference, design, results, report and cli
+build on it; the stages are listed in ``tests/test_import_graph.py``).
 docs/methods.md §3 describes the model and the estimates.
 
 Modules, from the data to a fitted pair:
@@ -28,6 +29,10 @@ Modules, from the data to a fitted pair:
   (stratum mean squares);
 * :mod:`~mixrank.engine.single` -- each model's own scores fitted with the
   formula's random terms (``FitResult.model_scores``);
+* :mod:`~mixrank.engine.glmm` (with ``glmm_data``, ``glmm_system``,
+  ``glmm_pirls``, ``glmm_optim``) -- the binomial GLMM over all models at
+  once (``family="binomial"``): data checks, the penalised least-squares
+  system, penalised IRLS with the Laplace deviance, the outer optimisation;
 * :mod:`~mixrank.engine.statsmodels_engine`,
   :mod:`~mixrank.engine.lme4_engine` -- cross-check adapters that fit the
   same pairs with statsmodels MixedLM or R lme4 + lmerTest.

@@ -46,7 +46,6 @@ class Lattice:
     df: np.ndarray                   # stratum degrees of freedom
     groups: list[tuple[int, ...]]    # partition indices per eigenvalue group (U excluded)
     group_terms: list[tuple[int, ...]]  # term positions (spec order) entering each group's lambda
-    universal: int                   # index of the one-block partition
     design: np.ndarray               # group lambda = design @ (sigma_1^2..sigma_R^2, sigma^2)
 
 
@@ -169,7 +168,7 @@ def build_lattice(frame: Frame, orthogonality_tol: float = 1e-9) -> Lattice | No
     if len(groups) != R + 1 or np.linalg.matrix_rank(design) < R + 1:
         return None
     return Lattice(codes=parts, nblocks=nb, size=size, term_index=term_index, mobius=mob, df=df,
-                   groups=groups, group_terms=group_terms, universal=uni, design=design)
+                   groups=groups, group_terms=group_terms, design=design)
 
 
 def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> RemlFit | None:

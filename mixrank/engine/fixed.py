@@ -288,7 +288,7 @@ def _describe(frame: Frame, design: Design, mask: np.ndarray | None) -> tuple[di
 
 
 def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | None,
-             estimand: str, cache: dict) -> PairFit:
+             estimand: str, cache: dict, gram: np.ndarray) -> PairFit:
     """One pair ``d = y_j - y_k`` or (``k`` None) one model's own scores ``y_j``."""
     oa = frame.observed[:, j]
     ob = frame.observed[:, k] if k is not None else oa
@@ -313,7 +313,7 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
     d = frame.scores[:, j] - sign * np.nan_to_num(frame.scores[:, kk])
     if full:
         Xtd = (XtY[:, j] - sign * XtY[:, kk])[sh.kept]
-        dtd = st.pair_moments(j, k)[2] if k is not None else st.sumsq_common[j, j]
+        dtd = gram[j, j] + sign * (gram[kk, kk] - 2.0 * gram[j, kk])
         zd: tuple[np.ndarray, ...] = tuple(
             np.asarray(st.level_sums[t][:, j] - sign * st.level_sums[t][:, kk], dtype=np.float64)
             for t in sh.st.names)
@@ -353,10 +353,10 @@ def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls") -> 
     scores by covariate level (docs/interactions.md §4).
     """
     y0 = np.where(frame.observed, frame.scores, 0.0)
-    XtY = design.X.T @ y0
+    XtY, gram = design.X.T @ y0, y0.T @ y0
     cache: dict = {}
     with threadpool_limits(limits=1, user_api="blas"):
-        return [_fit_one(frame, design, XtY, j, None, estimand, cache)
+        return [_fit_one(frame, design, XtY, j, None, estimand, cache, gram)
                 for j in range(frame.n_models)]
 
 
@@ -388,8 +388,8 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
     if estimand not in ESTIMANDS:
         raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
     y0 = np.where(frame.observed, frame.scores, 0.0)
-    XtY = design.X.T @ y0
+    XtY, gram = design.X.T @ y0, y0.T @ y0      # X'Y and Y'Y over all cells (full pairs)
     cache: dict = {}
     # tiny per-evaluation matrices: multithreaded BLAS only adds synchronisation cost
     with threadpool_limits(limits=1, user_api="blas"):
-        return [_fit_one(frame, design, XtY, j, k, estimand, cache) for j, k in pairs]
+        return [_fit_one(frame, design, XtY, j, k, estimand, cache, gram) for j, k in pairs]

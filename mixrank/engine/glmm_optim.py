@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -83,7 +84,7 @@ def _safe(f, theta: np.ndarray) -> float:
         return np.inf
 
 
-def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray, object]:
+def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray, Any]:
     """Bounded L-BFGS-B over theta >= 0 with central-difference gradients, then boundary faces."""
     R = len(theta0)
 
@@ -96,10 +97,24 @@ def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray,
             g[r] = (_safe(f, th + e) - _safe(f, th - e)) / (2 * e[r])
         return d, g
 
-    res = optimize.minimize(fg, theta0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * R,
-                            options=dict(ftol=1e-14, gtol=1e-7, maxiter=500))
+    def run(start: np.ndarray):
+        return optimize.minimize(fg, start, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * R,
+                                 options=dict(ftol=1e-14, gtol=1e-7, maxiter=500))
+
+    res = run(theta0)
     theta = np.maximum(res.x, 0.0)
     best = _safe(f, theta)
+    # theta = 0 is a stationary point of the (even) deviance: a search that
+    # reaches it stalls there even when a positive value is better, so restart
+    # each near-zero component from a positive value and keep the better optimum.
+    for r in range(R):
+        if theta[r] < 1e-2:
+            start = theta.copy()
+            start[r] = 0.25
+            alt = run(start)
+            d_alt = _safe(f, np.maximum(alt.x, 0.0))
+            if d_alt < best - 1e-10:
+                theta, best, res = np.maximum(alt.x, 0.0), d_alt, alt
     for r in range(R):                       # boundary faces: a component set to zero
         if 0.0 < theta[r] < 1e-2:
             cand = theta.copy()
@@ -111,7 +126,7 @@ def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray,
 
 
 def _derivs(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.ndarray,
-            h: float = 1e-4) -> tuple[Mode, np.ndarray, np.ndarray]:
+            h: float = 1e-3) -> tuple[Mode, np.ndarray, np.ndarray]:
     """Mode, gradient and Hessian of the Laplace deviance in (theta, beta).
 
     The beta gradient is exact; the theta gradient, the theta-theta block
@@ -157,6 +172,13 @@ def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.n
     definite, or the step and the decrease vanish.
     """
     R = len(theta)
+    theta = theta.copy()
+    for r in range(R):                       # escape the stationary point theta_r = 0
+        if abs(theta[r]) < 1e-3:
+            probe = theta.copy()
+            probe[r] = 0.1
+            if _safe(lambda th: ev.fixed(th, beta), probe) < _safe(lambda th: ev.fixed(th, beta), theta):
+                theta = probe
     phi = np.concatenate([theta, beta])
     for it in range(max_iter):
         m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
@@ -182,7 +204,14 @@ def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.n
             lam = max(10 * lam, 1e-6 * max(1.0, float(np.max(np.abs(np.diag(H))))))
         if not moved or np.max(np.abs(step)) < 1e-10:
             m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
-            return m0, G, H, bool(np.max(np.abs(G)) < 1e-3), "no further decrease of the deviance"
+            try:
+                dec = float(G @ np.linalg.solve(H, G)) if np.all(np.linalg.eigvalsh(H) > 0) else np.inf
+            except np.linalg.LinAlgError:
+                dec = np.inf
+            # finite-difference noise floor: no step decreases the deviance and
+            # the predicted decrease G'H^{-1}G/2 is below 1e-6
+            return (m0, G, H, dec < 1e-6,
+                    f"no further decrease of the deviance (Newton decrement {dec:.2e})")
     m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
     return m0, G, H, False, f"no convergence in {max_iter} Newton steps"
 

@@ -33,7 +33,8 @@ __all__ = ["build_frame", "CONVENTIONAL_KEYS", "default_pair_by", "resolve_keys"
 CONVENTIONAL_KEYS = ("subject", "question", "prompt")
 
 
-def _spec(formula: str | Spec) -> Spec:
+def as_spec(formula: str | Spec) -> Spec:
+    """``formula`` parsed (a :class:`~mixrank.formula.Spec` is returned as is)."""
     if isinstance(formula, Spec):
         return formula
     from ..formula import parse
@@ -221,7 +222,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
         model, random-term columns outside the keys.  A frame with a single
         model is legal (e.g. to describe re-runs); fitting it is not.
     """
-    spec = _spec(formula)
+    spec = as_spec(formula)
     df = to_pandas(data)
     columns = [str(c) for c in df.columns]
     keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..errors import DataError, MissingDataWarning
 from ..formula.spec import Spec
-from .build import _spec, assemble_frame, encode_keys, resolve_keys
+from .build import as_spec, assemble_frame, encode_keys, resolve_keys
 from .frame import Frame
 
 __all__ = ["CellTable", "frame_from_cells", "check_levels"]
@@ -147,7 +147,7 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
     :func:`~mixrank.frame.build_frame` on ChemBench and simulated unbalanced
     data with replicates (``tests/io/test_backends.py``).
     """
-    spec = _spec(formula)
+    spec = as_spec(formula)
     src = cells.source
     columns = list(cells.columns) + [spec.response] + ([replicate] if replicate else [])
     keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)

@@ -2,8 +2,8 @@
 
 Inputs: built by :func:`mixrank.frame.build_frame`.
 Outputs: :class:`Frame` (cells x models score matrix, term codes, pairing
-keys) and :class:`SufficientStats` (per-level sums and counts of each model,
-model x model cross-products over common cells), shared by all pairs.
+keys) and :class:`SufficientStats` (per-level sums of each model's scores,
+common-cell counts of every pair of models), shared by all pairs.
 """
 
 from __future__ import annotations
@@ -25,31 +25,15 @@ class SufficientStats:
 
     Attributes
     ----------
-    level_sums, level_counts : dict term name -> ndarray (n_levels, n_models)
-        Sum and count of each model's cell scores per level of each random term.
+    level_sums : dict term name -> ndarray (n_levels, n_models)
+        Sum of each model's cell scores per level of each random term (the
+        balanced closed form of :mod:`mixrank.engine.balanced` reads them).
     n_common : ndarray (M, M)
         Number of cells where both models are scored.
-    sum_common : ndarray (M, M)
-        ``[j, k]``: sum of model j's scores over cells common with model k.
-    sumsq_common : ndarray (M, M)
-        ``[j, k]``: sum of model j's squared scores over cells common with k.
-    cross : ndarray (M, M)
-        ``[j, k]``: sum of ``y_j * y_k`` over common cells.
     """
 
     level_sums: dict[str, np.ndarray]
-    level_counts: dict[str, np.ndarray]
     n_common: np.ndarray
-    sum_common: np.ndarray
-    sumsq_common: np.ndarray
-    cross: np.ndarray
-
-    def pair_moments(self, j: int, k: int) -> tuple[int, float, float]:
-        """``(n, sum d, sum d^2)`` of ``d = y_j - y_k`` over the pair's common cells."""
-        n = int(self.n_common[j, k])
-        s = float(self.sum_common[j, k] - self.sum_common[k, j])
-        ss = float(self.sumsq_common[j, k] + self.sumsq_common[k, j] - 2.0 * self.cross[j, k])
-        return n, s, max(ss, 0.0)
 
 
 def compute_stats(scores: np.ndarray, observed: np.ndarray,
@@ -60,20 +44,12 @@ def compute_stats(scores: np.ndarray, observed: np.ndarray,
     m = observed.astype(np.float64)
     n_models = scores.shape[1]
     sums: dict[str, np.ndarray] = {}
-    counts: dict[str, np.ndarray] = {}
     for name, codes in term_codes.items():
         L = term_levels[name]
         # one pass: level x model index of every (cell, model) entry
         idx = (codes[:, None] * n_models + np.arange(n_models)[None, :]).ravel()
         sums[name] = np.bincount(idx, weights=y0.ravel(), minlength=L * n_models).reshape(L, n_models)
-        counts[name] = np.bincount(idx, weights=m.ravel(), minlength=L * n_models).reshape(L, n_models)
-    return SufficientStats(
-        level_sums=sums, level_counts=counts,
-        n_common=np.rint(m.T @ m).astype(np.int64),
-        sum_common=y0.T @ m,
-        sumsq_common=(y0 * y0).T @ m,
-        cross=y0.T @ y0,
-    )
+    return SufficientStats(level_sums=sums, n_common=np.rint(m.T @ m).astype(np.int64))
 
 
 @dataclass(frozen=True, eq=False)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import special, stats
+from threadpoolctl import threadpool_limits
 
 from mixrank._util import as_rng, tidy
 from mixrank.engine.records import missing_pairs
@@ -130,7 +131,8 @@ def adjust_contrasts(fit: Any, tab: pd.DataFrame, *, adjust: str, level: float, 
     meta: dict[str, Any] = dict(adjust=how, family_size=int(ok.sum()), ci="marginal")
     if how == "maxt":
         out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", np.nan)
-        meta.update(_maxt(fit, out, level, check_draws(B), rng))
+        with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
+            meta.update(_maxt(fit, out, level, check_draws(B), rng))
     else:
         adj = np.full(len(p), np.nan)
         if how == "none":
@@ -161,11 +163,13 @@ def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.D
     est = np.array([p.estimate for p in fit.pairs])
     se = np.array([p.std_error for p in fit.pairs])
     df = np.array([p.df for p in fit.pairs])
-    draws, live, info = contrast_draws(fit, B=B, rng=rng)
     counts = np.zeros((M, M))
-    for z in draws:
+    with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
+        draws, live, info = contrast_draws(fit, B=B, rng=rng)
+        chunks = list(draws)
+    for z in chunks:
         d = np.tile(est, (len(z), 1))                         # draws of model_a - model_b
-        d[:, live] += se[live] * stats.t.ppf(special.ndtr(z), df[live])
+        d[:, live] += se[live] * special.stdtrit(df[live], special.ndtr(z))
         beaten = np.zeros((z.shape[0], M), dtype=np.int64)     # models that beat each model
         np.add.at(beaten.T, b, (d > 0).T)
         np.add.at(beaten.T, a, (d < 0).T)

@@ -47,7 +47,8 @@ def parse_json(text: str, where: str, reader: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        end = " (the file ends early: it is truncated)" if exc.pos >= len(text.rstrip()) else ""
+        tail = text.rstrip()[-1:]
+        end = " (the file ends early: it is truncated)" if tail not in ("}", "]") else ""
         raise DataError(
             f"{reader}: {where}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg}){end}; "
             f"expected {what}; re-run or re-export the log, or remove the file"

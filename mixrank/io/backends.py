@@ -43,10 +43,11 @@ from typing import Any
 from ..errors import DataError
 from ..formula.spec import Spec
 from ..frame import Frame, build_frame
-from ..frame.build import _spec
+from ..frame.build import as_spec
 from ..frame.cells import CellTable, frame_from_cells
 from .backend_dask import dask_cells
 from .backend_duckdb import duckdb_cells
+from .read import read_for_formula
 from .sources import Source, is_glob, read_into_memory, resolve_source
 
 __all__ = ["BACKENDS", "Source", "resolve_source", "aggregate_cells", "load_frame"]
@@ -122,7 +123,7 @@ def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb"
     >>> cells.n_rows, len(cells), int(cells.n.max())
     (5760, 5760, 1)
     """
-    spec = _spec(formula)
+    spec = as_spec(formula)
     opts = dict(options or {})
     src = source if isinstance(source, Source) else resolve_source(source)
     if backend == "duckdb":
@@ -146,7 +147,9 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     ----------
     source : DataFrame, polars/pyarrow table, Dask DataFrame, str or path
         A table, a file (any type for ``pandas``, parquet for the others), a
-        folder or glob of parquet files, or a Dask DataFrame.
+        folder or glob of parquet files, a Dask DataFrame, or the output of
+        an evaluation harness (:func:`mixrank.read`; a formula whose left
+        side names a metric of the log reads that metric).
     formula : str or Spec
     backend : {"pandas", "duckdb", "dask"}
         ``pandas`` reads the rows into memory; ``duckdb`` and ``dask``
@@ -190,6 +193,7 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     """
     if backend not in BACKENDS:
         raise DataError(f"backend={backend!r}; expected one of {BACKENDS}")
+    source = read_for_formula(source, formula)  # harness output: the formula's metric
     if backend == "pandas":
         if client is not None:
             raise DataError("client= is only used by backend='dask'; remove it or pass "
@@ -201,5 +205,5 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
                            replicate=replicate, na=na)
     cells = aggregate_cells(source, formula, backend=backend, client=client, pair_by=pair_by,
                             replicate=replicate, na=na, options=options)
-    keys = tuple(c for c in cells.columns if c != _spec(formula).comparison)
+    keys = tuple(c for c in cells.columns if c != as_spec(formula).comparison)
     return frame_from_cells(cells, formula, pair_by=keys, replicate=replicate, na=na)

@@ -99,7 +99,7 @@ def _member(zf: zipfile.ZipFile, name: str, file: Path) -> bytes:
         raise DataError(f"{READER}: {file}: member {name!r} is cut short ({len(raw)} of "
                         f"{info.compress_size} bytes); the archive is truncated")
     try:
-        from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+        from compression import zstd  # Python >= 3.14
 
         return bytes(zstd.decompress(raw))
     except ImportError:

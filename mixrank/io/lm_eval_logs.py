@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
+from ._harness import decode_utf8
 
 __all__ = ["Run", "SAMPLES_RE", "SAMPLE_KEYS", "discover", "load_json", "model_name", "group_runs",
            "hierarchy", "latest_runs", "read_samples"]
@@ -78,7 +79,7 @@ def discover(path: Path) -> list[Path]:
 
 def load_json(file: Path) -> dict:
     try:
-        text = file.read_text(encoding="utf-8")
+        text = decode_utf8(file.read_bytes(), str(file), "read_lm_eval")
     except OSError as exc:
         raise DataError(f"read_lm_eval: cannot read {str(file)!r}: {exc}") from exc
     try:
@@ -292,11 +293,12 @@ def read_samples(
     doc_keys: tuple[set, int] | None = None
     n_lines = 0
     try:
-        fh = open(file, encoding="utf-8")
+        fh = open(file, "rb")
     except OSError as exc:
         raise DataError(f"read_lm_eval: cannot read {str(file)!r}: {exc}") from exc
     with fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw_bytes in enumerate(fh, start=1):
+            raw = decode_utf8(raw_bytes, f"{file}:{lineno}", "read_lm_eval")
             if not raw.strip():
                 continue
             n_lines += 1

@@ -26,8 +26,8 @@ _CONTRAST_COLUMNS = ("model_a", "model_b", "estimate", "ci_lower", "ci_upper")
 _COMPONENT_COLUMNS = ("model_a", "model_b", "group", "variance")
 
 
-def _table(obj: Any, accessor: str, columns: Sequence[str], what: str,
-           owner: str = "FitResult", hint: str = "") -> pd.DataFrame:
+def checked_table(obj: Any, accessor: str, columns: Sequence[str], what: str,
+                  owner: str = "FitResult", hint: str = "") -> pd.DataFrame:
     """The tidy table of ``obj`` (a result object or a DataFrame), checked for ``columns``.
 
     ``owner`` names the result class whose ``accessor`` returns the table;
@@ -138,7 +138,7 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
     >>> len(ax.get_yticklabels())
     15
     """
-    table = select_pairs(_table(fit_or_table, "contrasts", _CONTRAST_COLUMNS, "plot_contrasts"),
+    table = select_pairs(checked_table(fit_or_table, "contrasts", _CONTRAST_COLUMNS, "plot_contrasts"),
                          pairs)
     t = table.reset_index(drop=True)
     if sort:
@@ -232,7 +232,7 @@ def plot_components(fit_or_table: Any, ax: Any = None, *,
     if value not in ("variance", "share"):
         raise DataError(f"plot_components: value={value!r}; expected 'variance' or 'share'")
     cols = _COMPONENT_COLUMNS + (("share",) if value == "share" else ())
-    table = _table(fit_or_table, "variance_components", cols, "plot_components")
+    table = checked_table(fit_or_table, "variance_components", cols, "plot_components")
     groups = list(dict.fromkeys(table["group"].astype(str)))
     if "residual" in groups:
         groups = [g for g in groups if g != "residual"] + ["residual"]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from mixrank.errors import DataError
 from mixrank.report import style
+from mixrank.report.plots import checked_table
 
 __all__ = ["plot_rank_intervals"]
 
@@ -65,15 +65,7 @@ def plot_rank_intervals(table: pd.DataFrame, *, ax: Any = None, title: str | Non
     >>> ax.get_title()
     'Example'
     """
-    if not isinstance(table, pd.DataFrame):
-        raise DataError(f"plot_rank_intervals needs a rank-interval DataFrame; got "
-                        f"{type(table).__name__}. Compute it with FitResult.rank_intervals()")
-    miss = [c for c in _COLUMNS if c not in table.columns]
-    if miss:
-        raise DataError(f"rank-interval table lacks columns {miss}; expected {list(_COLUMNS)} "
-                        "(as FitResult.rank_intervals() returns)")
-    if len(table) == 0:
-        raise DataError("rank-interval table is empty; nothing to plot")
+    table = checked_table(table, "rank_intervals", _COLUMNS, "plot_rank_intervals")
     t = table.assign(_name=table["model"].astype(str)).sort_values(
         ["estimate", "_name"], ascending=[False, True], kind="stable")
     n = len(t)

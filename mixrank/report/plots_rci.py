@@ -22,7 +22,7 @@ import pandas as pd
 from mixrank.change.result import CLASSES
 from mixrank.errors import DataError
 from mixrank.report import style
-from mixrank.report.plots import _table as _checked_table
+from mixrank.report.plots import checked_table
 
 __all__ = ["plot_rci", "plot_rci_subjects", "CLASS_COLORS", "MAX_MARKER_AREA"]
 
@@ -42,7 +42,7 @@ _METHOD_CLASS = {"rci": "class", "eb": "eb_class"}
 
 def _table(obj: Any, accessor: str, columns: tuple[str, ...], what: str) -> pd.DataFrame:
     """The tidy table of ``obj`` (a ReliableChange or a DataFrame), checked for ``columns``."""
-    return _checked_table(obj, accessor, columns, what, owner="ReliableChange",
+    return checked_table(obj, accessor, columns, what, owner="ReliableChange",
                           hint=". Compute it with mixrank.reliable_change(...).")
 
 

@@ -23,6 +23,7 @@ from mixrank.design.power import n_star as _n_star
 from mixrank.design.power import power as _power
 from mixrank.errors import DataError, DesignError
 from mixrank.report import style
+from mixrank.report.plots import checked_table
 
 __all__ = ["plot_resolution", "plot_power_curve"]
 
@@ -82,16 +83,7 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
     >>> ax.get_xscale()
     'log'
     """
-    if not isinstance(table, pd.DataFrame):
-        raise DataError(f"plot_resolution needs a verdict DataFrame; got {type(table).__name__}. "
-                        "Compute it with FitResult.resolution()")
-    miss = [c for c in ("model_a", "model_b", "q") if c not in table.columns]
-    if miss:
-        raise DataError(f"verdict table lacks columns {miss}; expected model_a, model_b, q "
-                        "(and q_multiplicity, q_anytime, q_cluster) as FitResult.resolution() "
-                        "returns")
-    if len(table) == 0:
-        raise DataError("verdict table is empty; nothing to plot")
+    table = checked_table(table, "resolution", ("model_a", "model_b", "q"), "plot_resolution")
     present = [p for p in _PARADIGMS if p[0] in table.columns]
     vals = np.concatenate([table[c].to_numpy(dtype=float) for c, _, _ in present])
     if np.any(np.isnan(vals)) or np.any(vals < 0):

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank.errors import DataError
 from mixrank.report import style
+from mixrank.report.plots import checked_table
 
 __all__ = ["plot_model_scores"]
 
@@ -60,15 +60,7 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
     >>> plot_model_scores(tab, title="Example").get_title()
     'Example'
     """
-    if not isinstance(table, pd.DataFrame):
-        raise DataError(f"plot_model_scores needs a model-score DataFrame; got "
-                        f"{type(table).__name__}. Compute it with FitResult.model_scores()")
-    miss = [c for c in _COLUMNS if c not in table.columns]
-    if miss:
-        raise DataError(f"model-score table lacks columns {miss}; expected {list(_COLUMNS)} "
-                        "(as FitResult.model_scores() returns)")
-    if len(table) == 0:
-        raise DataError("model-score table is empty; nothing to plot")
+    table = checked_table(table, "model_scores", _COLUMNS, "plot_model_scores")
     t = table.assign(_name=table["model"].astype(str)).sort_values(
         ["estimate", "_name"], ascending=[False, True], kind="stable")
     n = len(t)

@@ -265,7 +265,7 @@ class GlmmResult:
             fam = (list(zip(ranked[:-1], ranked[1:])) if pairs == "adjacent"
                    else [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]])
         else:
-            fam = [tuple(p) for p in pairs]
+            fam = [(str(p[0]), str(p[1])) for p in pairs]
         rows = []
         for a, b in fam:
             hit = con[((con.model_a == a) & (con.model_b == b)) | ((con.model_a == b) & (con.model_b == a))]

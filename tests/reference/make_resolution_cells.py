@@ -59,7 +59,7 @@ def designs():
     out = [("example", "correct ~ model + (1|subject)", mixrank.load_example(),
             [dict(pairs="all", multiplicity="holm")])]
     try:
-        chem = mixrank.load_shared("chembench")
+        chem = mixrank.load_dataset("chembench")
     except Exception:  # noqa: BLE001 - the reference needs the data
         chem = None
     if chem is not None:

@@ -76,3 +76,18 @@ def discrepancies(fit, ref: dict) -> dict[str, float]:
         "std_error_rel": float(abs(fit.std_error - ref["std_error"]) / ref["std_error"]),
         "df_rel": float(abs(fit.df - ref["df"]) / ref["df"]),
     }
+
+# Binomial GLMM (family="binomial") vs lme4::glmer, nAGQ = 1 and 0, compared
+# with glmer's tightly converged optimum (tests/reference/glmer.R, "tight").
+GLMER = {
+    # |fixed effect difference| on the logit scale (absolute).
+    "fixef_abs": 1e-4,
+    # |SE difference| <= this x glmer SE.
+    "std_error_rel": 1e-3,
+    # |variance difference| <= this x glmer variance, or <= variance_abs when
+    # glmer's variance is below it (a singular term).
+    "variance_rel": 1e-3,
+    "variance_abs": 1e-6,
+    # mixrank's deviance <= glmer's + this (absolute; lower is better).
+    "deviance_excess": 1e-4,
+}

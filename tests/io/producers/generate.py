@@ -129,9 +129,8 @@ def inspect(out: Path) -> None:
     class Offline(ModelAPI):
         """Answers right or wrong reproducibly from (model, question, call number)."""
 
-        def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(),
-                     **kwargs):
-            super().__init__(model_name, base_url, api_key, [], config)
+        def __init__(self, model_name, base_url=None, api_key=None, config=None, **kwargs):
+            super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
             self.calls: dict[str, int] = {}
 
         async def count_tokens(self, input, config=None):  # noqa: A002 - Inspect's signature
@@ -167,8 +166,147 @@ def inspect(out: Path) -> None:
         write_eval_log(log, str(out / "inspect_json" / name), format="json")
 
 
+# ---------------------------------------------------------------- HELM
+HELM_SCENARIOS = {
+    "mx_arith:level=easy": [(f"id{i}", f"{i} + {i} =", str(2 * i)) for i in range(5)],
+    "mx_trivia": [(f"id{i}", q, a) for i, (q, a) in enumerate(
+        [("Largest planet?", "Jupiter"), ("Author of Hamlet?", "Shakespeare"),
+         ("Chemical symbol of gold?", "Au"), ("Capital of Japan?", "Tokyo")])],
+}
+
+
+def helm(out: Path) -> None:
+    """HELM run folders from HELM's own classes and aggregation (see the module docstring)."""
+    from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+    from helm.benchmark.adaptation.request_state import RequestState
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+    from helm.benchmark.augmentations.perturbation_description import PerturbationDescription
+    from helm.benchmark.metrics.evaluate_reference_metrics import exact_match
+    from helm.benchmark.metrics.metric import Metric, MetricSpec
+    from helm.benchmark.metrics.metric_name import MetricName
+    from helm.benchmark.metrics.statistic import Stat
+    from helm.benchmark.run_spec import RunSpec
+    from helm.benchmark.scenarios.scenario import (
+        CORRECT_TAG,
+        Input,
+        Instance,
+        Output,
+        Reference,
+        ScenarioSpec,
+    )
+    from helm.common.general import asdict_without_nones
+    from helm.common.request import GeneratedOutput, Request, RequestResult
+
+    class ExactMatch(Metric):
+        """HELM's exact_match on the first completion, per generation."""
+
+        def evaluate_generation(self, adapter_spec, request_state, metric_service,
+                                eval_cache_path):
+            gold = request_state.instance.references[0].output.text
+            pred = request_state.result.completions[0].text
+            return [Stat(MetricName("exact_match")).add(exact_match(gold, pred))]
+
+    typo = PerturbationDescription(name="typos", robustness=True, seed=0)
+    for model in MODELS:
+        for scenario, items in HELM_SCENARIOS.items():
+            name = f"{scenario}{',' if ':' in scenario else ':'}model=mx_{model}"
+            adapter = AdapterSpec(method="generation", model=f"mx/{model}",
+                                  model_deployment=f"mx/{model}", num_train_trials=2,
+                                  max_train_instances=1)
+            states = []
+            for trial in range(2):
+                for ident, question, answer in items:
+                    for pert in (None, typo):
+                        text = question if pert is None else question.replace("?", " ?")
+                        inst = Instance(Input(text), [Reference(Output(answer), [CORRECT_TAG])],
+                                        split="test", id=ident, perturbation=pert)
+                        right = _score(model, scenario, ident, trial, pert is None)
+                        result = RequestResult(
+                            success=True, embedding=[], cached=False,
+                            completions=[GeneratedOutput(answer if right else "unsure", 0.0, [])])
+                        states.append(RequestState(
+                            inst, None, None, trial, None,
+                            Request(model_deployment=f"mx/{model}", model=f"mx/{model}",
+                                    prompt=text), result, 1, False))
+            state = ScenarioState(adapter, states)
+            metric = ExactMatch()
+            with tempfile.TemporaryDirectory() as cache:
+                res = metric.evaluate(state, None, cache, parallelism=1)
+            spec = RunSpec(name=name, scenario_spec=ScenarioSpec(
+                class_name="mx.Scenario", args={"level": "easy"} if ":" in scenario else {}),
+                adapter_spec=adapter, metric_specs=[MetricSpec(class_name="mx.ExactMatch")],
+                groups=[scenario.split(":")[0]])
+            run = out / "runs" / "v1" / name
+            run.mkdir(parents=True)
+            files = {"run_spec.json": asdict_without_nones(spec),
+                     "scenario_state.json": asdict_without_nones(state),
+                     "stats.json": [asdict_without_nones(s) for s in res.aggregated_stats],
+                     "per_instance_stats.json": [asdict_without_nones(s)
+                                                 for s in res.per_instance_stats]}
+            for fname, blob in files.items():
+                (run / fname).write_text(json.dumps(blob, indent=2))
+
+
+# ---------------------------------------------------------------- lighteval
+LIGHTEVAL_TASKS = {
+    "custom|mx_arith|0": [(f"{i} * 2 =", [str(2 * i), str(2 * i + 1)], 0) for i in range(6)],
+    "custom|mx_words|0": [(f"Opposite of {a}?", [b, a], 0) for a, b in
+                          [("hot", "cold"), ("up", "down"), ("big", "small"), ("old", "new")]],
+}
+
+
+def lighteval(out: Path) -> None:
+    """lighteval details and results from its own Doc/ModelResponse classes."""
+    import types
+    from dataclasses import asdict
+
+    from datasets import Dataset
+
+    # annotations only: lighteval's model_output imports torch; the stand-in is removed again
+    # at once so that datasets does not take it for torch
+    had_torch = "torch" in sys.modules
+    if not had_torch:
+        stub = types.ModuleType("torch")
+        stub.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
+        stub.dtype = type("dtype", (), {})  # type: ignore[attr-defined]
+        sys.modules["torch"] = stub
+    try:
+        from lighteval.models.model_output import ModelResponse
+        from lighteval.tasks.requests import Doc
+    finally:
+        if not had_torch:
+            del sys.modules["torch"]
+
+    for k, model in enumerate(MODELS):
+        date = f"2025-01-0{k + 1}T10-00-00.000000"
+        results: dict = {}
+        for task, items in LIGHTEVAL_TASKS.items():
+            details = []
+            for i, (query, choices, gold) in enumerate(items):
+                right = _score(model, task, i)
+                logprobs = [-0.5, -1.5] if right else [-1.5, -0.5]
+                doc = Doc(query=query, choices=choices, gold_index=gold, id=str(i),
+                          task_name=task)
+                resp = ModelResponse(input=query, text=[choices[0 if right else 1]],
+                                     logprobs=logprobs, argmax_logits_eq_gold=[right])
+                details.append({"doc": asdict(doc), "model_response": asdict(resp),
+                                "metric": {"acc": float(right), "em": float(right and i % 2 == 0)}})
+            ds = Dataset.from_list(details)
+            ds = ds.select_columns(sorted(ds.column_names))
+            folder = out / "details" / model / date
+            folder.mkdir(parents=True, exist_ok=True)
+            ds.to_parquet(str(folder / f"details_{task}_{date}.parquet"))
+            results[task] = {m: sum(d["metric"][m] for d in details) / len(details)
+                             for m in ("acc", "em")}
+        rfolder = out / "results" / model
+        rfolder.mkdir(parents=True)
+        blob = {"config_general": {"model_name": model, "lighteval_sha": "0.13.0"},
+                "results": results, "versions": {t: 0 for t in LIGHTEVAL_TASKS}}
+        (rfolder / f"results_{date}.json").write_text(json.dumps(blob, indent=2))
+
+
 # ---------------------------------------------------------------- main
-HARNESSES = {"lm_eval": lm_eval, "inspect": inspect}
+HARNESSES = {"lm_eval": lm_eval, "inspect": inspect, "helm": helm, "lighteval": lighteval}
 
 
 def generate(names: list[str], root: Path = FIXTURES) -> None:

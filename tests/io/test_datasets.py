@@ -1,0 +1,89 @@
+"""The bundled real datasets: files, licences, provenance, loaders, override."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import mixrank
+from mixrank import DataError
+from mixrank.io.datasets import BUNDLED_DIR, DATASETS, dataset_path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _shared_root() -> Path | None:
+    env = os.environ.get("MIXRANK_DATA_DIR")
+    for c in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "data"]:
+        if (c / "README.md").is_file():
+            return c
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_bundled_file_equals_shared_copy(name):
+    rel = DATASETS[name].file
+    root = _shared_root()
+    if root is None or not (root / rel).is_file():
+        msg = f"no shared copy of {rel} (set MIXRANK_DATA_DIR to the project's shared/data)"
+        if os.environ.get("MIXRANK_REQUIRE_DATA") == "1":
+            pytest.fail(msg + " and MIXRANK_REQUIRE_DATA=1")
+        pytest.skip(msg)
+    assert _sha(BUNDLED_DIR / rel) == _sha(root / rel)
+    assert (BUNDLED_DIR / rel).parent.joinpath("LICENSE").read_bytes().startswith(
+        (root / rel).parent.joinpath("LICENSE").read_bytes())
+
+
+@pytest.mark.parametrize("folder", sorted({d.file.split("/")[0] for d in DATASETS.values()}))
+def test_each_folder_has_licence_and_provenance(folder):
+    here = BUNDLED_DIR / folder
+    licence = (here / "LICENSE").read_text(encoding="utf-8")
+    prov = (here / "PROVENANCE.md").read_text(encoding="utf-8")
+    d = next(d for d in DATASETS.values() if d.file.startswith(folder + "/"))
+    assert d.licence in prov and d.source.split(" @ ")[0] in prov
+    assert d.source.split(" @ ")[1] in prov
+    if d.licence == "CDLA-Permissive-2.0":  # its section 2.1: ship the agreement's text
+        assert "2.1. A Data Recipient may share Data" in licence and "5.4. \"Results\"" in licence
+    elif d.licence == "MIT":
+        assert licence.startswith("MIT License")
+    else:
+        assert "Apache License" in licence and "Version 2.0" in licence
+
+
+def test_package_data_lists_the_datasets():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    for pattern in ("datasets/*/*.csv.gz", "datasets/*/LICENSE", "datasets/*/*.md"):
+        assert f'"{pattern}"' in text
+
+
+def test_load_and_list():
+    table = mixrank.list_datasets()
+    assert list(table.columns) == ["name", "file", "licence", "source", "description"]
+    assert set(table.name) == set(DATASETS)
+    jb = mixrank.load_dataset("jailbreakbench")
+    assert {"model", "subject", "question", "prompt", "correct"} <= set(jb.columns)
+    assert len(jb) == 1800 and jb.model.nunique() == 4
+    runs = mixrank.load_dataset("llm_stability")
+    assert sorted(runs["sample"].unique()) == [0, 1, 2, 3, 4] and len(runs) == 7035
+    with pytest.raises(DataError, match=r"unknown dataset 'chem'; expected one of \['chembench'"):
+        mixrank.load_dataset("chem")
+
+
+def test_data_dir_override(tmp_path, monkeypatch):
+    (tmp_path / "jailbreakbench").mkdir()
+    pd.DataFrame({"model": ["a", "b"], "subject": "s", "question": "q", "prompt": "p",
+                  "correct": [1, 0]}).to_csv(tmp_path / "jailbreakbench" / "long.csv.gz",
+                                              index=False)
+    monkeypatch.setenv("MIXRANK_DATA_DIR", str(tmp_path))
+    assert dataset_path("jailbreakbench") == tmp_path / "jailbreakbench" / "long.csv.gz"
+    assert len(mixrank.load_dataset("jailbreakbench")) == 2
+    # a dataset the override folder lacks comes from the package
+    assert dataset_path("chembench") == BUNDLED_DIR / "chembench" / "long.csv.gz"
