@@ -22,6 +22,7 @@ from .errors import (
     ConvergenceWarning,
     DataError,
     DesignError,
+    FormulaError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
@@ -58,6 +59,15 @@ def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: st
 ENGINES: dict[str, Fitter] = {"native": _native, "statsmodels": _statsmodels, "lme4": _lme4}
 #: family -> {engine name -> fitter}.  A new family registers one line here.
 FAMILIES: dict[str, dict[str, Fitter]] = {"gaussian": ENGINES}
+
+
+def _is_interaction(formula: Any) -> bool:
+    """Whether ``formula`` has covariates in its fixed part (binomial responses such as
+    ``cbind(k, n - k)`` are parsed by the binomial path, not here)."""
+    try:
+        return isinstance(parse(formula) if isinstance(formula, str) else formula, InteractionSpec)
+    except FormulaError:
+        return False
 
 
 def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
@@ -202,7 +212,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     """
     level = check_level(level, DesignError)
     if family == "binomial":
-        if isinstance(parse(formula) if isinstance(formula, str) else formula, InteractionSpec):
+        if _is_interaction(formula):
             raise DesignError("family='binomial' does not support covariates in the fixed part "
                               "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
