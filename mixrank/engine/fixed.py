@@ -19,6 +19,7 @@ each model), so the per-pair work does not touch the cells.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, cast
@@ -310,16 +311,18 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
     st = frame.stats
     kk = j if k is None else k
     sign = 0.0 if k is None else 1.0
-    d = frame.scores[:, j] - sign * np.nan_to_num(frame.scores[:, kk])
-    if full:
-        Xtd = (XtY[:, j] - sign * XtY[:, kk])[sh.kept]
+    if full:   # sums from X'Y and Y'Y (column 0 of X is the intercept: sum of d)
+        Xtd_all = XtY[:, j] - sign * XtY[:, kk]
+        Xtd = Xtd_all[sh.kept]
         dtd = gram[j, j] + sign * (gram[kk, kk] - 2.0 * gram[j, kk])
+        sd = math.sqrt(max(dtd - Xtd_all[0] ** 2 / n, 0.0) / (n - 1))
         zd: tuple[np.ndarray, ...] = tuple(
             np.asarray(st.level_sums[t][:, j] - sign * st.level_sums[t][:, kk], dtype=np.float64)
             for t in sh.st.names)
     else:
-        d = d[both]
+        d = (frame.scores[:, j] - sign * np.nan_to_num(frame.scores[:, kk]))[both]
         Xtd, dtd = sh.X.T @ d, float(d @ d)
+        sd = float(np.std(d, ddof=1))
         zd = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(sh.st.codes, sh.st.levels))
     if len(sh.used) < len(names):
         dropped = [t for t in names if t not in sh.used]
@@ -336,7 +339,6 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
     comps.update(zip(ff.names, (float(v) for v in ff.variances)))
     fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=sh.means, level_counts=sh.counts,
                    overall=L, XtX=sh.XtX, design=sh.design, own_design=sh.own)
-    sd = float(np.std(d, ddof=1))
     g_est, g_var, _ = ff.contrast(_overall("gls", sh, ff)) if estimand != "gls" else (est, var, df)
     return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
                    estimate=est, variance=var, df=df, sigma_d=sd, components=comps,

@@ -226,3 +226,11 @@ def test_rank_intervals_by_level_rank_the_models_present():
     assert sorted(easy["rank"]) == [1.0, 2.0, 3.0] and (easy["note"] == "").all()
     with pytest.raises(mixrank.DesignError, match="numeric"):
         mixrank.fit("correct ~ model * length + (1|subject)", _data()).rank_intervals(by="length")
+
+
+def test_sigma_d_of_full_pairs_from_sufficient_statistics():
+    df = _data()
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df, pairs=[("a", "b")])
+    fr = res.frame
+    d = fr.scores[:, 0] - fr.scores[:, 1]
+    assert abs(res.pairs[0].sigma_d - np.std(d, ddof=1)) < 1e-12
