@@ -356,7 +356,10 @@ def test_no_command_and_help(capsys):
 
 
 def test_missing_backend_exits_2(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "mixrank.design.plan", None)
+    def unavailable(*args, **kwargs):
+        raise ImportError("No module named 'mixrank.design.plan'", name="mixrank.design.plan")
+
+    monkeypatch.setattr("mixrank.results.fit_result.plan_fit", unavailable)  # backend missing
     code, _, err = run(capsys, "plan", "example", "-f", F1, "--delta", "0.05")
     assert code == 2 and "not available" in err
 

@@ -101,7 +101,15 @@ def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray,
         return optimize.minimize(fg, start, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * R,
                                  options=dict(ftol=1e-14, gtol=1e-7, maxiter=500))
 
-    res = run(theta0)
+    if R == 1:                               # one term: bounded Brent, no gradients
+        # the deviance is even in theta, so an unbounded search is legal: |theta| is reported
+        sc = optimize.minimize_scalar(lambda t: _safe(f, np.array([abs(t)])),
+                                      bracket=(0.5 * theta0[0], theta0[0]), method="brent",
+                                      options=dict(xtol=1e-7, maxiter=200))
+        res = optimize.OptimizeResult(x=np.array([abs(sc.x)]), success=bool(sc.success),
+                                      message=f"Brent: {sc.message}", nit=sc.nfev)
+    else:
+        res = run(theta0)
     theta = np.maximum(res.x, 0.0)
     best = _safe(f, theta)
     # theta = 0 is a stationary point of the (even) deviance: a search that

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from .glmm_system import Problem, System, assemble
 
@@ -66,7 +67,7 @@ def _zt(prob: Problem, theta: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np
 
 def _kernel(prob: Problem, eta: np.ndarray) -> float:
     """``-2 * sum(k eta - n log(1 + e^eta))`` (the log-likelihood kernel)."""
-    return float(-2.0 * np.sum(prob.k * eta - prob.n * np.logaddexp(0.0, eta)))
+    return float(-2.0 * (prob.k @ eta - prob.n @ np.logaddexp(0.0, eta)))
 
 
 def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, joint: bool,
@@ -95,9 +96,10 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
     pdev = _kernel(prob, eta) + float(u @ u)
     small = 0
     for it in range(max_iter):
-        mu = 0.5 * (1.0 + np.tanh(0.5 * eta))
-        w = prob.n * mu * (1.0 - mu)
-        r = prob.k - prob.n * mu
+        mu = expit(eta)
+        nmu = prob.n * mu
+        w = nmu * (1.0 - mu)
+        r = prob.k - nmu
         system = assemble(prob, theta, w)
         z0, zr = _zt(prob, theta, r)
         g0 = u[:q0] - z0
@@ -108,8 +110,8 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
         decrement = -float(g0 @ d0 + gv @ dv)
         small = small + 1 if decrement < 1e-12 * (1.0 + abs(pdev)) else 0
         if decrement < tol * (1.0 + abs(pdev)) or small >= 3:
-            dev = _kernel(prob, eta)
             pen = float(u @ u)
+            dev = pdev - pen
             return Mode(theta=theta, beta=beta, u=u, eta=eta, system=system, dev=dev,
                         penalty=pen, deviance=dev + pen + system.logdet_u(), iterations=it)
         nr = prob.n_rest
@@ -138,7 +140,7 @@ def beta_gradient(prob: Problem, mode: Mode) -> np.ndarray:
     """
     pat = prob.patterns()
     theta = mode.theta
-    mu = 0.5 * (1.0 + np.tanh(0.5 * mode.eta))
+    mu = expit(mode.eta)
     w = prob.n * mu * (1.0 - mu)
     h = mode.system.leverage(pat, prob.offsets)[pat["combo_index"]]
     v = h * w * (1.0 - 2.0 * mu)
