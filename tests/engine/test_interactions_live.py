@@ -20,7 +20,12 @@ from pathlib import Path
 import pytest
 
 import mixrank
-from tests.engine.test_interactions_reference import check_anova, check_contrasts, check_fit
+from tests.engine.test_interactions_reference import (
+    check_anova,
+    check_contrasts,
+    check_fit,
+    check_model_scores,
+)
 from tests.reference.make_interaction_cases import CASES, simulate
 
 SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "interactions.R"
@@ -62,3 +67,4 @@ def test_fresh_simulations_match_live_lme4(tmp_path):
             check_fit(p, r)
             check_anova(res, p, r)
             check_contrasts(res, p, r, case["by"])
+        check_model_scores(res, case)

@@ -176,3 +176,27 @@ def test_reference_provenance():
     # the real case has pairs with levels without common cells
     jb = CASES["jailbreakbench"]
     assert any(len([c for c in p["contrasts"]]) < 6 for p in jb["pairs"])
+
+
+def check_model_scores(res, case) -> None:
+    """model_scores(by=): each model's y ~ 1 + x + (1|g) on the same grid as R's contest."""
+    for by in case["by"]:
+        tab = res.model_scores(by=by)
+        for ref in case["models"]:
+            rows = tab[tab.model == ref["model"]].set_index(by)
+            got = {c["level"]: c for c in ref["contrasts"] if c["by"] == by}
+            for lev, row in rows.iterrows():
+                if lev not in got:
+                    assert np.isnan(row["estimate"]) and row["note"], (lev, row)
+                    continue
+                c = got[lev]
+                scale = max(abs(c["estimate"]), c["std_error"])
+                assert abs(row["estimate"] - c["estimate"]) <= LME4["estimate_rel"] * scale
+                assert abs(row["std_error"] - c["std_error"]) <= LME4["std_error_rel"] * c["std_error"]
+                if not ref["isSingular"]:
+                    assert abs(row["df"] - c["df"]) <= LME4["df_rel"] * c["df"]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_model_scores_by_match_lmer(name, shared_data):
+    check_model_scores(_fit(name, shared_data), CASES[name])

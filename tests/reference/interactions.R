@@ -26,6 +26,8 @@
 # the pair's cells (not in the row space of its X) is recorded as missing.
 # Levels are sorted in C-locale (byte) order, as mixrank sorts them (so the
 # reference level of the treatment coding is the same).
+# For each model alone, y ~ 1 + x + (1|g) ... on its own cell scores and the
+# same reference grids give the per-level scores (`models`).
 # For a single categorical covariate, lmer(d ~ 0 + x + ...) gives the same
 # per-level gaps directly; they are recorded as `direct`.
 
@@ -157,8 +159,16 @@ run_case <- function(name, source, df, formula, pairs, by_list, extra = list()) 
     cat(sprintf("    %s - %s: n=%d crit=%.6f\n", p[[1]], p[[2]], r$n, r$REMLcrit))
     c(list(model_a = p[[1]], model_b = p[[2]]), r)
   })
+  # each model's own scores with the same fixed part (model_scores(by = ...))
+  models <- lapply(sort(unique(df$model), method = "radix"), function(m) {
+    rows <- df[df$model == m, c("subject", "question", "prompt", covs, "correct")]
+    rows$d <- rows$correct
+    r <- fit_pair(list(data = rows, n = nrow(rows), only_a = 0L, only_b = 0L), fo, covs,
+                  levels_of, by_list)
+    list(model = m, n = nrow(rows), contrasts = r$contrasts, isSingular = r$isSingular)
+  })
   c(list(name = name, source = source, formula = formula, by = I(by_list)), extra,
-    list(pairs = res))
+    list(pairs = res, models = models))
 }
 
 cases <- list()
