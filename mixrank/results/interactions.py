@@ -30,7 +30,7 @@ from ..errors import DataError, DesignError
 if TYPE_CHECKING:
     from .fit_result import FitResult
 
-__all__ = ["contrasts_by", "model_scores_by", "adjust_by_level", "check_by", "fixed_pairs", "hypotheses", "global_levels"]
+__all__ = ["coefficient_rows", "contrasts_by", "model_scores_by", "adjust_by_level", "check_by", "fixed_pairs", "hypotheses", "global_levels"]
 
 _TAKEN = {"model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value",
           "ci_lower", "ci_upper", "level", "n", "note", "p_adjusted", "p_greater"}
@@ -207,3 +207,16 @@ def adjust_by_level(fit: FitResult, tab: pd.DataFrame, by: str, how: str,
     out = pd.concat(parts).sort_index()
     meta = dict(tab.attrs["mixrank"], adjust=how, family="the pairs at each level of " + by)
     return tidy(out, **{k: v for k, v in meta.items() if k != "version"})
+
+
+def coefficient_rows(fp: FixedPair) -> list[tuple[str, float, float, float, float, float]]:
+    """``(name, estimate, SE, df, t, p)`` per kept column of a pair's ``d ~ 1 + x`` fit
+    (lme4's fixed-effects table; column names as formulaic writes them)."""
+    rows = []
+    p = len(fp.kept)
+    for i, k in enumerate(fp.kept):
+        est, var, df = fp.fit.contrast(np.eye(p)[i])
+        se = float(np.sqrt(var))
+        t = est / se
+        rows.append((fp.design.columns[k], est, se, df, t, float(2 * stats.t.sf(abs(t), df))))
+    return rows

@@ -234,3 +234,10 @@ def test_sigma_d_of_full_pairs_from_sufficient_statistics():
     fr = res.frame
     d = fr.scores[:, 0] - fr.scores[:, 1]
     assert abs(res.pairs[0].sigma_d - np.std(d, ddof=1)) < 1e-12
+
+
+def test_summary_of_one_pair_lists_every_fixed_column():
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", _data(), pairs=[("a", "b")])
+    text = str(res.summary())
+    for col in ("Intercept", "difficulty[T.hard]", "difficulty[T.mid]", "Overall gap"):
+        assert col in text
