@@ -42,7 +42,7 @@ msgs <- character(0)
 t <- system.time(m <- withCallingHandlers(
   glmer(as.formula(a[2]), data = df, family = binomial, nAGQ = as.integer(a[3])),
   warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
-  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") })))[["elapsed"]]
+  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") }))[["elapsed"]]
 cat(toJSON(list(seconds = t, deviance = -2 * as.numeric(logLik(m)), warnings = msgs),
            auto_unbox = TRUE, digits = NA))
 """
@@ -146,7 +146,8 @@ def main() -> None:
                     r = run_r(csv, formula, nagq, args.r_timeout) if have_r else None
                     rs = r["seconds"] if r else float("nan")
                     rd = r["deviance"] if r else float("nan")
-                    warn = "; ".join(w[:60] for w in r["warnings"]) if r else ""
+                    ws = r["warnings"] if r else []
+                    warn = "; ".join(w[:60] for w in ([ws] if isinstance(ws, str) else ws))
                     print(f"{name:7}{nagq:>5} {formula:70}{secs:10.2f}{rs:9.2f}{rs / secs:8.1f}"
                           f"{dev:14.4f}{rd:14.4f}  {'' if conv else '[mixrank: not converged] '}{warn}",
                           flush=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +31,7 @@ from mixrank.errors import DesignError, MixrankWarning
 if TYPE_CHECKING:
     from mixrank.results import FitResult
 
-__all__ = ["plan_fit", "plan_divisors", "ROLES"]
+__all__ = ["plan_fit", "plan_divisors", "smallest_count", "MAX_COUNT", "ROLES"]
 
 #: The design factors a hypothetical design is described by, and their argument names.
 ROLES = ("subject", "question", "prompt")
@@ -207,6 +207,34 @@ def _base_design(cells: pd.DataFrame, role_col: dict[str, str]) -> dict[str, flo
 # the planner
 # ----------------------------------------------------------------------------
 
+#: Counts beyond this (2**53, where floats stop representing every integer) are
+#: reported as unreachable rather than searched for.
+MAX_COUNT = 2 ** 53
+
+
+def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
+    """Smallest whole count ``x >= 1`` with ``ok(x)``, for ``ok`` monotone in ``x``.
+
+    ``start`` is the closed-form estimate (exact up to rounding).  The search
+    is bounded: doubling from ``start`` to bracket the answer, then bisection
+    (at most about 2 log2(MAX_COUNT) evaluations).  Returns None when no
+    count up to :data:`MAX_COUNT` satisfies ``ok``.
+    """
+    hi = min(max(1, math.ceil(start)), MAX_COUNT) if math.isfinite(start) else MAX_COUNT
+    while not ok(hi):
+        if hi >= MAX_COUNT:
+            return None
+        hi = min(MAX_COUNT, 2 * hi)
+    lo = 0  # ok(lo) is False or lo = 0 (counts start at 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              alpha: float = 0.05, pair: tuple[str, str] | None = None,
@@ -256,7 +284,9 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
         * ``q`` -- resolution ratio ``delta^2 / (K variance)``;
         * ``resolved`` -- ``q >= 1``;
         * ``unreachable`` -- the varied factor cannot resolve delta however
-          large (False for current/design rows);
+          large, or only beyond ``MAX_COUNT`` (2**53) levels (e.g. a tiny
+          delta); the search is bounded either way (False for
+          current/design rows);
         * ``limit_std_error`` -- the SE as the varied factor grows without
           bound (NaN for current/design rows).
 
@@ -420,13 +450,18 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
                          "resolved": False, "n": np.nan})
             continue
         if a_part <= 0:
-            best = 1
+            best: int | None = 1
         else:
-            best = max(1, math.ceil(a_part / (v_need - b_part)))
-            while best > 1 and variance({**design, r: float(best - 1)}) <= v_need:
-                best -= 1
-            while variance({**design, r: float(best)}) > v_need:
-                best += 1
+            def enough(x: int, r: str = r) -> bool:
+                return variance({**design, r: float(x)}) <= v_need
+
+            best = smallest_count(enough, a_part / (v_need - b_part))
+        if best is None:   # needs more than MAX_COUNT: infeasible in practice
+            unreach[_ARG[r]] = True
+            minimal[_ARG[r]] = None
+            rows.append({**row("minimal", _ARG[r], design, True, limit),
+                         _ARG[r]: np.nan, "variance": np.nan, "resolved": False, "n": np.nan})
+            continue
         minimal[_ARG[r]] = best
         rows.append(row("minimal", _ARG[r], {**design, r: float(best)}, False, limit))
 

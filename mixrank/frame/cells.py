@@ -28,7 +28,15 @@ import pandas as pd
 
 from ..errors import DataError, MissingDataWarning
 from ..formula.spec import Spec
-from .build import as_spec, assemble_frame, encode_keys, resolve_keys
+from .build import (
+    as_spec,
+    assemble_frame,
+    cell_scores,
+    duplicate_cells_error,
+    encode_keys,
+    resolve_keys,
+    score_kind,
+)
 from .frame import Frame
 
 __all__ = ["CellTable", "frame_from_cells", "check_levels"]
@@ -213,16 +221,10 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
     del groups
 
     if replicate is None:
-        if n.max() > 1:
-            order = np.argsort(flat, kind="stable")
-            dup = int(order[np.flatnonzero(n[order] > 1)[0]])
-            where = {k: key_levels[k][key_codes[k][dup]] for k in keys}
-            where[spec.comparison] = models[model_codes[dup]]
-            raise DataError(
-                f"{int((n > 1).sum())} (model, cell) combination(s) have several rows, first "
-                f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
-                "distinguishing repeated generations) to average them, or add the distinguishing "
-                "column to pair_by")
+        err = duplicate_cells_error(n, flat, spec, keys, models, model_codes, key_codes,
+                                    key_levels)
+        if err is not None:
+            raise err
     elif cells.replicate_repeats is not None:
         rep = np.asarray(cells.replicate_repeats)
         if idx is not None:
@@ -236,20 +238,9 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
                 f"cell) group(s), first for model {models[model_codes[first]]!r} at {where}; "
                 "replicate values must be unique within a (model, cell)")
 
-    counts = np.zeros(ncell * M, dtype=np.int64)
-    counts[flat] = n
-    total = np.zeros(ncell * M)
-    total[flat] = sums
-    observed = (counts > 0).reshape(ncell, M)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(observed, total.reshape(ncell, M) / np.maximum(counts, 1).reshape(ncell, M),
-                          np.nan)
-    del total
-    first_row = np.empty(ncell, dtype=np.int64)
-    first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
-    cell_key_codes = {k: key_codes[k][first_row] for k in keys}
+    scores, observed, counts, cell_key_codes = cell_scores(flat, n, sums, ncell, M, key_codes)
+    binary = score_kind(None, y_name, n_nonbinary=cells.n_nonbinary, n=int(n.sum()))
     return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
                           cell_key_codes=cell_key_codes, scores=scores, observed=observed,
-                          replicates=counts.reshape(ncell, M), replicate=replicate,
-                          binary=cells.n_nonbinary == 0, n_rows=int(n.sum()),
-                          n_dropped=n_dropped)
+                          replicates=counts, replicate=replicate, binary=binary,
+                          n_rows=int(n.sum()), n_dropped=n_dropped)

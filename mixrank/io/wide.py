@@ -10,6 +10,7 @@ Contents: :func:`read_wide`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,20 +19,13 @@ import numpy as np
 import pandas as pd
 
 from .._util import tidy
-from ..errors import DataError, require
+from ..errors import DataError, MissingDataWarning, require
+from ..frame.source import LONG_COLUMNS, file_type
 
 __all__ = ["read_wide"]
 
 _TRUE = {"true", "t", "yes"}
 _FALSE = {"false", "f", "no"}
-
-
-def _is_parquet(path: Path) -> bool:
-    return path.name.lower().endswith((".parquet", ".pq", ".parq"))
-
-
-def _is_csv(path: Path) -> bool:
-    return path.name.lower().endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip"))
 
 
 def _load(source: Any) -> tuple[pd.DataFrame, str, str]:
@@ -50,7 +44,8 @@ def _load(source: Any) -> tuple[pd.DataFrame, str, str]:
         raise DataError(
             f"read_wide: {str(path)!r} is a folder; expected one .csv, .csv.gz or .parquet file"
         )
-    if _is_parquet(path):
+    kind = file_type(path)
+    if kind == "parquet":
         require("pyarrow", "scale", "Reading parquet files")
         try:
             df = pd.read_parquet(path)
@@ -60,7 +55,7 @@ def _load(source: Any) -> tuple[pd.DataFrame, str, str]:
                 "parquet file (re-export it)"
             ) from exc
         return df, str(path), "row"
-    if _is_csv(path):
+    if kind == "csv":
         try:
             # all columns as text: numbers are parsed below so bad cells can be located;
             # skip_blank_lines=False keeps row i on file line i + 2 (header = line 1)
@@ -132,7 +127,8 @@ def read_wide(
     items: str | Sequence[str] = ("subject", "question"),
     models: Sequence[str] | None = None,
     prompt: str | None = None,
-    score_name: str = "correct",
+    score_name: str = LONG_COLUMNS[-1],
+    na: str = "error",
 ) -> pd.DataFrame:
     """Read an items x models score matrix into the canonical long format.
 
@@ -152,14 +148,19 @@ def read_wide(
         key column when ``items`` includes it and ``"default"`` otherwise.
     score_name : str, default "correct"
         Name of the score column in the result.
+    na : {"error", "drop"}, default "error"
+        Empty cells (blank, ``NA``, ``NaN``): an error naming their count and
+        the first one (as missing scores in long input, see
+        :func:`mixrank.fit`), or, with ``"drop"``, "not scored": no row, a
+        :class:`~mixrank.errors.MissingDataWarning` with the count.
 
     Returns
     -------
     pandas.DataFrame
         One row per (model, item) with a score: ``model`` (str), the item key
         columns (as strings), ``prompt`` (str) and ``score_name`` (float;
-        booleans and ``true``/``false`` text as 1/0).  Empty cells (blank,
-        ``NA``, ``NaN``) mean "not scored" and give no row; their count is
+        booleans and ``true``/``false`` text as 1/0).  With ``na="drop"``
+        empty cells give no row; their count is
         ``attrs["mixrank"]["n_missing"]``.  Rows are ordered by model column,
         then by input row.
 
@@ -169,8 +170,9 @@ def read_wide(
         Missing file, unsupported file type or empty file; missing item or
         model columns; a missing item key or a duplicated item key (naming the
         line/row and the first occurrence); a non-numeric or infinite score
-        cell (naming the column and line/row); no model columns; a
-        ``prompt=`` label while ``items`` already holds ``prompt``.
+        cell (naming the column and line/row); an empty cell with
+        ``na="error"``; no model columns; a ``prompt=`` label while ``items``
+        already holds ``prompt``; an unknown ``na``.
 
     Notes
     -----
@@ -190,6 +192,8 @@ def read_wide(
     >>> read_wide(wide)[["model", "question", "correct"]].values.tolist()
     [['m1', '1', 1.0], ['m1', '2', 0.0], ['m2', '1', 1.0], ['m2', '2', 1.0]]
     """
+    if na not in ("error", "drop"):
+        raise DataError(f"read_wide: na={na!r} is not an option; expected 'error' or 'drop'")
     df, label, kind = _load(path)
     keys = [items] if isinstance(items, str) else list(items)
     if not keys or not all(isinstance(k, str) for k in keys):
@@ -288,11 +292,20 @@ def read_wide(
                 "key, add it to items=, or list the model columns with models="
             )
         ok = ~np.isnan(values)
+        if na == "error" and not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise DataError(
+                f"read_wide: {label}: {where(i)}: column {m!r} is empty (not scored); missing "
+                "scores are an error by default. Fill them in, or pass na='drop' (--na drop) to "
+                "read empty cells as 'not scored' (the count is reported)")
         n_missing += int((~ok).sum())
         part = key_text.loc[ok].copy()
         part.insert(0, "model", m)
         part[score_name] = values[ok]
         parts.append(part)
+    if n_missing:
+        warnings.warn(f"read_wide: {label}: {n_missing} empty cell(s) read as 'not scored' "
+                      "(na='drop')", MissingDataWarning, stacklevel=2)
     out = pd.concat(parts, ignore_index=True)
     if "prompt" not in keys:
         out.insert(len(keys) + 1, "prompt", prompt if prompt is not None else "default")

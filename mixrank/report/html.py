@@ -495,9 +495,9 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     from mixrank.report.plots_resolution import plot_resolution
     from mixrank.results import FitResult
 
-    if not isinstance(fit, FitResult):
-        raise DataError(f"render_report needs a FitResult from mixrank.fit(...); got "
-                        f"{type(fit).__name__}")
+    if not isinstance(fit, FitResult):  # a binomial GLMM fit has its own page (html_glmm.py)
+        from mixrank.report.html_glmm import glmm_or_error
+        return glmm_or_error(fit, title=title, level=level, table=format_table_html)
     rcs = [] if reliable_change is None else (
         [reliable_change] if isinstance(reliable_change, ReliableChange) else list(reliable_change))
     wrong = [type(r).__name__ for r in rcs if not isinstance(r, ReliableChange)]

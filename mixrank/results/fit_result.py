@@ -83,7 +83,7 @@ class FitResult:
         Parameters
         ----------
         level : float, optional
-            Confidence level (default the fit's).
+            Confidence level in (0, 1); default the fit's ``level``.
         adjust : {"holm", "none", "bh", "maxt"}, default "holm"
             Multiplicity adjustment of ``p_adjusted`` across the pairs shown
             (those with a finite p-value): Holm (family-wise), none, BH
@@ -141,6 +141,12 @@ class FitResult:
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
             se = p.std_error
+            if p.degenerate:  # no variance estimable: no evidence either way
+                rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
+                                 std_error=se, df=p.df, statistic=np.nan, p_value=1.0,
+                                 p_greater=1.0, ci_lower=np.nan, ci_upper=np.nan, level=lev,
+                                 n=p.n))
+                continue
             t = p.estimate / se
             rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
                              std_error=se, df=p.df, statistic=t,
@@ -200,12 +206,15 @@ class FitResult:
             ``model_a, model_b, n, only_a, only_b`` (cells scored for one
             model only), ``criterion`` (REML criterion), ``converged``,
             ``boundary`` (components at zero, comma-separated), ``gradient``
-            (max abs gradient on free components), ``nfev``, ``message``.
+            (max abs gradient on free components), ``nfev``, ``degenerate``
+            (True when no variance is estimable for the pair: identical
+            differences or fewer than two units; see :func:`mixrank.fit`),
+            ``message``.
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, only_a=p.only_a,
                      only_b=p.only_b, criterion=p.criterion, converged=p.converged,
                      boundary=",".join(p.boundary), gradient=p.gradient, nfev=p.nfev,
-                     message=p.message) for p in self.pairs]
+                     degenerate=bool(p.degenerate), message=p.message) for p in self.pairs]
         return tidy(rows, **self._meta("diagnostics"))
 
     def model_scores(self, level: float | None = None, *,
@@ -272,15 +281,17 @@ class FitResult:
                 f"{len(self.models)} models, method={self.method}, engine={self.engine}>")
 
     # ---------------------------------------------- inference / design layers
-    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
+    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
                        method: str = "holm", B: int = 2000, rng: Any = None,
                        by: str | None = None) -> pd.DataFrame:
-        """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`
-        (``by``: per level of a covariate, :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
+        """Rank confidence intervals (``level`` default: the fit's); see
+        :func:`mixrank.inference.ranks.rank_intervals_fit` (``by``: per level of a covariate,
+        :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
+        lev = self.level if level is None else level
         if by is not None:
-            return rank_intervals_by(self, by, level=level, coverage=coverage, method=method, B=B,
+            return rank_intervals_by(self, by, level=lev, coverage=coverage, method=method, B=B,
                                      rng=rng)
-        return rank_intervals_fit(self, level=level, coverage=coverage, method=method, B=B, rng=rng)
+        return rank_intervals_fit(self, level=lev, coverage=coverage, method=method, B=B, rng=rng)
 
     def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
         """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
@@ -329,7 +340,7 @@ class FitResult:
         """
         return rank_probabilities_fit(self, B=B, rng=rng)
 
-    def resolution(self, *, alpha: float = 0.05, power: float = 0.8,
+    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
@@ -338,7 +349,8 @@ class FitResult:
 
         Parameters, returned columns, errors and validation: see
         :func:`mixrank.design.resolution.resolution_fit`, which this calls
-        with the same arguments (``alpha``, ``power``, ``pairs`` --
+        with the same arguments (``alpha``, default 1 - the fit's ``level``;
+        ``power``, ``pairs`` --
         ``"adjacent"``, ``"all"`` or explicit pairs --, ``models``, ``top``,
         ``multiplicity``, ``anytime`` -- ``"auto"``: the paired-Bernoulli
         e-process for 0/1 scores, ``"normal"``, ``"bernoulli"`` or False --,
