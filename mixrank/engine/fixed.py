@@ -330,7 +330,13 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
                       f"level among the {n} common cells of {a!r} vs {b!r}; they are left out "
                       "of its model (reported as NaN)", MixrankWarning, stacklevel=4)
     fs = _sums(sh, Xtd, float(dtd), zd)
-    ff = fit_reml_fixed(sh.st, fs, sh.used)
+    try:
+        ff = fit_reml_fixed(sh.st, fs, sh.used)
+    except DesignError as exc:   # no residual variation: a flagged row, as degenerate pairs
+        return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n,
+                       only_b=int(ob.sum()) - n, estimate=float(Xtd[0]) / n, variance=0.0,
+                       df=float("nan"), sigma_d=sd, components={t: float("nan") for t in names},
+                       message=str(exc), degenerate=str(exc))
     Lk = _overall(estimand, sh, ff)
     L = np.zeros(sh.design.X.shape[1])
     L[sh.kept] = Lk

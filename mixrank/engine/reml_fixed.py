@@ -99,6 +99,15 @@ def _chol(S: np.ndarray) -> np.ndarray:
     return L
 
 
+def _sym(v: np.ndarray, st: Structure, q: int) -> np.ndarray:
+    """The symmetric q x q matrix of a packed upper triangle (``Structure.G``'s packing)."""
+    iu = cast("tuple[np.ndarray, np.ndarray]", st.triu)
+    out = np.empty((q, q))
+    out[iu] = v
+    out[iu[1], iu[0]] = v
+    return out
+
+
 def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
           ) -> tuple[float, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """``(log|A|, Q)`` at ``theta`` (block order); Q is (p+1) x (p+1).
@@ -137,7 +146,7 @@ def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
         return logdet, Q, dl, dQ
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
     if st.G is not None:
-        M2 = cast(np.ndarray, st.z22) - a * np.tensordot(w, st.G, axes=1)
+        M2 = cast(np.ndarray, st.z22) - a * _sym(w @ st.G, st, q2)
     else:
         z12 = cast(np.ndarray, st.z12)
         M2 = cast(np.ndarray, st.z22) - a * (z12.T @ (z12 * w[cast(np.ndarray, st.groups)][:, None]))
@@ -156,7 +165,7 @@ def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
     Q = Q + U.T @ BU
     dl, dQ = cast(np.ndarray, dl), cast(np.ndarray, dQ)
     if st.G is not None:
-        P2 = np.tensordot(w * w, st.G, axes=1)
+        P2 = _sym((w * w) @ st.G, st, q2)
     else:
         z12 = cast(np.ndarray, st.z12)
         P2 = z12.T @ (z12 * (w * w)[cast(np.ndarray, st.groups)][:, None])

@@ -18,6 +18,7 @@ import pandas as pd
 
 from mixrank.errors import DataError
 from mixrank.report import style
+from mixrank.results.interactions import check_by
 
 __all__ = ["plot_gaps_by", "plot_ranks_by", "gaps_section"]
 
@@ -137,19 +138,24 @@ def gaps_section(fit: Any, ctx: dict, *, figure: Callable[..., str], table: Call
             keep = {frozenset(p) for p in ctx["pairs"]}
             con = con[[frozenset((a, b)) in keep for a, b in zip(con["model_a"], con["model_b"])]]
         parts.append(f"<h3>Gap by {by}</h3>")
-        parts.append(guard(f"Forest plot by {by}", lambda con=con, by=by: figure(
-            plot_gaps_by(con, by, ax=style.new_axes(len(con), pyplot=False)),
-            name=f"gaps_{by}", alt=f"gap per level of {by}",
-            caption=f"Gap per level of {by} with confidence intervals; blue intervals "
-                    "exclude 0.")))
+        def forest(con: pd.DataFrame = con, by: str = by) -> str:
+            return figure(plot_gaps_by(con, by, ax=style.new_axes(len(con), pyplot=False)),
+                          name=f"gaps_{by}", alt=f"gap per level of {by}",
+                          caption=f"Gap per level of {by} with confidence intervals; blue "
+                                  "intervals exclude 0.")
+
+        parts.append(guard(f"Forest plot by {by}", forest))
         parts.append(table(con))
-        if by in fit.pairs[0].fixed.design.numeric:
+        if by in check_by(fit, by).numeric:
             continue
         parts.append(f"<h3>Rank intervals by {by}</h3>")
         ranks = fit.rank_intervals(by=by, **ctx["rank_kwargs"])
-        parts.append(guard(f"Rank plot by {by}", lambda ranks=ranks, by=by: figure(
-            plot_ranks_by(ranks, by, ax=style.new_axes(len(ranks), pyplot=False)),
-            name=f"ranks_{by}", alt=f"rank intervals per level of {by}",
-            caption=f"Where the ranking changes: rank intervals at each level of {by}.")))
+        def rank_plot(ranks: pd.DataFrame = ranks, by: str = by) -> str:
+            return figure(plot_ranks_by(ranks, by, ax=style.new_axes(len(ranks), pyplot=False)),
+                          name=f"ranks_{by}", alt=f"rank intervals per level of {by}",
+                          caption=f"Where the ranking changes: rank intervals at each level of "
+                                  f"{by}.")
+
+        parts.append(guard(f"Rank plot by {by}", rank_plot))
         parts.append(table(ranks))
     return "".join(parts)

@@ -169,6 +169,11 @@ def anova_table(fit: FitResult, adjust: str = "none") -> pd.DataFrame:
     fr = fit.frame
     rows = []
     for p, fp in zip(fit.pairs, fps):
+        if fp is None:   # degenerate pair: no variance estimable
+            rows += [dict(model_a=p.model_a, model_b=p.model_b, term=labels[t], F=np.nan,
+                          num_df=0.0, den_df=np.nan, p_value=np.nan, note=p.degenerate)
+                     for t in terms]
+            continue
         Xt_rd: np.ndarray | None = None
         rd_names: list[str] = []
         if len(terms) > 1:

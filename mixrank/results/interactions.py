@@ -36,14 +36,15 @@ _TAKEN = {"model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_v
           "ci_lower", "ci_upper", "level", "n", "note", "p_adjusted", "p_greater"}
 
 
-def fixed_pairs(fit: FitResult) -> list[FixedPair]:
-    """The p-column fits of every pair; DesignError when the formula has no covariate."""
+def fixed_pairs(fit: FitResult) -> list[FixedPair | None]:
+    """The p-column fit of every pair (None for a degenerate pair); DesignError when the
+    formula has no covariate."""
     out = [p.fixed for p in fit.pairs]
-    if not out or any(f is None for f in out):
+    if not getattr(fit.frame.spec, "covariates", ()) or all(f is None for f in out):
         raise DesignError(
             f"the formula {fit.frame.spec.formula!r} has no covariate in its fixed part, so the "
             "gap has no levels to be split by; fit e.g. 'correct ~ model * x + (1|subject)'")
-    return [f for f in out if f is not None]
+    return out
 
 
 def check_by(fit: FitResult, by: str) -> Design:
@@ -57,7 +58,7 @@ def check_by(fit: FitResult, by: str) -> Design:
     if by in _TAKEN:
         raise DataError(f"by={by!r} clashes with a column of the contrasts table; rename the "
                         "covariate column in the data")
-    return fps[0].design
+    return next(f for f in fps if f is not None).design
 
 
 def _grid(levels: dict[str, tuple[str, ...]], numeric: tuple[str, ...], by: str, value: object,
@@ -106,10 +107,16 @@ def hypotheses(fit: FitResult, by: str, fp: FixedPair) -> list[tuple[object, np.
              fp.level_counts[by].get(lev, 0)) for lev in levels[by]]
 
 
-def _rows(fit: FitResult, by: str, fp: FixedPair, level: float, ident: dict,
-          who: str) -> list[dict]:
+def _rows(fit: FitResult, by: str, fp: FixedPair | None, level: float, ident: dict,
+          who: str, reason: str = "") -> list[dict]:
     """Contrast rows of one fit (pair or model) per level of ``by``."""
     rows = []
+    if fp is None:   # degenerate: no variance estimable, every row NaN with the reason
+        levels = global_levels(fit).get(by, ("per unit",))
+        nan = float("nan")
+        return [dict(ident, **{by: lev}, estimate=nan, std_error=nan, df=nan, statistic=nan,
+                     p_value=nan, ci_lower=nan, ci_upper=nan, level=level, n=0,
+                     note=f"{who}: {reason}") for lev in levels]
     for lev, L, n in hypotheses(fit, by, fp):
         row: dict[str, object] = dict(ident)
         row[by] = "per unit" if lev is None else lev
@@ -157,8 +164,8 @@ def contrasts_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     check_by(fit, by)
     rows = []
     for p in fit.pairs:
-        rows += _rows(fit, by, p.fixed, level,
-                      dict(model_a=p.model_a, model_b=p.model_b), f"{p.model_a} vs {p.model_b}")
+        rows += _rows(fit, by, p.fixed, level, dict(model_a=p.model_a, model_b=p.model_b),
+                      f"{p.model_a} vs {p.model_b}", p.degenerate)
     return tidy(rows, **fit._meta("contrasts", by=by, grid="equal weights over other "
                                   "categorical covariates, numeric ones at their pair mean"))
 
@@ -181,12 +188,12 @@ def model_scores_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     """
     check_by(fit, by)
     fps = [p.fixed for p in fit.pairs]
-    design = next((f.design for f in fps if not f.own_design), None)
+    design = next((f.design for f in fps if f is not None and not f.own_design), None)
     if design is None:
         design = build_design(fit.frame, fit.frame.spec)  # type: ignore[arg-type]
     rows = []
     for m in fit_models_fixed(fit.frame, design, estimand=fit.estimand):
-        rows += _rows(fit, by, m.fixed, level, dict(model=m.model_a), m.model_a)
+        rows += _rows(fit, by, m.fixed, level, dict(model=m.model_a), m.model_a, m.degenerate)
     out = pd.DataFrame(rows).drop(columns=["statistic", "p_value"])
     return tidy(out, table="model_scores", formula=fit.frame.spec.formula, by=by,
                 method=fit.method, engine=fit.engine, df_method="satterthwaite",

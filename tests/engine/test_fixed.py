@@ -241,3 +241,17 @@ def test_summary_of_one_pair_lists_every_fixed_column():
     text = str(res.summary())
     for col in ("Intercept", "difficulty[T.hard]", "difficulty[T.mid]", "Overall gap"):
         assert col in text
+
+
+def test_degenerate_pair_is_a_flagged_row_not_a_crash():
+    """Two models with identical scores: the pair has no residual variation."""
+    df = _data()
+    df = pd.concat([df, df[df.model == "a"].assign(model="a2")], ignore_index=True)
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df)
+    p = res.pair("a", "a2")
+    assert p.degenerate and p.fixed is None
+    tab = res.contrasts(by="difficulty")
+    rows = tab[(tab.model_a == "a") & (tab.model_b == "a2")]
+    assert len(rows) == 3 and rows["estimate"].isna().all() and rows["note"].str.len().gt(0).all()
+    assert res.anova().query("model_a == 'a' and model_b == 'a2'")["F"].isna().all()
+    assert res.contrasts(by="difficulty").query("model_a == 'a' and model_b == 'b'")["estimate"].notna().all()
