@@ -32,6 +32,7 @@ from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError, MixrankError
 from mixrank.report import style
 from mixrank.report.plots import select_pairs
+from mixrank.report.plots_gaps import gaps_section
 from mixrank.report.plots_scores import plot_model_scores
 
 __all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
@@ -50,6 +51,7 @@ _TITLES = {
     "plan": "Planning",
     "diagnostics": "Fit diagnostics",
     "reliable_change": "Item-level reliable change",
+    "gaps": "Where the gaps live",
 }
 
 
@@ -421,6 +423,8 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "contrasts": _contrasts, "ranks": _ranks,
     "resolution": _resolution, "plan": _plan, "diagnostics": _diagnostics,
     "reliable_change": _reliable_change,
+    "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=_figure_html, table=format_table_html,
+                                          para=_p, guard=_guard),   # model x covariate fits
 }
 
 
@@ -505,6 +509,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     if "reliable_change" in sections and not rcs:
         raise DataError("section 'reliable_change' needs results: pass "
                         "reliable_change=mixrank.reliable_change(data, before=..., after=...)")
+    if getattr(fit.frame.spec, "covariates", ()) and "gaps" not in sections:
+        sections.insert(sections.index("contrasts") + 1 if "contrasts" in sections else 0, "gaps")
     unknown = [s for s in sections if s not in _BUILDERS]
     if unknown:
         raise DataError(f"unknown report section(s) {unknown}; expected a subset of "
