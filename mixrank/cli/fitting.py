@@ -60,7 +60,8 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 def cmd_contrasts(args: argparse.Namespace) -> None:
     res = fit_from_args(args)
-    emit(table_of(res, res.contrasts(by=args.by), args.format), args)
+    tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
+    emit(table_of(res, tab, args.format), args)
 
 
 def cmd_anova(args: argparse.Namespace) -> None:
@@ -87,6 +88,10 @@ def register(sub: Any) -> None:
         common_args(s)
         s.set_defaults(func=fn)
         if name == "contrasts":
+            s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
+                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
+            s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for maxt")
+            s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")
             s.add_argument("--by", default=None, metavar="COLUMN",
                            help="gap per level of this covariate of the formula "
                                 "(e.g. -f 'correct ~ model * topic' --by topic)")
