@@ -39,7 +39,7 @@ def cmd_ranks(args: argparse.Namespace) -> None:
         raise UsageError("ranks compares every pair of models; drop --pair (select models by "
                          "filtering the data instead)")
     res = fit_from_args(args)
-    emit(table_of(res, res.rank_intervals(**rank_kwargs(args)), args.format), args)
+    emit(table_of(res, res.rank_intervals(**rank_kwargs(args), by=args.by), args.format), args)
 
 
 def cmd_resolution(args: argparse.Namespace) -> None:
@@ -90,6 +90,8 @@ def register(sub: Any) -> None:
     s = sub.add_parser("ranks", help="rank confidence intervals per model")
     common_args(s)
     rank_args(s)
+    s.add_argument("--by", default=None, metavar="COLUMN",
+                   help="rank intervals per level of this covariate of the formula")
     s.set_defaults(func=cmd_ranks)
 
     s = sub.add_parser("resolution", help="resolution verdicts (N*, q) per pair")
