@@ -148,9 +148,9 @@ class Problem:
             for b in range(a + 1, len(fam)):
                 dense.append((a, b) + pattern(fam[a], fcell[a], fam[b], fcell[b]))
         diag = [("obs", f) if fc is None else ("cell", fc) for f, fc in zip(fam, fcell)]
-        if c0cell is not None and all(self.cell_level(r) is not None for r in range(len(self.codes))):
-            uniq, cinv = np.unique(np.stack([self.cell_level(r) for r in range(len(self.codes))],
-                                            axis=1), axis=0, return_inverse=True)
+        per_cell = [c for c in (self.cell_level(r) for r in range(len(self.codes))) if c is not None]
+        if len(per_cell) == len(self.codes) and self.cell is not None:
+            uniq, cinv = np.unique(np.stack(per_cell, axis=1), axis=0, return_inverse=True)
             cinv = cinv.ravel()[self.cell]
         else:
             uniq, cinv = np.unique(np.stack(self.codes, axis=1), axis=0, return_inverse=True)
