@@ -164,7 +164,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     ----------
     formula : str or Spec
         lme4 syntax, e.g. ``"correct ~ model + (1|subject) + (1|prompt)"``.
-        The random terms are the unit of inference.
+        The random terms are the unit of inference.  A fixed part crossing
+        the comparison factor with cell-level covariates (``model * x``)
+        fits ``d ~ 1 + x + (random terms)`` per pair (docs/interactions.md;
+        ``contrasts(by=)``, ``anova()``).
     data : DataFrame, polars/pyarrow table, path, Dask DataFrame or :class:`~mixrank.frame.Frame`
         Long format, one row per observation: a table, a file, a parquet
         file, a folder or glob of parquet files (``"runs/*.parquet"``), or a

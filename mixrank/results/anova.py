@@ -159,6 +159,13 @@ def anova_table(fit: FitResult, adjust: str = "none") -> pd.DataFrame:
         ``model:x``), ``F, num_df, den_df`` (Satterthwaite), ``p_value``,
         ``p_adjusted`` (Holm across the pairs, per term; only with
         ``adjust="holm"``), ``note`` (why a row is NaN).
+
+    Notes
+    -----
+    Hypotheses and F as lmerTest's ``anova(type = 3)`` on the pair's
+    ``lmer(d ~ 1 + x + ...)`` (docs/interactions.md §5).  Validated against
+    lme4 1.1 + lmerTest 3.1 (``tests/reference/interactions.R``): F within
+    1e-5 and the denominator df within 1e-3 relative (measured <= 1e-7).
     """
     if adjust not in ("none", "holm"):
         raise DesignError(f"adjust={adjust!r}; expected 'none' or 'holm'")

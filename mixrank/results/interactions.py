@@ -184,7 +184,9 @@ def model_scores_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     Each model's own cell scores are fitted by ``y ~ 1 + x + (random terms)``
     with the p-column REML engine (docs/interactions.md §4) and evaluated on
     the same reference grid as :func:`contrasts_by`; the estimand's weights
-    do not enter (the grid defines the per-level score).
+    do not enter (the grid defines the per-level score).  Validated against
+    lme4 1.1 + lmerTest 3.1: ``lmer(y ~ 1 + x + ...)`` and ``contest`` on the
+    same grid (``tests/reference/interactions.R``, ``models``).
     """
     check_by(fit, by)
     fps = [p.fixed for p in fit.pairs]
