@@ -32,6 +32,7 @@ NEEDS = {
     "06_lm_eval_to_report.py": [],
     "07_scale.py": [],
     "08_model_scores.py": ["chembench", "jailbreakbench"],
+    "09_harness_outputs.py": [],
 }
 
 

@@ -11,7 +11,7 @@ Contents: :class:`ReliableChange`, :class:`ReliableChangeSummary`,
 from __future__ import annotations
 
 import warnings
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
+from mixrank.change.difficulty import DIFFICULTY_EDGES, change_by_difficulty, smallest_item_p
 from mixrank.change.versions import check_columns, check_scores, select_version
 from mixrank.errors import DataError, DesignError, MissingDataWarning
 
@@ -60,6 +61,11 @@ class ReliableChangeSummary:
         ``n_discoveries``.
     meta : dict
         Selectors, split, method and column names.
+    min_p_value : float
+        The smallest p-value an item's own test can reach with the K at hand
+        (``sem="item"``; 0/1 scores: Fisher at complete separation, e.g.
+        0.1 at K = 3 + 3, so no item reaches alpha = 0.05; continuous: 0).
+        NaN with ``sem="pooled"``.
     """
 
     classes: pd.DataFrame
@@ -72,6 +78,7 @@ class ReliableChangeSummary:
     n_analysable: int
     eb: dict | None = None
     meta: dict = field(default_factory=dict)
+    min_p_value: float = float("nan")
 
     def __str__(self) -> str:
         m = self.meta
@@ -84,6 +91,11 @@ class ReliableChangeSummary:
         if m.get("sem") == "item":
             lines.append(f"  classes: sem=item, exact per-item test at level {m.get('alpha', 0.05):.3g} "
                          "(S_diff above is descriptive)")
+            if np.isfinite(self.min_p_value):
+                reach = ("no item can reach it" if self.min_p_value >= m.get("alpha", 0.05)
+                         else "reachable")
+                lines.append(f"  smallest attainable p-value with these K: "
+                             f"{self.min_p_value:.4g} ({reach})")
         else:
             lines.append("  classes: sem=pooled, |delta| / S_diff > threshold (classical RCI)")
         for r in self.change.itertuples(index=False):
@@ -190,7 +202,30 @@ class ReliableChange:
             s_diff=self._meta["s_diff"], threshold=self.threshold,
             mean_delta=float(it["delta"].mean()), n_items=n_all, n_analysable=n_an,
             eb=None if self._eb is None else dict(self._eb), meta=dict(self._meta),
+            min_p_value=self._min_p(),
         )
+
+    def _min_p(self) -> float:
+        if self.sem != "item":
+            return float("nan")
+        k = {r.role: int(r.k) for r in self._reliability.itertuples(index=False)}
+        return smallest_item_p(k["before"], k["after"], binary=bool(self._meta["binary"]))
+
+    def by_difficulty(self, *, edges: Sequence[float] = DIFFICULTY_EDGES) -> pd.DataFrame:
+        """Change by item difficulty ``p_before`` (regression to the middle).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per (method, bin): ``method`` and the columns of
+            :func:`mixrank.change.difficulty.change_by_difficulty`.
+        """
+        parts = []
+        for name, col in self._methods():
+            t = change_by_difficulty(self._items, class_column=col, edges=edges)
+            t.insert(0, "method", name)
+            parts.append(t)
+        return self._table(pd.concat(parts, ignore_index=True), "by_difficulty")
 
     def by_subject(self) -> pd.DataFrame:
         """Net change, churn and reversals per value of ``by`` (default ``subject``).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -28,6 +29,9 @@ def cmd_report(args: argparse.Namespace) -> None:
                              "(it is optional only for harness output)")
         args.formula = "correct ~ model + (1|subject)"
         print(f"  formula: {args.formula}", file=sys.stderr)
+    if args.title is None and isinstance(loaded, pd.DataFrame) \
+            and "format" in loaded.attrs.get("mixrank", {}):
+        args.title = f"{Path(args.data).name} ({loaded.attrs['mixrank']['format']} output)"
     args.output = args.output or "mixrank-report.html"
     res = fit_from_args(args, data=loaded)
     rc = None
@@ -43,7 +47,8 @@ def cmd_report(args: argparse.Namespace) -> None:
     out = write_report(res, args.output, title=args.title, level=args.level,
                        plan_delta=args.delta, max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in rank_kwargs(args).items() if k != "level"},
-                       resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc)
+                       resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc,
+                       sensitivity=args.sensitivity)
     print(f"wrote {out}", file=sys.stderr)
 
 
@@ -66,4 +71,6 @@ def register(sub: Any) -> None:
                    help="column of the repeated samples per item (default sample)")
     s.add_argument("--rci-sem", default="item", choices=["item", "pooled"],
                    help="error model of the reliable-change classes (see mixrank rci --sem)")
+    s.add_argument("--sensitivity", default=None, metavar="KINDS",
+                   help="add verdict stability to the resolution section, e.g. loso,bootstrap")
     s.set_defaults(func=cmd_report)

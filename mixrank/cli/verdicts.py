@@ -29,6 +29,9 @@ from .common import (
 _RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
                     "resolved_multiplicity", "resolved_anytime", "design_effect",
                     "resolved_cluster", "resolved_all")
+_SENSITIVITY_MAIN = ("kind", "grouping", "model_a", "model_b", "replicates", "resolved_cluster",
+                     "stability", "ci_lower", "ci_upper", "n_star_cluster", "n_star_bootstrap",
+                     "p_value")
 
 
 def cmd_ranks(args: argparse.Namespace) -> None:
@@ -45,13 +48,25 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     family: Any = explicit if explicit else args.family
     multiplicity = None if args.multiplicity == "none" else args.multiplicity
     tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
-                         multiplicity=multiplicity, anytime=not args.no_anytime,
+                         multiplicity=multiplicity,
+                         anytime=False if args.no_anytime else args.anytime,
                          cluster=not args.no_cluster)
-    if args.format in ("table", "markdown") and not args.all_columns:
+    top = score_header(res) if args.format == "table" else ""
+    if args.sensitivity:
+        summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
+                               power=args.power, B=args.boot, rng=args.seed, summary=True)
+        if args.format not in ("table", "markdown"):
+            emit(render(summ, args.format), args)
+            return
+        keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
+        shown = tab[[c for c in _RESOLUTION_MAIN if c in tab]]
+        emit(f"{top}Resolution verdicts\n{render(shown, args.format)}"
+             f"\n\nStability of the clustered verdict ({args.sensitivity})\n"
+             f"{render(summ[keep], args.format)}", args)
+    elif args.format in ("table", "markdown") and not args.all_columns:
         counts = tab.attrs.get("mixrank", {}).get("unresolved", {})
         head = "".join(f"{k}: {v}\n" for k, v in counts.items())
         shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
-        top = score_header(res) if args.format == "table" else ""
         emit(f"{top}Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
              f"{head}\n{render(shown, args.format)}", args)
     else:
@@ -85,9 +100,16 @@ def register(sub: Any) -> None:
     s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
     s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
     s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")
+    s.add_argument("--anytime", default="auto", choices=["auto", "normal", "bernoulli"],
+                   help="anytime boundary: auto = Bernoulli e-process for 0/1 scores")
     s.add_argument("--no-cluster", action="store_true", help="drop the clustered paradigm")
     s.add_argument("--all-columns", action="store_true",
                    help="table/markdown: every column (csv/json always have all)")
+    s.add_argument("--sensitivity", default=None, metavar="KINDS",
+                   help="stability of the clustered verdict: loso,bootstrap,clusterings "
+                        "(csv/json then output the stability table)")
+    s.add_argument("--B", dest="boot", type=int, default=1000, help="bootstrap replicates")
+    s.add_argument("--seed", type=int, default=None, help="seed of the bootstrap")
     s.set_defaults(func=cmd_resolution)
 
     s = sub.add_parser("plan", help="designs (subjects, questions, prompts) that resolve --delta")

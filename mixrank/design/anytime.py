@@ -40,6 +40,7 @@ from mixrank.design.checks import (
     check_power,
     z_quantile,
 )
+from mixrank.design.eprocess import monitor_bernoulli
 from mixrank.errors import DataError, DesignError
 
 __all__ = [
@@ -364,8 +365,8 @@ def _differences(x: Any, y: Any) -> np.ndarray:
 
 def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None = None,
             n_plan: float | None = None, rho0: float | None = None,
-            variance: str = "null") -> pd.DataFrame:
-    """Monitor a stream of paired outcomes with the anytime-valid boundary.
+            variance: str = "null", anytime: str = "auto") -> pd.DataFrame:
+    """Monitor a stream of paired outcomes with an anytime-valid boundary.
 
     Parameters
     ----------
@@ -388,11 +389,20 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         paired variance under H0 (delta = 0), ``sigma_hat_n^2 = sum d_i^2 / n``;
         ``"sample"`` -- the running sample variance (ddof = 1).  Ignored when
         ``sigma`` is given.
+    anytime : {"auto", "normal", "bernoulli"}, default "auto"
+        ``"bernoulli"``: the paired-Bernoulli mixture e-process
+        (:func:`mixrank.design.eprocess.monitor_bernoulli`; 0/1 scores,
+        prior tuned for ``n_plan`` times the stream's discordance share, or
+        for the stream's discordant cells); ``"normal"``: the normal-mixture
+        boundary below; ``"auto"``: bernoulli when every difference is -1, 0
+        or 1 and neither ``sigma`` nor ``rho0`` is given, normal otherwise.
 
     Returns
     -------
     pandas.DataFrame
-        One row per observation, columns:
+        For the Bernoulli e-process the columns of
+        :func:`~mixrank.design.eprocess.monitor_bernoulli`.  For the normal
+        mixture one row per observation, columns:
 
         * ``n`` -- observations so far (1, 2, ...);
         * ``estimate`` -- running mean difference ``S_n / n``;
@@ -469,6 +479,26 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     al = float(check_alpha(alpha))
     if np.ndim(alpha) != 0:
         raise DesignError(f"alpha must be a scalar; received shape {np.shape(alpha)}.")
+    if anytime not in ("auto", "normal", "bernoulli"):
+        raise DesignError(f"anytime must be 'auto', 'normal' or 'bernoulli'; received "
+                          f"{anytime!r}.")
+    if variance not in ("null", "sample"):
+        raise DesignError(
+            f"variance must be 'null' (running variance under H0, the default) or 'sample' "
+            f"(running sample variance); received {variance!r}."
+        )
+    ternary = bool(np.all(np.isin(d, (-1.0, 0.0, 1.0))))
+    if anytime == "bernoulli" or (anytime == "auto" and ternary and sigma is None
+                                  and rho0 is None):
+        if sigma is not None or rho0 is not None:
+            raise DesignError("sigma and rho0 belong to the normal mixture; the Bernoulli "
+                              "e-process needs no variance. Drop them or use anytime='normal'.")
+        plan_d = None
+        if n_plan is not None:
+            share = float(np.mean(d != 0))
+            plan_d = float(check_positive("n_plan", n_plan, hint="n_plan is the benchmark's "
+                                           "N.")) * share if share > 0 else None
+        return monitor_bernoulli(d, alpha=al, d_plan=plan_d)
     n = d.size
     steps = np.arange(1, n + 1, dtype=float)
     s_n = np.cumsum(d)
@@ -481,11 +511,6 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     r_units = plan / (float(anytime_x_star(al)) - 1.0)
     r_fixed = None if rho0 is None else float(check_positive(
         "rho0", rho0, hint="rho0 is the mixing parameter (units of V)."))
-    if variance not in ("null", "sample"):
-        raise DesignError(
-            f"variance must be 'null' (running variance under H0, the default) or 'sample' "
-            f"(running sample variance); received {variance!r}."
-        )
     q_n = np.cumsum(d**2)
     if sigma is not None:
         s = float(check_positive("sigma", sigma, hint="sigma is the SD of one paired difference."))

@@ -23,25 +23,33 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.anytime import anytime_inflation, anytime_n_star, anytime_x_star
-from mixrank.design.audit import multiplicity_alpha, n_star_scale
-from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
-from mixrank.design.power import mde, n_star
+from mixrank.design.checks import check_alpha, check_fit, check_power
+from mixrank.design.estimand import pair_inputs
+from mixrank.design.family import select_family
+from mixrank.design.paradigms import (
+    anytime_meta,
+    bernoulli_columns,
+    cluster_columns,
+    fixed_columns,
+    multiplicity_columns,
+    normal_columns,
+    ratio,
+)
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 
 if TYPE_CHECKING:
     from mixrank.results import FitResult
 
-__all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS"]
+__all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS",
+           "ANYTIME_METHODS"]
 
 #: Paradigm names, in table order (the keys of ``attrs["mixrank"]["unresolved"]``).
 PARADIGMS = ("fixed", "multiplicity", "anytime", "cluster")
 #: Accepted values of ``multiplicity=`` (None drops the paradigm).
 MULTIPLICITY_METHODS = ("holm", "bonferroni", "bh")
-_PAIR_FAMILIES = ("adjacent", "all")
-#: sigma_d / |delta| at or below which a row counts as noiseless (N* = 0 in every paradigm).
-_NOISELESS = 1e-8
+#: Accepted values of ``anytime=`` (besides True = "auto" and False = no anytime column).
+ANYTIME_METHODS = ("auto", "normal", "bernoulli")
 
 
 # ----------------------------------------------------------------------------
@@ -57,6 +65,23 @@ def _check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise DesignError(f"{name} must be True or False; received {value!r}.")
     return bool(value)
+
+
+def _check_anytime(anytime: Any, has_psi: bool) -> str | None:
+    """"normal", "bernoulli" or None; "auto"/True picks bernoulli when discordances are known."""
+    if isinstance(anytime, (bool, np.bool_)):
+        return ("bernoulli" if has_psi else "normal") if anytime else None
+    key = anytime
+    if key not in ANYTIME_METHODS:
+        raise DesignError(f"anytime must be one of {list(ANYTIME_METHODS)}, True (= 'auto') or "
+                          f"False (no anytime paradigm); received {anytime!r}.")
+    if key == "auto":
+        return "bernoulli" if has_psi else "normal"
+    if key == "bernoulli" and not has_psi:
+        raise DesignError("anytime='bernoulli' needs the discordance of every pair (column "
+                          "'discordance', the share of cells where exactly one model is right; "
+                          "0/1 scores only); use anytime='normal' for continuous scores.")
+    return str(key)
 
 
 def _check_multiplicity(method: Any) -> str | None:
@@ -97,90 +122,6 @@ def _column(table: pd.DataFrame, name: str, *, lo: float | None = None, lo_open:
     return a
 
 
-# ----------------------------------------------------------------------------
-# the per-pair closed forms (degenerate rows handled explicitly)
-# ----------------------------------------------------------------------------
-
-def _fixed(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
-           pw: float) -> tuple[np.ndarray, np.ndarray]:
-    """N* and MDE at level alpha; N* = inf for delta = 0, 0 for sigma_d = 0 < |delta|."""
-    ns = np.where(est == 0, np.inf, 0.0)
-    md = np.zeros_like(sd)
-    ok = (est != 0) & ~_noiseless(est, sd)
-    if np.any(ok):
-        ns[ok] = np.asarray(n_star(est[ok], sigma_d=sd[ok], alpha=alpha, power=pw))
-    pos = sd > 0
-    if np.any(pos):
-        md[pos] = np.asarray(mde(n[pos], sigma_d=sd[pos], alpha=alpha, power=pw))
-    return ns, md
-
-
-def _noiseless(est: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    """Rows treated as sigma_d = 0: no noise at all, or |delta| / sigma_d above 1e8."""
-    return sd <= _NOISELESS * np.abs(est)
-
-
-def _ratio(n: np.ndarray, ns: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return n / ns  # n / 0 = inf (resolved), n / inf = 0 (unresolved)
-
-
-def _multiplicity(q: np.ndarray, ns: np.ndarray, md: np.ndarray, n: np.ndarray, alpha: float,
-                  pw: float, method: str) -> dict[str, np.ndarray]:
-    m = len(q)
-    order = np.argsort(-q, kind="stable")      # step 1 = largest q = smallest fixed-n p-value
-    rank = np.empty(m, dtype=int)
-    rank[order] = np.arange(1, m + 1)
-    if method == "bonferroni":
-        a_prime = np.full(m, float(multiplicity_alpha(alpha, m, method="bonferroni")))
-    else:
-        a_prime = np.asarray(multiplicity_alpha(alpha, m, method=method, rank=rank), dtype=float)
-        a_prime = np.broadcast_to(a_prime, (m,)).copy()
-    scale = np.asarray(n_star_scale(a_prime, alpha, power=pw), dtype=float)
-    scale = np.maximum(np.broadcast_to(scale, (m,)), 1.0)   # alpha' <= alpha: exact >= 1
-    ns_m = ns * scale
-    q_m = _ratio(n, ns_m)
-    pass_step = (q_m >= 1)[order]                 # in step order
-    if method == "holm":                          # step-down: stop at the first failure
-        step_ok = np.cumprod(pass_step).astype(bool)
-    elif method == "bh":                          # step-up: everything up to the last success
-        last = np.flatnonzero(pass_step)
-        step_ok = np.zeros(m, dtype=bool)
-        if last.size:
-            step_ok[: last[-1] + 1] = True
-    else:
-        step_ok = pass_step
-    resolved = np.empty(m, dtype=bool)
-    resolved[order] = step_ok
-    return {"alpha_multiplicity": a_prime, "n_star_multiplicity": ns_m,
-            "mde_multiplicity": md * np.sqrt(scale), "q_multiplicity": q_m,
-            "resolved_multiplicity": resolved}
-
-
-def _anytime(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
-             pw: float) -> dict[str, np.ndarray]:
-    ns = np.where(est == 0, np.inf, 0.0)
-    ok = (est != 0) & ~_noiseless(est, sd)
-    eff = np.where(ok, np.abs(est) / np.where(ok, sd, 1.0), 0.0)
-    ns[ok & (eff < 1e-100)] = np.inf   # N* beyond 1e200 cells: outside the solver's range
-    for i in np.flatnonzero(ok & (eff >= 1e-100)):  # depends on delta/sigma_d; rho0 tuned for n
-        ns[i] = float(anytime_n_star(eff[i], 1.0, alpha=alpha, power=pw, n_plan=n[i]))
-    q = _ratio(n, ns)
-    # at n = n_plan the z-equivalent boundary is sqrt(x*) exactly (tune_rho0)
-    md = (np.sqrt(float(anytime_x_star(alpha))) + float(z_quantile(pw))) * sd / np.sqrt(n)
-    return {"n_star_anytime": ns, "mde_anytime": md, "q_anytime": q,
-            "resolved_anytime": q >= 1}
-
-
-def _cluster(ns: np.ndarray, md: np.ndarray, n: np.ndarray,
-             de: np.ndarray) -> dict[str, np.ndarray]:
-    de_used = np.maximum(de, 1.0)
-    ns_c = ns * de_used
-    q = _ratio(n, ns_c)
-    return {"n_star_cluster": ns_c, "mde_cluster": md * np.sqrt(de_used), "q_cluster": q,
-            "resolved_cluster": q >= 1}
-
-
 def _count(resolved: np.ndarray) -> str:
     return f"{int((~resolved).sum())}/{len(resolved)} unresolved"
 
@@ -190,7 +131,7 @@ def _count(resolved: np.ndarray) -> str:
 # ----------------------------------------------------------------------------
 
 def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8,
-                     multiplicity: str | None = "holm", anytime: bool = True,
+                     multiplicity: str | None = "holm", anytime: bool | str = "auto",
                      cluster: bool = True) -> pd.DataFrame:
     """Resolution verdicts for a family of pairs under four paradigms.
 
@@ -200,8 +141,12 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         One row per pair: ``model_a, model_b, estimate`` (the observed
         difference delta-hat, any sign), ``n`` (paired cells, > 0),
         ``sigma_d`` (SD of the per-cell differences, >= 0) and, when
-        ``cluster=True``, ``design_effect`` (> 0).  ``std_error`` is carried
-        through when present.  Not modified.
+        ``cluster=True``, ``design_effect`` (> 0).  Optional:
+        ``weight_factor`` (``n sum w_c^2`` >= 1 of the estimand's weights,
+        default 1 = the plain cell mean, see Notes), ``discordance`` (share
+        of cells where exactly one model is right, 0/1 scores; needed by the
+        Bernoulli e-process) and ``std_error`` (carried through).  Not
+        modified.
     alpha : float, default 0.05
         Two-sided level of the family, in (0, 1).
     power : float, default 0.8
@@ -209,8 +154,13 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     multiplicity : {"holm", "bonferroni", "bh"} or None, default "holm"
         Correction of the multiplicity paradigm over the family (the rows);
         None leaves that paradigm out.
-    anytime : bool, default True
-        Include the anytime-valid paradigm.
+    anytime : {"auto", "normal", "bernoulli"} or bool, default "auto"
+        The anytime-valid paradigm: ``"bernoulli"`` -- the paired-Bernoulli
+        mixture e-process (:mod:`mixrank.design.eprocess`, needs
+        ``discordance``); ``"normal"`` -- the normal-mixture boundary
+        (:mod:`mixrank.design.anytime`); ``"auto"`` (or True) -- bernoulli
+        when the table has a finite ``discordance`` for every pair, normal
+        otherwise; False leaves the paradigm out.
     cluster : bool, default True
         Include the clustered paradigm (needs ``design_effect``).
 
@@ -221,14 +171,17 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         enabled):
 
         * ``model_a, model_b, estimate, n, sigma_d`` -- as given;
+          ``weight_factor`` (1 when not given) and ``variance_iid``
+          (``sigma_d^2 weight_factor / n``, the estimand's iid variance);
         * fixed n: ``mde`` (smallest |delta| resolved at n), ``n_star``
           (N*(delta-hat)), ``q = n / n_star``, ``resolved`` (q >= 1);
         * multiplicity: ``alpha_multiplicity`` (the per-comparison level of
           the pair's step), ``n_star_multiplicity``, ``mde_multiplicity``,
           ``q_multiplicity``, ``resolved_multiplicity`` (with the step rule,
           see Notes);
-        * anytime-valid: ``n_star_anytime, mde_anytime, q_anytime,
-          resolved_anytime``;
+        * anytime-valid: ``discordance`` (bernoulli), ``inflation_anytime``
+          (z-equivalent threshold at n over ``z_{1-alpha/2}``),
+          ``n_star_anytime, mde_anytime, q_anytime, resolved_anytime``;
         * clustered: ``std_error`` (if given), ``design_effect``,
           ``n_star_cluster, mde_cluster, q_cluster, resolved_cluster``;
         * ``resolved_all`` -- resolved under every included paradigm.
@@ -236,8 +189,9 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         ``attrs["mixrank"]`` holds ``unresolved`` (e.g.
         ``{"fixed": "4/9 unresolved", ..., "all": ...}``), ``n_unresolved``
         (the counts as integers), ``n_pairs``, ``paradigms``, ``alpha``,
-        ``power``, ``multiplicity``, ``anytime`` (boundary, rho0 choice,
-        threshold ``inflation`` and the N* factor at the tuning point) and
+        ``power``, ``multiplicity``, ``anytime`` (method, boundary, tuning,
+        threshold ``inflation`` (median over pairs for bernoulli) and the N*
+        factor at the tuning point), ``estimand_variance`` and
         ``design_effect_below_1`` (pairs whose design effect was raised to 1).
 
     Raises
@@ -250,10 +204,14 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
 
     Notes
     -----
-    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (docs/methods.md §6):
+    With ``K = (z_{1-alpha/2} + z_{1-beta})^2`` (docs/methods.md §6) and
+    ``s^2 = sigma_d^2 weight_factor`` (docs/sensitivity.md, "One estimand
+    per verdict row": for an estimate ``w' d`` of independent cells the
+    variance is ``sigma_d^2 sum w_c^2 = s^2 / n``; s = sigma_d for cells):
 
-    * Fixed n: ``N* = K sigma_d^2 / delta^2``, ``MDE = sqrt(K) sigma_d / sqrt(n)``,
-      ``q = n / N*``; resolved iff ``q >= 1`` iff ``|delta| >= MDE``.  A zero
+    * Fixed n: ``N* = K s^2 / delta^2``, ``MDE = sqrt(K) s / sqrt(n)``,
+      ``q = n / N* = delta^2 / (K sigma_d^2 sum w_c^2)``; resolved iff
+      ``q >= 1`` iff ``|delta| >= MDE``.  A zero
       estimate gives ``N* = inf`` (q = 0); ``sigma_d = 0`` with a non-zero
       estimate gives ``N* = 0`` (q = inf) in every paradigm, and so does
       ``sigma_d <= 1e-8 |delta|`` (N* below 1e-15 cells; the anytime
@@ -269,16 +227,24 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
       only if steps 1..r all have ``q' >= 1``; BH (step-up) resolves steps
       1..k for the largest k with ``q' >= 1``.  So under Holm a pair can have
       ``q_multiplicity >= 1`` and still be unresolved.
-    * Anytime-valid: ``N*_anytime`` from
+    * Anytime-valid, ``"bernoulli"``: the e-process on the discordant cells
+      with a ``Beta(a, a)`` prior tuned at ``D = n psi`` discordant cells;
+      its z-equivalent threshold at N is ``z_any(N) = max(c(N psi) /
+      sqrt(N psi), z_{1-alpha/2})`` (``c`` the boundary on ``|S|``),
+      ``MDE_anytime = (z_any(n) + z_{1-beta}) s / sqrt(n)`` and
+      ``N*_anytime`` the smallest N with ``|delta| sqrt(N) / s >= z_any(N)
+      + z_{1-beta}`` (:func:`mixrank.design.eprocess.bernoulli_n_star`).
+    * Anytime-valid, ``"normal"``: ``N*_anytime`` from
       :func:`mixrank.design.anytime.anytime_n_star` with the two-sided
       normal-mixture boundary of Howard et al. (2021) and rho0 tuned for
       the pair's own N (``n_plan = n``): the boundary is tightest at the
       benchmark's size, where its z-equivalent threshold is ``sqrt(x*)``
       (3.035 at alpha = 0.05, an inflation of 1.549 over 1.960) and
-      ``MDE_anytime = (sqrt(x*) + z_{1-beta}) sigma_d / sqrt(n)``.
+      ``MDE_anytime = (sqrt(x*) + z_{1-beta}) s / sqrt(n)``.
     * Clustered: ``N*_cluster = N* DE`` with the design effect of the fitted
-      mixed model (docs/methods.md §4, ``DE = Var_REML(estimate) /
-      (sigma_d^2 / n)``), so ``q_cluster = delta^2 / (K Var_REML)``: the
+      mixed model over the estimand's iid variance (``DE = Var_REML(estimate)
+      / (sigma_d^2 sum w_c^2)``; docs/methods.md §4 for cells), so
+      ``q_cluster = delta^2 / (K Var_REML)``: the
       Wald verdict with the mixed-model standard error (sigma_d cancels).
       A DE below 1 (REML total variance below the sample variance, e.g. a
       component at the boundary plus rounding) is raised to 1, so that the
@@ -325,7 +291,6 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     al = float(check_alpha(alpha))
     pw = float(check_power(power, np.asarray(al)))
     method = _check_multiplicity(multiplicity)
-    anytime = _check_flag("anytime", anytime)
     cluster = _check_flag("cluster", cluster)
     for c in ("model_a", "model_b"):
         if c not in pairs.columns:
@@ -338,26 +303,38 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     sd = _column(pairs, "sigma_d", lo=0, what="SD of the cell differences")
     de = (_column(pairs, "design_effect", lo=0, lo_open=True, what="design effect")
           if cluster else None)
+    wf = (_column(pairs, "weight_factor", lo=0, lo_open=True, what="n sum w_c^2 of the "
+                  "estimand's weights") if "weight_factor" in pairs.columns
+          else np.ones(len(pairs)))
+    has_psi = "discordance" in pairs.columns and bool(np.all(np.isfinite(
+        pd.to_numeric(pairs["discordance"], errors="coerce"))))
+    any_method = _check_anytime(anytime, has_psi)
+    psi = (_column(pairs, "discordance", lo=0, what="discordance p10 + p01")
+           if any_method == "bernoulli" else None)
+    sde = sd if "weight_factor" not in pairs.columns else sd * np.sqrt(wf)
 
-    ns, md = _fixed(est, n, sd, al, pw)
-    q = _ratio(n, ns)
+    ns, md = fixed_columns(est, n, sde, al, pw)
+    q = ratio(n, ns)
     cols: dict[str, Any] = {
         "model_a": pairs["model_a"].to_numpy(), "model_b": pairs["model_b"].to_numpy(),
-        "estimate": est, "n": pairs["n"].to_numpy(), "sigma_d": sd,
-        "mde": md, "n_star": ns, "q": q, "resolved": q >= 1,
+        "estimate": est, "n": pairs["n"].to_numpy(), "sigma_d": sd, "weight_factor": wf,
+        "variance_iid": sde**2 / n, "mde": md, "n_star": ns, "q": q, "resolved": q >= 1,
     }
     paradigms = ["fixed"]
     if method is not None:
-        cols.update(_multiplicity(q, ns, md, n, al, pw, method))
+        cols.update(multiplicity_columns(q, ns, md, n, al, pw, method))
         paradigms.append("multiplicity")
-    if anytime:
-        cols.update(_anytime(est, n, sd, al, pw))
+    if any_method == "normal":
+        cols.update(normal_columns(est, n, sde, al, pw))
+    elif any_method == "bernoulli" and psi is not None:
+        cols.update(bernoulli_columns(est, n, sde, psi, al, pw))
+    if any_method is not None:
         paradigms.append("anytime")
     if de is not None:
         if "std_error" in pairs.columns:
             cols["std_error"] = pairs["std_error"].to_numpy(dtype=float)
         cols["design_effect"] = de
-        cols.update(_cluster(ns, md, n, de))
+        cols.update(cluster_columns(ns, md, n, de))
         paradigms.append("cluster")
     out = pd.DataFrame(cols)
     key = {"fixed": "resolved", "multiplicity": "resolved_multiplicity",
@@ -367,88 +344,21 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     counts["all"] = _count(out["resolved_all"].to_numpy())
     n_unres = {p: int((~out[key[p]].to_numpy()).sum()) for p in paradigms}
     n_unres["all"] = int((~out["resolved_all"].to_numpy()).sum())
-    x_star = float(anytime_x_star(al))
-    z_a, z_b = float(z_quantile(1 - al / 2)), float(z_quantile(pw))
-    any_meta = None
-    if anytime:
-        any_meta = {
-            "boundary": "two-sided normal mixture (Howard et al. 2021, eq. 14)",
-            "rho0": "tune_rho0(n_plan=n): tuned for each pair's own N (the benchmark's size)",
-            "inflation": float(anytime_inflation(1.0, al)),
-            "threshold_z": float(np.sqrt(x_star)),
-            "n_star_factor_at_n_plan": float(((np.sqrt(x_star) + z_b) / (z_a + z_b)) ** 2),
-        }
+    any_meta = anytime_meta(any_method, out, al, pw)
     return tidy(
         out, table="resolution", paradigms=paradigms, unresolved=counts, n_unresolved=n_unres,
         n_pairs=len(out), alpha=al, power=pw, multiplicity=method,
         multiplicity_order="fixed-n Wald p-value (q descending)" if method else None,
         anytime=any_meta,
+        estimand_variance="sigma_d^2 * weight_factor / n (the estimand's iid variance)",
         design_effect_below_1=int(np.sum(de < 1)) if de is not None else None,
     )
-
-
-def _family(fit: Any, pairs: Any, models: Sequence[str] | None,
-            top: int | None) -> list[tuple[str, str]]:
-    scores = fit.model_scores()
-    order = sorted(zip(scores["model"].astype(str), scores["estimate"].astype(float)),
-                   key=lambda t: (-t[1], t[0]))
-    names = [m for m, _ in order]
-    if models is not None:
-        if isinstance(models, str):
-            raise DesignError(f"models must be a list of model names; received the string "
-                              f"{models!r}. Wrap it in a list.")
-        wanted = [str(m) for m in models]
-        unknown = [m for m in wanted if m not in names]
-        if unknown:
-            raise DesignError(f"models {unknown} are not levels of the fit's comparison factor; "
-                              f"available: {names}.")
-        if len(set(wanted)) < 2:
-            raise DesignError(f"models must name at least two distinct models; received {wanted}.")
-        names = [m for m in names if m in set(wanted)]
-    if top is not None:
-        if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or not 2 <= top:
-            raise DesignError(f"top must be a whole number >= 2 (the best `top` models by "
-                              f"score); received {top!r}.")
-        names = names[: int(top)]
-    if isinstance(pairs, str):
-        if pairs not in _PAIR_FAMILIES:
-            raise DesignError(f"pairs must be 'adjacent' (consecutive models in score order), "
-                              f"'all' (every fitted pair) or a list of (model_a, model_b); "
-                              f"received {pairs!r}.")
-        if pairs == "adjacent":
-            return list(zip(names[:-1], names[1:]))
-        if pairs == "all":
-            fitted = pair_lookup(fit.pairs)
-            return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-                    if pair_key(a, b) in fitted]
-    if not isinstance(pairs, Sequence):
-        raise DesignError(f"pairs must be 'adjacent', 'all' or a list of (model_a, model_b); "
-                          f"received {pairs!r}.")
-    if models is not None or top is not None:
-        raise DesignError(f"models= and top= select the models of an 'adjacent' or 'all' "
-                          f"family; with explicit pairs leave them None (received "
-                          f"models={models!r}, top={top!r}).")
-    out = []
-    for pr in pairs:
-        if isinstance(pr, str) or not isinstance(pr, Sequence) or len(pr) != 2:
-            raise DesignError(f"each pair must be (model_a, model_b); received {pr!r}.")
-        a, b = str(pr[0]), str(pr[1])
-        unknown = [m for m in (a, b) if m not in names]
-        if unknown or a == b:
-            raise DesignError(
-                f"pair {tuple(pr)!r} must name two different models of the fit; "
-                + (f"{unknown} not among {names}." if unknown else "both are the same model.")
-            )
-        out.append((a, b))
-    if not out:
-        raise DesignError("pairs is an empty list; pass at least one (model_a, model_b).")
-    return out
 
 
 def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
-                   multiplicity: str | None = "holm", anytime: bool = True,
+                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
 
@@ -472,7 +382,8 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     top : int, optional
         Keep only the ``top`` best-scoring models (after ``models``).
     multiplicity, anytime, cluster
-        Paradigms, as in :func:`resolution_table`.
+        Paradigms, as in :func:`resolution_table`; ``anytime="auto"`` is the
+        Bernoulli e-process when every pair's cell scores are 0/1.
 
     Returns
     -------
@@ -481,8 +392,11 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
         ``estimate`` is the pair's fitted estimate (the fit's estimand,
         oriented ``model_a - model_b``), ``n`` its common cells,
         ``sigma_d`` the sample SD of the cell differences (``PairFit.sigma_d``),
-        ``std_error`` the mixed-model SE and ``design_effect`` the pair's
-        ``PairFit.design_effect``.  ``attrs["mixrank"]`` adds ``formula``,
+        ``weight_factor`` ``n sum w_c^2`` of the estimand's weights
+        (:func:`mixrank.design.estimand.weight_factor`), ``discordance``
+        (0/1 scores), ``std_error`` the mixed-model SE and
+        ``design_effect = std_error^2 / variance_iid`` (for ``cells`` the
+        pair's ``PairFit.design_effect``).  ``attrs["mixrank"]`` adds ``formula``,
         ``estimand``, ``method``, ``pairs`` (``"adjacent"``, ``"all"`` or
         ``"explicit"``), ``family`` (the pairs, as tuples) and
         ``model_order`` (the score order used).
@@ -498,15 +412,17 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     Notes
     -----
     Score order is :meth:`FitResult.model_scores` (each model's score under
-    the fit's estimand), ties broken by model name.  The fixed-n,
-    multiplicity and anytime paradigms treat the n cells as independent
-    (sigma_d); the clustered one uses the fitted random terms, i.e. the
-    formula's unit of inference.  See :func:`resolution_table` for the
-    formulas.  One estimate serves every paradigm (so that each stress can
-    only tighten): in balanced designs all estimands are the plain mean
-    difference; in unbalanced ones fit with ``estimand="cells"`` to get the
-    leaderboard difference ``p_A - p_B`` of the paper's fixed-n analysis
-    (the default ``gls`` weights subjects by their information).
+    the fit's estimand), ties broken by model name.  One estimand per
+    row (docs/sensitivity.md): every paradigm tests the fit's estimate
+    ``w' d``; the fixed-n, multiplicity and anytime paradigms treat the n
+    cells as independent, with that estimand's iid variance ``sigma_d^2
+    sum w_c^2``, and the clustered one uses its variance under the fitted
+    random terms (the formula's unit of inference).  So for ``gls`` and
+    ``units``, ``q = delta^2 / (K sigma_d^2 sum w_c^2)``; for ``cells``
+    (``sum w_c^2 = 1/n``) the table is the paper's: fit with
+    ``estimand="cells"`` to reproduce its numbers (the leaderboard
+    difference ``p_A - p_B``).  See :func:`resolution_table` for the
+    formulas.  The estimand is in ``attrs["mixrank"]["estimand"]``.
 
     Validated against :func:`resolution_table` on the same numbers and, on
     ChemBench, by the tightening of every paradigm (tests).
@@ -527,7 +443,7 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     check_fit(fit, " For your own numbers use resolution_table().")
     if alpha is None:
         alpha = round(1.0 - fit.level, 12)
-    family = _family(fit, pairs, models, top)
+    family = select_family(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "
                           f"with pairs={pairs!r}. Fit the pairs first (mixrank.fit(..., "
@@ -535,17 +451,17 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     lookup = pair_lookup(fit.pairs)
     rows = []
     missing = []
+    observed: list[float] = []
     for a, b in family:
         p = lookup.get(pair_key(a, b))
         if p is None or a == b:
             missing.append((a, b))
             continue
-        sign = 1.0 if p.model_a == a else -1.0
-        # a degenerate pair (no estimable variance) is judged as no evidence: delta 0
-        rows.append(dict(model_a=a, model_b=b, estimate=0.0 if p.degenerate else sign * p.estimate,
-                         n=p.n, sigma_d=p.sigma_d, std_error=p.std_error,
-                         design_effect=1.0 if p.degenerate else p.design_effect,
-                         observed=sign * p.estimate))
+        row = pair_inputs(fit, a, b)
+        observed.append(row["estimate"])
+        if p.degenerate:   # no estimable variance: judged as no evidence (delta 0)
+            row.update(estimate=0.0, design_effect=1.0)
+        rows.append(row)
     if missing:
         raise DesignError(
             f"{len(missing)} pair(s) of the {pairs!r} family were not fitted, e.g. "
@@ -553,7 +469,8 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
             f"(or pairs=None for all)."
         )
     table = pd.DataFrame(rows)
-    observed = table.pop("observed").to_numpy()
+    if table["discordance"].isna().any():
+        table = table.drop(columns="discordance")
     out = resolution_table(table, alpha=alpha, power=power, multiplicity=multiplicity,
                            anytime=anytime, cluster=cluster)
     out["estimate"] = observed

@@ -37,9 +37,16 @@ class Control:
         ``moment`` (one-way ANOVA moment estimates on the pair's cells) and
         ``default`` (lme4's start, every ``psi = 1``).  The best optimum
         across starts is kept.
+    certify : bool
+        After the first start, accept its optimum when it carries a KKT
+        certificate (:func:`~mixrank.engine.reml.check_convergence` passes:
+        zero gradient on interior components, non-negative derivative on
+        components at 0); only otherwise run the remaining starts, the
+        boundary faces and a polishing restart.  ``False``: always run them.
     check_faces : bool
-        After the optimum, also optimise on each boundary face (one free
-        component set to zero) and keep a face that is better.
+        When the search continues past the first start, also optimise on
+        each boundary face (one free component set to zero) and keep a face
+        that is better.
     boundary_tol : float
         A boundary face replaces the optimum only when its REML criterion is
         lower by more than this (absolute).
@@ -91,6 +98,7 @@ class Control:
     gtol: float = 1e-10
     max_iterations: int = 500
     starts: tuple[str, ...] = ("moment", "default")
+    certify: bool = True
     check_faces: bool = True
     boundary_tol: float = 1e-10
     gradient_tol: float = 1e-3

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import optimize
 from threadpoolctl import ThreadpoolController
 
-from .glmm_pirls import Mode, PirlsError, beta_gradient, pirls
+from .glmm_pirls import Mode, PirlsError, beta_gradient, pirls, theta_gradient_joint
 from .glmm_system import Problem
 
 __all__ = ["Optimum", "optimise", "SINGULAR_TOL"]
@@ -84,18 +84,20 @@ def _safe(f, theta: np.ndarray) -> float:
         return np.inf
 
 
-def _minimise_theta(f, theta0: np.ndarray, h: float = 1e-4) -> tuple[np.ndarray, Any]:
-    """Bounded L-BFGS-B over theta >= 0 with central-difference gradients, then boundary faces."""
+def _minimise_theta(f, theta0: np.ndarray, prob: Problem) -> tuple[np.ndarray, Any]:
+    """Bounded L-BFGS-B over theta >= 0 with the exact gradient, then restarts and boundary faces.
+
+    ``f(theta)`` is the joint (nAGQ = 0) mode; the gradient is
+    :func:`~mixrank.engine.glmm_pirls.theta_gradient_joint` at that mode.
+    """
     R = len(theta0)
 
     def fg(th: np.ndarray) -> tuple[float, np.ndarray]:
-        d = _safe(f, th)
-        g = np.zeros(R)
-        for r in range(R):
-            e = np.zeros(R)
-            e[r] = h * max(1.0, abs(th[r]))
-            g[r] = (_safe(f, th + e) - _safe(f, th - e)) / (2 * e[r])
-        return d, g
+        try:
+            m = f(th)
+            return m.deviance, theta_gradient_joint(prob, m)
+        except (PirlsError, np.linalg.LinAlgError, FloatingPointError):
+            return np.inf, np.zeros(R)
 
     def run(start: np.ndarray):
         return optimize.minimize(fg, start, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * R,
@@ -243,11 +245,12 @@ def _optimise(prob: Problem, nagq: int) -> Optimum:
     beta0, u0 = _start(prob)
     ev = _Evaluator(prob, beta0, u0)
     R = len(prob.levels)
-    theta, res = _minimise_theta(ev.joint, np.ones(R))
+    theta, res = _minimise_theta(ev.joint, np.ones(R), prob)
     mode = ev.joint(theta)
     if nagq == 0:
         V = mode.system.vcov_beta()
-        g = _theta_gradient(ev.joint, theta)
+        gt = theta_gradient_joint(prob, mode)
+        g = float(np.max(np.abs(gt[theta > 0]))) if np.any(theta > 0) else 0.0
         return Optimum(nagq=0, theta=theta, beta=mode.beta, mode=mode, deviance=mode.deviance,
                        vcov=V, converged=bool(res.success), message=str(res.message),
                        nfev=ev.nfev, gradient=g)
@@ -267,15 +270,3 @@ def _optimise(prob: Problem, nagq: int) -> Optimum:
                    converged=converged, message=message, nfev=ev.nfev,
                    gradient=float(np.max(np.abs(G[free]))), hessian_ok=hessian_ok,
                    extra=dict(hessian=H))
-
-
-def _theta_gradient(f, theta: np.ndarray, h: float = 1e-5) -> float:
-    """Max |d deviance / d theta| over the free (positive) components."""
-    g = 0.0
-    for r in range(len(theta)):
-        if theta[r] <= 0.0:
-            continue
-        e = np.zeros(len(theta))
-        e[r] = h
-        g = max(g, abs((f(theta + e).deviance - f(theta - e).deviance) / (2 * h)))
-    return g

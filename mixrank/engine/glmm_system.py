@@ -129,6 +129,7 @@ class System:
     q0: int
     nr: int
     M: int
+    _inv: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def logdet_u(self) -> float:
         """``log det(Lam'Z'WZLam + I)`` (the u-block; the Laplace term)."""
@@ -157,6 +158,20 @@ class System:
         Lb = self.L[self.nr:, self.nr:]
         return Lb @ Lb.T
 
+    def _inverse_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(L_uu^{-1} F')'`` (q0 x nr, ``F = B_u / a0``) and ``L_uu^{-T}`` (nr x nr), cached.
+
+        Stored transposed so that gathering one row per observation is contiguous.
+        """
+        if self._inv is None:
+            Luu = self.L[: self.nr, : self.nr]
+            Bu = self.B[:, : self.nr]
+            Bu = Bu if isinstance(Bu, np.ndarray) else Bu.toarray()
+            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True)
+            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True)
+            self._inv = (np.ascontiguousarray(P.T), np.ascontiguousarray(Li.T))
+        return self._inv
+
     def leverage(self, pat: dict, offsets: np.ndarray) -> np.ndarray:
         """``diag(Z Lam C^{-1} Lam' Z')`` for every distinct random-level combination.
 
@@ -169,16 +184,26 @@ class System:
         l0 = combos[:, 0]
         h = th[0] ** 2 / self.a0[l0]
         if self.nr:
-            Luu = self.L[: self.nr, : self.nr]
-            Bu = self.B[:, : self.nr]
-            Bu = Bu if isinstance(Bu, np.ndarray) else Bu.toarray()
-            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True)   # nr x q0
-            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True)
-            T = th[0] * P[:, l0]
+            PT, LiT = self._inverse_parts()
+            T = th[0] * PT[l0]
             for r in range(1, combos.shape[1]):
-                T -= th[r] * Li[:, offsets[r - 1] + combos[:, r]]
-            h = h + np.einsum("ij,ij->j", T, T)
+                T -= th[r] * LiT[offsets[r - 1] + combos[:, r]]
+            h = h + np.einsum("ij,ij->i", T, T)
         return h
+
+    def block_traces(self, levels: tuple[int, ...]) -> np.ndarray:
+        """Trace of each term's diagonal block of ``C^{-1}`` (C the u-block)."""
+        out = np.zeros(len(levels))
+        out[0] = float(np.sum(1.0 / self.a0))
+        if self.nr:
+            PT, LiT = self._inverse_parts()
+            out[0] += float(np.sum(PT * PT))
+            diag = np.sum(LiT * LiT, axis=1)
+            start = 0
+            for r, q in enumerate(levels[1:], start=1):
+                out[r] = float(np.sum(diag[start:start + q]))
+                start += q
+        return out
 
 
 def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:

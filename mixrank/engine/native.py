@@ -18,19 +18,19 @@ import contextlib
 import math
 import warnings
 from collections.abc import Callable
-from functools import lru_cache
+from dataclasses import dataclass
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
 from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
 from .control import DEFAULT_CONTROL, Control
+from .parallel import blas_controller, default_workers, run_pairs
 from .records import PairFit, RemlFit
 from .reml import fit_reml
-from .satterthwaite import estimand_weights, linear_variance
+from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
 
 __all__ = ["PairFit", "fit_pairs", "degenerate_pair", "ESTIMANDS", "METHODS"]
@@ -111,6 +111,23 @@ class _StructureCache:
         return st
 
 
+@dataclass(frozen=True, eq=False)
+class _Columns:
+    """The frame's scores and observed flags model by model (contiguous rows).
+
+    A pair reads two models' columns of the cells x models matrices; a
+    strided column read touches the whole matrix, a row of the transpose
+    only the model's own entries.
+    """
+
+    scores: np.ndarray              # (models, cells)
+    observed: np.ndarray            # (models, cells)
+
+
+def _columns(frame: Frame) -> _Columns:
+    return _Columns(np.ascontiguousarray(frame.scores.T), np.ascontiguousarray(frame.observed.T))
+
+
 def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
     """Terms estimable on a pair's cells; errors for confounded terms."""
     used: list[str] = []
@@ -141,9 +158,10 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None,
-             control: Control = DEFAULT_CONTROL) -> PairFit:
+             control: Control = DEFAULT_CONTROL, cols: _Columns | None = None) -> PairFit:
     spec = frame.spec
-    oa, ob = frame.observed[:, j], frame.observed[:, k]
+    cols = _columns(frame) if cols is None else cols
+    oa, ob = cols.observed[j], cols.observed[k]
     mask = oa & ob
     n = int(mask.sum())
     only_a, only_b = int(oa.sum()) - n, int(ob.sum()) - n
@@ -152,7 +170,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
-    d = frame.scores[:, j] - frame.scores[:, k]
+    d = cols.scores[j] - cols.scores[k]
     if not full:
         d = d[mask]
     sigma_d = float(np.std(d, ddof=1))
@@ -195,13 +213,12 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                                   "(1|subject)")
             unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         w = estimand_weights(estimand, st, unit_codes)
-    var_fn = None if w is None else (lambda th, sg, w=w: linear_variance(st, w, th, sg))
+    var_fn = None if w is None else LinearVariance(st, w)
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
     estimate, variance, df = r.mu, r.var_mu, r.df
-    if w is not None:
+    if w is not None and var_fn is not None:
         estimate = float(w @ d)
-        variance = linear_variance(st, w, r.theta_block if r.theta_block is not None else np.zeros(0),
-                                   r.sigma)
+        variance = var_fn(r.theta_block if r.theta_block is not None else np.zeros(0), r.sigma)
     comps = {t: float("nan") for t in names}
     comps.update(zip(r.names, (float(v) for v in r.variances)))
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
@@ -252,12 +269,16 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     lattice = None
     if method == "reml" and any(frame.stats.n_common[j, k] == frame.n_cells for j, k in pairs):
         lattice = build_lattice(frame, control.orthogonality_tol)
-    one_thread = _blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
+    workers = (default_workers(len(pairs), frame.n_cells) if control.workers is None
+               else control.workers)
+
+    cols = _columns(frame)
+
+    def task(p: tuple[int, int]) -> PairFit:
+        return _fit_one(frame, p[0], p[1], method, estimand, cache, lattice, control, cols)
+
+    if workers > 1:
+        return run_pairs(task, pairs, workers)
+    one_thread = blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
     with one_thread:
-        return [_fit_one(frame, j, k, method, estimand, cache, lattice, control) for j, k in pairs]
-
-
-@lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
-    """One controller per process: building it inspects every loaded library (~3 ms)."""
-    return ThreadpoolController()
+        return [task(p) for p in pairs]

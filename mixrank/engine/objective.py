@@ -34,7 +34,7 @@ from .reml_grad import dense_parts
 from .structure import PairSums, Structure
 
 __all__ = ["Objective", "make_objective", "quad_forms", "profiled_deviance",
-           "deviance_and_gradient", "full_deviance", "LOG2PI"]
+           "deviance_and_gradient", "full_deviance", "full_gradient", "LOG2PI"]
 
 LOG2PI = math.log(2 * math.pi)
 
@@ -101,6 +101,36 @@ def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple
     return criterion(ps, logdet, rx2, r2), g[0] - g[1] / rx2 + (ps.n - 1) * d_r2 / r2
 
 
+def full_gradient(st: Structure, ps: PairSums, x: np.ndarray
+                  ) -> tuple[np.ndarray, float, np.ndarray] | None:
+    """Analytic gradient of :func:`full_deviance` at ``x = (theta, sigma)``, with ``R_X^2`` and its gradient in theta.
+
+    ``D = log|A| + log R_X^2 + nu log(2 pi sigma^2) + r^2 / sigma^2``; with
+    ``psi = theta^2``, ``dD/dtheta_r = 2 theta_r dD/dpsi_r`` and
+    ``dD/dsigma = 2 nu / sigma - 2 r^2 / sigma^3``.  None outside dense mode
+    or where the floors on ``R_X^2``, ``r^2`` are active.
+    """
+    if st.mode != "dense":
+        return None
+    theta, sigma = x[:-1], float(x[-1])
+    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, np.abs(theta), grad=True)
+    g = cast(np.ndarray, g)
+    rx2 = ps.n - cAc
+    e = ps.sum_d - cAs
+    if rx2 <= 0:
+        return None
+    r2 = ps.sumsq_d - sAs - e * e / rx2
+    if not (r2 > 0 and math.isfinite(r2)):
+        return None
+    s2 = sigma * sigma
+    d_r2 = -g[3] + 2.0 * e * g[2] / rx2 - e * e * g[1] / (rx2 * rx2)
+    d_psi = g[0] - g[1] / rx2 + d_r2 / s2
+    out = np.empty(len(x))
+    out[:-1] = 2.0 * theta * d_psi
+    out[-1] = 2.0 * (ps.n - 1) / sigma - 2.0 * r2 / (s2 * sigma)
+    return out, rx2, -2.0 * theta * g[1]
+
+
 def full_deviance(st: Structure, ps: PairSums, x: np.ndarray) -> float:
     """REML deviance at ``x = (theta_1..theta_R, sigma)`` (lmerTest's varpar)."""
     theta, sigma = x[:-1], x[-1]
@@ -148,6 +178,10 @@ class Objective:
     def full_deviance(self, x: np.ndarray) -> float:
         """Unprofiled REML deviance at ``x = (theta, sigma)``."""
         return full_deviance(self.st, self.ps, x)
+
+    def full_gradient(self, x: np.ndarray) -> tuple[np.ndarray, float, np.ndarray] | None:
+        """Analytic gradient of :meth:`full_deviance`, ``R_X^2`` and its theta-gradient (dense mode)."""
+        return full_gradient(self.st, self.ps, x)
 
     def var_mu(self, theta: np.ndarray, sigma: float) -> float:
         """``Var(mu_hat) = sigma^2 / R_X^2`` at ``(theta, sigma)``."""

@@ -30,7 +30,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PairFit", "CrossCheck", "RemlFit", "pair_key", "pair_lookup", "missing_pairs"]
+__all__ = ["PairFit", "CrossCheck", "RemlFit", "design_effect", "pair_key", "pair_lookup",
+           "missing_pairs"]
+
+
+def design_effect(variance: float, sigma: float, n: int) -> float:
+    """The design effect ``variance / (sigma^2 / n)`` (docs/methods.md §4), the one definition.
+
+    ``sigma`` is the sample SD of the ``n`` cell values (differences for a
+    pair, scores for one model); NaN when ``sigma`` or ``n`` is 0.
+    """
+    iid = sigma ** 2 / n if n > 0 else 0.0
+    return variance / iid if iid > 0 else float("nan")
 
 
 def _readonly_mapping(m: Mapping[str, float]) -> Mapping[str, float]:
@@ -161,12 +172,10 @@ class PairFit(_PicklableMappings):
 
     @property
     def design_effect(self) -> float:
-        """``variance / (sigma_d^2 / n)`` (docs/methods.md §4); NaN when ``sigma_d`` is 0
-        or the pair is degenerate."""
-        iid = self.sigma_d ** 2 / self.n
+        """``variance / (sigma_d^2 / n)`` (:func:`design_effect`); NaN for a degenerate pair."""
         if self.degenerate:
             return float("nan")
-        return self.variance / iid if iid > 0 else float("nan")
+        return design_effect(self.variance, self.sigma_d, self.n)
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.optimize as opt
 
 from .control import DEFAULT_CONTROL, Control
+from .newton1d import newton_one_term
 from .objective import (
     LOG2PI,
     Objective,
@@ -59,6 +60,7 @@ class Optimum:
     criterion: float
     nfev: int
     hit_limit: bool = False         # an optimisation stopped at max_iterations
+    convergence: Convergence | None = None  # the certificate, when optimise checked it
 
 
 @dataclass(frozen=True)
@@ -98,50 +100,54 @@ def _minimise(obj: Objective, x0: np.ndarray, control: Control,
               fixed_zero: tuple[int, ...] = ()) -> tuple[np.ndarray, float, int, bool]:
     """L-BFGS-B over ``psi >= 0`` (components in ``fixed_zero`` held at 0).
 
-    Uses the objective's analytic gradient where it has one, central finite
+    The variables are ``psi / scale`` with ``scale`` the start (floored at
+    a tenth of its largest entry): components an order of magnitude apart
+    otherwise make the first quasi-Newton steps poorly scaled.  Uses the
+    objective's analytic gradient where it has one, central finite
     differences of the criterion otherwise.  Returns ``(psi, criterion,
     evaluations, stopped at the iteration limit)``.
     """
     free = [i for i in range(len(x0)) if i not in fixed_zero]
     nfev = 0
+    if not free:
+        return np.zeros(len(x0)), obj.deviance(np.zeros(len(x0))), 1, False
+    start = np.maximum(x0[free], 0.0)
+    scale = np.maximum(start, max(0.1 * float(start.max()), 1e-3))
 
     def expand(z):
         x = np.zeros(len(x0))
-        x[free] = z
+        x[free] = np.maximum(z, 0.0) * scale
         return x
 
     def fun_and_jac(z):
         nonlocal nfev
-        z = np.maximum(z, 0.0)
         fg = obj.value_grad(expand(z)) if obj.analytic else None
         if fg is not None:
             nfev += 1
-            return fg[0], fg[1][free]
+            return fg[0], fg[1][free] * scale
         nfev += 1 + 2 * len(z)
-        return obj.deviance(expand(z)), fd_gradient_psi(lambda zz: obj.deviance(expand(zz)), z,
-                                                         step=control.fd_gradient_step)
+        zc = np.maximum(z, 0.0)
+        return obj.deviance(expand(zc)), scale * fd_gradient_psi(
+            lambda p: obj.deviance(expand(p / scale)), zc * scale, step=control.fd_gradient_step)
 
-    if not free:
-        return np.zeros(len(x0)), obj.deviance(np.zeros(len(x0))), 1, False
-    res = opt.minimize(fun_and_jac, np.maximum(x0[free], 0.0), jac=True, method="L-BFGS-B",
+    res = opt.minimize(fun_and_jac, start / scale, jac=True, method="L-BFGS-B",
                        bounds=[(0.0, None)] * len(free),
                        options=dict(ftol=control.ftol, gtol=control.gtol,
                                     maxiter=control.max_iterations))
-    z = np.maximum(res.x, 0.0)
-    nfev += 1
-    return expand(z), obj.deviance(expand(z)), nfev, res.nit >= control.max_iterations
+    return expand(res.x), float(res.fun), nfev, res.nit >= control.max_iterations
 
 
 def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
     """Minimise the REML criterion over ``psi >= 0`` (cf. lme4's ``optimizeLmer``).
 
-    From each of ``control.starts``; then, with ``control.check_faces``, on
+    From the first of ``control.starts``; with ``control.certify``, stop
+    there when :func:`check_convergence` certifies the optimum (KKT).
+    Otherwise from the remaining starts, then (``control.check_faces``) on
     each boundary face through the best point (kept when better by more
-    than ``control.boundary_tol``); then a polishing restart.
+    than ``control.boundary_tol``), then a polishing restart.
     """
     R = obj.R
     starts = {"moment": lambda: moment_start(obj), "default": lambda: np.ones(R)}
-    best: tuple[np.ndarray, float] | None = None
     nfev, limit = 0, False
 
     def run(x0: np.ndarray, fixed: tuple[int, ...] = ()) -> tuple[np.ndarray, float]:
@@ -151,11 +157,23 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
         limit |= hit
         return x, fx
 
-    for name in control.starts:
+    x0 = starts[control.starts[0]]()
+    newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
+        if R == 1 and obj.analytic else None
+    if newton is not None:               # one term: exact Newton instead of L-BFGS-B
+        best = (newton[0], newton[1])
+        nfev, limit = newton[2], newton[3]
+    else:
+        best = run(x0)
+    if control.certify:
+        first = Optimum(psi=best[0], criterion=best[1], nfev=nfev, hit_limit=limit)
+        conv = check_convergence(obj, first, control)
+        if conv.converged:
+            return replace(first, convergence=conv)
+    for name in control.starts[1:]:
         x, fx = run(starts[name]())
-        if best is None or fx < best[1]:
+        if fx < best[1]:
             best = (x, fx)
-    assert best is not None              # Control requires at least one start
     if control.check_faces and R > 1:
         for r in range(R):
             if best[0][r] > 0:
@@ -173,10 +191,13 @@ def check_convergence(obj: Objective, optimum: Optimum, control: Control = DEFAU
 
     Interior components need ``|d criterion / d psi| < gradient_tol`` (scaled
     up by ``1 / min psi`` for small components); components at zero need a
-    derivative ``>= -kkt_tol * max(1, |criterion|)``.
+    derivative ``>= -kkt_tol * max(1, |criterion|)``.  The gradient is the
+    objective's analytic one where it has one, central differences otherwise.
     """
     psi, crit = optimum.psi, optimum.criterion
-    g = fd_gradient_psi(obj.deviance, psi, crit, step=control.fd_gradient_step)
+    fg = obj.value_grad(psi) if obj.analytic else None
+    g = fg[1] if fg is not None else fd_gradient_psi(obj.deviance, psi, crit,
+                                                      step=control.fd_gradient_step)
     free = psi > 0
     kkt_ok = not bool(np.any(g[~free] < -control.kkt_tol * max(1.0, abs(crit))))
     gmax = float(np.max(np.abs(g[free]))) if free.any() else 0.0
@@ -239,7 +260,7 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...], *,
     if obj.R == 0:
         return _closed_form(obj)
     optimum = optimise(obj, control)
-    conv = check_convergence(obj, optimum, control)
+    conv = optimum.convergence or check_convergence(obj, optimum, control)
     theta_b = np.sqrt(optimum.psi)
     sigma = math.sqrt(obj.core(theta_b)[2] / (obj.n - 1))
     df = satterthwaite(obj, theta_b, sigma, var_fn, control)[0]

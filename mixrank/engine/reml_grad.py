@@ -96,7 +96,12 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
         return val, g
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
     Gf = None if st.G is None else st.G.reshape(st.G.shape[0], -1)
-    if Gf is not None:
+    P = None
+    if Gf is not None and g is not None:     # one pass over G for both weightings
+        WG = np.stack([w, w2]) @ Gf
+        M2 = z22 - a * WG[0].reshape(q2, q2)
+        P = WG[1].reshape(q2, q2)
+    elif Gf is not None:
         M2 = z22 - a * (w @ Gf).reshape(q2, q2)
     else:
         wi = w[cast(np.ndarray, st.groups)]
@@ -117,18 +122,17 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
             raise np.linalg.LinAlgError(f"triangular solve failed (trtrs info {info})")
         val[1:] += [float(y[:, 0] @ y[:, 0]), float(y[:, 0] @ y[:, 1]), float(y[:, 1] @ y[:, 1])]
         return val, None
-    Sinv, info = _potri(L, lower=1)
+    Sinv, info = _potri(L, lower=1)          # lower triangle; L's upper part was zeroed
     if info != 0:
         raise np.linalg.LinAlgError(f"Schur complement inverse failed (potri info {info})")
-    Sinv = np.tril(Sinv) + np.tril(Sinv, -1).T
+    Sinv += Sinv.T
+    Sinv.flat[:: q2 + 1] *= 0.5
     B = lam[:, None] * Sinv * lam[None, :]                           # Psi2 (I + M2 Psi2)^-1
     Bu = B @ u
     Q = u.T @ Bu
     val[1:] += [Q[0, 0], Q[0, 1], Q[1, 1]]
     # d/da
-    if Gf is not None:
-        P = (w2 @ Gf).reshape(q2, q2)
-    else:
+    if P is None:
         P = z12.T @ (z12 * w2[cast(np.ndarray, st.groups)][:, None])
     du = -np.stack([w2 @ h, w2 @ k], axis=1)
     dQa = du.T @ Bu + Bu.T @ du + Bu.T @ (P @ Bu)

@@ -122,8 +122,10 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     G = None
     if nG * q2 * q2 * 8 <= GROUP_MEMORY_LIMIT and nG < L1:
         G = np.empty((nG, q2, q2))
+        zs = z12[np.argsort(grp, kind="stable")]          # levels grouped: one slice per group
+        ends = np.cumsum(sizes.astype(np.int64))
         for g in range(nG):
-            zz = z12[grp == g]
+            zz = zs[ends[g] - int(sizes[g]):ends[g]]
             G[g] = zz.T @ zz
     h = np.asarray(onehot @ (z12 * c1[:, None]))
     return Structure(mode="dense", c1=c1, z12=z12, z22=z22, c2=c2, G=G, h=h, **grouping, **base)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank._util import listed
+from mixrank._util import as_rng, listed
 from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.formula import Spec, parse
 from mixrank.frame import Frame, build_frame
@@ -31,6 +31,7 @@ from mixrank.inference.ranks_core import (
     check_options,
     fill_doc,
 )
+from mixrank.inference.ranks_robust import ROBUST_TESTS, bootstrap_t_tests, sign_flip_tests
 
 __all__ = ["rank_intervals", "pair_unit_means", "unit_mean_tests"]
 
@@ -66,7 +67,8 @@ def unit_mean_tests(um: np.ndarray, test: str, pair: tuple[str, str]) -> tuple[f
 def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
                    score: str = "correct", unit: str | None = "subject", test: str = "t",
                    level: float = 0.95, coverage: str = "marginal", method: str = "holm",
-                   pair_by: Sequence[str] | None = None) -> pd.DataFrame:
+                   pair_by: Sequence[str] | None = None, B: int = 2000,
+                   rng: Any = None) -> pd.DataFrame:
     """Rank confidence intervals from raw data by the published aggregate procedure.
 
     No mixed model: for each pair of models, the paired differences are
@@ -87,10 +89,14 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     unit : str or None, default "subject"
         The unit of inference (when ``formula`` is None); ``None`` makes
         every cell a unit (the classic paired test on cells).
-    test : {"t", "wilcoxon"}, default "t"
-        Paired t-test on the unit means (df = units - 1), or Wilcoxon
+    test : {"t", "wilcoxon", "bootstrap", "permutation"}, default "t"
+        Paired t-test on the unit means (df = units - 1); Wilcoxon
         signed-rank (zeros dropped, exact below 50 units without ties,
-        normal approximation otherwise; :func:`mixrank.inference.paired.wilcoxon`).
+        normal approximation otherwise; :func:`mixrank.inference.paired.wilcoxon`);
+        ``"bootstrap"``: paired bootstrap-t of the unit means
+        (:func:`mixrank.inference.ranks_robust.bootstrap_t_tests`);
+        ``"permutation"``: sign-flip test of the unit means, exact up to 20
+        non-zero units (:func:`mixrank.inference.ranks_robust.sign_flip_tests`).
     level : float, default 0.95
     coverage : {"marginal", "simultaneous"}, default "marginal"
     method : {"holm", "bonferroni", "bh"}, default "holm"
@@ -98,14 +104,20 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
         Pairing keys of a cell (default: ``subject``, ``question``,
         ``prompt`` present in the data), passed to
         :func:`mixrank.build_frame`.
+    B : int, default 2000
+        Resamples of the bootstrap and Monte Carlo sign-flip tests.
+    rng : Generator or int, optional
+        Randomness of the resampling tests (seed for reproducibility).
 
     Returns
     -------
     {returns}
         For ``test="wilcoxon"`` the pairwise ``statistic`` is V (sum of the
         ranks of positive unit differences) and ``std_error``, ``df`` are
-        NaN.  ``attrs["mixrank"]`` also records ``formula``, ``unit`` and
-        ``test``.
+        NaN; for ``"permutation"`` the statistic is the mean unit
+        difference and ``std_error``, ``df`` are NaN; for ``"bootstrap"`` it
+        is t.  ``attrs["mixrank"]`` also records ``formula``, ``unit``,
+        ``test`` and (resampling tests) ``B``.
 
     Raises
     ------
@@ -146,9 +158,13 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     """
     alpha = alpha_from_level(level)
     check_options(coverage, method, maxt=False)
-    if test not in ("t", "wilcoxon"):
-        raise DesignError(f"test={test!r}; expected 't' (paired t on unit means) or 'wilcoxon' "
-                          "(signed-rank on unit means)")
+    if test not in ("t", "wilcoxon") + ROBUST_TESTS:
+        raise DesignError(f"test={test!r}; expected 't' (paired t on unit means), 'wilcoxon' "
+                          "(signed-rank on unit means), 'bootstrap' (paired bootstrap-t) or "
+                          "'permutation' (sign-flip)")
+    if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 100:
+        raise DesignError(f"B={B!r}; expected a whole number of resamples >= 100")
+    gen = as_rng(rng)
     if formula is None:
         formula = f"{score} ~ {model}" + (f" + (1|{unit})" if unit is not None else "")
     spec = formula if isinstance(formula, Spec) else parse(formula)
@@ -174,7 +190,13 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
             if len(um) < 2:
                 few_units.append((models[j], models[k]))
                 continue
-            e_jk, se, df, t_jk, t_kj, p_jk, p_kj = unit_mean_tests(um, test, (models[j], models[k]))
+            if test == "bootstrap":
+                e_jk, se, df, t_jk, t_kj, p_jk, p_kj = bootstrap_t_tests(um, B=int(B), gen=gen)
+            elif test == "permutation":
+                e_jk, se, df, t_jk, t_kj, p_jk, p_kj = sign_flip_tests(um, B=int(B), gen=gen)
+            else:
+                e_jk, se, df, t_jk, t_kj, p_jk, p_kj = unit_mean_tests(um, test,
+                                                                       (models[j], models[k]))
             E[j, k], E[k, j] = e_jk, -e_jk
             S[j, k] = S[k, j] = se
             D[j, k] = D[k, j] = df
@@ -197,7 +219,8 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     adj_model, adj_other = adjust_families(P, coverage, method)
     return assemble(models, est, n, P, adj_model, adj_other, alpha=alpha, coverage=coverage,
                     method=method, extra=dict(estimate=E, std_error=S, df=D, statistic=STAT, n=N),
-                    source="data", formula=spec.formula, unit=uname or "cell", test=test)
+                    source="data", formula=spec.formula, unit=uname or "cell", test=test,
+                    B=int(B) if test in ROBUST_TESTS else None)
 
 
 def pair_unit_means(frame: Frame, j: int, k: int, unit: str | None) -> np.ndarray | None:

@@ -140,6 +140,15 @@ def _read_eval(file: Path) -> dict:
                             "_journal/start.json; expected an Inspect .eval log")
         if not isinstance(log, dict):
             raise DataError(f"{READER}: {file}!header.json: expected a JSON object")
+        if "header.json" in names and "_journal/start.json" in names:
+            start = _json_member(zf, "_journal/start.json", file)
+            models = [(x.get("eval") or {}).get("model") if isinstance(x, dict) else None
+                      for x in (start, log)]
+            if models[0] != models[1]:
+                raise DataError(
+                    f"{READER}: {file}: the archive mixes models: _journal/start.json names "
+                    f"{models[0]!r}, header.json {models[1]!r}; an Inspect log holds one model "
+                    "(the archive was assembled from two runs: re-run or remove it)")
         sample_files = sorted(n for n in names if n.startswith("samples/") and n.endswith(".json"))
         log["samples"] = [_json_member(zf, n, file) for n in sample_files]
         log["_sample_where"] = [f"{file}!{n}" for n in sample_files]

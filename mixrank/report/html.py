@@ -31,6 +31,7 @@ from mixrank._util import MIXRANK_VERSION
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError, MixrankError
 from mixrank.report import style
+from mixrank.report.plots import select_pairs
 from mixrank.report.plots_scores import plot_model_scores
 
 __all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
@@ -38,25 +39,6 @@ __all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
 #: Section ids, in page order.
 SECTIONS = ("design", "leaderboard", "components", "contrasts", "ranks", "resolution", "plan", "diagnostics")
 
-_CSS = """
-body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#222;background:#fff;
-margin:0 auto;max-width:1100px;padding:1.2em 2em 3em;line-height:1.45;font-size:15px}
-h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:2px solid #0072B2;
-padding-bottom:.15em}h3{font-size:1.05em;margin-top:1.4em}
-.meta{color:#555;font-size:.92em}.meta code{font-size:1em}
-nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}nav a{color:#0072B2}
-table.mx{border-collapse:collapse;font-size:.86em;margin:.6em 0 1em;font-variant-numeric:tabular-nums}
-table.mx th{background:#f0f4f8;text-align:left;padding:.25em .6em;border-bottom:1px solid #999}
-table.mx td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-table.mx td.txt{text-align:left}
-.scroll{overflow-x:auto;max-height:34em;overflow-y:auto}
-pre{background:#f7f7f7;padding:.7em 1em;border-left:3px solid #0072B2;overflow-x:auto;font-size:.85em}
-figure.plot{margin:1em 0}figure.plot img{max-width:100%;height:auto;display:block}
-figcaption{color:#555;font-size:.88em;margin-top:.3em}
-.note{background:#fff7e6;border-left:4px solid #E69F00;padding:.5em 1em;margin:.8em 0}
-.omitted{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
-footer{margin-top:3em;color:#777;font-size:.85em}
-"""
 
 _TITLES = {
     "design": "Design and balance",
@@ -207,8 +189,6 @@ def _shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None
 
 
 def _pair_rows(table: pd.DataFrame, pairs: list[tuple[str, str]] | None) -> pd.DataFrame:
-    from mixrank.report.plots import select_pairs
-
     return select_pairs(table, pairs).reset_index(drop=True)
 
 
@@ -337,9 +317,34 @@ def _resolution(fit: Any, ctx: dict) -> str:
         parts.append(_guard("Resolution plot", fig))
     cols = [c for c in _RESOLUTION_COLUMNS if c in tab.columns]
     parts.append(format_table_html(tab[cols], max_rows=ctx["max_pairs"],
-                                   caption="Main columns; all of them (MDE, levels, q per "
+                                   caption=f"Estimand {meta.get('estimand', '?')} in every "
+                                           "column. Main columns; all of them (MDE, levels, q per "
                                            "paradigm): mixrank resolution ... --format csv."))
+    if ctx.get("sensitivity"):
+        parts.append(_guard("Sensitivity of the clustered verdict",
+                            lambda: _sensitivity(fit, ctx)))
     return "".join(parts)
+
+
+def _sensitivity(fit: Any, ctx: dict) -> str:
+    from mixrank.report.plots_sensitivity import plot_sensitivity
+
+    kw = {k: v for k, v in ctx["resolution_kwargs"].items() if k in ("pairs", "models", "top")}
+    summ = fit.sensitivity(ctx["sensitivity"], summary=True, rng=0, **kw)
+
+    def fig() -> str:
+        ax = style.new_axes(min(len(summ.groupby(["model_a", "model_b"])), 40), pyplot=False)
+        with style.style_context():
+            plot_sensitivity(summ, ax=ax)
+        return _figure_html(ax, name="sensitivity", alt="verdict stability",
+                            caption="Share of replicates (leave-one-out, bootstrap, other "
+                                    "clusterings) that keep each pair's clustered verdict.")
+    cols = [c for c in ("kind", "grouping", "model_a", "model_b", "replicates", "stability",
+                        "share_resolved_cluster", "ci_lower", "ci_upper", "n_star_cluster",
+                        "n_star_bootstrap", "p_value") if c in summ.columns]
+    return ("<h3>How robust is the clustered verdict?</h3>" + _guard("Sensitivity plot", fig)
+            + format_table_html(summ[cols], max_rows=ctx["max_pairs"] * 4,
+                                caption="Stability per check and pair (seed 0)."))
 
 
 def _plan(fit: Any, ctx: dict) -> str:
@@ -419,19 +424,6 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
 }
 
 
-def _resolution_plot() -> Callable | None:
-    """The resolution plot of :mod:`mixrank.report.plots_resolution`, when that module exists."""
-    try:
-        from mixrank.report import plots_resolution
-    except ImportError:
-        return None
-    for name in ("plot_resolution", "plot_verdicts", "plot_resolution_verdicts"):
-        fn = getattr(plots_resolution, name, None)
-        if callable(fn):
-            return fn
-    return None
-
-
 # ----------------------------------------------------------------- public API
 
 def render_report(fit: Any, *, title: str | None = None, level: float | None = None,
@@ -439,7 +431,7 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                   rank_kwargs: Mapping[str, Any] | None = None,
                   resolution_kwargs: Mapping[str, Any] | None = None,
                   plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
-                  reliable_change: Any = None) -> str:
+                  reliable_change: Any = None, sensitivity: Any = None) -> str:
     """The HTML text of the report of a fit.
 
     Parameters
@@ -465,6 +457,10 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
         ``"reliable_change"`` (scatter and per-subject plots, churn and
         reliability tables) is added after the others (or where
         ``sections`` names it).
+    sensitivity : str or sequence of str, optional
+        Checks of :meth:`FitResult.sensitivity` (e.g. ``"loso,bootstrap"``)
+        shown in the resolution section: a stability plot per pair and the
+        stability table (default none: they refit the model).
 
     Returns
     -------
@@ -492,11 +488,12 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     """
     from mixrank.change.result import ReliableChange
     from mixrank.errors import require
+    from mixrank.report.plots_resolution import plot_resolution
     from mixrank.results import FitResult
 
-    if not isinstance(fit, FitResult):
-        raise DataError(f"render_report needs a FitResult from mixrank.fit(...); got "
-                        f"{type(fit).__name__}")
+    if not isinstance(fit, FitResult):  # a binomial GLMM fit has its own page (html_glmm.py)
+        from mixrank.report.html_glmm import glmm_or_error
+        return glmm_or_error(fit, title=title, level=level, table=format_table_html)
     rcs = [] if reliable_change is None else (
         [reliable_change] if isinstance(reliable_change, ReliableChange) else list(reliable_change))
     wrong = [type(r).__name__ for r in rcs if not isinstance(r, ReliableChange)]
@@ -518,8 +515,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     pairs, pair_note = _shown_pairs(fit, int(max_pairs))
     ctx = dict(pairs=pairs, level=level, plan_delta=plan_delta, max_pairs=int(max_pairs),
                rank_kwargs=dict(rank_kwargs or {}), resolution_kwargs=dict(resolution_kwargs or {}),
-               plan_kwargs=dict(plan_kwargs or {}), resolution_plot=_resolution_plot(),
-               reliable_change=rcs)
+               plan_kwargs=dict(plan_kwargs or {}), resolution_plot=plot_resolution,
+               reliable_change=rcs, sensitivity=sensitivity)
     spec = fit.frame.spec
     page_title = title or f"mixrank report: {spec.formula}"
     body = [f"<h1>{html.escape(page_title)}</h1>",
@@ -542,7 +539,7 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"generator\" content=\"mixrank {MIXRANK_VERSION}\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{html.escape(page_title)}</title><style>{_CSS}</style></head>\n<body>\n"
+            f"<title>{html.escape(page_title)}</title><style>{style.CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
 
 
@@ -551,7 +548,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                  sections: Sequence[str] = SECTIONS, rank_kwargs: Mapping[str, Any] | None = None,
                  resolution_kwargs: Mapping[str, Any] | None = None,
                  plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
-                 reliable_change: Any = None) -> Path:
+                 reliable_change: Any = None, sensitivity: Any = None) -> Path:
     """Write the self-contained HTML report of a fit to ``path``.
 
     Parameters
@@ -562,7 +559,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
         Output file (``.html``); its folder must exist.
     title, level, plan_delta, sections, rank_kwargs, resolution_kwargs, plan_kwargs, max_pairs
         As in :func:`render_report`.
-    reliable_change : ReliableChange or sequence of them, optional
+    reliable_change, sensitivity : optional
         As in :func:`render_report`.
 
     Returns
@@ -596,6 +593,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                         "not exist; create it or choose another path")
     text = render_report(fit, title=title, level=level, plan_delta=plan_delta, sections=sections,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
-                         plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change)
+                         plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change,
+                         sensitivity=sensitivity)
     p.write_text(text, encoding="utf-8")
     return p

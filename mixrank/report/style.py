@@ -162,3 +162,24 @@ def finish_axes(ax: Any, *, title: str | None = None, xlabel: str | None = None,
     if title is not None:
         ax.set_title(title, fontsize=TITLE_SIZE, fontweight="bold", color=COLORS["text"])
     return ax
+
+#: Inline CSS of the HTML report (:mod:`mixrank.report.html`).
+CSS = """
+body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#222;background:#fff;
+margin:0 auto;max-width:1100px;padding:1.2em 2em 3em;line-height:1.45;font-size:15px}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:2px solid #0072B2;
+padding-bottom:.15em}h3{font-size:1.05em;margin-top:1.4em}
+.meta{color:#555;font-size:.92em}.meta code{font-size:1em}
+nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}nav a{color:#0072B2}
+table.mx{border-collapse:collapse;font-size:.86em;margin:.6em 0 1em;font-variant-numeric:tabular-nums}
+table.mx th{background:#f0f4f8;text-align:left;padding:.25em .6em;border-bottom:1px solid #999}
+table.mx td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+table.mx td.txt{text-align:left}
+.scroll{overflow-x:auto;max-height:34em;overflow-y:auto}
+pre{background:#f7f7f7;padding:.7em 1em;border-left:3px solid #0072B2;overflow-x:auto;font-size:.85em}
+figure.plot{margin:1em 0}figure.plot img{max-width:100%;height:auto;display:block}
+figcaption{color:#555;font-size:.88em;margin-top:.3em}
+.note{background:#fff7e6;border-left:4px solid #E69F00;padding:.5em 1em;margin:.8em 0}
+.omitted{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
+footer{margin-top:3em;color:#777;font-size:.85em}
+"""

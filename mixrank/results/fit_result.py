@@ -25,6 +25,7 @@ from scipy import stats
 from .._util import check_level, tidy
 from ..design.plan import plan_fit
 from ..design.resolution import resolution_fit
+from ..design.sensitivity import sensitivity_fit
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
@@ -307,7 +308,7 @@ class FitResult:
     def resolution(self, *, alpha: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
-                   multiplicity: str | None = "holm", anytime: bool = True,
+                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
         """Resolution verdicts per pair of a family (docs/methods.md §6, "Verdict table").
 
@@ -316,10 +317,32 @@ class FitResult:
         with the same arguments (``alpha``, default 1 - the fit's ``level``;
         ``power``, ``pairs`` --
         ``"adjacent"``, ``"all"`` or explicit pairs --, ``models``, ``top``,
-        ``multiplicity``, ``anytime``, ``cluster``).
+        ``multiplicity``, ``anytime`` -- ``"auto"``: the paired-Bernoulli
+        e-process for 0/1 scores, ``"normal"``, ``"bernoulli"`` or False --,
+        ``cluster``).  Every column tests the fit's estimand
+        (docs/sensitivity.md).
         """
         return resolution_fit(self, alpha=alpha, power=power, pairs=pairs, models=models, top=top,
                               multiplicity=multiplicity, anytime=anytime, cluster=cluster)
+
+    def sensitivity(self, kind: str | Sequence[str] = "loso", *,
+                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                    models: Sequence[str] | None = None, top: int | None = None,
+                    alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
+                    B: int = 1000, groupings: Any = None, n_random: int = 200,
+                    rng: Any = None, summary: bool = False) -> pd.DataFrame:
+        """How robust is the clustered verdict? (docs/sensitivity.md §2).
+
+        Parameters, returned columns, errors and validation: see
+        :func:`mixrank.design.sensitivity.sensitivity_fit`, which this calls
+        with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
+        ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
+        ``alpha``, ``power``, ``unit``, ``B``, ``groupings``, ``n_random``,
+        ``rng``, ``summary`` for the per-pair stability table).
+        """
+        return sensitivity_fit(self, kind, pairs=pairs, models=models, top=top, alpha=alpha,
+                               power=power, unit=unit, B=B, groupings=groupings,
+                               n_random=n_random, rng=rng, summary=summary)
 
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,

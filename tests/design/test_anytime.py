@@ -153,7 +153,7 @@ def test_monitor_detects_a_real_effect():
     rng = np.random.default_rng(11)
     x, y = _paired_bernoulli(rng, 4000, 0.66, 0.58, 0.3)
     x0, y0 = x.copy(), y.copy()
-    tab = monitor(x, y)
+    tab = monitor(x, y, anytime="normal")  # 0/1 scores default to the Bernoulli e-process
     meta = tab.attrs["mixrank"]
     assert list(tab.columns) == ["n", "estimate", "sum", "variance", "boundary", "crossed"]
     assert isinstance(tab.index, pd.RangeIndex) and len(tab) == 4000
@@ -165,7 +165,7 @@ def test_monitor_detects_a_real_effect():
     np.testing.assert_array_equal(x, x0)  # inputs not modified
     np.testing.assert_array_equal(y, y0)
     # differences passed directly give the same table
-    pd.testing.assert_frame_equal(monitor(x - y), tab)
+    pd.testing.assert_frame_equal(monitor(x - y, anytime="normal"), tab)
     # the known-sigma boundary is anytime_threshold with rho0 tuned for the stream length
     sd = float(np.std(x - y, ddof=1))
     known = monitor(x, y, sigma=sd)
@@ -181,7 +181,7 @@ def test_monitor_without_effect_on_identical_outputs_never_crosses():
     tab = monitor(x, x.copy(), sigma=0.5)
     assert tab.attrs["mixrank"]["resolved_at"] is None
     assert not tab["crossed"].any()
-    est = monitor(x, x.copy())  # estimated variance is 0: boundary undefined, no crossing
+    est = monitor(x, x.copy(), anytime="normal")  # estimated variance is 0: boundary undefined, no crossing
     assert est["boundary"].isna().all() and est.attrs["mixrank"]["resolved_at"] is None
 
 
@@ -239,6 +239,7 @@ NULL_BAND = ALPHA + 3.5 * math.sqrt(ALPHA * (1 - ALPHA) / R_NULL)
 
 
 def _crossing_share(streams, **kw):
+    kw.setdefault("anytime", "normal")
     return np.mean([monitor(s, alpha=ALPHA, **kw).attrs["mixrank"]["resolved_at"] is not None
                     for s in streams])
 

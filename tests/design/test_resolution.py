@@ -224,7 +224,7 @@ def test_attrs_counts_and_paradigm_selection():
     (dict(power=0.01), r"power.*\(alpha, 1\)"),
     (dict(power=1.0), r"power.*\(alpha, 1\)"),
     (dict(multiplicity="sidak"), r"'holm', 'bonferroni', 'bh'\] or None"),
-    (dict(anytime="yes"), r"anytime must be True or False"),
+    (dict(anytime="yes"), r"anytime must be one of \[.auto., .normal., .bernoulli.\]"),
     (dict(cluster=1), r"cluster must be True or False"),
     (dict(alpha=[0.05, 0.01]), r"single number"),
 ])
@@ -320,7 +320,11 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
         p = res.pair(r["model_a"], r["model_b"])
         sign = 1 if p.model_a == r["model_a"] else -1
         assert r["estimate"] == sign * p.estimate
-        assert r["sigma_d"] == p.sigma_d and r["design_effect"] == p.design_effect
+        assert r["sigma_d"] == p.sigma_d
+        # the clustered stress is relative to the estimand's own iid variance (gls here)
+        iid = p.sigma_d**2 * r["weight_factor"] / p.n
+        assert r["design_effect"] == pytest.approx(p.variance / iid, rel=1e-12)
+        assert r["variance_iid"] == pytest.approx(iid, rel=1e-12)
         assert r["std_error"] == pytest.approx(math.sqrt(p.variance), rel=1e-15)
 
 

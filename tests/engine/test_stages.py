@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import mixrank
@@ -19,7 +20,7 @@ from mixrank.engine import native, reml
 from mixrank.engine.objective import make_objective
 from mixrank.engine.satterthwaite import satterthwaite
 from mixrank.engine.structure import build_structure, pair_sums
-from mixrank.errors import SingularFitWarning
+from mixrank.errors import MixrankWarning, SingularFitWarning
 from mixrank.fit import ENGINES, FAMILIES
 
 CROSSED = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
@@ -183,3 +184,21 @@ def test_registry_and_exported_fit_pairs():
     direct = mixrank.fit_pairs(fr, [(0, 1)])[0]
     via_fit = mixrank.fit(CROSSED, fr).pairs[0]
     assert direct.estimate == via_fit.estimate and direct.df == via_fit.df
+
+
+def test_parallel_pairs_equal_serial_and_propagate_errors_and_warnings():
+    d = gauss(models=4, subjects=8, questions=10, prompts=4, rng=9)
+    d = d.drop(index=d.index[::5])                     # unbalanced: the general optimiser
+    serial = mixrank.fit(CROSSED, d, control=Control(workers=1)).contrasts()
+    par = mixrank.fit(CROSSED, d, control=Control(workers=2)).contrasts()
+    cols = ["model_a", "model_b", "estimate", "std_error", "df"]
+    assert serial[cols].equals(par[cols])
+    # an error inside a worker reaches the caller
+    twin = d[d.model == "m02"].assign(model="m05")
+    with pytest.raises(DesignError, match="identical"):
+        mixrank.fit(CROSSED, pd.concat([d, twin]), control=Control(workers=2))
+    # a warning raised inside a worker is re-issued in the caller
+    one = d[(d.model == "m01") | (d.prompt == d.prompt.iloc[0])]   # others: one prompt
+    with pytest.warns(MixrankWarning, match=r"\(1\|prompt\).*single level"):
+        mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", one,
+                    control=Control(workers=2, singular="ignore"))

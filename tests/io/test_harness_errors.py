@@ -276,3 +276,30 @@ def test_read_unknown_format_and_option(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
     with pytest.raises(DataError, match="cannot tell the format of"):
         mixrank.read(tmp_path)
+
+
+def test_inspect_eval_archive_mixing_models(tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    import zipfile
+
+    src = _first(GEN / "inspect", "*_arith_*.eval")
+    dst = tmp_path / "mixed.eval"
+    # rebuild the archive (stored members, as older Inspect versions could write) with the
+    # header of the other model's log
+    other = sorted((GEN / "inspect").glob("*_arith_*.eval"))[1]
+
+    def members(path):
+        from mixrank.io.inspect_logs import _member
+
+        with zipfile.ZipFile(path) as z:
+            return {n: _member(z, n, path) for n in z.namelist()}
+
+    assert zstandard is not None
+    body, head = members(src), members(other)
+    body["header.json"] = head["header.json"]
+    with zipfile.ZipFile(dst, "w") as z:
+        for name, data in body.items():
+            z.writestr(name, data)
+    with pytest.raises(DataError, match=re.escape(f"{dst}: the archive mixes models: "
+                                                  "_journal/start.json names")):
+        mixrank.read(dst)

@@ -6,8 +6,8 @@
 #     python tests/reference/make_glmm_cases.py      # only if the designs change
 #     Rscript tests/reference/glmer.R [DATA_DIR]
 #
-# DATA_DIR is the shared real-data folder (default: $MIXRANK_DATA_DIR, else
-# ../shared/data relative to the repository root); the data are read in place,
+# DATA_DIR is the real-data folder (default: $MIXRANK_DATA_DIR, else the
+# datasets bundled in mixrank/datasets/ of this repository); the data are read in place,
 # never copied.  Output: tests/reference/glmer.json next to this script.
 # Needs R with lme4 and jsonlite.  Versions are recorded in the JSON.
 #
@@ -49,7 +49,7 @@ data_dir <- if (length(targs) >= 1) {
 } else if (nzchar(Sys.getenv("MIXRANK_DATA_DIR"))) {
   Sys.getenv("MIXRANK_DATA_DIR")
 } else {
-  file.path(dirname(repo_root), "shared", "data")
+  file.path(repo_root, "mixrank", "datasets")
 }
 out_path <- file.path(ref_dir, "glmer.json")
 case_dir <- file.path(ref_dir, "glmm_cases")

@@ -6,8 +6,8 @@
 #     python tests/reference/make_engine_cases.py      # only if the designs change
 #     Rscript tests/reference/lme4_engine.R [DATA_DIR]
 #
-# DATA_DIR is the shared real-data folder (default: $MIXRANK_DATA_DIR, else
-# ../shared/data relative to the repository root); the data are read in place,
+# DATA_DIR is the real-data folder (default: $MIXRANK_DATA_DIR, else the
+# datasets bundled in mixrank/datasets/ of this repository); the data are read in place,
 # never copied.  Output: tests/reference/lme4_engine.json next to this script.
 # Needs R with lme4, lmerTest and jsonlite (Debian: apt-get install r-base-core
 # r-cran-lme4 r-cran-lmertest r-cran-jsonlite).  Produced with R 4.2.2,
@@ -61,7 +61,7 @@ data_dir <- if (length(targs) >= 1) {
 } else if (nzchar(Sys.getenv("MIXRANK_DATA_DIR"))) {
   Sys.getenv("MIXRANK_DATA_DIR")
 } else {
-  file.path(dirname(repo_root), "shared", "data")
+  file.path(repo_root, "mixrank", "datasets")
 }
 out_path <- file.path(ref_dir, "lme4_engine.json")
 case_dir <- file.path(ref_dir, "engine_cases")

@@ -6,8 +6,8 @@
 #
 #     Rscript tests/reference/model_scores.R [DATA_DIR]
 #
-# DATA_DIR is the shared real-data folder (default: $MIXRANK_DATA_DIR, else
-# ../shared/data relative to the repository root); the data are read in place.
+# DATA_DIR is the real-data folder (default: $MIXRANK_DATA_DIR, else the
+# datasets bundled in mixrank/datasets/ of this repository); the data are read in place.
 # Output: tests/reference/model_scores.json next to this script.  Needs R with
 # lme4, lmerTest and jsonlite; produced with R 4.2.2, lme4 1.1-31, lmerTest
 # 3.1-3 (versions are recorded in the JSON).
@@ -113,7 +113,7 @@ data_dir <- if (length(targs) >= 1) {
 } else if (nzchar(Sys.getenv("MIXRANK_DATA_DIR"))) {
   Sys.getenv("MIXRANK_DATA_DIR")
 } else {
-  file.path(dirname(repo_root), "shared", "data")
+  file.path(repo_root, "mixrank", "datasets")
 }
 case_dir <- file.path(ref_dir, "engine_cases")
 cases <- list()

@@ -1,0 +1,157 @@
+"""Binomial GLMM benchmark: mixrank family="binomial" vs lme4::glmer in the same run.
+
+    python benchmarks/bench_glmm.py               # designs a, b, c (glmer on c takes minutes)
+    python benchmarks/bench_glmm.py --designs a b # a subset
+    python benchmarks/bench_glmm.py --nagq 1      # also the Laplace fits (glmer nAGQ = 1)
+
+Designs (issue 14):
+  a   16 models x 349 questions in 3 subjects, k of 10 per (model, question):
+      cbind(k, n - k) ~ model + (1|subject) + (1|question), and the same with
+      + (1|subject:model)
+  b   12 models x 40,000 items, 0/1:  correct ~ model + (1|question)
+  c   10 models x 57 subjects x 100 questions x 10 prompts (57k cells, 570k rows):
+      correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)
+
+Each fit is timed from the DataFrame (mixrank: frame build + fit) and inside R
+(glmer only, data already read); the deviances (-2 logLik) of both are printed
+with the ratio of times.  Timings are wall clock on a shared machine: compare
+the ratios, which come from the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import mixrank
+
+R_CODE = r"""
+suppressPackageStartupMessages({library(lme4); library(jsonlite)})
+a <- commandArgs(trailingOnly = TRUE)
+df <- read.csv(a[1])
+msgs <- character(0)
+t <- system.time(m <- withCallingHandlers(
+  glmer(as.formula(a[2]), data = df, family = binomial, nAGQ = as.integer(a[3])),
+  warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
+  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") }))[["elapsed"]]
+cat(toJSON(list(seconds = t, deviance = -2 * as.numeric(logLik(m)), warnings = msgs),
+           auto_unbox = TRUE, digits = NA))
+"""
+
+
+def _expit(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def design_a(rng) -> pd.DataFrame:
+    M, Q = 16, 349
+    subj = np.repeat([0, 1, 2], [120, 120, 109])
+    bm = rng.normal(0.0, 0.8, M)
+    bs = np.array([1.2, 0.0, -1.5])
+    bq = rng.normal(0, 1.2, Q)
+    bsm = rng.normal(0, 0.3, (3, M))
+    eta = bm[None, :] + bs[subj][:, None] + bq[:, None] + bsm[subj]
+    k = rng.binomial(10, _expit(eta))
+    return pd.DataFrame({"model": np.tile([f"m{m:02d}" for m in range(M)], Q),
+                         "subject": np.repeat([f"s{s}" for s in subj], M),
+                         "question": np.repeat([f"q{q:03d}" for q in range(Q)], M),
+                         "k": k.ravel(), "n": 10})
+
+
+def design_b(rng) -> pd.DataFrame:
+    M, Q = 12, 40_000
+    bm = rng.normal(0.5, 0.6, M)
+    bq = rng.normal(0, 1.5, Q)
+    y = rng.random((Q, M)) < _expit(bm[None, :] + bq[:, None])
+    return pd.DataFrame({"model": np.tile([f"m{m:02d}" for m in range(M)], Q),
+                         "question": np.repeat(np.arange(Q), M), "correct": y.ravel().astype(int)})
+
+
+def design_c(rng) -> pd.DataFrame:
+    M, S, Q, P = 10, 57, 100, 10
+    bm = rng.normal(0.3, 0.5, M)
+    bs = rng.normal(0, 0.6, S)
+    bsq = rng.normal(0, 1.0, (S, Q))
+    bp = rng.normal(0, 0.3, P)
+    s, q, p = np.meshgrid(np.arange(S), np.arange(Q), np.arange(P), indexing="ij")
+    s, q, p = s.ravel(), q.ravel(), p.ravel()
+    eta = bm[None, :] + (bs[s] + bsq[s, q] + bp[p])[:, None]
+    y = rng.random(eta.shape) < _expit(eta)
+    return pd.DataFrame({"model": np.tile([f"m{m:02d}" for m in range(M)], len(s)),
+                         "subject": np.repeat(s, M), "question": np.repeat(q, M),
+                         "prompt": np.repeat(p, M), "correct": y.ravel().astype(int)})
+
+
+CASES = {
+    "a": (design_a, ["cbind(k, n - k) ~ model + (1|subject) + (1|question)",
+                     "cbind(k, n - k) ~ model + (1|subject) + (1|question) + (1|subject:model)"]),
+    "b": (design_b, ["correct ~ model + (1|question)"]),
+    "c": (design_c, ["correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"]),
+}
+
+
+def run_r(csv: Path, formula: str, nagq: int, timeout: float) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
+        fh.write(R_CODE)
+    try:
+        p = subprocess.run(["Rscript", fh.name, str(csv), formula, str(nagq)], capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"seconds": float("nan"), "deviance": float("nan"),
+                "warnings": [f"stopped after {timeout:.0f} s"]}
+    if p.returncode != 0:
+        return {"seconds": float("nan"), "deviance": float("nan"), "warnings": [p.stderr[-300:]]}
+    return json.loads(p.stdout)
+
+
+def run_mixrank(df: pd.DataFrame, formula: str, nagq: int) -> tuple[float, float, bool]:
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        res = mixrank.fit(formula, df, family="binomial", nagq=nagq)
+    secs = time.perf_counter() - t0
+    d = res.diagnostics().iloc[0]
+    return secs, float(d["deviance"]), bool(d["converged"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--designs", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--nagq", nargs="+", type=int, default=[0], choices=[0, 1])
+    ap.add_argument("--r-timeout", type=float, default=900.0)
+    ap.add_argument("--no-r", action="store_true", help="time mixrank only")
+    args = ap.parse_args()
+    have_r = shutil.which("Rscript") is not None and not args.no_r
+    print(f"{'design':7}{'nAGQ':>5} {'formula':70}{'mixrank s':>10}{'glmer s':>9}{'ratio':>8}"
+          f"{'dev mixrank':>14}{'dev glmer':>14}  glmer warnings")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.designs:
+            gen, formulas = CASES[name]
+            df = gen(np.random.default_rng(14 + ord(name)))
+            csv = Path(tmp) / f"{name}.csv"
+            if have_r:
+                df.to_csv(csv, index=False)
+            for formula in formulas:
+                for nagq in args.nagq:
+                    secs, dev, conv = run_mixrank(df, formula, nagq)
+                    r = run_r(csv, formula, nagq, args.r_timeout) if have_r else None
+                    rs = r["seconds"] if r else float("nan")
+                    rd = r["deviance"] if r else float("nan")
+                    ws = r["warnings"] if r else []
+                    warn = "; ".join(w[:60] for w in ([ws] if isinstance(ws, str) else ws))
+                    print(f"{name:7}{nagq:>5} {formula:70}{secs:10.2f}{rs:9.2f}{rs / secs:8.1f}"
+                          f"{dev:14.4f}{rd:14.4f}  {'' if conv else '[mixrank: not converged] '}{warn}",
+                          flush=True)
+
+
+if __name__ == "__main__":
+    main()
