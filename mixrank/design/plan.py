@@ -218,7 +218,7 @@ def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
     ``start`` is the closed-form estimate (exact up to rounding).  The search
     is bounded: doubling from ``start`` to bracket the answer, then bisection
     (at most about 2 log2(MAX_COUNT) evaluations).  Returns None when no
-    count up to :data:`MAX_COUNT` satisfies ``ok``.
+    count up to :data:`MAX_COUNT` satisfies ``ok`` (docs/hardening.md §6).
     """
     hi = min(max(1, math.ceil(start)), MAX_COUNT) if math.isfinite(start) else MAX_COUNT
     while not ok(hi):
