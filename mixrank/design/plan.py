@@ -235,6 +235,48 @@ def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
     return hi
 
 
+def _factor_rows(r: str, design: dict[str, float], comps: dict[str, float],
+                 divs: dict[str, tuple[str, ...]], v_need: float, k_sum: float,
+                 mult: list[float], row: Callable[..., dict[str, Any]],
+                 variance: Callable[[dict[str, float]], float],
+                 ) -> tuple[list[dict[str, Any]], int | None, bool]:
+    """Grid rows and the minimal row for varying factor ``r``; its minimal count and reachability.
+
+    ``Var = a / x_r + b`` in the count ``x_r`` of ``r``: ``b >= v_need`` is
+    unreachable; otherwise the smallest count comes from a bounded search
+    (:func:`smallest_count`) started at the closed form ``a / (v_need - b)``.
+    """
+    def div(name: str) -> float:
+        return float(np.prod([design[f] for f in divs[name]])) if divs[name] else 1.0
+
+    arg = _ARG[r]
+    a_part = sum(comps[c] / div(c) * design[r] for c in comps if r in divs[c])
+    b_part = sum(comps[c] / div(c) for c in comps if r not in divs[c])
+    limit = math.sqrt(b_part)
+    no_way = b_part >= v_need
+    vals = sorted({max(1, int(round(design[r] * g))) for g in mult})
+    rows = [row("grid", arg, {**design, r: float(val)}, no_way, limit) for val in vals]
+    if no_way:
+        rows.append({**row("minimal", arg, design, True, limit),
+                     arg: np.nan, "variance": np.nan, "std_error": limit,
+                     "mde": k_sum * limit, "q": v_need / b_part if b_part > 0 else np.inf,
+                     "resolved": False, "n": np.nan})
+        return rows, None, True
+    if a_part <= 0:
+        best: int | None = 1
+    else:
+        def enough(x: int) -> bool:
+            return variance({**design, r: float(x)}) <= v_need
+
+        best = smallest_count(enough, a_part / (v_need - b_part))
+    if best is None:   # needs more than MAX_COUNT: infeasible in practice
+        rows.append({**row("minimal", arg, design, True, limit),
+                     arg: np.nan, "variance": np.nan, "resolved": False, "n": np.nan})
+        return rows, None, True
+    rows.append(row("minimal", arg, {**design, r: float(best)}, False, limit))
+    return rows, best, False
+
+
 def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              alpha: float = 0.05, pair: tuple[str, str] | None = None,
@@ -434,36 +476,9 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
     minimal: dict[str, int | None] = {}
     unreach: dict[str, bool] = {}
     for r in varied:
-        a_part = sum(comps[c] / div(c, design) * design[r] for c in comps if r in divs[c])
-        b_part = sum(comps[c] / div(c, design) for c in comps if r not in divs[c])
-        limit = math.sqrt(b_part)
-        no_way = b_part >= v_need
-        unreach[_ARG[r]] = no_way
-        vals = sorted({max(1, int(round(design[r] * g))) for g in mult})
-        for val in vals:
-            rows.append(row("grid", _ARG[r], {**design, r: float(val)}, no_way, limit))
-        if no_way:
-            minimal[_ARG[r]] = None
-            rows.append({**row("minimal", _ARG[r], design, True, limit),
-                         _ARG[r]: np.nan, "variance": np.nan, "std_error": limit,
-                         "mde": k_sum * limit, "q": v_need / b_part if b_part > 0 else np.inf,
-                         "resolved": False, "n": np.nan})
-            continue
-        if a_part <= 0:
-            best: int | None = 1
-        else:
-            def enough(x: int, r: str = r) -> bool:
-                return variance({**design, r: float(x)}) <= v_need
-
-            best = smallest_count(enough, a_part / (v_need - b_part))
-        if best is None:   # needs more than MAX_COUNT: infeasible in practice
-            unreach[_ARG[r]] = True
-            minimal[_ARG[r]] = None
-            rows.append({**row("minimal", _ARG[r], design, True, limit),
-                         _ARG[r]: np.nan, "variance": np.nan, "resolved": False, "n": np.nan})
-            continue
-        minimal[_ARG[r]] = best
-        rows.append(row("minimal", _ARG[r], {**design, r: float(best)}, False, limit))
+        frows, minimal[_ARG[r]], unreach[_ARG[r]] = _factor_rows(
+            r, design, comps, divs, v_need, k_sum, mult, row, variance)
+        rows += frows
 
     def term_div(name: str) -> str:
         return "*".join(_SYM[r] for r in divs[name]) or "1"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,59 @@ def _numeric(col: pd.Series) -> tuple[np.ndarray, int | None]:
             return out, i
         out[i] = x
     return out, None
+
+
+def _model_columns(columns: list[str], keys: list[str], models: Sequence[str] | str | None,
+                   label: str) -> list[str]:
+    """The model columns: every non-key column, or those named by ``models``."""
+    if models is None:
+        model_cols = [c for c in columns if c not in keys]
+    else:
+        model_cols = [str(m) for m in ([models] if isinstance(models, str) else models)]
+        absent = [m for m in model_cols if m not in columns]
+        if absent:
+            raise DataError(
+                f"read_wide: {label}: model columns {absent} not found; columns present: {columns}"
+            )
+        overlap = [m for m in model_cols if m in keys]
+        if overlap:
+            raise DataError(f"read_wide: columns {overlap} are listed in both items= and models=")
+    if not model_cols:
+        raise DataError(
+            f"read_wide: {label}: no model columns; expected one score column per model besides "
+            f"the item keys {keys}"
+        )
+    return model_cols
+
+
+def _melt(df: pd.DataFrame, key_text: pd.DataFrame, model_cols: Sequence[str], score_name: str,
+          na: str, label: str, where: Callable[[int], str]) -> tuple[list[pd.DataFrame], int]:
+    """One long part per model column, and the number of empty cells (an error for na='error')."""
+    parts = []
+    n_missing = 0
+    for m in model_cols:
+        values, bad = _numeric(df[m])
+        if bad is not None:
+            cell = df[m].iloc[bad]
+            cell = cell.item() if isinstance(cell, np.generic) else cell
+            raise DataError(
+                f"read_wide: {label}: {where(bad)}: column {m!r} holds {cell!r}; "
+                "expected a finite number (or empty for 'not scored'); if this column is an item "
+                "key, add it to items=, or list the model columns with models="
+            )
+        ok = ~np.isnan(values)
+        if na == "error" and not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise DataError(
+                f"read_wide: {label}: {where(i)}: column {m!r} is empty (not scored); missing "
+                "scores are an error by default. Fill them in, or pass na='drop' (--na drop) to "
+                "read empty cells as 'not scored' (the count is reported)")
+        n_missing += int((~ok).sum())
+        part = key_text.loc[ok].copy()
+        part.insert(0, "model", m)
+        part[score_name] = values[ok]
+        parts.append(part)
+    return parts, n_missing
 
 
 def read_wide(
@@ -235,23 +288,7 @@ def read_wide(
                 "read_wide: prompt= sets a constant prompt, but items= already includes the "
                 "'prompt' column; drop one of them"
             )
-    if models is None:
-        model_cols = [c for c in columns if c not in keys]
-    else:
-        model_cols = [str(m) for m in ([models] if isinstance(models, str) else models)]
-        absent = [m for m in model_cols if m not in columns]
-        if absent:
-            raise DataError(
-                f"read_wide: {label}: model columns {absent} not found; columns present: {columns}"
-            )
-        overlap = [m for m in model_cols if m in keys]
-        if overlap:
-            raise DataError(f"read_wide: columns {overlap} are listed in both items= and models=")
-    if not model_cols:
-        raise DataError(
-            f"read_wide: {label}: no model columns; expected one score column per model besides "
-            f"the item keys {keys}"
-        )
+    model_cols = _model_columns(columns, keys, models, label)
 
     def where(i: int) -> str:
         if kind == "line":
@@ -279,30 +316,7 @@ def read_wide(
             "'prompt', to items=, or remove the duplicate)"
         )
 
-    parts = []
-    n_missing = 0
-    for m in model_cols:
-        values, bad = _numeric(df[m])
-        if bad is not None:
-            cell = df[m].iloc[bad]
-            cell = cell.item() if isinstance(cell, np.generic) else cell
-            raise DataError(
-                f"read_wide: {label}: {where(bad)}: column {m!r} holds {cell!r}; "
-                "expected a finite number (or empty for 'not scored'); if this column is an item "
-                "key, add it to items=, or list the model columns with models="
-            )
-        ok = ~np.isnan(values)
-        if na == "error" and not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise DataError(
-                f"read_wide: {label}: {where(i)}: column {m!r} is empty (not scored); missing "
-                "scores are an error by default. Fill them in, or pass na='drop' (--na drop) to "
-                "read empty cells as 'not scored' (the count is reported)")
-        n_missing += int((~ok).sum())
-        part = key_text.loc[ok].copy()
-        part.insert(0, "model", m)
-        part[score_name] = values[ok]
-        parts.append(part)
+    parts, n_missing = _melt(df, key_text, model_cols, score_name, na, label, where)
     if n_missing:
         warnings.warn(f"read_wide: {label}: {n_missing} empty cell(s) read as 'not scored' "
                       "(na='drop')", MissingDataWarning, stacklevel=2)
