@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import mixrank
@@ -193,10 +192,11 @@ def test_parallel_pairs_equal_serial_and_propagate_errors_and_warnings():
     par = mixrank.fit(CROSSED, d, control=Control(workers=2)).contrasts()
     cols = ["model_a", "model_b", "estimate", "std_error", "df"]
     assert serial[cols].equals(par[cols])
-    # an error inside a worker reaches the caller
-    twin = d[d.model == "m02"].assign(model="m05")
-    with pytest.raises(DesignError, match="identical"):
-        mixrank.fit(CROSSED, pd.concat([d, twin]), control=Control(workers=2))
+    # an error inside a worker reaches the caller (a term with one cell per level is
+    # confounded with the residual on every pair's cells)
+    flat = gauss(models=4, subjects=8, questions=10, prompts=1, rng=9)
+    with pytest.raises(DesignError, match="confounded with the residual"):
+        mixrank.fit("correct ~ model + (1|subject:question)", flat, control=Control(workers=2))
     # a warning raised inside a worker is re-issued in the caller
     one = d[(d.model == "m01") | (d.prompt == d.prompt.iloc[0])]   # others: one prompt
     with pytest.warns(MixrankWarning, match=r"\(1\|prompt\).*single level"):
