@@ -356,12 +356,9 @@ def test_no_command_and_help(capsys):
     assert "ranks" in capsys.readouterr().out
 
 
-def test_missing_backend_exits_2(capsys, monkeypatch):
-    def unavailable(*args, **kwargs):
-        raise ImportError("No module named 'mixrank.design.plan'", name="mixrank.design.plan")
-
-    monkeypatch.setattr("mixrank.results.fit_result.plan_fit", unavailable)  # backend missing
-    code, _, err = run(capsys, "plan", "example", "-f", F1, "--delta", "0.05")
+def test_missing_backend_exits_2(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "mixrank.report.html", None)
+    code, _, err = run(capsys, "report", "example", "-f", F1, "-o", str(tmp_path / "r.html"))
     assert code == 2 and "not available" in err
 
 

@@ -34,6 +34,8 @@ LM_EVAL = Path(__file__).parent / "io" / "fixtures" / "lm_eval"
 
 #: Values for required options (a new subcommand's required option goes here).
 REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m02"}
+#: Subcommands whose formula must differ (anova splits the gap by a covariate x).
+FORMULA = {"anova": "correct ~ model * x + (1|subject)"}
 #: Extra options some subcommands need to run on the test data.
 EXTRA = {"rci": ["--sample", "prompt"], "report": ["--max-pairs", "3"]}
 #: Commands that read no data argument (their inputs are options).
@@ -55,7 +57,8 @@ def _argv(name: str, sp, data: str, tmp: Path) -> list[str]:
         if a.required and a.option_strings:
             flag = a.option_strings[0]
             assert flag in REQUIRED, f"add a value for {name} {flag} to REQUIRED"
-            argv += [flag, REQUIRED[flag]]
+            value = FORMULA.get(name, REQUIRED[flag]) if flag == "--formula" else REQUIRED[flag]
+            argv += [flag, value]
     if name == "report":
         argv += ["-f", F, "-o", str(tmp / "r.html")]
     return argv + EXTRA.get(name, [])
@@ -66,6 +69,7 @@ def inputs(tmp_path_factory) -> dict[str, str]:
     """Good and malformed inputs, as paths (or '-' with the text piped in)."""
     tmp = tmp_path_factory.mktemp("contract")
     good = mixrank.simulate(3, 4, 4, 2, rng=3)
+    good["x"] = good["subject"].map(lambda v: "a" if v in ("s1", "s2") else "b")  # a covariate
     paths: dict[str, str] = {}
 
     def csv(name: str, df: pd.DataFrame) -> None:

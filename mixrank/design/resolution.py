@@ -451,15 +451,15 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     lookup = pair_lookup(fit.pairs)
     rows = []
     missing = []
-    observed: list[float] = []
     for a, b in family:
         p = lookup.get(pair_key(a, b))
         if p is None or a == b:
             missing.append((a, b))
             continue
         row = pair_inputs(fit, a, b)
-        observed.append(row["estimate"])
-        if p.degenerate:   # no estimable variance: judged as no evidence (delta 0)
+        row["observed"] = row["estimate"]
+        if p.degenerate:
+            # a degenerate pair (no estimable variance) is judged as no evidence: delta 0
             row.update(estimate=0.0, design_effect=1.0)
         rows.append(row)
     if missing:
@@ -471,6 +471,7 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     table = pd.DataFrame(rows)
     if table["discordance"].isna().any():
         table = table.drop(columns="discordance")
+    observed = table.pop("observed").to_numpy()
     out = resolution_table(table, alpha=alpha, power=power, multiplicity=multiplicity,
                            anytime=anytime, cluster=cluster)
     out["estimate"] = observed

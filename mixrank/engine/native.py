@@ -164,16 +164,15 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     cols = _columns(frame) if cols is None else cols
     oa, ob = cols.observed[j], cols.observed[k]
     mask = oa & ob
-    n = int(mask.sum())
-    only_a, only_b = int(oa.sum()) - n, int(ob.sum()) - n
+    n = int(np.count_nonzero(mask))
+    only_a, only_b = int(np.count_nonzero(oa)) - n, int(np.count_nonzero(ob)) - n
     a, b = frame.models[j], frame.models[k]
     if n < 2:
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
-    d = cols.scores[j] - cols.scores[k]
-    if not full:
-        d = d[mask]
+    idx = None if full else np.flatnonzero(mask)        # one scan of the mask for d and codes
+    d = cols.scores[j] - cols.scores[k] if idx is None else cols.scores[j][idx] - cols.scores[k][idx]
     sigma_d = float(np.std(d, ddof=1))
     names = list(spec.term_names)
     if method == "aggregate":
@@ -190,7 +189,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                            message=r_bal.message, gls_estimate=r_bal.mu, gls_variance=r_bal.var_mu)
 
     def build():
-        codes = {t: frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names}
+        codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
         used = _usable_terms(codes, n, a, b)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
                                used, n=n), used

@@ -26,10 +26,12 @@ from ..engine.glmm import GlmmFit
 from ..errors import DataError, DesignError
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
+from ..inference.multiplicity import adjust as p_adjust
 
 __all__ = ["GlmmResult", "unit_line"]
 
 SCALES = ("logit", "response")
+ADJUST = ("holm", "none", "bh", "bonferroni")
 
 
 def unit_line(gf: GlmmFormula) -> str:
@@ -85,7 +87,8 @@ class GlmmResult:
         return [(j, k) for j in range(M) for k in range(j + 1, M) if j in keep and k in keep]
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, scale: str = "logit") -> pd.DataFrame:
+    def contrasts(self, level: float | None = None, *, scale: str = "logit",
+                  adjust: str = "holm") -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` with Wald tests, as glmer.
 
         Parameters
@@ -97,13 +100,15 @@ class GlmmResult:
             SE from the joint covariance; ``response``: the difference in
             probability averaged over the frame's cells (average marginal
             effect), SE by the delta method (docs/glmm.md §5).
+        adjust : {"holm", "none", "bh", "bonferroni"}, default "holm"
+            Multiplicity adjustment of ``p_adjusted`` across the rows shown.
 
         Returns
         -------
         pandas.DataFrame
             ``model_a, model_b, estimate, std_error, df`` (inf: normal
             reference, as glmer's z tests), ``statistic`` (z), ``p_value``
-            (two-sided), ``p_greater`` (H1: model_a better), ``ci_lower,
+            (two-sided), ``p_adjusted``, ``p_greater`` (H1: model_a better), ``ci_lower,
             ci_upper, level, n`` (cells where both are scored); on the
             logit scale also ``odds_ratio, odds_ratio_lower,
             odds_ratio_upper``.  ``attrs["mixrank"]`` has ``scale`` and
@@ -117,6 +122,8 @@ class GlmmResult:
         lev = self.level if level is None else check_level(level, DesignError)
         if scale not in SCALES:
             raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        if adjust not in ADJUST:
+            raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
         q = stats.norm.ppf(0.5 + lev / 2)
         f = self.fit
         beta, V = f.beta, f.vcov
@@ -144,8 +151,13 @@ class GlmmResult:
                 row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
                            odds_ratio_upper=float(np.exp(est + q * se)))
             rows.append(row)
-        return tidy(rows, **self._meta("contrasts", scale=scale,
-                                       df_method="Wald z (normal), as glmer"))
+        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust,
+                                      df_method="Wald z (normal), as glmer"))
+        if len(out):
+            p = out["p_value"].to_numpy()
+            adj = p.copy() if adjust == "none" else p_adjust(np.nan_to_num(p, nan=1.0), adjust)
+            out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
+        return out
 
     def fixed_effects(self) -> pd.DataFrame:
         """glmer's coefficient table (treatment coding: intercept = first model).
