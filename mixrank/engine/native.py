@@ -54,7 +54,8 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
     ``method="aggregate"`` also fewer than two distinct unit means).  The row
     carries the mean difference as ``estimate``, variance 0, df NaN, NaN
     components and the reason in ``degenerate`` and ``message``; contrasts
-    report it with p-value 1 in both directions (no evidence).
+    report it with p-value 1 in both directions (no evidence).  See
+    docs/hardening.md §1 (degenerate pairs) and §2 (the relative threshold).
     """
     mask = frame.observed[:, j] & frame.observed[:, k]
     n = int(mask.sum())
