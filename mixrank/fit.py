@@ -24,12 +24,14 @@ from .errors import (
     DataError,
     DegeneratePairWarning,
     DesignError,
+    FormulaError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
 )
 from .fit_binomial import fit_binomial
-from .formula import Spec, parse
+from .fit_fixed import fit_interaction
+from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
 from .results import FitResult
 from .results.glmm_result import GlmmResult
@@ -59,6 +61,15 @@ def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: st
 ENGINES: dict[str, Fitter] = {"native": _native, "statsmodels": _statsmodels, "lme4": _lme4}
 #: family -> {engine name -> fitter}.  A new family registers one line here.
 FAMILIES: dict[str, dict[str, Fitter]] = {"gaussian": ENGINES}
+
+
+def _is_interaction(formula: Any) -> bool:
+    """Whether ``formula`` has covariates in its fixed part (binomial responses such as
+    ``cbind(k, n - k)`` are parsed by the binomial path, not here)."""
+    try:
+        return isinstance(parse(formula) if isinstance(formula, str) else formula, InteractionSpec)
+    except FormulaError:
+        return False
 
 
 def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
@@ -153,7 +164,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     ----------
     formula : str or Spec
         lme4 syntax, e.g. ``"correct ~ model + (1|subject) + (1|prompt)"``.
-        The random terms are the unit of inference.
+        The random terms are the unit of inference.  A fixed part crossing
+        the comparison factor with cell-level covariates (``model * x``)
+        fits ``d ~ 1 + x + (random terms)`` per pair (docs/interactions.md;
+        ``contrasts(by=)``, ``anova()``).
     data : DataFrame, polars/pyarrow table, path, Dask DataFrame or :class:`~mixrank.frame.Frame`
         Long format, one row per observation: a table, a file, a parquet
         file, a folder or glob of parquet files (``"runs/*.parquet"``), or a
@@ -247,6 +261,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
     if family == "binomial":
+        if _is_interaction(formula):
+            raise DesignError("family='binomial' does not support covariates in the fixed part "
+                              "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
                                         ("estimand", estimand, "gls"), ("control", control, None),
                                         ("progress", progress, None))
@@ -257,6 +274,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     control = DEFAULT_CONTROL if control is None else control
     if not isinstance(control, Control):
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
+        frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
+                                             method=method, engine=engine, family=family,
+                                             estimand=estimand, backend=backend,
+                                             pair_by=pair_by, replicate=replicate, na=na)
+        check_fits(ifits, frame, iidx, control)
+        return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
+                         estimand=estimand, level=level)
     fitter = _fitter(family, engine, method, estimand)
     if progress is not None and not callable(progress):
         raise DesignError(f"progress={progress!r} is not callable; expected a function "

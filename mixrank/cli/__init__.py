@@ -16,6 +16,7 @@ new subcommand is one new module plus one line there.
   options say, rendering tables (shared by every subcommand);
 - :mod:`.progress` — the terminal progress bar;
 - :mod:`.fitting` — ``demo``, ``fit``, ``contrasts``, ``components``;
+- :mod:`.scores` — ``scores``;
 - :mod:`.verdicts` — ``ranks``, ``resolution``, ``plan``;
 - :mod:`.power` — ``power``;
 - :mod:`.rci` — ``rci``;
@@ -40,6 +41,7 @@ __all__ = ["main", "build_parser", "Progress", "progress_enabled", "SUBCOMMANDS"
 #: Subcommand modules of this package, in help order; each defines ``register(sub)``.
 SUBCOMMANDS: tuple[str, ...] = (
     "fitting",
+    "scores",
     "verdicts",
     "power",
     "rci",

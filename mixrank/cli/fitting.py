@@ -60,7 +60,13 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 def cmd_contrasts(args: argparse.Namespace) -> None:
     res = fit_from_args(args)
-    emit(table_of(res, res.contrasts(), args.format), args)
+    tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
+    emit(table_of(res, tab, args.format), args)
+
+
+def cmd_anova(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    emit(table_of(res, res.anova(adjust=args.anova_adjust), args.format), args)
 
 
 def cmd_components(args: argparse.Namespace) -> None:
@@ -69,13 +75,26 @@ def cmd_components(args: argparse.Namespace) -> None:
 
 
 def register(sub: Any) -> None:
-    """Add ``demo``, ``fit``, ``contrasts`` and ``components`` to the subparsers ``sub``."""
+    """Add ``demo``, ``fit``, ``contrasts``, ``components`` and ``anova`` to the subparsers ``sub``."""
     d = sub.add_parser("demo", help="full analysis of the bundled example")
     out_args(d)
     d.set_defaults(func=cmd_demo)
     for name, fn, hlp in [("fit", cmd_fit, "fit and print an lme4-like summary"),
                           ("contrasts", cmd_contrasts, "pairwise contrasts table"),
-                          ("components", cmd_components, "variance components per pair")]:
+                          ("components", cmd_components, "variance components per pair"),
+                          ("anova", cmd_anova, "per pair, F tests that the gap is the same at "
+                           "every level of each covariate (formulas such as model * x)")]:
         s = sub.add_parser(name, help=hlp)
         common_args(s)
         s.set_defaults(func=fn)
+        if name == "contrasts":
+            s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
+                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
+            s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for maxt")
+            s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")
+            s.add_argument("--by", default=None, metavar="COLUMN",
+                           help="gap per level of this covariate of the formula "
+                                "(e.g. -f 'correct ~ model * topic' --by topic)")
+        if name == "anova":
+            s.add_argument("--adjust", dest="anova_adjust", default="none",
+                           choices=("none", "holm"), help="Holm across pairs, per term")

@@ -136,6 +136,9 @@ class PairFit(_PicklableMappings):
         fewer than two units; see :func:`mixrank.engine.native.degenerate_pair`);
         empty for a regular fit.  A degenerate pair has variance 0, df NaN and
         no evidence either way (p-value 1).
+    fixed : FixedPair or None
+        Model x covariate formulas: the pair's p-column fit
+        (:class:`mixrank.engine.fixed.FixedPair`, docs/interactions.md).
     """
 
     _MAPPINGS = ("components",)
@@ -160,6 +163,7 @@ class PairFit(_PicklableMappings):
     gls_variance: float = float("nan")
     crosscheck: CrossCheck | None = None
     degenerate: str = ""
+    fixed: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", _readonly_mapping(self.components))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,22 +195,8 @@ def read_wide(
     if na not in ("error", "drop"):
         raise DataError(f"read_wide: na={na!r} is not an option; expected 'error' or 'drop'")
     df, label, kind = _load(path)
-    keys = [items] if isinstance(items, str) else list(items)
-    if not keys or not all(isinstance(k, str) for k in keys):
-        raise DataError(f"read_wide: items= must name one or more key columns, got {items!r}")
-    if len(set(keys)) != len(keys):
-        raise DataError(f"read_wide: items= names a column twice: {keys}")
-    columns = [str(c) for c in df.columns]
-    if len(set(columns)) != len(columns):
-        dup = sorted({c for c in columns if columns.count(c) > 1})
-        raise DataError(f"read_wide: {label}: duplicated column names {dup}; rename them")
+    keys, columns = _key_columns(df, items, label)
     df = df.set_axis(columns, axis=1)
-    missing = [k for k in keys if k not in columns]
-    if missing:
-        raise DataError(
-            f"read_wide: {label}: item key columns {missing} not found; columns present: "
-            f"{columns}; pass items= naming the key columns"
-        )
     if kind == "line":
         # blank lines were kept to preserve line numbers; drop them now
         df = df.loc[~df.isna().all(axis=1)]
@@ -235,6 +221,56 @@ def read_wide(
                 "read_wide: prompt= sets a constant prompt, but items= already includes the "
                 "'prompt' column; drop one of them"
             )
+    model_cols = _model_columns(models, columns, keys, label)
+
+    def where(i: int) -> str:
+        if kind == "line":
+            return f"line {int(lines[i]) + 2}"
+        return _where(df, i, kind)
+
+    key_text = _item_keys(df, keys, label, where)
+    parts, n_missing = _long_parts(df, model_cols, key_text, label, where, na, score_name)
+    if n_missing:
+        warnings.warn(f"read_wide: {label}: {n_missing} empty cell(s) read as 'not scored' "
+                      "(na='drop')", MissingDataWarning, stacklevel=2)
+    out = pd.concat(parts, ignore_index=True)
+    if "prompt" not in keys:
+        out.insert(len(keys) + 1, "prompt", prompt if prompt is not None else "default")
+    out = out[["model", *keys, *(["prompt"] if "prompt" not in keys else []), score_name]]
+    return tidy(
+        out,
+        reader="read_wide",
+        source=label,
+        items=keys,
+        models=model_cols,
+        n_missing=n_missing,
+    )
+
+
+def _key_columns(df: pd.DataFrame, items: str | Sequence[str], label: str
+                 ) -> tuple[list[str], list[str]]:
+    """The item key columns (checked) and the table's column names as strings."""
+    keys = [items] if isinstance(items, str) else list(items)
+    if not keys or not all(isinstance(k, str) for k in keys):
+        raise DataError(f"read_wide: items= must name one or more key columns, got {items!r}")
+    if len(set(keys)) != len(keys):
+        raise DataError(f"read_wide: items= names a column twice: {keys}")
+    columns = [str(c) for c in df.columns]
+    if len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        raise DataError(f"read_wide: {label}: duplicated column names {dup}; rename them")
+    missing = [k for k in keys if k not in columns]
+    if missing:
+        raise DataError(
+            f"read_wide: {label}: item key columns {missing} not found; columns present: "
+            f"{columns}; pass items= naming the key columns"
+        )
+    return keys, columns
+
+
+def _model_columns(models: str | Sequence[str] | None, columns: list[str], keys: list[str],
+                   label: str) -> list[str]:
+    """The model (score) columns: those named, else every column that is not an item key."""
     if models is None:
         model_cols = [c for c in columns if c not in keys]
     else:
@@ -252,12 +288,12 @@ def read_wide(
             f"read_wide: {label}: no model columns; expected one score column per model besides "
             f"the item keys {keys}"
         )
+    return model_cols
 
-    def where(i: int) -> str:
-        if kind == "line":
-            return f"line {int(lines[i]) + 2}"
-        return _where(df, i, kind)
 
+def _item_keys(df: pd.DataFrame, keys: list[str], label: str,
+               where: Callable[[int], str]) -> pd.DataFrame:
+    """The item keys as text; every item complete and present once."""
     key_frame = df[keys]
     null_keys = key_frame.isna().to_numpy()
     if null_keys.any():
@@ -278,7 +314,13 @@ def read_wide(
             f"{where(first)}; each item must appear once (add the distinguishing column, e.g. "
             "'prompt', to items=, or remove the duplicate)"
         )
+    return key_text
 
+
+def _long_parts(df: pd.DataFrame, model_cols: list[str], key_text: pd.DataFrame, label: str,
+                where: Callable[[int], str], na: str,
+                score_name: str) -> tuple[list[pd.DataFrame], int]:
+    """One long block per model column (scored cells only) and the count of empty cells."""
     parts = []
     n_missing = 0
     for m in model_cols:
@@ -303,18 +345,4 @@ def read_wide(
         part.insert(0, "model", m)
         part[score_name] = values[ok]
         parts.append(part)
-    if n_missing:
-        warnings.warn(f"read_wide: {label}: {n_missing} empty cell(s) read as 'not scored' "
-                      "(na='drop')", MissingDataWarning, stacklevel=2)
-    out = pd.concat(parts, ignore_index=True)
-    if "prompt" not in keys:
-        out.insert(len(keys) + 1, "prompt", prompt if prompt is not None else "default")
-    out = out[["model", *keys, *(["prompt"] if "prompt" not in keys else []), score_name]]
-    return tidy(
-        out,
-        reader="read_wide",
-        source=label,
-        items=keys,
-        models=model_cols,
-        n_missing=n_missing,
-    )
+    return parts, n_missing
