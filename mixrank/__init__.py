@@ -48,7 +48,7 @@ from .io.lighteval import read_lighteval
 from .io.lm_eval import read_lm_eval
 from .io.read import read
 from .io.wide import read_wide
-from .results import FitResult, Summary
+from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
     "__version__",
@@ -58,7 +58,7 @@ __all__ = [
     "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
     "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
-    "Spec", "RandomTerm", "Frame", "FitResult", "Summary",
+    "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",

@@ -51,22 +51,24 @@ def cmd_resolution(args: argparse.Namespace) -> None:
                          multiplicity=multiplicity,
                          anytime=False if args.no_anytime else args.anytime,
                          cluster=not args.no_cluster)
+    summ = None
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
                                power=args.power, B=args.boot, rng=args.seed, summary=True)
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
-        keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
-        emit(f"Resolution verdicts\n{render(tab[[c for c in _RESOLUTION_MAIN if c in tab]], args.format)}"
-             f"\n\nStability of the clustered verdict ({args.sensitivity})\n"
-             f"{render(summ[keep], args.format)}", args)
-    elif args.format in ("table", "markdown") and not args.all_columns:
+    if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):
         counts = tab.attrs.get("mixrank", {}).get("unresolved", {})
         head = "".join(f"{k}: {v}\n" for k, v in counts.items())
         shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
         top = score_header(res) if args.format == "table" else ""
-        emit(f"{top}Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
-             f"{head}\n{render(shown, args.format)}", args)
+        text = (f"{top}Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
+                f"{head}\n{render(shown, args.format)}")
+        if summ is not None:
+            keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
+            text += (f"\n\nStability of the clustered verdict ({args.sensitivity})\n"
+                     f"{render(summ[keep], args.format)}")
+        emit(text, args)
     else:
         emit(render(tab, args.format), args)
 

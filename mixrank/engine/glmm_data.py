@@ -174,6 +174,7 @@ def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
         raise DesignError(
             f"{gf.formula!r} has no random term; a binomial mixed model needs at least one, "
             "e.g. '(1|question)' (without one this is a logistic regression)")
+    model_free = set(gf.spec.term_names)
     sized = []
     for name, code in terms:
         q = int(code.max()) + 1
@@ -183,7 +184,10 @@ def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
     sized.sort(key=lambda t: -t[0])
     return Problem(k=k, n=n, model=model.astype(np.int64), n_models=M,
                    names=tuple(s[1] for s in sized), codes=tuple(s[2] for s in sized),
-                   levels=tuple(s[0] for s in sized))
+                   levels=tuple(s[0] for s in sized), cell=cell.astype(np.int64),
+                   n_cells=frame.n_cells,
+                   cell_codes=tuple(frame.term_codes[s[1]] if s[1] in model_free else None
+                                    for s in sized))
 
 
 def check_separation(frame: Frame, prob: Problem) -> None:

@@ -48,20 +48,33 @@ class Mode:
 
 
 def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """``eta = X beta + Z Lam u`` for every observation."""
+    """``eta = X beta + Z Lam u`` for every observation (shared cell effects summed per cell first)."""
     eta = beta[prob.model].copy()
+    shared = np.zeros(prob.n_cells) if prob.cell is not None else None
     start = 0
-    for th, codes, q in zip(theta, prob.codes, prob.levels):
+    for r, (th, codes, q) in enumerate(zip(theta, prob.codes, prob.levels)):
         if th != 0.0:
-            eta += th * u[start:start + q][codes]
+            cc = prob.cell_level(r)
+            if cc is not None and shared is not None:
+                shared += th * u[start:start + q][cc]
+            else:
+                eta += th * u[start:start + q][codes]
         start += q
+    if shared is not None and prob.cell is not None:
+        eta += shared[prob.cell]
     return eta
 
 
 def _zt(prob: Problem, theta: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``Lam'Z'v`` split into the first term and the rest."""
-    parts = [th * np.bincount(c, weights=v, minlength=q)
-             for th, c, q in zip(theta, prob.codes, prob.levels)]
+    vc = prob.aggregate(v)
+    parts = []
+    for r, (th, c, q) in enumerate(zip(theta, prob.codes, prob.levels)):
+        cc = prob.cell_level(r)
+        if cc is not None and vc is not None:
+            parts.append(th * np.bincount(cc, weights=vc, minlength=q))
+        else:
+            parts.append(th * np.bincount(c, weights=v, minlength=q))
     rest = np.concatenate(parts[1:]) if len(parts) > 1 else np.zeros(0)
     return parts[0], rest
 

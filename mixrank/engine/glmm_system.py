@@ -59,6 +59,14 @@ class Problem:
         Level of each observation in each term.
     levels : tuple of int
         Number of levels of each term.
+    cell : ndarray of int (n_obs,) or None
+        Cell of each observation.  With it, terms whose level depends on the
+        cell alone (no model factor) are summed per cell first and then per
+        level: the cells are shared by all models, so this replaces a pass
+        over the (model, cell) observations by one over the cells.
+    n_cells : int
+    cell_codes : tuple of (ndarray of int (n_cells,) or None)
+        Per term: its level at each cell, or None for a model-by-unit term.
     """
 
     k: np.ndarray
@@ -68,7 +76,22 @@ class Problem:
     names: tuple[str, ...]
     codes: tuple[np.ndarray, ...]
     levels: tuple[int, ...]
+    cell: np.ndarray | None = None
+    n_cells: int = 0
+    cell_codes: tuple[np.ndarray | None, ...] = ()
     _cache: dict = field(default_factory=dict, repr=False)
+
+    def cell_level(self, r: int) -> np.ndarray | None:
+        """Term ``r``'s level at each cell when it does not involve the model, else None."""
+        if self.cell is None or not self.cell_codes:
+            return None
+        return self.cell_codes[r]
+
+    def aggregate(self, v: np.ndarray) -> np.ndarray | None:
+        """``v`` summed per cell (None without cells)."""
+        if self.cell is None:
+            return None
+        return np.bincount(self.cell, weights=v, minlength=self.n_cells)
 
     @property
     def n_obs(self) -> int:
@@ -93,21 +116,46 @@ class Problem:
             self._cache["fam"] = fam
         return list(self._cache["fam"])
 
+    def _cell_families(self) -> list[np.ndarray | None]:
+        off = self.offsets
+        out: list[np.ndarray | None] = []
+        for r in range(1, len(self.codes)):
+            c = self.cell_level(r)
+            out.append(None if c is None else c + off[r - 1])
+        out.append(None)                          # the model family is per observation
+        return out
+
     def patterns(self) -> dict:
-        """Sparsity patterns of the first term against the dense block and of the dense block."""
+        """Sparsity patterns of the first term against the dense block and of the dense block.
+
+        Each pattern is ``(kind, rows, cols, inverse)`` with ``kind`` "cell"
+        (``inverse`` indexes cells: weights summed per cell first) or "obs".
+        """
         if "pat" in self._cache:
             return dict(self._cache["pat"])
-        fam = self.families()
+        fam, fcell = self.families(), self._cell_families()
         nv = self.n_rest + self.n_models
-        c0 = self.codes[0]
-        cross = [_pattern(c0, f, nv) for f in fam]
+        c0, c0cell = self.codes[0], self.cell_level(0)
+
+        def pattern(a, a_cell, b, b_cell):
+            if a_cell is not None and b_cell is not None:
+                return ("cell",) + _pattern(a_cell, b_cell, nv)
+            return ("obs",) + _pattern(a, b, nv)
+
+        cross = [pattern(c0, c0cell, f, fc) for f, fc in zip(fam, fcell)]
         dense = []
         for a in range(len(fam)):
             for b in range(a + 1, len(fam)):
-                dense.append((a, b) + _pattern(fam[a], fam[b], nv))
-        combos = np.stack(self.codes, axis=1)
-        uniq, cinv = np.unique(combos, axis=0, return_inverse=True)
-        pat = dict(cross=cross, dense=dense, combos=uniq, combo_index=cinv.ravel())
+                dense.append((a, b) + pattern(fam[a], fcell[a], fam[b], fcell[b]))
+        diag = [("obs", f) if fc is None else ("cell", fc) for f, fc in zip(fam, fcell)]
+        per_cell = [c for c in (self.cell_level(r) for r in range(len(self.codes))) if c is not None]
+        if len(per_cell) == len(self.codes) and self.cell is not None:
+            uniq, cinv = np.unique(np.stack(per_cell, axis=1), axis=0, return_inverse=True)
+            cinv = cinv.ravel()[self.cell]
+        else:
+            uniq, cinv = np.unique(np.stack(self.codes, axis=1), axis=0, return_inverse=True)
+        pat = dict(cross=cross, dense=dense, diag=diag, a0=("obs", c0) if c0cell is None
+                   else ("cell", c0cell), combos=uniq, combo_index=cinv.ravel())
         self._cache["pat"] = pat
         return dict(pat)
 
@@ -216,17 +264,22 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         it as a failed step).
     """
     pat = prob.patterns()
-    fam = prob.families()
     th = np.asarray(theta, dtype=np.float64)
     q0, nr, M = prob.levels[0], prob.n_rest, prob.n_models
     nv = nr + M
     famscale = np.concatenate([th[1:], [1.0]])
-    a0 = th[0] ** 2 * np.bincount(prob.codes[0], weights=w, minlength=q0) + 1.0
+    wc = prob.aggregate(w)
+
+    def sums(kind: str, idx: np.ndarray, n: int) -> np.ndarray:
+        return np.bincount(idx, weights=wc if kind == "cell" else w, minlength=n)
+
+    kind0, idx0 = pat["a0"]
+    a0 = th[0] ** 2 * sums(kind0, idx0, q0) + 1.0
     rows, cols, data = [], [], []
-    for f, (ra, cb, inv) in enumerate(pat["cross"]):
+    for f, (kind, ra, cb, inv) in enumerate(pat["cross"]):
         rows.append(ra)
         cols.append(cb)
-        data.append(th[0] * famscale[f] * np.bincount(inv, weights=w, minlength=len(ra)))
+        data.append(th[0] * famscale[f] * sums(kind, inv, len(ra)))
     vals = np.concatenate(data)
     B: np.ndarray | sp.csr_matrix
     if q0 * nv <= DENSE_COUPLING:
@@ -235,12 +288,11 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     else:
         B = sp.csr_matrix((vals, (np.concatenate(rows), np.concatenate(cols))), shape=(q0, nv))
     S = np.zeros((nv, nv))
-    for f, col in enumerate(fam):
-        diag = np.bincount(col, weights=w, minlength=nv) * famscale[f] ** 2
-        S[np.arange(nv), np.arange(nv)] += diag
+    for f, (kind, col) in enumerate(pat["diag"]):
+        S[np.arange(nv), np.arange(nv)] += sums(kind, col, nv) * famscale[f] ** 2
     S[np.arange(nr), np.arange(nr)] += 1.0
-    for a, b, ra, cb, inv in pat["dense"]:
-        vals = famscale[a] * famscale[b] * np.bincount(inv, weights=w, minlength=len(ra))
+    for a, b, kind, ra, cb, inv in pat["dense"]:
+        vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
     if isinstance(B, np.ndarray):

@@ -323,13 +323,12 @@ def _resolution(fit: Any, ctx: dict) -> str:
                                            "column. Main columns; all of them (MDE, levels, q per "
                                            "paradigm): mixrank resolution ... --format csv."))
     if ctx.get("sensitivity"):
-        parts.append(_guard("Sensitivity of the clustered verdict",
-                            lambda: _sensitivity(fit, ctx)))
+        parts.append(_guard("Verdict sensitivity", lambda: _sensitivity(fit, ctx)))
     return "".join(parts)
 
 
 def _sensitivity(fit: Any, ctx: dict) -> str:
-    from mixrank.report.plots_sensitivity import plot_sensitivity
+    from mixrank.report.plots_sensitivity import STABILITY_COLUMNS, plot_sensitivity
 
     kw = {k: v for k, v in ctx["resolution_kwargs"].items() if k in ("pairs", "models", "top")}
     summ = fit.sensitivity(ctx["sensitivity"], summary=True, rng=0, **kw)
@@ -338,12 +337,9 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
         ax = style.new_axes(min(len(summ.groupby(["model_a", "model_b"])), 40), pyplot=False)
         with style.style_context():
             plot_sensitivity(summ, ax=ax)
-        return _figure_html(ax, name="sensitivity", alt="verdict stability",
-                            caption="Share of replicates (leave-one-out, bootstrap, other "
-                                    "clusterings) that keep each pair's clustered verdict.")
-    cols = [c for c in ("kind", "grouping", "model_a", "model_b", "replicates", "stability",
-                        "share_resolved_cluster", "ci_lower", "ci_upper", "n_star_cluster",
-                        "n_star_bootstrap", "p_value") if c in summ.columns]
+        return _figure_html(ax, name="sensitivity", alt="verdict stability", caption=(
+            "Share of replicates keeping each pair's clustered verdict, per check."))
+    cols = [c for c in STABILITY_COLUMNS if c in summ.columns]
     return ("<h3>How robust is the clustered verdict?</h3>" + _guard("Sensitivity plot", fig)
             + format_table_html(summ[cols], max_rows=ctx["max_pairs"] * 4,
                                 caption="Stability per check and pair (seed 0)."))
@@ -462,9 +458,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
         reliability tables) is added after the others (or where
         ``sections`` names it).
     sensitivity : str or sequence of str, optional
-        Checks of :meth:`FitResult.sensitivity` (e.g. ``"loso,bootstrap"``)
-        shown in the resolution section: a stability plot per pair and the
-        stability table (default none: they refit the model).
+        Checks of :meth:`FitResult.sensitivity` (e.g. ``"loso,bootstrap"``): a stability
+        plot and table in the resolution section (default none: they refit the model).
 
     Returns
     -------
