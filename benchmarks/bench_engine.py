@@ -85,8 +85,9 @@ print(json.dumps({"seconds": time.perf_counter() - t, "estimate": float(m.params
 
 
 def cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    """CPU seconds of this process and its finished workers (microsecond resolution)."""
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + ch.ru_utime + ch.ru_stime
 
 
 def timed_fit(formula, fr, repeats: int, **kw):

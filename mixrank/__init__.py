@@ -10,6 +10,7 @@ from ._util import MIXRANK_VERSION as __version__
 from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
+from .design.power_summary import power_summary
 from .design.simulate import simulate
 from .engine.control import Control
 from .engine.native import fit_pairs
@@ -17,6 +18,8 @@ from .errors import (
     ConvergenceError,
     ConvergenceWarning,
     DataError,
+    DataQualityWarning,
+    DegeneratePairWarning,
     DesignError,
     FormulaError,
     MissingDataWarning,
@@ -52,10 +55,11 @@ __all__ = [
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power", "n_star", "mde", "sigma_d", "monitor",
+    "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
+    "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
-    "SmallSampleWarning", "MissingDataWarning",
+    "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
 ]

@@ -68,6 +68,17 @@ class MissingDataWarning(MixrankWarning):
     """Rows or cells were dropped on request and are reported."""
 
 
+class DegeneratePairWarning(MixrankWarning):
+    """A pair of models has no estimable variance (identical differences, one unit).
+
+    Its row is kept, flagged in ``diagnostics()``, with p-value 1 (no evidence).
+    """
+
+
+class DataQualityWarning(MixrankWarning):
+    """The data look unintended (e.g. a stray 2 among 0/1 scores) and are used as given."""
+
+
 def require(module: str, extra: str, purpose: str):
     """Import an optional dependency or raise a :class:`MissingDependencyError`.
 

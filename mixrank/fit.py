@@ -6,6 +6,7 @@ Outputs: :class:`~mixrank.results.FitResult`.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
@@ -15,24 +16,27 @@ import numpy as np
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
 from .engine.lme4_engine import fit_pairs_lme4
-from .engine.native import ESTIMANDS, METHODS, PairFit, fit_pairs
+from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
 from .engine.statsmodels_engine import fit_pairs_statsmodels
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
     DataError,
+    DegeneratePairWarning,
     DesignError,
+    FormulaError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
 )
 from .fit_binomial import fit_binomial
-from .formula import Spec, parse
+from .fit_fixed import fit_interaction
+from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
 from .results import FitResult
 from .results.glmm_result import GlmmResult
 
-__all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter"]
+__all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "ESTIMANDS"]
 
 #: ``fitter(frame, index_pairs, method=, estimand=, control=) -> [PairFit]``
 Fitter = Callable[..., list[PairFit]]
@@ -59,8 +63,21 @@ ENGINES: dict[str, Fitter] = {"native": _native, "statsmodels": _statsmodels, "l
 FAMILIES: dict[str, dict[str, Fitter]] = {"gaussian": ENGINES}
 
 
+def _is_interaction(formula: Any) -> bool:
+    """Whether ``formula`` has covariates in its fixed part (binomial responses such as
+    ``cbind(k, n - k)`` are parsed by the binomial path, not here)."""
+    try:
+        return isinstance(parse(formula) if isinstance(formula, str) else formula, InteractionSpec)
+    except FormulaError:
+        return False
+
+
 def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list[tuple[int, int]]:
-    """Index pairs to fit; all pairs with >= 2 common cells when ``pairs`` is None."""
+    """Index pairs to fit; all pairs with >= 2 common cells when ``pairs`` is None.
+
+    ``pairs`` is a list of 2-tuples (or 2-lists) of model names, or one pair
+    given as a 2-tuple of strings; anything else is a :class:`DataError`.
+    """
     M = frame.n_models
     if M < 2:
         raise DataError(f"comparison factor {frame.spec.comparison!r} has a single level "
@@ -80,13 +97,36 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
             raise DataError("no pair of models shares at least 2 cells; nothing to compare")
         return out
     out = []
-    for pr in pairs:
-        if len(pr) != 2:
-            raise DataError(f"each pair must be (model_a, model_b); got {pr!r}")
+    for pr in _pair_list(pairs):
         j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
         if j == k:
-            raise DataError(f"pair {pr!r} compares a model with itself")
+            raise DataError(f"pair {tuple(pr)!r} compares a model with itself")
         out.append((j, k))
+    return out
+
+
+_PAIRS_HELP = ("expected pairs=[('model_a', 'model_b'), ...] (a list of 2-tuples of model names), "
+               "or one pair as a 2-tuple ('model_a', 'model_b')")
+
+
+def _pair_list(pairs: Any) -> list[tuple[Any, Any]]:
+    """``pairs`` as a list of 2-tuples, or a :class:`DataError` naming the expected shape."""
+    if isinstance(pairs, (str, bytes)):
+        raise DataError(f"pairs={pairs!r} is a string; {_PAIRS_HELP}")
+    if isinstance(pairs, tuple) and len(pairs) == 2 and all(
+            not isinstance(x, (list, tuple)) for x in pairs):
+        return [pairs]
+    try:
+        items = list(pairs)
+    except TypeError:
+        raise DataError(f"pairs={pairs!r} is not a sequence; {_PAIRS_HELP}") from None
+    out = []
+    for pr in items:
+        if isinstance(pr, (str, bytes)) or not isinstance(pr, (list, tuple)) or len(pr) != 2:
+            raise DataError(f"each pair must be (model_a, model_b); got {pr!r}: {_PAIRS_HELP}")
+        out.append((pr[0], pr[1]))
+    if not out:
+        raise DataError(f"pairs={pairs!r} is empty; {_PAIRS_HELP}, or pairs=None for all pairs")
     return out
 
 
@@ -95,7 +135,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...) -> GlmmResult:
+        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
+        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
     ...
 
 
@@ -104,7 +145,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: str = ..., control: Control | None = ..., nagq: int = ...) -> FitResult:
+        family: str = ..., control: Control | None = ..., nagq: int = ...,
+        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
     ...
 
 
@@ -114,14 +156,18 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
-        nagq: int = 1) -> FitResult | GlmmResult:
+        nagq: int = 1, progress: Callable[[int, int], Any] | None = None
+        ) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
     ----------
     formula : str or Spec
         lme4 syntax, e.g. ``"correct ~ model + (1|subject) + (1|prompt)"``.
-        The random terms are the unit of inference.
+        The random terms are the unit of inference.  A fixed part crossing
+        the comparison factor with cell-level covariates (``model * x``)
+        fits ``d ~ 1 + x + (random terms)`` per pair (docs/interactions.md;
+        ``contrasts(by=)``, ``anova()``).
     data : DataFrame, polars/pyarrow table, path, Dask DataFrame or :class:`~mixrank.frame.Frame`
         Long format, one row per observation: a table, a file, a parquet
         file, a folder or glob of parquet files (``"runs/*.parquet"``), or a
@@ -136,8 +182,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     estimand : {"gls", "cells", "units"}
         ``gls`` (lme4's fixed effect), ``cells`` (micro-average over common
         cells) or ``units`` (macro-average over the first random term).
-    pairs : sequence of (str, str), optional
-        Pairs to fit (``model_a``, ``model_b``); default all pairs.
+    pairs : sequence of (str, str), or one (str, str), optional
+        Pairs to fit (``model_a``, ``model_b``); default all pairs with at
+        least 2 common cells.  A string (e.g. ``"m1,m2"``) is refused.
     level : float
         Confidence level of the intervals.
     pair_by, replicate, na
@@ -168,15 +215,26 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
         and small samples; default ``Control()``.
+    progress : callable, optional
+        Called as ``progress(done, total)`` with the number of pairs fitted
+        so far (the native engine reports about 50 times; the cross-check
+        engines once at the end).  The command line draws its progress bar
+        with it.
 
     Returns
     -------
     FitResult or GlmmResult
+        A pair whose differences are identical on every common cell, or whose
+        common cells fall in fewer than two levels of the unit, is kept as a
+        degenerate row (``diagnostics().degenerate``; p-value 1, no evidence)
+        with a :class:`~mixrank.errors.DegeneratePairWarning`.
 
     Raises
     ------
     FormulaError, DataError, DesignError
-        DataError also for a source that does not exist, a parquet schema
+        DesignError for an unknown ``method``, ``engine``, ``estimand`` or
+        ``family`` or a level outside (0, 1) (the message lists the valid
+        values).  DataError also for a source that does not exist, a parquet schema
         missing a formula column, or a Dask scheduler that cannot be reached.
     MissingDependencyError
         ``backend="duckdb"``/``"dask"`` without the ``scale`` extra.
@@ -200,9 +258,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
+    _check_choice("method", method, METHODS)
+    _check_choice("estimand", estimand, ESTIMANDS)
     if family == "binomial":
+        if _is_interaction(formula):
+            raise DesignError("family='binomial' does not support covariates in the fixed part "
+                              "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
-                                        ("estimand", estimand, "gls"), ("control", control, None))
+                                        ("estimand", estimand, "gls"), ("control", control, None),
+                                        ("progress", progress, None))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
@@ -210,7 +274,19 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     control = DEFAULT_CONTROL if control is None else control
     if not isinstance(control, Control):
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
+        frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
+                                             method=method, engine=engine, family=family,
+                                             estimand=estimand, backend=backend,
+                                             pair_by=pair_by, replicate=replicate, na=na)
+        check_fits(ifits, frame, iidx, control)
+        return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
+                         estimand=estimand, level=level)
     fitter = _fitter(family, engine, method, estimand)
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
@@ -223,7 +299,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
-    fits = fitter(frame, idx, method=method, estimand=estimand, control=control)
+    fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
+                    progress, chunked=eng == "native")
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)
@@ -231,18 +308,48 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
     """The registered fitter for (family, engine, method); DesignError naming valid values."""
-    if family not in FAMILIES:
-        raise DesignError(f"family={family!r}; expected one of {tuple(FAMILIES) + ('binomial',)}")
+    _check_choice("family", family, (*FAMILIES, "binomial"))
     engines = FAMILIES[family]
-    if engine != "auto" and engine not in engines:
-        raise DesignError(f"engine={engine!r}; expected one of {('auto',) + tuple(engines)} for "
-                          f"family={family!r}")
-    if method not in METHODS:
-        raise DesignError(f"method={method!r}; expected one of {METHODS}")
-    if estimand not in ESTIMANDS:
-        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+    _check_choice("engine", engine, ("auto", *engines), f" for family={family!r}")
+    _check_choice("method", method, METHODS)
+    _check_choice("estimand", estimand, ESTIMANDS)
     name = "native" if engine == "auto" or method == "aggregate" else engine
     return engines[name]
+
+
+def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
+    if not isinstance(value, str) or value not in valid:
+        raise DesignError(f"{option}={value!r} is not an option; expected one of "
+                          f"{', '.join(repr(v) for v in valid)}{where}")
+
+
+def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[str, Any],
+             progress: Callable[[int, int], Any] | None, chunked: bool) -> list[PairFit]:
+    """Every pair of ``idx`` in order: degenerate pairs as flagged rows, the rest by ``fitter``.
+
+    With ``progress`` and ``chunked`` the fitter runs on about 50 chunks of
+    pairs, reporting after each; otherwise in one call.
+    """
+    deg = {i: pf for i, (j, k) in enumerate(idx)
+           if (pf := degenerate_pair(frame, j, k, kw["method"])) is not None}
+    if deg:
+        names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in deg.values()]
+        warnings.warn(f"{len(deg)} degenerate pair(s) kept with p-value 1 (no evidence), "
+                      f"flagged in diagnostics(): {'; '.join(names[:3])}"
+                      f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
+    regular = [pr for i, pr in enumerate(idx) if i not in deg]
+    total = len(idx)
+    if progress is not None:
+        progress(len(deg), total)
+    step = max(1, math.ceil(len(regular) / 50)) if progress is not None and chunked \
+        else max(1, len(regular))
+    fitted: list[PairFit] = []
+    for i in range(0, len(regular), step):
+        fitted += fitter(frame, regular[i:i + step], **kw)
+        if progress is not None:
+            progress(len(deg) + len(fitted), total)
+    it = iter(fitted)
+    return [deg[i] if i in deg else next(it) for i in range(total)]
 
 
 def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, int]],

@@ -305,11 +305,12 @@ def test_lm_eval_folder(capsys):
 
 def test_wide_and_parquet_and_jsonl(capsys, tmp_path):
     code, out, _ = run(capsys, "contrasts", str(IO_FIXTURES / "wide" / "scores.csv"), "-f", F1,
-                       "--input-format", "wide", "--format", "csv")
+                       "--input-format", "wide", "--format", "csv", "--na", "drop")
     assert code == 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = mixrank.fit(F1, mixrank.read_wide(IO_FIXTURES / "wide" / "scores.csv")).contrasts()
+        want = mixrank.fit(F1, mixrank.read_wide(IO_FIXTURES / "wide" / "scores.csv",
+                                                 na="drop")).contrasts()
     assert_same(csv_of(out), want)
     df = mixrank.load_example()
     df.to_parquet(tmp_path / "d.parquet")
@@ -355,12 +356,9 @@ def test_no_command_and_help(capsys):
     assert "ranks" in capsys.readouterr().out
 
 
-def test_missing_backend_exits_2(capsys, monkeypatch):
-    def unavailable(*args, **kwargs):
-        raise ImportError("No module named 'mixrank.design.plan'", name="mixrank.design.plan")
-
-    monkeypatch.setattr("mixrank.results.fit_result.plan_fit", unavailable)  # backend missing
-    code, _, err = run(capsys, "plan", "example", "-f", F1, "--delta", "0.05")
+def test_missing_backend_exits_2(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "mixrank.report.html", None)
+    code, _, err = run(capsys, "report", "example", "-f", F1, "-o", str(tmp_path / "r.html"))
     assert code == 2 and "not available" in err
 
 
@@ -386,8 +384,26 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 
 def test_chunked_fit_with_progress_equals_plain_fit(capsys, monkeypatch):
     monkeypatch.setenv("MIXRANK_PROGRESS", "1")
-    monkeypatch.setattr(cli, "PROGRESS_MIN_PAIRS", 2)
+    monkeypatch.setattr(cli.common, "PROGRESS_MIN_PAIRS", 2)
     code, out, err = run(capsys, "contrasts", "example", "-f", F2, "--format", "csv")
     assert code == 0 and "fitting 15 pairs [" in err and "15/15" in err
     assert err.count("boundary (singular) fit") == 1
     assert_same(csv_of(out), api_fit(F2).contrasts())
+
+
+# ------------------------------------------------------------------ package layout
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"mixrank {mixrank.__version__}"
+
+
+def test_every_registered_module_adds_its_subcommands():
+    import importlib
+
+    parser = cli.build_parser()
+    names = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert {"demo", "fit", "contrasts", "components", "ranks", "resolution", "plan", "power",
+            "rci", "report"} <= names
+    for mod in cli.SUBCOMMANDS:
+        assert callable(importlib.import_module(f"mixrank.cli.{mod}").register)

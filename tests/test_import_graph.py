@@ -30,7 +30,7 @@ and of lower stages, never of a higher one:
 7. ``fit``, ``fit_binomial``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
    the public entry points that compose the stages;
 8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
-   them.
+   them, and ``report`` does not import ``cli``.
 
 A new top-level module or subpackage must be given a stage here.
 """
@@ -138,6 +138,15 @@ def test_no_upward_import():
                 bad.append(f"{MODULES[name].relative_to(ROOT.parent)}:{line}: {name} (stage {src}) "
                            f"imports {t} (stage {dst})")
     assert not bad, "upward imports:\n" + "\n".join(bad)
+
+
+def test_nothing_imports_report_or_cli():
+    # within stage 8 too: report never imports cli; only cli and __main__ import cli
+    allowed = {"report": ("report", "cli"), "cli": ("cli", "__main__")}
+    bad = [f"{name} imports {t} (line {line})" for name, targets in EDGES.items()
+           for t, line in targets if _stage_key(t) in allowed
+           and _stage_key(name) not in allowed[_stage_key(t)]]
+    assert not bad, "\n".join(bad)
 
 
 def _cycles() -> list[list[str]]:

@@ -33,6 +33,7 @@ NEEDS = {
     "07_scale.py": [],
     "08_model_scores.py": ["chembench", "jailbreakbench"],
     "09_harness_outputs.py": [],
+    "10_where_gaps_live.py": ["chembench", "jailbreakbench"],
 }
 
 

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import mixrank
 from mixrank.report.plots_scores import plot_model_scores
 
-chem = mixrank.load_shared("chembench")
+chem = mixrank.load_dataset("chembench")
 chem = chem[chem["prompt"] == "default"]
 keep = ["o1", "gpt-4o", "claude3.5", "claude3", "llama3-70b-instruct", "gpt-4", "claude2",
         "mistral-large-2-123b"]
@@ -119,7 +119,7 @@ print(wide.round(3).to_string())
 # only a handful of attack methods behind it, and its interval says so.
 
 # %%
-jb = mixrank.load_shared("jailbreakbench")
+jb = mixrank.load_dataset("jailbreakbench")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)
     jres = mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", jb)

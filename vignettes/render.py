@@ -203,6 +203,10 @@ def render(path: Path, *, keep_going: bool = False) -> tuple[str, list[str]]:
     matplotlib.use("Agg")
     import warnings
 
+    import matplotlib.pyplot as plt
+
+    plt.close("all")  # figures left open by the caller are not the vignette's
+
     cells = parse(path.read_text(encoding="utf-8"))
     ns: dict = {"__name__": "__main__", "__file__": str(path)}
     body, failed = [], []

@@ -27,6 +27,7 @@ from mixrank.change.reliability import SPLITS, reliability
 from mixrank.change.result import ReliableChange
 from mixrank.change.versions import check_columns, check_scores, select_version, version_matrix
 from mixrank.errors import DataError, DesignError, MissingDataWarning, MixrankWarning
+from mixrank.frame.source import check_unique_columns
 
 __all__ = ["reliable_change"]
 
@@ -273,6 +274,7 @@ def _check_options(data: Any, item: str | Sequence[str], split: str, method: str
     """Validate the options of :func:`reliable_change`; return the item columns."""
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"data must be a pandas DataFrame; received {type(data).__name__}.")
+    check_unique_columns(data.columns)
     item_cols = [item] if isinstance(item, str) else list(item)
     if not item_cols:
         raise DataError("item=() names no columns; expected the item key, e.g. ('subject', 'question').")

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from mixrank.errors import DesignError, MixrankWarning
 if TYPE_CHECKING:
     from mixrank.results import FitResult
 
-__all__ = ["plan_fit", "plan_divisors", "ROLES"]
+__all__ = ["plan_fit", "plan_divisors", "smallest_count", "MAX_COUNT", "ROLES"]
 
 #: The design factors a hypothetical design is described by, and their argument names.
 ROLES = ("subject", "question", "prompt")
@@ -207,6 +208,34 @@ def _base_design(cells: pd.DataFrame, role_col: dict[str, str]) -> dict[str, flo
 # the planner
 # ----------------------------------------------------------------------------
 
+#: Counts beyond this (2**53, where floats stop representing every integer) are
+#: reported as unreachable rather than searched for.
+MAX_COUNT = 2 ** 53
+
+
+def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
+    """Smallest whole count ``x >= 1`` with ``ok(x)``, for ``ok`` monotone in ``x``.
+
+    ``start`` is the closed-form estimate (exact up to rounding).  The search
+    is bounded: doubling from ``start`` to bracket the answer, then bisection
+    (at most about 2 log2(MAX_COUNT) evaluations).  Returns None when no
+    count up to :data:`MAX_COUNT` satisfies ``ok``.
+    """
+    hi = min(max(1, math.ceil(start)), MAX_COUNT) if math.isfinite(start) else MAX_COUNT
+    while not ok(hi):
+        if hi >= MAX_COUNT:
+            return None
+        hi = min(MAX_COUNT, 2 * hi)
+    lo = 0  # ok(lo) is False or lo = 0 (counts start at 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              alpha: float = 0.05, pair: tuple[str, str] | None = None,
@@ -256,7 +285,9 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
         * ``q`` -- resolution ratio ``delta^2 / (K variance)``;
         * ``resolved`` -- ``q >= 1``;
         * ``unreachable`` -- the varied factor cannot resolve delta however
-          large (False for current/design rows);
+          large, or only beyond ``MAX_COUNT`` (2**53) levels (e.g. a tiny
+          delta); the search is bounded either way (False for
+          current/design rows);
         * ``limit_std_error`` -- the SE as the varied factor grows without
           bound (NaN for current/design rows).
 
@@ -332,13 +363,53 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
     if fit.method != "reml":
         raise DesignError(f"planning needs the variance components of a REML fit; received a "
                           f"fit with method={fit.method!r}. Refit with method='reml'.")
+    d, al, pw, mult = _plan_options(delta, alpha, power, grid)
+    given = {"subject": _whole("subjects", subjects), "question": _whole("questions", questions),
+             "prompt": _whole("prompts", prompts)}
+    p, choice = _choose_pair(fit, pair)
+    divs = plan_divisors(fit, roles=roles, pair=(p.model_a, p.model_b))
+    rmap = _role_map(fit.frame, roles)
+    role_col = {r: c for c, r in rmap.items()}
+    cells = fit.frame.cells.loc[_pair_mask(fit, (p.model_a, p.model_b))]
+    base = _base_design(cells, role_col)
+    _check_given(given, base, fit.frame.pair_by)
+    design = {r: b if (g := given[r]) is None else float(g) for r, b in base.items()}
+    comps = {str(k): float(v) for k, v in p.components.items()}
+    if set(comps) != set(divs):
+        raise DesignError(  # pragma: no cover - engines always report one value per term
+            f"the pair's components {sorted(comps)} do not match the formula's terms "
+            f"{sorted(divs)}.")
+    k_sum = float(z_quantile(1 - al / 2) + z_quantile(pw))
+    plan = _Planner(comps, divs, k_sum, (d / k_sum) ** 2)
+
+    rows = [plan.row("current", "none", base)]
+    if design != base:
+        rows.append(plan.row("design", "none", design))
+    minimal: dict[str, int | None] = {}
+    unreach: dict[str, bool] = {}
+    for r in (r for r in base if base[r] > 1 or given[r] is not None):
+        vary_rows, minimal[_ARG[r]], unreach[_ARG[r]] = plan.vary(r, design, mult)
+        rows += vary_rows
+    return tidy(
+        rows, table="plan", delta=float(delta), alpha=al, power=pw, model_a=p.model_a,
+        model_b=p.model_b, pair_choice=choice, components=comps,
+        divisors={c: plan.term_div(c) for c in comps},
+        variance_formula=f"Var(mu_hat) = {plan.formula()}",
+        roles=rmap, current={_ARG[r]: v for r, v in base.items()},
+        design={_ARG[r]: v for r, v in design.items()},
+        needed_std_error=math.sqrt(plan.v_need), minimal=minimal, unreachable=unreach,
+        formula=fit.frame.spec.formula, estimand=fit.estimand,
+    )
+
+
+def _plan_options(delta: Any, alpha: Any, power: Any,
+                  grid: Sequence[float]) -> tuple[float, float, float, list[float]]:
+    """``|delta|``, alpha, power and the grid multiples of :func:`plan_fit`, checked."""
     for name, v in (("delta", delta), ("alpha", alpha), ("power", power)):
         _scalar(name, v)
     d = abs(float(check_delta(delta)))
     al = float(check_alpha(alpha))
     pw = float(check_power(power, np.asarray(al)))
-    given = {"subject": _whole("subjects", subjects), "question": _whole("questions", questions),
-             "prompt": _whole("prompts", prompts)}
     try:
         mult = [float(g) for g in grid]
     except (TypeError, ValueError) as exc:
@@ -347,103 +418,91 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
     if not mult or not all(math.isfinite(g) and g > 0 for g in mult):
         raise DesignError(f"grid must be a non-empty sequence of positive finite numbers; "
                           f"received {grid!r}.")
-    p, choice = _choose_pair(fit, pair)
-    divs = plan_divisors(fit, roles=roles, pair=(p.model_a, p.model_b))
-    rmap = _role_map(fit.frame, roles)
-    role_col = {r: c for c, r in rmap.items()}
-    cells = fit.frame.cells.loc[_pair_mask(fit, (p.model_a, p.model_b))]
-    base = _base_design(cells, role_col)
+    return d, al, pw, mult
+
+
+def _check_given(given: dict[str, int | None], base: dict[str, float],
+                 pair_by: Sequence[str]) -> None:
+    """Reject a count for a factor the data lack; warn when it extrapolates from one level."""
     for r, cnt in given.items():
         if cnt is not None and r not in base:
             raise DesignError(
                 f"{_ARG[r]}={cnt} but the fitted design has no {r} factor (pairing keys: "
-                f"{list(fit.frame.pair_by)}); its variance was never estimated. Leave "
+                f"{list(pair_by)}); its variance was never estimated. Leave "
                 f"{_ARG[r]}=None, or fit data with a {r} column (map another column with roles=)."
             )
         if cnt is not None and base[r] <= 1:
             warnings.warn(
                 f"{_ARG[r]}={cnt} extrapolates from data with a single {r} level: the {r}-level "
                 f"variance cannot be separated from the residual, so the planned SE assumes it "
-                f"averages out over {r}s (optimistic).", MixrankWarning, stacklevel=3)
-    design: dict[str, float] = {}
-    for r, b in base.items():
-        g = given[r]
-        design[r] = float(g) if g is not None else b
-    comps = {str(k): float(v) for k, v in p.components.items()}
-    if set(comps) != set(divs):
-        raise DesignError(  # pragma: no cover - engines always report one value per term
-            f"the pair's components {sorted(comps)} do not match the formula's terms "
-            f"{sorted(divs)}.")
+                f"averages out over {r}s (optimistic).", MixrankWarning, stacklevel=4)
 
-    k_sum = float(z_quantile(1 - al / 2) + z_quantile(pw))
-    v_need = (d / k_sum) ** 2
 
-    def div(name: str, x: dict[str, float]) -> float:
-        return float(np.prod([x[r] for r in divs[name]])) if divs[name] else 1.0
+@dataclass(frozen=True)
+class _Planner:
+    """The fitted components of one pair and the variance a design needs."""
 
-    def variance(x: dict[str, float]) -> float:
-        return sum(comps[c] / div(c, x) for c in comps)
+    comps: dict[str, float]          # component -> variance
+    divs: dict[str, tuple[str, ...]]  # component -> roles that divide it
+    k_sum: float                     # z_{1-alpha/2} + z_{1-beta}
+    v_need: float                    # Var(mu_hat) that resolves delta
 
-    def row(kind: str, vary: str, x: dict[str, float], unreachable: bool = False,
+    def div(self, name: str, x: dict[str, float]) -> float:
+        return float(np.prod([x[r] for r in self.divs[name]])) if self.divs[name] else 1.0
+
+    def variance(self, x: dict[str, float]) -> float:
+        return sum(self.comps[c] / self.div(c, x) for c in self.comps)
+
+    def row(self, kind: str, vary: str, x: dict[str, float], unreachable: bool = False,
             limit: float = float("nan")) -> dict[str, Any]:
-        v = variance(x)
+        v = self.variance(x)
         se = math.sqrt(v)
         with np.errstate(divide="ignore"):
-            q = float(np.divide(v_need, v)) if v > 0 else float("inf")
+            q = float(np.divide(self.v_need, v)) if v > 0 else float("inf")
         return dict(kind=kind, vary=vary,
                     subjects=x.get("subject", np.nan), questions=x.get("question", np.nan),
                     prompts=x.get("prompt", np.nan),
                     n=float(np.prod([x[r] for r in x])) if x else 1.0,
-                    variance=v, std_error=se, mde=k_sum * se, q=q, resolved=q >= 1,
+                    variance=v, std_error=se, mde=self.k_sum * se, q=q, resolved=q >= 1,
                     unreachable=unreachable, limit_std_error=limit)
 
-    rows = [row("current", "none", base)]
-    if design != base:
-        rows.append(row("design", "none", design))
-    varied = [r for r in base if base[r] > 1 or given[r] is not None]
-    minimal: dict[str, int | None] = {}
-    unreach: dict[str, bool] = {}
-    for r in varied:
-        a_part = sum(comps[c] / div(c, design) * design[r] for c in comps if r in divs[c])
-        b_part = sum(comps[c] / div(c, design) for c in comps if r not in divs[c])
+    def vary(self, r: str, design: dict[str, float],
+             mult: list[float]) -> tuple[list[dict[str, Any]], int | None, bool]:
+        """Grid rows and the minimal row when role ``r`` varies: (rows, minimal, unreachable)."""
+        comps, divs, v_need = self.comps, self.divs, self.v_need
+        a_part = sum(comps[c] / self.div(c, design) * design[r] for c in comps if r in divs[c])
+        b_part = sum(comps[c] / self.div(c, design) for c in comps if r not in divs[c])
         limit = math.sqrt(b_part)
         no_way = b_part >= v_need
-        unreach[_ARG[r]] = no_way
-        vals = sorted({max(1, int(round(design[r] * g))) for g in mult})
-        for val in vals:
-            rows.append(row("grid", _ARG[r], {**design, r: float(val)}, no_way, limit))
+        rows = [self.row("grid", _ARG[r], {**design, r: float(val)}, no_way, limit)
+                for val in sorted({max(1, int(round(design[r] * g))) for g in mult})]
         if no_way:
-            minimal[_ARG[r]] = None
-            rows.append({**row("minimal", _ARG[r], design, True, limit),
+            rows.append({**self.row("minimal", _ARG[r], design, True, limit),
                          _ARG[r]: np.nan, "variance": np.nan, "std_error": limit,
-                         "mde": k_sum * limit, "q": v_need / b_part if b_part > 0 else np.inf,
+                         "mde": self.k_sum * limit, "q": v_need / b_part if b_part > 0 else np.inf,
                          "resolved": False, "n": np.nan})
-            continue
+            return rows, None, True
         if a_part <= 0:
-            best = 1
+            best: int | None = 1
         else:
-            best = max(1, math.ceil(a_part / (v_need - b_part)))
-            while best > 1 and variance({**design, r: float(best - 1)}) <= v_need:
-                best -= 1
-            while variance({**design, r: float(best)}) > v_need:
-                best += 1
-        minimal[_ARG[r]] = best
-        rows.append(row("minimal", _ARG[r], {**design, r: float(best)}, False, limit))
+            def enough(x: int) -> bool:
+                return self.variance({**design, r: float(x)}) <= v_need
 
-    def term_div(name: str) -> str:
-        return "*".join(_SYM[r] for r in divs[name]) or "1"
+            best = smallest_count(enough, a_part / (v_need - b_part))
+        if best is None:   # needs more than MAX_COUNT: infeasible in practice
+            rows.append({**self.row("minimal", _ARG[r], design, True, limit),
+                         _ARG[r]: np.nan, "variance": np.nan, "resolved": False, "n": np.nan})
+            return rows, None, True
+        rows.append(self.row("minimal", _ARG[r], {**design, r: float(best)}, False, limit))
+        return rows, best, False
 
-    def shown(c: str) -> str:
-        t = term_div(c)
-        return c if t == "1" else f"{c}/{t}" if len(divs[c]) == 1 else f"{c}/({t})"
+    def term_div(self, name: str) -> str:
+        return "*".join(_SYM[r] for r in self.divs[name]) or "1"
 
-    formula = " + ".join(shown(c) for c in comps)
-    return tidy(
-        rows, table="plan", delta=float(delta), alpha=al, power=pw, model_a=p.model_a,
-        model_b=p.model_b, pair_choice=choice, components=comps,
-        divisors={c: term_div(c) for c in comps}, variance_formula=f"Var(mu_hat) = {formula}",
-        roles=rmap, current={_ARG[r]: v for r, v in base.items()},
-        design={_ARG[r]: v for r, v in design.items()},
-        needed_std_error=math.sqrt(v_need), minimal=minimal, unreachable=unreach,
-        formula=fit.frame.spec.formula, estimand=fit.estimand,
-    )
+    def formula(self) -> str:
+        """``Var(mu_hat)`` as text, e.g. ``subject/T + residual/(T*Q*V)``."""
+        def shown(c: str) -> str:
+            t = self.term_div(c)
+            return c if t == "1" else f"{c}/{t}" if len(self.divs[c]) == 1 else f"{c}/({t})"
+
+        return " + ".join(shown(c) for c in self.comps)

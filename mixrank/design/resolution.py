@@ -355,7 +355,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     )
 
 
-def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
+def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
@@ -368,8 +368,8 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
         From :func:`mixrank.fit`; the pairs of the family must have been
         fitted (fit only those with ``mixrank.fit(..., pairs=[...])`` to save
         time).
-    alpha : float, default 0.05
-        Two-sided level, in (0, 1).
+    alpha : float, optional
+        Two-sided level; default ``1 - fit.level`` (0.05 for the default fit).
     power : float, default 0.8
         Target power, in (alpha, 1).
     pairs : {"adjacent", "all"} or sequence of (str, str), default "adjacent"
@@ -441,6 +441,8 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
     ['fixed', 'multiplicity', 'anytime', 'cluster', 'all']
     """
     check_fit(fit, " For your own numbers use resolution_table().")
+    if alpha is None:
+        alpha = round(1.0 - fit.level, 12)
     family = select_family(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "
@@ -454,7 +456,12 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
         if p is None or a == b:
             missing.append((a, b))
             continue
-        rows.append(pair_inputs(fit, a, b))
+        row = pair_inputs(fit, a, b)
+        row["observed"] = row["estimate"]
+        if p.degenerate:
+            # a degenerate pair (no estimable variance) is judged as no evidence: delta 0
+            row.update(estimate=0.0, design_effect=1.0)
+        rows.append(row)
     if missing:
         raise DesignError(
             f"{len(missing)} pair(s) of the {pairs!r} family were not fitted, e.g. "
@@ -464,8 +471,10 @@ def resolution_fit(fit: FitResult, *, alpha: float = 0.05, power: float = 0.8,
     table = pd.DataFrame(rows)
     if table["discordance"].isna().any():
         table = table.drop(columns="discordance")
+    observed = table.pop("observed").to_numpy()
     out = resolution_table(table, alpha=alpha, power=power, multiplicity=multiplicity,
                            anytime=anytime, cluster=cluster)
+    out["estimate"] = observed
     meta = dict(out.attrs["mixrank"])
     scores = fit.model_scores().sort_values(["estimate", "model"], ascending=[False, True])
     meta.update(formula=fit.frame.spec.formula, estimand=fit.estimand, method=fit.method,

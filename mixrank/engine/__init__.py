@@ -17,10 +17,16 @@ Modules, from the data to a fitted pair:
   difference-dependent sums;
 * :mod:`~mixrank.engine.objective` -- the profiled REML criterion of one
   pair (cf. lme4's ``mkLmerDevfun``);
-* :mod:`~mixrank.engine.reml` -- the fit as public stages: moment starts,
-  optimisation with boundary faces, convergence check, packaging;
-* :mod:`~mixrank.engine.satterthwaite` -- Satterthwaite df (numeric
-  Hessian, balanced closed form, estimand weights);
+* :mod:`~mixrank.engine.reml` -- the fit as public stages: moment start,
+  optimisation accepted on a KKT certificate (else more starts and the
+  boundary faces), convergence check, packaging (docs/engine.md §1-§2);
+* :mod:`~mixrank.engine.newton1d` -- exact Newton and the exact
+  Satterthwaite Hessian for one random term;
+* :mod:`~mixrank.engine.satterthwaite` -- Satterthwaite df (Hessian from
+  the analytic gradient or second differences, balanced closed form,
+  estimand weights; docs/engine.md §3);
+* :mod:`~mixrank.engine.parallel` -- pairs on every core in forked
+  workers, one BLAS thread each (docs/engine.md §4);
 * :mod:`~mixrank.engine.control` -- :class:`Control`, every numerical
   tolerance and the action of each check;
 * :mod:`~mixrank.engine.reml_grad` -- the dense-mode quadratic forms and

@@ -35,7 +35,7 @@ def _pair_by(gf: GlmmFormula, columns: list[str], pair_by: Sequence[str] | None,
              replicate: str | None) -> list[str] | None:
     """Default keys plus every column of a model-by-unit term."""
     if pair_by is not None:
-        return list(pair_by)
+        return [pair_by] if isinstance(pair_by, str) else list(pair_by)
     keys = list(default_pair_by(gf.spec, columns, replicate))
     for term in gf.model_terms:
         for f in term:

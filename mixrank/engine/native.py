@@ -15,6 +15,7 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,10 +33,64 @@ from .reml import fit_reml
 from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
 
-__all__ = ["PairFit", "fit_pairs", "ESTIMANDS", "METHODS"]
+__all__ = ["PairFit", "fit_pairs", "degenerate_pair", "ESTIMANDS", "METHODS"]
 
-ESTIMANDS = ("gls", "cells", "units")
+ESTIMANDS = ("gls", "cells", "units")   # fit() checks its options against these lists
 METHODS = ("reml", "aggregate")
+
+
+#: Differences whose sum of squared deviations is below this share of their sum of
+#: squares count as identical (relative, so that the data's scale does not matter).
+ZERO_VARIANCE_RTOL = 1e-12
+
+
+def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairFit | None:
+    """A pair no model can estimate a variance for, as a flagged row; ``None`` otherwise.
+
+    Degenerate: the paired differences over the common cells are identical
+    (their spread is below ``ZERO_VARIANCE_RTOL`` relative to their size, so
+    any scale of scores is judged alike), or the common cells fall in fewer
+    than two levels of the unit (the first random term; for
+    ``method="aggregate"`` also fewer than two distinct unit means).  The row
+    carries the mean difference as ``estimate``, variance 0, df NaN, NaN
+    components and the reason in ``degenerate`` and ``message``; contrasts
+    report it with p-value 1 in both directions (no evidence).
+    """
+    mask = frame.observed[:, j] & frame.observed[:, k]
+    n = int(mask.sum())
+    if n < 2:
+        return None
+    d = (frame.scores[:, j] - frame.scores[:, k])[mask]
+    a, b = frame.models[j], frame.models[k]
+    mean = float(d.mean())
+    ss = float(np.sum((d - mean) ** 2))
+    reason, estimate = "", mean
+    if ss <= 2 * ZERO_VARIANCE_RTOL * float(d @ d):
+        reason = (f"all {n} paired differences are identical ({mean:.6g}); no variance can be "
+                  "estimated")
+    elif frame.spec.random:
+        unit = frame.spec.random[0].name
+        codes = frame.term_codes[unit][mask]
+        T = int(np.unique(codes).size)
+        if T < 2:
+            reason = (f"the {n} common cells fall in {T} level of the unit {unit!r}; at least 2 "
+                      "are needed to generalise over it")
+        elif method == "aggregate":
+            cnt = np.bincount(codes)
+            um = np.bincount(codes, weights=d)[cnt > 0] / cnt[cnt > 0]
+            # relative to the cells' mean square: unit means may cancel to ~0
+            if float(np.var(um)) <= 2 * ZERO_VARIANCE_RTOL * float(d @ d) / n:
+                reason = f"all {T} {unit!r}-level mean differences are identical"
+                estimate = float(um.mean())
+    if not reason:
+        return None
+    names = [f"{frame.spec.random[0].name} means"] if method == "aggregate" and frame.spec.random \
+        else [*frame.spec.term_names, "residual"]
+    return PairFit(model_a=a, model_b=b, n=n, only_a=int(frame.observed[:, j].sum()) - n,
+                   only_b=int(frame.observed[:, k].sum()) - n, estimate=estimate, variance=0.0,
+                   df=float("nan"), sigma_d=math.sqrt(ss / (n - 1)),
+                   components={t: float("nan") for t in names}, converged=True,
+                   message=f"degenerate: {reason}", degenerate=reason)
 
 
 class _StructureCache:
@@ -108,16 +163,15 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     cols = _columns(frame) if cols is None else cols
     oa, ob = cols.observed[j], cols.observed[k]
     mask = oa & ob
-    n = int(mask.sum())
-    only_a, only_b = int(oa.sum()) - n, int(ob.sum()) - n
+    n = int(np.count_nonzero(mask))
+    only_a, only_b = int(np.count_nonzero(oa)) - n, int(np.count_nonzero(ob)) - n
     a, b = frame.models[j], frame.models[k]
     if n < 2:
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
-    d = cols.scores[j] - cols.scores[k]
-    if not full:
-        d = d[mask]
+    idx = None if full else np.flatnonzero(mask)        # one scan of the mask for d and codes
+    d = cols.scores[j] - cols.scores[k] if idx is None else cols.scores[j][idx] - cols.scores[k][idx]
     sigma_d = float(np.std(d, ddof=1))
     names = list(spec.term_names)
     if method == "aggregate":
@@ -134,7 +188,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                            message=r_bal.message, gls_estimate=r_bal.mu, gls_variance=r_bal.var_mu)
 
     def build():
-        codes = {t: frame.term_codes[t] if full else frame.term_codes[t][mask] for t in names}
+        codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
         used = _usable_terms(codes, n, a, b)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
                                used, n=n), used

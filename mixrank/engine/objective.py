@@ -199,7 +199,7 @@ def make_objective(st: Structure, ps: PairSums) -> Objective:
     n = ps.n
     if n < 2:
         raise DesignError(f"the pair has {n} common cell(s); at least 2 are needed to estimate a variance")
-    if ps.sumsq_d - ps.sum_d ** 2 / n <= 1e-12 * max(ps.sumsq_d, 1.0):
+    if ps.sumsq_d - ps.sum_d ** 2 / n <= 1e-12 * ps.sumsq_d:  # relative: any scale of scores
         raise DesignError("all paired differences are identical (zero variance); no standard "
                           "error can be estimated. Check that the two models' scores differ "
                           "across cells, or compare them with an exact test")

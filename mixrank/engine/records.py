@@ -30,7 +30,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PairFit", "CrossCheck", "RemlFit", "pair_key", "pair_lookup", "missing_pairs"]
+__all__ = ["PairFit", "CrossCheck", "RemlFit", "design_effect", "pair_key", "pair_lookup",
+           "missing_pairs"]
+
+
+def design_effect(variance: float, sigma: float, n: int) -> float:
+    """The design effect ``variance / (sigma^2 / n)`` (docs/methods.md §4), the one definition.
+
+    ``sigma`` is the sample SD of the ``n`` cell values (differences for a
+    pair, scores for one model); NaN when ``sigma`` or ``n`` is 0.
+    """
+    iid = sigma ** 2 / n if n > 0 else 0.0
+    return variance / iid if iid > 0 else float("nan")
 
 
 def _readonly_mapping(m: Mapping[str, float]) -> Mapping[str, float]:
@@ -120,6 +131,14 @@ class PairFit(_PicklableMappings):
         and the cross-check engines).
     crosscheck : CrossCheck or None
         Set by the statsmodels and lme4 adapters.
+    degenerate : str
+        Why no variance is estimable for the pair (identical differences,
+        fewer than two units; see :func:`mixrank.engine.native.degenerate_pair`);
+        empty for a regular fit.  A degenerate pair has variance 0, df NaN and
+        no evidence either way (p-value 1).
+    fixed : FixedPair or None
+        Model x covariate formulas: the pair's p-column fit
+        (:class:`mixrank.engine.fixed.FixedPair`, docs/interactions.md).
     """
 
     _MAPPINGS = ("components",)
@@ -143,6 +162,8 @@ class PairFit(_PicklableMappings):
     gls_estimate: float = float("nan")
     gls_variance: float = float("nan")
     crosscheck: CrossCheck | None = None
+    degenerate: str = ""
+    fixed: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "components", _readonly_mapping(self.components))
@@ -155,9 +176,10 @@ class PairFit(_PicklableMappings):
 
     @property
     def design_effect(self) -> float:
-        """``variance / (sigma_d^2 / n)`` (docs/methods.md §4); NaN when ``sigma_d`` is 0."""
-        iid = self.sigma_d ** 2 / self.n
-        return self.variance / iid if iid > 0 else float("nan")
+        """``variance / (sigma_d^2 / n)`` (:func:`design_effect`); NaN for a degenerate pair."""
+        if self.degenerate:
+            return float("nan")
+        return design_effect(self.variance, self.sigma_d, self.n)
 
 
 @dataclass(frozen=True)

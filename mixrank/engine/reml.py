@@ -79,7 +79,7 @@ def moment_start(obj: Objective) -> np.ndarray:
     n = ps.n
     mean = ps.sum_d / n
     sst = ps.sumsq_d - n * mean * mean
-    tot = max(sst / max(n - 1, 1), 1e-12)
+    tot = max(sst / max(n - 1, 1), 1e-300)  # relative only: any scale of scores
     comps = []
     for c, s in zip(st.counts, ps.s):
         used = c > 0

@@ -49,6 +49,15 @@ __all__ = ["dense_parts"]
 _potrf, _potri, _trtrs = la.lapack.dpotrf, la.lapack.dpotri, la.lapack.dtrtrs
 
 
+def _unpack(v: np.ndarray, triu: tuple[np.ndarray, np.ndarray] | None, q: int) -> np.ndarray:
+    """The symmetric q x q matrix whose packed upper triangle is ``v``."""
+    iu = cast("tuple[np.ndarray, np.ndarray]", triu)
+    M = np.empty((q, q))
+    M[iu] = v
+    M.T[iu] = v
+    return M
+
+
 def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = False
                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The four quadratic forms at ``theta`` and, with ``grad``, their gradient in ``psi = theta^2``.
@@ -95,14 +104,13 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     if q2 == 0:
         return val, g
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
-    Gf = None if st.G is None else st.G.reshape(st.G.shape[0], -1)
-    P = None
-    if Gf is not None and g is not None:     # one pass over G for both weightings
-        WG = np.stack([w, w2]) @ Gf
-        M2 = z22 - a * WG[0].reshape(q2, q2)
-        P = WG[1].reshape(q2, q2)
-    elif Gf is not None:
-        M2 = z22 - a * (w @ Gf).reshape(q2, q2)
+    Gp, P = st.G, None
+    if Gp is not None and g is not None:     # one pass over G for both weightings
+        WG = np.stack([w, w2]) @ Gp
+        M2 = z22 - a * _unpack(WG[0], st.triu, q2)
+        P = _unpack(WG[1], st.triu, q2)
+    elif Gp is not None:
+        M2 = z22 - a * _unpack(w @ Gp, st.triu, q2)
     else:
         wi = w[cast(np.ndarray, st.groups)]
         M2 = z22 - a * (z12.T @ (z12 * wi[:, None]))

@@ -28,6 +28,7 @@ import numpy as np
 from ..errors import DesignError, MixrankWarning
 from ..frame import Frame, compute_stats
 from .native import PairFit, fit_pairs
+from .records import design_effect
 
 __all__ = ["ModelFit", "fit_models", "model_frame"]
 
@@ -61,8 +62,8 @@ class ModelFit:
 
     @property
     def design_effect(self) -> float:
-        iid = self.iid_std_error ** 2
-        return self.variance / iid if iid > 0 else float("nan")
+        """``variance / (sigma_iid^2 / n)`` (:func:`~mixrank.engine.records.design_effect`)."""
+        return design_effect(self.variance, self.sigma_iid, self.n)
 
 
 def model_frame(frame: Frame, j: int) -> Frame:

@@ -45,7 +45,8 @@ class Structure:
     onehot: sp.csr_matrix | None = None     # (G, L1) group indicator
     group_sizes: np.ndarray | None = None   # (G,) levels per group
     group_values: np.ndarray | None = None  # (G,) the count value of each group
-    G: np.ndarray | None = None     # (G, q2, q2) or None (ungrouped)
+    G: np.ndarray | None = None     # (G, q2 (q2 + 1) / 2) packed upper triangles, or None (ungrouped)
+    triu: tuple[np.ndarray, np.ndarray] | None = None  # np.triu_indices(q2): G's packing
     h: np.ndarray | None = None     # (G, q2): sum_{i in v} z_i c1_i
     cc1: np.ndarray | None = None   # (G,): sum_{i in v} c1_i^2
     # sparse mode
@@ -105,7 +106,7 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
                                     group_values=vals, cc1=cc1)
     if R == 1:
         return Structure(mode="dense", c1=c1, z12=np.zeros((L1, 0)), z22=np.zeros((0, 0)),
-                         c2=np.zeros(0), G=np.zeros((nG, 0, 0)), h=np.zeros((nG, 0)),
+                         c2=np.zeros(0), G=np.zeros((nG, 0)), h=np.zeros((nG, 0)),
                          **grouping, **base)
     z12 = np.hstack([_cross_counts(codes_o[0], L1, codes_o[r], levels_o[r]) for r in range(1, R)])
     z22 = np.zeros((q2, q2))
@@ -120,15 +121,19 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
             z22[off[b - 1]:off[b], off[a - 1]:off[a]] = blk.T
     c2 = np.concatenate(counts_o[1:])
     G = None
-    if nG * q2 * q2 * 8 <= GROUP_MEMORY_LIMIT and nG < L1:
-        G = np.empty((nG, q2, q2))
+    if nG * q2 * (q2 + 1) * 4 <= GROUP_MEMORY_LIMIT and nG < L1:
+        # packed upper triangles: each evaluation streams G once, so half the bytes is
+        # half the time of its memory-bound products
+        triu = np.triu_indices(q2)
+        G = np.empty((nG, len(triu[0])))
         zs = z12[np.argsort(grp, kind="stable")]          # levels grouped: one slice per group
         ends = np.cumsum(sizes.astype(np.int64))
         for g in range(nG):
             zz = zs[ends[g] - int(sizes[g]):ends[g]]
-            G[g] = zz.T @ zz
+            G[g] = (zz.T @ zz)[triu]
     h = np.asarray(onehot @ (z12 * c1[:, None]))
-    return Structure(mode="dense", c1=c1, z12=z12, z22=z22, c2=c2, G=G, h=h, **grouping, **base)
+    return Structure(mode="dense", c1=c1, z12=z12, z22=z22, c2=c2, G=G,
+                     triu=triu if G is not None else None, h=h, **grouping, **base)
 
 
 def pair_sums(st: Structure, d: np.ndarray) -> PairSums:

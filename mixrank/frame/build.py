@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, MissingDataWarning
+from ..errors import DataError, DataQualityWarning, MissingDataWarning
 from ..formula.spec import Spec
 from .encode import combine_codes, encode_column
 from .frame import Frame, compute_stats
 from .source import to_pandas
 
 __all__ = ["build_frame", "CONVENTIONAL_KEYS", "default_pair_by", "resolve_keys",
-           "assemble_frame"]
+           "assemble_frame", "duplicate_cells_error", "cell_scores", "score_kind", "STRAY_SHARE"]
 
 CONVENTIONAL_KEYS = ("subject", "question", "prompt")
 
@@ -120,16 +120,30 @@ def resolve_keys(spec: Spec, columns: list[str], *, pair_by: Sequence[str] | Non
     for col in spec.grouping_columns:
         if col not in columns:
             raise _missing_column(col, "a random-term grouping", columns)
-    if replicate is not None and replicate not in columns:
-        raise _missing_column(replicate, "the replicate column", columns)
+    if replicate is not None:
+        if not isinstance(replicate, str):
+            raise DataError(f"replicate={replicate!r}; expected the name of the column that "
+                            "numbers repeated generations (e.g. 'sample') or None")
+        if replicate not in columns:
+            raise _missing_column(replicate, "the replicate column", columns)
+        if replicate in (spec.response, spec.comparison):
+            raise DataError(f"replicate={replicate!r} is the formula's "
+                            f"{'score' if replicate == spec.response else 'comparison factor'}; "
+                            "name the column that numbers repeated generations (e.g. 'sample')")
     if pair_by is None:
         keys = default_pair_by(spec, columns, replicate)
     else:
-        keys = tuple(pair_by)
+        keys = (pair_by,) if isinstance(pair_by, str) else tuple(pair_by)
+        bad_type = [c for c in keys if not isinstance(c, str)]
+        if bad_type:
+            raise DataError(f"pair_by={pair_by!r}: {bad_type} are not column names; expected "
+                            "a column name or a list of them, e.g. ['subject', 'question']")
         for col in keys:
             if col not in columns:
                 raise _missing_column(col, "a pairing key in pair_by", columns)
         bad = [c for c in keys if c in (spec.comparison, spec.response, replicate)]
+        if len(set(keys)) != len(keys):
+            raise DataError(f"pair_by={list(keys)} names a column twice; list each key once")
         if bad:
             raise DataError(f"pair_by must not contain the comparison factor, the score or the "
                             f"replicate column; remove {bad}")
@@ -141,6 +155,91 @@ def resolve_keys(spec: Spec, columns: list[str], *, pair_by: Sequence[str] | Non
         raise DataError("no pairing keys: the data need at least one key column such as "
                         "'question', or pass pair_by=[...]")
     return keys
+
+
+def duplicate_cells_error(rows: np.ndarray, flat: np.ndarray, spec: Spec, keys: Sequence[str],
+                          models: tuple[str, ...], model_codes: np.ndarray,
+                          key_codes: dict[str, np.ndarray],
+                          key_levels: dict[str, np.ndarray]) -> DataError | None:
+    """The one duplicate check: several source rows for one (model, cell) without a replicate.
+
+    ``rows[i]`` is the number of source rows behind entry ``i`` (a row: its
+    (model, cell)'s count; an aggregated group: its row count), ``flat`` its
+    (cell, model) code.  Returns the error naming the first such (model,
+    cell) in cell order, or None.  Shared by :func:`build_frame` (rows) and
+    :func:`mixrank.frame.cells.frame_from_cells` (aggregated groups).
+    """
+    bad = rows > 1
+    if not bad.any():
+        return None
+    order = np.argsort(flat, kind="stable")
+    first = int(order[np.flatnonzero(bad[order])[0]])
+    where = {k: key_levels[k][key_codes[k][first]] for k in keys}
+    where[spec.comparison] = models[model_codes[first]]
+    return DataError(
+        f"{len(np.unique(flat[bad]))} (model, cell) combination(s) have several rows, first "
+        f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
+        "distinguishing repeated generations) to average them, or add the distinguishing "
+        "column to pair_by")
+
+
+def cell_scores(flat: np.ndarray, n: np.ndarray, sums: np.ndarray, ncell: int, M: int,
+                key_codes: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                          dict[str, np.ndarray]]:
+    """Average entries into the cells x models score matrix.
+
+    ``flat`` is each entry's (cell, model) code, ``n`` its row count and
+    ``sums`` its score sum (a row: 1 and its score).  Returns the scores
+    (NaN where unobserved), the observed mask, the row counts per (cell,
+    model) and each cell's key codes.  Shared by :func:`build_frame` and
+    :func:`mixrank.frame.cells.frame_from_cells`, so both average alike.
+    """
+    counts = np.bincount(flat, weights=n, minlength=ncell * M).astype(np.int64)
+    total = np.bincount(flat, weights=sums, minlength=ncell * M)
+    observed = (counts > 0).reshape(ncell, M)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(observed, total.reshape(ncell, M) / np.maximum(counts, 1).reshape(ncell, M),
+                          np.nan)
+    first_row = np.empty(ncell, dtype=np.int64)
+    first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
+    cell_key_codes = {k: c[first_row] for k, c in key_codes.items()}
+    return scores, observed, counts.reshape(ncell, M), cell_key_codes
+
+
+#: A 0/1 score column with at most this share of other values is taken for a
+#: binary column with stray entries (warned about, used as given).
+STRAY_SHARE = 0.05
+
+
+def score_kind(y: np.ndarray | None, name: str, *, n_nonbinary: int | None = None,
+               n: int | None = None) -> bool:
+    """The one rule for "binary": every score is 0 or 1.  Returns whether ``y`` is binary.
+
+    A column that is 0/1 except for a few values (at most
+    :data:`STRAY_SHARE` of the rows, or any value outside [0, 1] among a
+    majority of 0/1) gets a :class:`~mixrank.errors.DataQualityWarning`
+    naming the values (with ``y``) or their count (an aggregated source:
+    ``n_nonbinary`` of ``n`` rows): one stray 100 moves estimates a lot.
+    """
+    if y is not None:
+        stray = ~((y == 0) | (y == 1))
+        k, total = int(stray.sum()), len(y)
+    else:
+        k, total = int(n_nonbinary or 0), int(n or 0)
+    if k == 0:
+        return True
+    outside = bool(y is not None and np.any((y[stray] < 0) | (y[stray] > 1)))
+    if total and (k <= STRAY_SHARE * total or (outside and k < 0.5 * total)):
+        if y is not None:
+            vals, cnt = np.unique(y[stray], return_counts=True)
+            shown = ", ".join(f"{v:g} ({c}x)" for v, c in list(zip(vals, cnt))[:5])
+            what = f"{k} other value(s): {shown}{', ...' if len(vals) > 5 else ''}"
+        else:
+            what = f"{k} value(s) that are neither 0 nor 1"
+        warnings.warn(f"score column {name!r} is 0/1 except for {what} among {total} rows; "
+                      "it is analysed as continuous. Fix or drop those rows if they are "
+                      "mistakes", DataQualityWarning, stacklevel=3)
+    return False
 
 
 def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...],
@@ -259,19 +358,12 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
     flat = cell.astype(np.int64) * M
     flat += model_codes
     del cell
-    counts = np.bincount(flat, minlength=ncell * M)
+    ones = np.ones(len(flat))
     if replicate is None:
-        if counts.max() > 1:
-            dup = int(np.flatnonzero(counts[flat] > 1)[0])
-            where = {k: key_levels[k][key_codes[k][dup]] for k in keys}
-            where[spec.comparison] = models[model_codes[dup]]
-            raise DataError(
-                f"{int((counts > 1).sum())} (model, cell) combination(s) have several rows, first "
-                f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
-                "distinguishing repeated generations) to average them, or add the distinguishing "
-                "column to pair_by")
-        sums: np.ndarray = np.zeros(ncell * M)
-        sums[flat] = y
+        err = duplicate_cells_error(np.bincount(flat)[flat], flat, spec, keys, models,
+                                    model_codes, key_codes, key_levels)
+        if err is not None:
+            raise err
     else:
         rep_codes, rep_levels = encode_column(col(replicate), replicate)
         comb, _, _ = combine_codes(flat, ncell * M, rep_codes, len(rep_levels))
@@ -282,17 +374,9 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
                 f"replicate {replicate!r}={rep_levels[rep_codes[first]]!r} appears more than once "
                 f"for model {models[model_codes[first]]!r} at {where}; replicate values must be "
                 "unique within a (model, cell)")
-        sums = np.bincount(flat, weights=y, minlength=ncell * M)
-    observed = (counts > 0).reshape(ncell, M)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(observed, sums.reshape(ncell, M) / np.maximum(counts, 1).reshape(ncell, M),
-                          np.nan)
-
-    first_row = np.empty(ncell, dtype=np.int64)
-    first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
-    cell_key_codes = {k: key_codes[k][first_row] for k in keys}
-    binary = bool(np.all((y == 0) | (y == 1)))
+    scores, observed, counts, cell_key_codes = cell_scores(flat, ones, y, ncell, M, key_codes)
+    binary = score_kind(y, spec.response)
     return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
                           cell_key_codes=cell_key_codes, scores=scores, observed=observed,
-                          replicates=counts.reshape(ncell, M), replicate=replicate,
+                          replicates=counts, replicate=replicate,
                           binary=binary, n_rows=len(y), n_dropped=n_dropped)

@@ -28,7 +28,15 @@ import pandas as pd
 
 from ..errors import DataError, MissingDataWarning
 from ..formula.spec import Spec
-from .build import as_spec, assemble_frame, encode_keys, resolve_keys
+from .build import (
+    as_spec,
+    assemble_frame,
+    cell_scores,
+    duplicate_cells_error,
+    encode_keys,
+    resolve_keys,
+    score_kind,
+)
 from .frame import Frame
 
 __all__ = ["CellTable", "frame_from_cells", "check_levels"]
@@ -105,6 +113,42 @@ def _where(columns: dict[str, pd.Series], names: Sequence[str], i: int) -> dict[
     return {k: columns[k].iloc[i] for k in names}
 
 
+def _score_checks(cells: CellTable, y_name: str, na: str, src: str) -> int:
+    """Reject non-numeric and infinite scores; missing ones are an error or dropped (counted)."""
+    if cells.n_nonnumeric:
+        raise DataError(
+            f"score column {y_name!r} must be numeric, but {cells.n_nonnumeric} value(s) in {src} "
+            f"are not numbers (e.g. {cells.nonnumeric_example!r}); convert the scores to numbers "
+            "(0/1 or a bounded score) before fitting")
+    n_dropped = 0
+    if cells.n_missing:
+        if na == "error":
+            raise DataError(
+                f"score column {y_name!r} has {cells.n_missing} missing value(s) in {src}; fix "
+                "them, or pass na='drop' to drop those rows (they are reported)")
+        n_dropped = int(cells.n_missing)
+        warnings.warn(f"dropped {n_dropped} row(s) with a missing {y_name!r} score",
+                      MissingDataWarning, stacklevel=3)
+    if cells.n_infinite:
+        raise DataError(f"score column {y_name!r} has {cells.n_infinite} infinite value(s) in "
+                        f"{src}; scores must be finite")
+    return n_dropped
+
+
+def _check_repeats(rep: np.ndarray, flat: np.ndarray, replicate: str | None,
+                   keys: Sequence[str], models: Any, model_codes: np.ndarray,
+                   key_codes: dict[str, np.ndarray], key_levels: dict[str, Any]) -> None:
+    """Reject replicate values that repeat within a (model, cell) group (``rep`` > 0)."""
+    if (rep > 0).any():
+        order = np.argsort(flat, kind="stable")
+        first = int(order[np.flatnonzero(rep[order] > 0)[0]])
+        where = {k: key_levels[k][key_codes[k][first]] for k in keys}
+        raise DataError(
+            f"replicate {replicate!r} values repeat within {int((rep > 0).sum())} (model, "
+            f"cell) group(s), first for model {models[model_codes[first]]!r} at {where}; "
+            "replicate values must be unique within a (model, cell)")
+
+
 def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence[str] | None = None,
                      replicate: str | None = None, na: str = "error") -> Frame:
     """Build a :class:`~mixrank.frame.Frame` from an aggregated (model, cell) table.
@@ -158,23 +202,7 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
     if cells.n_rows == 0:
         raise DataError(f"{src} has no rows; expected one row per (model, cell) observation")
     y_name = spec.response
-    if cells.n_nonnumeric:
-        raise DataError(
-            f"score column {y_name!r} must be numeric, but {cells.n_nonnumeric} value(s) in {src} "
-            f"are not numbers (e.g. {cells.nonnumeric_example!r}); convert the scores to numbers "
-            "(0/1 or a bounded score) before fitting")
-    n_dropped = 0
-    if cells.n_missing:
-        if na == "error":
-            raise DataError(
-                f"score column {y_name!r} has {cells.n_missing} missing value(s) in {src}; fix "
-                "them, or pass na='drop' to drop those rows (they are reported)")
-        n_dropped = int(cells.n_missing)
-        warnings.warn(f"dropped {n_dropped} row(s) with a missing {y_name!r} score",
-                      MissingDataWarning, stacklevel=2)
-    if cells.n_infinite:
-        raise DataError(f"score column {y_name!r} has {cells.n_infinite} infinite value(s) in "
-                        f"{src}; scores must be finite")
+    n_dropped = _score_checks(cells, y_name, na, src)
     n = np.asarray(cells.n, dtype=np.int64)
     keep = n > 0
     if not keep.any():
@@ -213,43 +241,18 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
     del groups
 
     if replicate is None:
-        if n.max() > 1:
-            order = np.argsort(flat, kind="stable")
-            dup = int(order[np.flatnonzero(n[order] > 1)[0]])
-            where = {k: key_levels[k][key_codes[k][dup]] for k in keys}
-            where[spec.comparison] = models[model_codes[dup]]
-            raise DataError(
-                f"{int((n > 1).sum())} (model, cell) combination(s) have several rows, first "
-                f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
-                "distinguishing repeated generations) to average them, or add the distinguishing "
-                "column to pair_by")
+        err = duplicate_cells_error(n, flat, spec, keys, models, model_codes, key_codes,
+                                    key_levels)
+        if err is not None:
+            raise err
     elif cells.replicate_repeats is not None:
         rep = np.asarray(cells.replicate_repeats)
-        if idx is not None:
-            rep = rep[idx]
-        if (rep > 0).any():
-            order = np.argsort(flat, kind="stable")
-            first = int(order[np.flatnonzero(rep[order] > 0)[0]])
-            where = {k: key_levels[k][key_codes[k][first]] for k in keys}
-            raise DataError(
-                f"replicate {replicate!r} values repeat within {int((rep > 0).sum())} (model, "
-                f"cell) group(s), first for model {models[model_codes[first]]!r} at {where}; "
-                "replicate values must be unique within a (model, cell)")
+        _check_repeats(rep if idx is None else rep[idx], flat, replicate, keys, models,
+                       model_codes, key_codes, key_levels)
 
-    counts = np.zeros(ncell * M, dtype=np.int64)
-    counts[flat] = n
-    total = np.zeros(ncell * M)
-    total[flat] = sums
-    observed = (counts > 0).reshape(ncell, M)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.where(observed, total.reshape(ncell, M) / np.maximum(counts, 1).reshape(ncell, M),
-                          np.nan)
-    del total
-    first_row = np.empty(ncell, dtype=np.int64)
-    first_row[(flat // M)[::-1]] = np.arange(len(flat))[::-1]
-    cell_key_codes = {k: key_codes[k][first_row] for k in keys}
+    scores, observed, counts, cell_key_codes = cell_scores(flat, n, sums, ncell, M, key_codes)
+    binary = score_kind(None, y_name, n_nonbinary=cells.n_nonbinary, n=int(n.sum()))
     return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
                           cell_key_codes=cell_key_codes, scores=scores, observed=observed,
-                          replicates=counts.reshape(ncell, M), replicate=replicate,
-                          binary=cells.n_nonbinary == 0, n_rows=int(n.sum()),
-                          n_dropped=n_dropped)
+                          replicates=counts, replicate=replicate, binary=binary,
+                          n_rows=int(n.sum()), n_dropped=n_dropped)

@@ -91,7 +91,7 @@ def pair_weights(frame: Frame, pairs: Sequence[Any], method: str, estimand: str)
         idx = np.flatnonzero(mask)
         codes = [frame.term_codes[t][idx] for t in names]
         how = "units" if method == "aggregate" else estimand
-        if how == "units" and not names:
+        if (how == "units" and not names) or p.degenerate:  # degenerate: estimate = mean d
             how = "cells"
         if how == "cells":
             w = np.full(len(idx), 1.0 / len(idx))

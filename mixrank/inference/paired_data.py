@@ -16,6 +16,7 @@ Orientation: everywhere in these modules the difference is ``d = A - B``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank.errors import DataError
+from mixrank.errors import DataError, MissingDataWarning
 from mixrank.frame.build import CONVENTIONAL_KEYS
 
 __all__ = ["PairedData", "DEFAULT_PAIR_KEYS", "ALTERNATIVES", "paired_arrays", "check_alternative"]
@@ -275,6 +276,11 @@ def _from_long(data: pd.DataFrame, *, a: Any, b: Any, model: str, score: str,
     if n == 0:
         raise DataError(f"models {a!r} and {b!r} share no cell on keys {keys}; expected at "
                         "least one cell scored for both. Check the key columns (and pair_by=)")
+    if n_a > n or n_b > n:
+        warnings.warn(f"{n_a - n} cell(s) of {a!r} and {n_b - n} of {b!r} have no partner on "
+                      f"keys {keys} and are left out; the test uses the {n} cells scored for "
+                      "both (counts in attrs['mixrank']['n_unpaired_a'/'n_unpaired_b'])",
+                      MissingDataWarning, stacklevel=4)
     return PairedData(
         fr.scores[both, ja].astype("float64"), fr.scores[both, jb].astype("float64"),
         str(a), str(b), codes, labels, tuple(keys),

@@ -42,13 +42,15 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
     dict of ndarray (M, M)
         ``estimate`` (antisymmetric), ``variance`` (zero diagonal), ``df``,
         ``statistic`` (t), ``p`` (``p[j, k] = P(t_df >= t_jk)``, one-sided
-        for "j better than k"; NaN diagonal), ``n``.
+        for "j better than k"; NaN diagonal), ``n``.  A degenerate pair
+        (``std_error`` 0, ``df`` NaN) gets ``p = 1`` both ways and a NaN t.
 
     Raises
     ------
     DataError
         Missing columns, unknown models, duplicated or missing pairs, a NaN
-        estimate, a non-positive standard error or df.
+        estimate, a non-positive standard error or df (other than a
+        degenerate pair's).
     """
     need = ("model_a", "model_b", "estimate", "std_error", "df")
     miss = [c for c in need if c not in contrasts.columns]
@@ -83,16 +85,22 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
                         "Every pair is needed to rank all models; pairs with no common cells "
                         "cannot be fitted: drop one model of each such pair, or fit all pairs "
                         "(pairs=None)")
-    bad = [(models[j], models[k]) for j, k in np.argwhere(np.triu(off) & ~(
+    # a degenerate pair (FitResult.diagnostics().degenerate): std_error 0 and no df;
+    # no evidence either way, p = 1 in both directions
+    deg = off & np.isfinite(E) & (V == 0) & ~(D > 0)
+    bad = [(models[j], models[k]) for j, k in np.argwhere(np.triu(off) & ~deg & ~(
         np.isfinite(E) & np.isfinite(V) & (V > 0) & (D > 0)))]
     if bad:
         raise DataError(f"estimate, std_error or df is NaN, infinite or not positive for "
                         f"{listed(bad)}; every pair needs a finite estimate and a positive "
-                        "standard error and df to be tested (check those pairs' fits)")
+                        "standard error and df to be tested (a degenerate pair has std_error 0 "
+                        "and df NaN); check those pairs' fits")
     np.fill_diagonal(E, 0.0)
     np.fill_diagonal(V, 0.0)
-    T = np.where(off, E / np.sqrt(np.where(off, V, 1.0)), 0.0)
-    P = np.where(off, stats.t.sf(T, np.where(off, D, 1.0)), np.nan)
+    ok = off & ~deg
+    T = np.where(ok, E / np.sqrt(np.where(ok, V, 1.0)), np.where(deg, np.nan, 0.0))
+    P = np.where(ok, stats.t.sf(np.nan_to_num(T), np.where(ok, D, 1.0)), np.nan)
+    P[deg] = 1.0
     return dict(estimate=E, variance=V, df=D, statistic=T, p=P, n=N)
 
 
@@ -142,8 +150,12 @@ def joint_covariance(v: np.ndarray) -> tuple[np.ndarray, float]:
     return 0.5 * (Cp + Cp.T), (neg / tot if tot > 0 else 0.0)
 
 
-def _root_and_sd(C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A square root of ``C`` and the SD of every pairwise difference under ``C``."""
+def _root_and_sd(C: np.ndarray, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A square root of ``C`` and the SD of every pairwise difference under ``C``.
+
+    ``allowed``: pairs that may have zero variance (degenerate pairs, p = 1);
+    their SD is reported as 1 (their statistics are then 0 and never reject).
+    """
     M = C.shape[0]
     w, U = np.linalg.eigh(C)
     root = U * np.sqrt(np.clip(w, 0.0, None))          # C = root @ root.T
@@ -151,8 +163,12 @@ def _root_and_sd(C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     var = d[:, None] + d[None, :] - 2.0 * C
     off = ~np.eye(M, dtype=bool)
     tiny = 1e-14 * max(float(np.max(np.abs(d))), 1e-300)
-    if np.any(var[off] <= tiny):
-        j, k = np.argwhere((var <= tiny) & off)[0]
+    zero = (var <= tiny) & off
+    if allowed is not None:
+        var = np.where(zero & allowed, 1.0, var)
+        zero &= ~allowed
+    if np.any(zero):
+        j, k = np.argwhere(zero)[0]
         raise DataError(f"after the PSD projection the difference of models {j} and {k} has "
                         "zero variance; the pairwise variances are inconsistent or degenerate. "
                         "Use method='holm' instead of 'maxt'")
@@ -235,7 +251,7 @@ def stepdown_maxt(p: np.ndarray, C: np.ndarray, *, coverage: str, B: int,
     M = p.shape[0]
     off = ~np.eye(M, dtype=bool)
     thr = -special.ndtri(np.clip(p, 1e-300, 1.0))       # Phi^-1(1 - p), accurate for small p
-    root, sd = _root_and_sd(C)
+    root, sd = _root_and_sd(C, allowed=(p >= 1.0) & (p.T >= 1.0))  # degenerate pairs
     if coverage == "simultaneous":
         jj, kk = np.nonzero(off)
         fams = [_Family(jj, kk, thr[jj, kk])]

@@ -21,12 +21,14 @@ import pandas as pd
 
 from .._util import tidy
 from ..errors import DataError
+from ..frame.source import LONG_COLUMNS
 
 __all__ = ["decode_utf8", "parse_json", "load_json", "check_version", "finite_score",
            "choose_metric", "finish", "CANONICAL"]
 
-#: Canonical long-schema columns, in the order every reader returns them.
-CANONICAL = ("model", "subject", "question", "prompt", "sample", "correct")
+#: Canonical long-schema columns, in the order every reader returns them (the one
+#: definition: :data:`mixrank.frame.source.LONG_COLUMNS`).
+CANONICAL = LONG_COLUMNS
 
 
 def decode_utf8(raw: bytes, where: str, reader: str) -> str:

@@ -201,7 +201,7 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
         single = isinstance(source, (str, os.PathLike)) and not is_glob(os.fspath(source)) \
             and not Path(source).is_dir()
         table = source if single else read_into_memory(resolve_source(source))
-        return build_frame(table, formula, pair_by=None if pair_by is None else tuple(pair_by),
+        return build_frame(table, formula, pair_by=pair_by,
                            replicate=replicate, na=na)
     cells = aggregate_cells(source, formula, backend=backend, client=client, pair_by=pair_by,
                             replicate=replicate, na=na, options=options)

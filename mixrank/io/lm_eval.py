@@ -32,11 +32,12 @@ import pandas as pd
 
 from .._util import tidy
 from ..errors import DataError, MixrankWarning
+from ..frame.source import LONG_COLUMNS
 from .lm_eval_logs import Run, discover, group_runs, latest_runs, read_samples
 
 __all__ = ["read_lm_eval"]
 
-COLUMNS = ["model", "subject", "question", "prompt", "correct", "group", "filter"]
+COLUMNS = [c for c in LONG_COLUMNS if c != "sample"] + ["group", "filter"]  # one row per doc
 
 
 def _expand(names: Iterable[str], parent: dict[str, str], leaves: set[str]) -> dict[str, set[str]]:

@@ -27,12 +27,13 @@ import pandas as pd
 
 from ..errors import DataError, require
 from ..frame.cells import CellTable
+from ..frame.source import FILE_TYPES, check_unique_columns, folder_files, input_kind
 
 __all__ = ["Source", "resolve_source", "is_glob", "read_into_memory", "stops_early",
            "empty_cells", "schema_error", "PARQUET_SUFFIXES", "MAX_BITS", "SCORE_COL",
            "MISSING_COL"]
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
+PARQUET_SUFFIXES = FILE_TYPES["parquet"]
 #: Replicate values up to this count are checked for repeats with a 64-bit mask.
 MAX_BITS = 64
 #: Names of the working columns (numeric score, missing flag) in backend queries.
@@ -74,18 +75,15 @@ def is_glob(text: str) -> bool:
     return any(ch in text for ch in "*?[")
 
 
-def _is_dask(obj: Any) -> bool:
-    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "npartitions")
-
-
-def _parquet_files(folder: Path) -> list[str]:
-    out = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).parts
-        if p.is_file() and p.name.lower().endswith(PARQUET_SUFFIXES) and not any(
-                part.startswith((".", "_")) for part in rel):
-            out.append(str(p))
-    return out
+def _parquet_columns(files: Sequence[str], label: str) -> None:
+    """Refuse parquet files whose schema names a column twice (as every other path does)."""
+    pq = require("pyarrow.parquet", "scale", "reading parquet files")
+    try:
+        names = pq.read_schema(files[0]).names
+    except (OSError, ValueError) as exc:
+        raise DataError(f"could not read {label}: {exc}; check that the files are valid parquet "
+                        f"files with one schema (first: {files[0]!r})") from exc
+    check_unique_columns(names, label)
 
 
 def resolve_source(source: Any) -> Source:
@@ -105,8 +103,9 @@ def resolve_source(source: Any) -> Source:
     Raises
     ------
     DataError
-        A path that does not exist, a folder without parquet files, a glob
-        that matches no parquet file, or an unsupported object.
+        A path that does not exist, a folder without long files (parquet,
+        CSV or JSON lines, one type), a glob that matches no parquet file,
+        an unsupported object, or a column name that occurs twice.
     """
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
@@ -116,6 +115,7 @@ def resolve_source(source: Any) -> Source:
             if not matches:
                 raise DataError(f"the glob pattern {text!r} matches no parquet file "
                                 f"({', '.join(PARQUET_SUFFIXES)}); check the pattern and the folder")
+            _parquet_columns(matches, f"parquet files matching {text!r}")
             return Source("parquet", files=tuple(matches),
                           label=f"{len(matches)} parquet file(s) matching {text!r}")
         path = Path(text)
@@ -123,25 +123,23 @@ def resolve_source(source: Any) -> Source:
             raise DataError(f"source {text!r} does not exist (no such file or folder); check the "
                             "path, or pass a DataFrame, a parquet file, a folder or a glob pattern")
         if path.is_dir():
-            files = _parquet_files(path)
-            if not files:
-                raise DataError(f"folder {text!r} contains no parquet file "
-                                f"({', '.join(PARQUET_SUFFIXES)}); point to the folder holding them, "
-                                "or use a reader such as mixrank.read_lm_eval for log folders")
+            kind, files = folder_files(path)
+            label = f"{len(files)} {kind} file(s) under {text!r}"
+            if kind != "parquet":   # read into memory (pandas backend only)
+                return Source("file", files=(str(path),), label=label)
+            _parquet_columns(files, label)
             hive = any("=" in part for f in files for part in Path(f).relative_to(path).parts[:-1])
-            return Source("parquet", files=tuple(files), root=str(path), hive=hive,
-                          label=f"{len(files)} parquet file(s) under {text!r}")
+            return Source("parquet", files=tuple(files), root=str(path), hive=hive, label=label)
         if path.name.lower().endswith(PARQUET_SUFFIXES):
+            _parquet_columns([str(path)], f"parquet file {text!r}")
             return Source("parquet", files=(str(path),), label=f"parquet file {text!r}")
         return Source("file", files=(str(path),), label=f"file {text!r}")
-    if _is_dask(source):
+    kind = input_kind(source)
+    if kind == "dask":
+        check_unique_columns(source.columns, "the Dask DataFrame")
         return Source("dask", obj=source, label="the Dask DataFrame")
-    if isinstance(source, pd.DataFrame) or type(source).__module__.split(".")[0] in ("polars",
-                                                                                   "pyarrow"):
-        return Source("table", obj=source, label="the data")
-    raise DataError(f"source of type {type(source).__name__} is not supported; pass a pandas, "
-                    "polars or Dask DataFrame, a pyarrow Table, a parquet file, a folder of "
-                    "parquet files or a glob pattern")
+    check_unique_columns(source.column_names if kind == "arrow" else source.columns)
+    return Source("table", obj=source, label="the data")
 
 
 def read_into_memory(src: Source) -> Any:

@@ -10,7 +10,8 @@ Contents: :func:`read_wide`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +19,13 @@ import numpy as np
 import pandas as pd
 
 from .._util import tidy
-from ..errors import DataError, require
+from ..errors import DataError, MissingDataWarning, require
+from ..frame.source import LONG_COLUMNS, file_type
 
 __all__ = ["read_wide"]
 
 _TRUE = {"true", "t", "yes"}
 _FALSE = {"false", "f", "no"}
-
-
-def _is_parquet(path: Path) -> bool:
-    return path.name.lower().endswith((".parquet", ".pq", ".parq"))
-
-
-def _is_csv(path: Path) -> bool:
-    return path.name.lower().endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip"))
 
 
 def _load(source: Any) -> tuple[pd.DataFrame, str, str]:
@@ -50,7 +44,8 @@ def _load(source: Any) -> tuple[pd.DataFrame, str, str]:
         raise DataError(
             f"read_wide: {str(path)!r} is a folder; expected one .csv, .csv.gz or .parquet file"
         )
-    if _is_parquet(path):
+    kind = file_type(path)
+    if kind == "parquet":
         require("pyarrow", "scale", "Reading parquet files")
         try:
             df = pd.read_parquet(path)
@@ -60,7 +55,7 @@ def _load(source: Any) -> tuple[pd.DataFrame, str, str]:
                 "parquet file (re-export it)"
             ) from exc
         return df, str(path), "row"
-    if _is_csv(path):
+    if kind == "csv":
         try:
             # all columns as text: numbers are parsed below so bad cells can be located;
             # skip_blank_lines=False keeps row i on file line i + 2 (header = line 1)
@@ -132,7 +127,8 @@ def read_wide(
     items: str | Sequence[str] = ("subject", "question"),
     models: Sequence[str] | None = None,
     prompt: str | None = None,
-    score_name: str = "correct",
+    score_name: str = LONG_COLUMNS[-1],
+    na: str = "error",
 ) -> pd.DataFrame:
     """Read an items x models score matrix into the canonical long format.
 
@@ -152,14 +148,19 @@ def read_wide(
         key column when ``items`` includes it and ``"default"`` otherwise.
     score_name : str, default "correct"
         Name of the score column in the result.
+    na : {"error", "drop"}, default "error"
+        Empty cells (blank, ``NA``, ``NaN``): an error naming their count and
+        the first one (as missing scores in long input, see
+        :func:`mixrank.fit`), or, with ``"drop"``, "not scored": no row, a
+        :class:`~mixrank.errors.MissingDataWarning` with the count.
 
     Returns
     -------
     pandas.DataFrame
         One row per (model, item) with a score: ``model`` (str), the item key
         columns (as strings), ``prompt`` (str) and ``score_name`` (float;
-        booleans and ``true``/``false`` text as 1/0).  Empty cells (blank,
-        ``NA``, ``NaN``) mean "not scored" and give no row; their count is
+        booleans and ``true``/``false`` text as 1/0).  With ``na="drop"``
+        empty cells give no row; their count is
         ``attrs["mixrank"]["n_missing"]``.  Rows are ordered by model column,
         then by input row.
 
@@ -169,8 +170,9 @@ def read_wide(
         Missing file, unsupported file type or empty file; missing item or
         model columns; a missing item key or a duplicated item key (naming the
         line/row and the first occurrence); a non-numeric or infinite score
-        cell (naming the column and line/row); no model columns; a
-        ``prompt=`` label while ``items`` already holds ``prompt``.
+        cell (naming the column and line/row); an empty cell with
+        ``na="error"``; no model columns; a ``prompt=`` label while ``items``
+        already holds ``prompt``; an unknown ``na``.
 
     Notes
     -----
@@ -190,23 +192,11 @@ def read_wide(
     >>> read_wide(wide)[["model", "question", "correct"]].values.tolist()
     [['m1', '1', 1.0], ['m1', '2', 0.0], ['m2', '1', 1.0], ['m2', '2', 1.0]]
     """
+    if na not in ("error", "drop"):
+        raise DataError(f"read_wide: na={na!r} is not an option; expected 'error' or 'drop'")
     df, label, kind = _load(path)
-    keys = [items] if isinstance(items, str) else list(items)
-    if not keys or not all(isinstance(k, str) for k in keys):
-        raise DataError(f"read_wide: items= must name one or more key columns, got {items!r}")
-    if len(set(keys)) != len(keys):
-        raise DataError(f"read_wide: items= names a column twice: {keys}")
-    columns = [str(c) for c in df.columns]
-    if len(set(columns)) != len(columns):
-        dup = sorted({c for c in columns if columns.count(c) > 1})
-        raise DataError(f"read_wide: {label}: duplicated column names {dup}; rename them")
+    keys, columns = _key_columns(df, items, label)
     df = df.set_axis(columns, axis=1)
-    missing = [k for k in keys if k not in columns]
-    if missing:
-        raise DataError(
-            f"read_wide: {label}: item key columns {missing} not found; columns present: "
-            f"{columns}; pass items= naming the key columns"
-        )
     if kind == "line":
         # blank lines were kept to preserve line numbers; drop them now
         df = df.loc[~df.isna().all(axis=1)]
@@ -231,6 +221,56 @@ def read_wide(
                 "read_wide: prompt= sets a constant prompt, but items= already includes the "
                 "'prompt' column; drop one of them"
             )
+    model_cols = _model_columns(models, columns, keys, label)
+
+    def where(i: int) -> str:
+        if kind == "line":
+            return f"line {int(lines[i]) + 2}"
+        return _where(df, i, kind)
+
+    key_text = _item_keys(df, keys, label, where)
+    parts, n_missing = _long_parts(df, model_cols, key_text, label, where, na, score_name)
+    if n_missing:
+        warnings.warn(f"read_wide: {label}: {n_missing} empty cell(s) read as 'not scored' "
+                      "(na='drop')", MissingDataWarning, stacklevel=2)
+    out = pd.concat(parts, ignore_index=True)
+    if "prompt" not in keys:
+        out.insert(len(keys) + 1, "prompt", prompt if prompt is not None else "default")
+    out = out[["model", *keys, *(["prompt"] if "prompt" not in keys else []), score_name]]
+    return tidy(
+        out,
+        reader="read_wide",
+        source=label,
+        items=keys,
+        models=model_cols,
+        n_missing=n_missing,
+    )
+
+
+def _key_columns(df: pd.DataFrame, items: str | Sequence[str], label: str
+                 ) -> tuple[list[str], list[str]]:
+    """The item key columns (checked) and the table's column names as strings."""
+    keys = [items] if isinstance(items, str) else list(items)
+    if not keys or not all(isinstance(k, str) for k in keys):
+        raise DataError(f"read_wide: items= must name one or more key columns, got {items!r}")
+    if len(set(keys)) != len(keys):
+        raise DataError(f"read_wide: items= names a column twice: {keys}")
+    columns = [str(c) for c in df.columns]
+    if len(set(columns)) != len(columns):
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        raise DataError(f"read_wide: {label}: duplicated column names {dup}; rename them")
+    missing = [k for k in keys if k not in columns]
+    if missing:
+        raise DataError(
+            f"read_wide: {label}: item key columns {missing} not found; columns present: "
+            f"{columns}; pass items= naming the key columns"
+        )
+    return keys, columns
+
+
+def _model_columns(models: str | Sequence[str] | None, columns: list[str], keys: list[str],
+                   label: str) -> list[str]:
+    """The model (score) columns: those named, else every column that is not an item key."""
     if models is None:
         model_cols = [c for c in columns if c not in keys]
     else:
@@ -248,12 +288,12 @@ def read_wide(
             f"read_wide: {label}: no model columns; expected one score column per model besides "
             f"the item keys {keys}"
         )
+    return model_cols
 
-    def where(i: int) -> str:
-        if kind == "line":
-            return f"line {int(lines[i]) + 2}"
-        return _where(df, i, kind)
 
+def _item_keys(df: pd.DataFrame, keys: list[str], label: str,
+               where: Callable[[int], str]) -> pd.DataFrame:
+    """The item keys as text; every item complete and present once."""
     key_frame = df[keys]
     null_keys = key_frame.isna().to_numpy()
     if null_keys.any():
@@ -274,7 +314,13 @@ def read_wide(
             f"{where(first)}; each item must appear once (add the distinguishing column, e.g. "
             "'prompt', to items=, or remove the duplicate)"
         )
+    return key_text
 
+
+def _long_parts(df: pd.DataFrame, model_cols: list[str], key_text: pd.DataFrame, label: str,
+                where: Callable[[int], str], na: str,
+                score_name: str) -> tuple[list[pd.DataFrame], int]:
+    """One long block per model column (scored cells only) and the count of empty cells."""
     parts = []
     n_missing = 0
     for m in model_cols:
@@ -288,20 +334,15 @@ def read_wide(
                 "key, add it to items=, or list the model columns with models="
             )
         ok = ~np.isnan(values)
+        if na == "error" and not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise DataError(
+                f"read_wide: {label}: {where(i)}: column {m!r} is empty (not scored); missing "
+                "scores are an error by default. Fill them in, or pass na='drop' (--na drop) to "
+                "read empty cells as 'not scored' (the count is reported)")
         n_missing += int((~ok).sum())
         part = key_text.loc[ok].copy()
         part.insert(0, "model", m)
         part[score_name] = values[ok]
         parts.append(part)
-    out = pd.concat(parts, ignore_index=True)
-    if "prompt" not in keys:
-        out.insert(len(keys) + 1, "prompt", prompt if prompt is not None else "default")
-    out = out[["model", *keys, *(["prompt"] if "prompt" not in keys else []), score_name]]
-    return tidy(
-        out,
-        reader="read_wide",
-        source=label,
-        items=keys,
-        models=model_cols,
-        n_missing=n_missing,
-    )
+    return parts, n_missing

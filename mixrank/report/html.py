@@ -32,6 +32,7 @@ from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError, MixrankError
 from mixrank.report import style
 from mixrank.report.plots import select_pairs
+from mixrank.report.plots_gaps import gaps_section
 from mixrank.report.plots_scores import plot_model_scores
 
 __all__ = ["render_report", "write_report", "format_table_html", "SECTIONS"]
@@ -50,6 +51,7 @@ _TITLES = {
     "plan": "Planning",
     "diagnostics": "Fit diagnostics",
     "reliable_change": "Item-level reliable change",
+    "gaps": "Where the gaps live",
 }
 
 
@@ -321,13 +323,12 @@ def _resolution(fit: Any, ctx: dict) -> str:
                                            "column. Main columns; all of them (MDE, levels, q per "
                                            "paradigm): mixrank resolution ... --format csv."))
     if ctx.get("sensitivity"):
-        parts.append(_guard("Sensitivity of the clustered verdict",
-                            lambda: _sensitivity(fit, ctx)))
+        parts.append(_guard("Verdict sensitivity", lambda: _sensitivity(fit, ctx)))
     return "".join(parts)
 
 
 def _sensitivity(fit: Any, ctx: dict) -> str:
-    from mixrank.report.plots_sensitivity import plot_sensitivity
+    from mixrank.report.plots_sensitivity import STABILITY_COLUMNS, plot_sensitivity
 
     kw = {k: v for k, v in ctx["resolution_kwargs"].items() if k in ("pairs", "models", "top")}
     summ = fit.sensitivity(ctx["sensitivity"], summary=True, rng=0, **kw)
@@ -336,12 +337,9 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
         ax = style.new_axes(min(len(summ.groupby(["model_a", "model_b"])), 40), pyplot=False)
         with style.style_context():
             plot_sensitivity(summ, ax=ax)
-        return _figure_html(ax, name="sensitivity", alt="verdict stability",
-                            caption="Share of replicates (leave-one-out, bootstrap, other "
-                                    "clusterings) that keep each pair's clustered verdict.")
-    cols = [c for c in ("kind", "grouping", "model_a", "model_b", "replicates", "stability",
-                        "share_resolved_cluster", "ci_lower", "ci_upper", "n_star_cluster",
-                        "n_star_bootstrap", "p_value") if c in summ.columns]
+        return _figure_html(ax, name="sensitivity", alt="verdict stability", caption=(
+            "Share of replicates keeping each pair's clustered verdict, per check."))
+    cols = [c for c in STABILITY_COLUMNS if c in summ.columns]
     return ("<h3>How robust is the clustered verdict?</h3>" + _guard("Sensitivity plot", fig)
             + format_table_html(summ[cols], max_rows=ctx["max_pairs"] * 4,
                                 caption="Stability per check and pair (seed 0)."))
@@ -421,6 +419,8 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "contrasts": _contrasts, "ranks": _ranks,
     "resolution": _resolution, "plan": _plan, "diagnostics": _diagnostics,
     "reliable_change": _reliable_change,
+    "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=_figure_html, table=format_table_html,
+                                          para=_p, guard=_guard),   # model x covariate fits
 }
 
 
@@ -458,9 +458,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
         reliability tables) is added after the others (or where
         ``sections`` names it).
     sensitivity : str or sequence of str, optional
-        Checks of :meth:`FitResult.sensitivity` (e.g. ``"loso,bootstrap"``)
-        shown in the resolution section: a stability plot per pair and the
-        stability table (default none: they refit the model).
+        Checks of :meth:`FitResult.sensitivity` (e.g. ``"loso,bootstrap"``): a stability
+        plot and table in the resolution section (default none: they refit the model).
 
     Returns
     -------
@@ -505,6 +504,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     if "reliable_change" in sections and not rcs:
         raise DataError("section 'reliable_change' needs results: pass "
                         "reliable_change=mixrank.reliable_change(data, before=..., after=...)")
+    if getattr(fit.frame.spec, "covariates", ()) and "gaps" not in sections:
+        sections.insert(sections.index("contrasts") + 1 if "contrasts" in sections else 0, "gaps")
     unknown = [s for s in sections if s not in _BUILDERS]
     if unknown:
         raise DataError(f"unknown report section(s) {unknown}; expected a subset of "

@@ -19,7 +19,12 @@ import pandas as pd
 from mixrank.errors import DataError
 from mixrank.report import style
 
-__all__ = ["plot_sensitivity"]
+__all__ = ["plot_sensitivity", "STABILITY_COLUMNS"]
+
+#: Columns of the stability table the HTML report shows (when present).
+STABILITY_COLUMNS = ("kind", "grouping", "model_a", "model_b", "replicates", "stability",
+                     "share_resolved_cluster", "ci_lower", "ci_upper", "n_star_cluster",
+                     "n_star_bootstrap", "p_value")
 
 _MARKERS = {"loso": "o", "bootstrap": "s", "clusterings": "D"}
 

@@ -31,6 +31,9 @@ from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.ranks import rank_intervals_fit
 from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
+from .anova import anova_table
+from .interactions import adjust_by_level, contrasts_by, model_scores_by
+from .ranks_by import rank_intervals_by
 from .scores import model_scores_table
 from .summary import Summary
 
@@ -73,14 +76,14 @@ class FitResult:
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, adjust: str = "holm", B: int = 10000,
-                  rng: Any = None) -> pd.DataFrame:
+    def contrasts(self, level: float | None = None, *, by: str | None = None,
+                  adjust: str = "holm", B: int = 10000, rng: Any = None) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b``.
 
         Parameters
         ----------
         level : float, optional
-            Confidence level (default the fit's).
+            Confidence level in (0, 1); default the fit's ``level``.
         adjust : {"holm", "none", "bh", "maxt"}, default "holm"
             Multiplicity adjustment of ``p_adjusted`` across the pairs shown
             (those with a finite p-value): Holm (family-wise), none, BH
@@ -91,6 +94,15 @@ class FitResult:
             Gaussian draws for ``adjust="maxt"``.
         rng : Generator or int, optional
             Randomness for ``adjust="maxt"``.
+        by : str, optional
+            Model x covariate formulas only: the gap per level of that
+            covariate (or per unit of a numeric one), one row per pair and
+            level with a column named ``by`` and a ``note``; ``p_adjusted``
+            is adjusted across the pairs within each level (``maxt`` is not
+            available there).  See
+            :func:`mixrank.results.interactions.contrasts_by`.  Without
+            ``by``, an interaction fit reports the overall gap of its
+            estimand (docs/interactions.md §3).
 
         Returns
         -------
@@ -123,10 +135,18 @@ class FitResult:
         """
         how = check_adjust(adjust)
         lev = self.level if level is None else check_level(level, DesignError)
+        if by is not None:
+            return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
         rows = []
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
             se = p.std_error
+            if p.degenerate:  # no variance estimable: no evidence either way
+                rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
+                                 std_error=se, df=p.df, statistic=np.nan, p_value=1.0,
+                                 p_greater=1.0, ci_lower=np.nan, ci_upper=np.nan, level=lev,
+                                 n=p.n))
+                continue
             t = p.estimate / se
             rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
                              std_error=se, df=p.df, statistic=t,
@@ -136,6 +156,14 @@ class FitResult:
                              level=lev, n=p.n))
         tab = tidy(rows, **self._meta("contrasts"))
         return adjust_contrasts(self, tab, adjust=how, level=lev, B=B, rng=rng)
+
+    def anova(self, *, adjust: str = "none") -> pd.DataFrame:
+        """Per pair, F tests that the gap is the same at every level of each covariate term.
+
+        See :func:`mixrank.results.anova.anova_table` (lmerTest ``anova(type = 3)``);
+        ``adjust="holm"`` adds ``p_adjusted`` (Holm across pairs, per term).
+        """
+        return anova_table(self, adjust=adjust)
 
     def variance_components(self) -> pd.DataFrame:
         """Variance components per pair.
@@ -178,16 +206,19 @@ class FitResult:
             ``model_a, model_b, n, only_a, only_b`` (cells scored for one
             model only), ``criterion`` (REML criterion), ``converged``,
             ``boundary`` (components at zero, comma-separated), ``gradient``
-            (max abs gradient on free components), ``nfev``, ``message``.
+            (max abs gradient on free components), ``nfev``, ``degenerate``
+            (True when no variance is estimable for the pair: identical
+            differences or fewer than two units; see :func:`mixrank.fit`),
+            ``message``.
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, only_a=p.only_a,
                      only_b=p.only_b, criterion=p.criterion, converged=p.converged,
                      boundary=",".join(p.boundary), gradient=p.gradient, nfev=p.nfev,
-                     message=p.message) for p in self.pairs]
+                     degenerate=bool(p.degenerate), message=p.message) for p in self.pairs]
         return tidy(rows, **self._meta("diagnostics"))
 
     def model_scores(self, level: float | None = None, *,
-                     estimand: str | None = None) -> pd.DataFrame:
+                     estimand: str | None = None, by: str | None = None) -> pd.DataFrame:
         """Each model's score with its uncertainty at the formula's unit of inference.
 
         Parameters
@@ -197,6 +228,11 @@ class FitResult:
         estimand : {"gls", "cells", "units"}, optional
             Default the fit's.  ``cells`` is the plain mean over the model's
             cells (the leaderboard number).
+        by : str, optional
+            Model x covariate formulas: each model's score per level of that
+            covariate instead (columns ``model, <by>, estimate, std_error,
+            df, ci_lower, ci_upper, level, n, note``); see
+            :func:`mixrank.results.interactions.model_scores_by`.
 
         Returns
         -------
@@ -231,6 +267,9 @@ class FitResult:
         >>> bool((sc["std_error"] > sc["iid_std_error"]).all())   # subjects cluster the scores
         True
         """
+        if by is not None:   # model x covariate fits: docs/interactions.md §4
+            lev = self.level if level is None else check_level(level, DesignError)
+            return model_scores_by(self, by, lev)
         return model_scores_table(self, level=level, estimand=estimand)
 
     def summary(self) -> Summary:
@@ -242,10 +281,17 @@ class FitResult:
                 f"{len(self.models)} models, method={self.method}, engine={self.engine}>")
 
     # ---------------------------------------------- inference / design layers
-    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
-                       method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
-        """Rank confidence intervals; see :func:`mixrank.inference.ranks.rank_intervals_fit`."""
-        return rank_intervals_fit(self, level=level, coverage=coverage, method=method, B=B, rng=rng)
+    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
+                       method: str = "holm", B: int = 2000, rng: Any = None,
+                       by: str | None = None) -> pd.DataFrame:
+        """Rank confidence intervals (``level`` default: the fit's); see
+        :func:`mixrank.inference.ranks.rank_intervals_fit` (``by``: per level of a covariate,
+        :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
+        lev = self.level if level is None else level
+        if by is not None:
+            return rank_intervals_by(self, by, level=lev, coverage=coverage, method=method, B=B,
+                                     rng=rng)
+        return rank_intervals_fit(self, level=lev, coverage=coverage, method=method, B=B, rng=rng)
 
     def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
         """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
@@ -294,7 +340,7 @@ class FitResult:
         """
         return rank_probabilities_fit(self, B=B, rng=rng)
 
-    def resolution(self, *, alpha: float = 0.05, power: float = 0.8,
+    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
@@ -303,7 +349,8 @@ class FitResult:
 
         Parameters, returned columns, errors and validation: see
         :func:`mixrank.design.resolution.resolution_fit`, which this calls
-        with the same arguments (``alpha``, ``power``, ``pairs`` --
+        with the same arguments (``alpha``, default 1 - the fit's ``level``;
+        ``power``, ``pairs`` --
         ``"adjacent"``, ``"all"`` or explicit pairs --, ``models``, ``top``,
         ``multiplicity``, ``anytime`` -- ``"auto"``: the paired-Bernoulli
         e-process for 0/1 scores, ``"normal"``, ``"bernoulli"`` or False --,

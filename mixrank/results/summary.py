@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MixrankError
+from .interactions import coefficient_rows
 
 __all__ = ["Summary"]
 
@@ -90,12 +91,18 @@ class Summary:
             if p.boundary:
                 lines.append(f"boundary (singular) fit: {', '.join(p.boundary)} estimated at 0")
             lines.append("")
+        rows = ([("(Intercept)", c.estimate, c.std_error, c.df, c.statistic, c.p_value)]
+                if p.fixed is None else coefficient_rows(p.fixed))   # d ~ 1 + x: each column
+        w = max(12, max(len(r[0]) for r in rows) + 1)
         lines.append("Fixed effects:")
-        lines.append(f"{'':12}{'Estimate':>12}{'Std. Error':>12}{'df':>10}{'t value':>10}"
+        lines.append(f"{'':{w}}{'Estimate':>12}{'Std. Error':>12}{'df':>10}{'t value':>10}"
                      f"{'Pr(>|t|)':>12}")
-        lines.append(f"{'(Intercept)':12}{_g(c.estimate):>12}{_g(c.std_error):>12}"
-                     f"{_g(c.df):>10}{_g(c.statistic):>10}{_g(c.p_value, 3):>12} "
-                     f"{_stars(c.p_value)}")
+        for name, est, se, df, t, pv in rows:
+            lines.append(f"{name:{w}}{_g(est):>12}{_g(se):>12}{_g(df):>10}{_g(t):>10}"
+                         f"{_g(pv, 3):>12} {_stars(pv)}")
+        if p.fixed is not None:
+            lines.append(f"Overall gap (estimand {fit.estimand}): {_g(c.estimate)} "
+                         f"(SE {_g(c.std_error)}, df {_g(c.df)}); by level: contrasts(by=...)")
         lines.append("---")
         lines.append("Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1")
         if not p.converged:

@@ -244,3 +244,30 @@ def test_property_minimal_is_the_smallest_whole_number(seed, delta, T, Q, V, sd_
         if best > 1:
             below = res.plan(delta, **{**meta["design"], vary: best - 1})
             assert not below.query("kind in ['design', 'current']")["resolved"].iloc[-1]
+
+
+@pytest.mark.parametrize("delta", [1e-12, 1e-300])
+def test_tiny_delta_is_bounded_and_says_unreachable(full_fit, delta):
+    """A hang: the minimal count was searched by counting down from ~1e23 one at a time."""
+    tab = full_fit.plan(delta)
+    minimal = tab[tab.kind == "minimal"]
+    assert minimal.unreachable.all() and not minimal.resolved.any()
+    assert all(v is None for v in tab.attrs["mixrank"]["minimal"].values())
+
+
+def test_huge_score_scale_is_bounded():
+    d = mixrank.load_example().assign(correct=lambda x: x.correct * 1e12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit("correct ~ model + (1|subject)", d)
+    tab = res.plan(0.05)
+    assert tab[tab.kind == "minimal"].unreachable.all()
+
+
+@given(st.floats(0.5, 1e18), st.integers(1, 10**6))
+@settings(max_examples=200, deadline=None)
+def test_smallest_count_is_the_exact_threshold(start, true):
+    from mixrank.design.plan import smallest_count
+
+    assert smallest_count(lambda x: x >= true, start) == true
+    assert smallest_count(lambda x: False, start) is None

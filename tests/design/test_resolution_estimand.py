@@ -18,11 +18,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 import mixrank
 from mixrank.design.estimand import estimand_weights, weight_factor
+from mixrank.design.resolution import resolution_table
 from tests.reference.make_resolution_cells import chembench_unbalanced, designs, simulated
 
 REF = Path(__file__).parents[1] / "reference" / "resolution_cells.json"
@@ -33,6 +35,14 @@ def _fit(formula, data, estimand):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return mixrank.fit(formula, data, estimand=estimand)
+
+
+#: Columns that depend on the REML variance of the estimate.  The engine's optimiser changed
+#: after e3b47ea (exact Newton steps for one random term, 19fd650), which moves the REML
+#: optimum within its convergence tolerance: 4e-10 relative on the unbalanced ChemBench
+#: design.  Every other column (fixed n, multiplicity, anytime) is compared at 1e-12.
+MODEL_BASED = {"std_error", "design_effect", "n_star_cluster", "mde_cluster", "q_cluster"}
+MODEL_BASED_RTOL = 1e-8
 
 
 def test_cells_tables_equal_the_pre_change_reference():
@@ -56,10 +66,21 @@ def test_cells_tables_equal_the_pre_change_reference():
                     assert got == want, (name, col)
                 else:
                     w = np.array([float(x) for x in want])
-                    np.testing.assert_allclose(np.asarray(got, dtype=float), w, rtol=1e-12,
+                    rtol = MODEL_BASED_RTOL if col in MODEL_BASED else 1e-12
+                    np.testing.assert_allclose(np.asarray(got, dtype=float), w, rtol=rtol,
                                                atol=0, err_msg=f"{name}: {col}")
                 checked += 1
             assert (tab["weight_factor"] == 1.0).all()
+            # with the same fit, the clustered columns are the pre-change formulas exactly
+            old = pd.DataFrame([dict(model_a=a, model_b=b, estimate=r.estimate, n=r.n,
+                                     sigma_d=r.sigma_d, std_error=r.std_error,
+                                     design_effect=fit.pair(a, b).design_effect)
+                                for a, b, r in zip(tab["model_a"], tab["model_b"],
+                                                   tab.itertuples())])
+            again = resolution_table(old, anytime="normal", **{
+                k: v for k, v in entry["kwargs"].items() if k == "multiplicity"})
+            for col in MODEL_BASED | {"q", "n_star", "q_anytime", "q_multiplicity"}:
+                np.testing.assert_allclose(tab[col], again[col], rtol=1e-12, atol=0)
     assert checked == sum(len(e["table"]) for e in ref["designs"])
 
 

@@ -130,13 +130,6 @@ def test_single_common_cell_is_an_error():
         mixrank.fit("correct ~ model + (1|subject)", d[keep], pairs=[("m01", "m02")])
 
 
-def test_identical_differences_are_an_error():
-    d = gauss(models=2)
-    d.loc[d.model == "m02", "correct"] = d.loc[d.model == "m01", "correct"].to_numpy() - 0.5
-    with pytest.raises(DesignError, match="all paired differences are identical"):
-        mixrank.fit("correct ~ model + (1|subject)", d)
-
-
 def test_grouping_constant_within_a_pair_is_dropped_with_a_warning(shared_data):
     jb = shared_data("jailbreakbench")
     # keep one attack only for the llama/vicuna pair so prompt is constant on its cells

@@ -130,24 +130,19 @@ BAD = [
      "         ^",
      "Nothing is right of '~'. Expected the comparison factor, e.g. 'correct ~ model'; "
      "add the column that identifies the systems being compared."),
+    # fixed parts beyond the comparison factor: mixrank.formula.fixed (tests/formula/test_fixed.py)
     ("correct ~ model + temperature",
      "                  ^^^^^^^^^^^",
-     "Fixed covariate 'temperature': fixed covariates beyond the comparison factor "
-     "'model' are not supported yet. Expected exactly one fixed term, the comparison "
-     "factor; remove 'temperature' (or, if it groups the items, write it as a random "
-     "intercept '(1|temperature)')."),
+     "The covariate term 'temperature' is purely additive: it shifts both models' scores "
+     "on a cell alike, so it cancels in the paired differences 'model_a - model_b' and "
+     "cannot be estimated. Expected it crossed with the comparison factor; write "
+     "'model * temperature' to ask whether the gap depends on it; remove 'temperature'; "
+     "or, if it groups the items, write it as a random intercept '(1|temperature)'."),
     ("correct ~ model:x",
-     "               ^",
-     "Fixed interaction 'model:x' is not supported: the comparison factor enters alone. "
-     f"Expected 'response ~ comparison [+ (1|group) ...]', e.g. {EX}; remove the "
-     "interaction, or write an interaction of grouping columns as a random term, e.g. "
-     "'(1|a:b)'."),
-    ("correct ~ model*x + (1|s)",
-     "               ^",
-     "Fixed interaction 'model*x' is not supported: the comparison factor enters alone. "
-     f"Expected 'response ~ comparison [+ (1|group) ...]', e.g. {EX}; remove the "
-     "interaction, or write an interaction of grouping columns as a random term, e.g. "
-     "'(1|a:b)'."),
+     "          ^^^^^",
+     "The comparison factor 'model' enters only in interactions. Expected its main effect "
+     "too (the overall gap), e.g. 'correct ~ model * x' or 'correct ~ model + model:x'; "
+     "add 'model +'."),
     ("y ~ model/x",
      "         ^",
      "Nesting 'model/x' in the fixed part is not supported. Expected the comparison "

@@ -295,3 +295,22 @@ def test_gz_written_by_gzip_module(tmp_path):
         warnings.simplefilter("error")
         fr = build_frame(p, F1)
     assert fr.n_rows == len(df)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(pair_by=("subject", 5)), r"\[5\] are not column names"),
+    (dict(pair_by=["subject", "question", "question"]), "names a column twice"),
+    (dict(replicate="model"), "is the formula's comparison factor"),
+    (dict(replicate="correct"), "is the formula's score"),
+    (dict(replicate=3), "expected the name of the column"),
+])
+def test_pairing_options_are_checked(kw, msg):
+    """Found by the fuzz suite: a TypeError, and a replicate equal to the model column accepted."""
+    with pytest.raises(DataError, match=msg):
+        mixrank.fit(F1, small(), **kw)
+
+
+def test_pair_by_as_one_column_name():
+    """pair_by="question" used to be split into the characters 'q', 'u', ..."""
+    fr = build_frame(mixrank.simulate(3, 4, 5, 1, rng=7), "correct ~ model", pair_by="question")
+    assert fr.pair_by == ("question",)

@@ -4,8 +4,8 @@ References: R's ``p.adjust`` (Holm, BH; via mixrank.inference.multiplicity,
 itself checked against R), closed forms (one contrast: max-t = the marginal
 test; two models: P(best) = P(t_df < t)), the studentized range
 (independent equal-variance models: the simultaneous critical value is
-``q_{1-alpha}(M, inf) / sqrt(2)``), and the bundled example's count quoted
-in issue 13 (7 unadjusted significant pairs, 1 after Holm).
+``q_{1-alpha}(M, inf) / sqrt(2)``), and the bundled example's counts of
+significant pairs (7 unadjusted, 1 after Holm).
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ def test_source_does_not_exist(tmp_path, backend):
     with pytest.raises(DataError, match="matches no parquet file"):
         mixrank.fit(SUBJ, str(tmp_path / "nowhere" / "*.parquet"), backend=backend)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DataError, match="contains no parquet file"):
+    with pytest.raises(DataError, match="contains no long-format file"):
         mixrank.fit(SUBJ, tmp_path / "empty", backend=backend)
 
 

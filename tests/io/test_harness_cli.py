@@ -27,6 +27,7 @@ def test_report_on_each_harness_folder(folder, extra, models, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") or page.lstrip().lower().startswith("<!doctype")
     for m in models:
         assert m in page
+    assert f"<title>{folder} (" in page
     err = capsys.readouterr().err
     assert "rows per subject:" in err and "question <-" in err and f"wrote {out}" in err
 

@@ -306,3 +306,18 @@ def test_inspect_dict_valued_scorer_by_key(tmp_path):
     assert (same.correct == 1.0).all()
     with pytest.raises(mixrank.DataError, match="several metrics"):
         mixrank.read(tmp_path / "log.json")
+
+
+def test_lighteval_leaderboard_v1_layout(tmp_path):
+    # Open LLM Leaderboard v1 details: a `metrics` column, no `doc`; question = example index
+    date = "2023-10-01T12-00-00.000000"
+    for model, scores in {"org__m1": [1.0, 0.0, 1.0], "org__m2": [0.0, 0.0, 1.0]}.items():
+        folder = tmp_path / model
+        folder.mkdir()
+        pd.DataFrame({"example": ["q0", "q1", "q2"], "full_prompt": ["p0", "p1", "p2"],
+                      "metrics": [{"acc": s, "acc_norm": 1 - s} for s in scores]}).to_parquet(
+            folder / f"details_harness|arc:challenge|25_{date}.parquet")
+    df = mixrank.read(tmp_path, metric="acc_norm")
+    assert set(df.model) == {"org__m1", "org__m2"} and set(df.subject) == {"arc:challenge"}
+    assert list(df[df.model == "org__m2"].correct) == [1.0, 1.0, 0.0]
+    assert list(df.question[:3]) == ["0", "1", "2"]

@@ -400,3 +400,17 @@ def test_folder_with_two_models(tree):
 def test_empty_tasks_list():
     with pytest.raises(DataError, match="non-empty list"):
         read_lm_eval(FIXTURE, tasks=[])
+
+
+def test_invalid_utf8_names_file_and_line(tree):
+    """A raw UnicodeDecodeError used to escape the API (and a traceback the CLI)."""
+    f = sample_file(tree, PY_DIR, "arc_easy", PY_DATE)
+    lines = f.read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3][:10] + b"\xff\xfe" + lines[3][10:]
+    f.write_bytes(b"".join(lines))
+    with pytest.raises(DataError, match=rf"{f.name}:4: byte 10 .*not valid UTF-8"):
+        read_lm_eval(tree, tasks="arc_easy")
+    res = tree / QW_DIR / f"results_{QW_DATE_1}.json"
+    res.write_bytes(b"\xff" + res.read_bytes())
+    with pytest.raises(DataError, match=r"byte 0 \(line 1\) is not valid UTF-8"):
+        read_lm_eval(tree)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mixrank.errors import DataError
+from mixrank.errors import DataError, MissingDataWarning
 from mixrank.io.wide import read_wide
 
 CSV = Path(__file__).parent / "fixtures" / "wide" / "scores.csv"
@@ -36,7 +37,8 @@ def rows(df, score="correct"):
 
 
 def test_reads_csv_fixture():
-    df = read_wide(CSV)
+    with pytest.warns(MissingDataWarning, match="1 empty cell"):
+        df = read_wide(CSV, na="drop")
     assert list(df.columns) == ["model", "subject", "question", "prompt", "correct"]
     assert rows(df) == EXPECTED
     assert set(df["prompt"]) == {"default"}
@@ -55,7 +57,8 @@ def test_csv_gz_parquet_and_dataframe_agree(tmp_path):
     pq = tmp_path / "scores.parquet"
     wide.to_parquet(pq)
     for src in (gz, pq, wide):
-        assert rows(read_wide(src)) == EXPECTED
+        with pytest.warns(MissingDataWarning):
+            assert rows(read_wide(src, na="drop")) == EXPECTED
 
 
 def test_dataframe_input_not_modified():
@@ -66,7 +69,9 @@ def test_dataframe_input_not_modified():
 
 
 def test_models_prompt_and_score_name():
-    df = read_wide(CSV, models=["mistral-7b", "gpt-4o"], prompt="cot", score_name="score")
+    with pytest.warns(MissingDataWarning):
+        df = read_wide(CSV, models=["mistral-7b", "gpt-4o"], prompt="cot", score_name="score",
+                       na="drop")
     assert list(df.columns) == ["model", "subject", "question", "prompt", "score"]
     assert df["model"].unique().tolist() == ["mistral-7b", "gpt-4o"]
     assert set(df["prompt"]) == {"cot"}
@@ -101,7 +106,12 @@ def test_round_trip_with_pivot(n_items, n_models, seed):
     wide = pd.DataFrame(values, columns=[f"m{j}" for j in range(n_models)])
     wide.insert(0, "question", [f"q{i}" for i in range(n_items)])
     wide.insert(0, "subject", "s")
-    long = read_wide(wide)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingDataWarning)
+        long = read_wide(wide, na="drop")
+    if np.isnan(values).any():
+        with pytest.raises(DataError, match="is empty .not scored.; missing scores are an error"):
+            read_wide(wide)
     assert len(long) == int(np.isfinite(values).sum())
     assert long.attrs["mixrank"]["n_missing"] == int(np.isnan(values).sum())
     if len(long):
@@ -198,3 +208,13 @@ def test_output_name_clash():
     wide = pd.DataFrame({"model": ["a"], "question": [1], "m": [1]})
     with pytest.raises(DataError, match="clash with the output columns"):
         read_wide(wide, items=("model", "question"))
+
+
+def test_blank_cells_are_an_error_by_default_as_in_long_input():
+    """Quiet data handling: blank cells used to vanish without a word."""
+    with pytest.raises(DataError, match=r"line 3: column 'mistral-7b' is empty .*na='drop'"):
+        read_wide(CSV)
+    with pytest.raises(DataError, match="na='maybe' is not an option"):
+        read_wide(CSV, na="maybe")
+    with pytest.warns(MissingDataWarning, match="1 empty cell"):
+        assert read_wide(CSV, na="drop").attrs["mixrank"]["n_missing"] == 1

@@ -1,7 +1,7 @@
 """Reference verdict tables for estimand="cells", generated at commit e3b47ea.
 
-Issue 15 (one estimand per verdict row) must leave the verdict table of a
-``estimand="cells"`` fit unchanged.  This script was run ONCE on commit
+Making every verdict row use one estimand (the fit's) must leave the verdict
+table of an ``estimand="cells"`` fit unchanged.  This script was run ONCE on commit
 e3b47ea (before that change), with the normal-mixture anytime column (the
 only one that existed), and wrote ``resolution_cells.json`` next to it;
 ``tests/design/test_resolution_estimand.py`` rebuilds the same designs and

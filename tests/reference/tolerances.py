@@ -27,6 +27,9 @@ LME4 = {
     # |df difference| <= this x lme4 df, checked only where lme4's fit is not
     # singular (isSingular(m) FALSE: every component interior).
     "df_rel": 1e-3,
+    # |F difference| <= this x lme4's F (F tests of model x covariate terms;
+    # F is a ratio of quadratic forms in estimates and SEs).
+    "F_rel": 1e-5,
 }
 
 # Native engine vs statsmodels MixedLM (REML, variance components; interior

@@ -1,0 +1,436 @@
+"""CLI stage: what every subcommand shares — argument groups, loading the data
+argument, fitting as the options say, and rendering tables.
+
+Inputs: parsed ``argparse`` namespaces.  Outputs: DataFrames / FitResults for
+the subcommand modules, text on stdout or ``--output``.
+Contents: :class:`UsageError`, :class:`Parser`; output (:func:`render`,
+:func:`emit`, :func:`titled`); input (:func:`parse_pairs`,
+:func:`parse_mapping`, :func:`load`, :func:`frame_data`, :func:`selector`,
+:func:`check_output`); fitting (:func:`fit_from_args`, :func:`score_header`, :func:`table_of`); argument groups (:func:`data_args`,
+:func:`fit_args`, :func:`common_args`, :func:`out_args`, :func:`rank_args`,
+:func:`rank_kwargs`, :func:`alpha_power_args`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pandas as pd
+
+from ..frame.source import read_csv
+from .progress import Progress, progress_enabled
+
+#: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
+PROGRESS_MIN_PAIRS = 20
+
+
+class UsageError(Exception):
+    """A command-line usage error: printed as ``error: ...``, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors raise :class:`UsageError` instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:  # exit 2 without argparse's own exit
+        raise UsageError(f"{self.prog}: {message}")
+
+
+# --------------------------------------------------------------------------- output
+
+def render(df: pd.DataFrame, fmt: str) -> str:
+    """One table as text in ``fmt`` (table, csv, json or markdown)."""
+    if fmt == "csv":
+        return df.to_csv(index=False)
+    if fmt == "json":
+        return df.to_json(orient="records", indent=1, double_precision=15) + "\n"
+    if fmt == "markdown":
+        cols = list(df.columns)
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for row in df.itertuples(index=False):
+            lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+        return "\n".join(lines) + "\n"
+    with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
+                           "display.width", 160, "display.float_format", "{:.6g}".format):
+        return df.to_string(index=False) + "\n"
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def emit(text: str, args: argparse.Namespace) -> None:
+    """Write ``text`` to ``--output`` when given, else to stdout."""
+    out = getattr(args, "output", None)
+    if not out:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the output file {out!r} (-o/--output): "
+                         f"{exc.strerror or exc}; choose a writable path") from None
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Refuse an ``--output`` that cannot be written, before any long computation.
+
+    Opens the file for appending (nothing is truncated) and removes it again
+    when it did not exist; a folder or a missing parent folder is refused.
+    """
+    out = getattr(args, "output", None)
+    if not out:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise UsageError(f"the output path {out!r} (-o/--output) is a folder; give a file name")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write the output file {out!r} (-o/--output): "
+                         f"{exc.strerror or exc}; choose a writable path") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
+def score_header(res: Any) -> str:
+    """One line naming the score type the fit detected (for ``--format table``)."""
+    fr = res.frame
+    kind = "binary (0/1)" if fr.binary else "continuous"
+    return (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
+            f"{fr.spec.formula}\n")
+
+
+def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
+    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line."""
+    return (score_header(res) if fmt == "table" else "") + render(tab, fmt)
+
+
+def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
+    """Several tables: titled text for table/markdown, one JSON object for json."""
+    if fmt == "json":
+        body = ",\n".join(f'"{name}": {df.to_json(orient="records", double_precision=15)}'
+                           for name, df in parts)
+        return "{\n" + body + "\n}\n"
+    return "\n".join(f"== {name} ==\n{render(df, fmt)}" for name, df in parts)
+
+
+# --------------------------------------------------------------------------- input
+
+_PAIR_HELP = ("expected MODEL_A,MODEL_B; quote a name that holds a comma or surrounding spaces "
+              "in double quotes, e.g. --pair '\"Acme, v2\",m01'")
+
+
+def _split_pair(text: str) -> list[str]:
+    """Split ``A,B`` at commas outside double quotes; quoted names are kept verbatim."""
+    fields, buf, quoted, was_quoted = [], "", False, False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+            was_quoted = True
+            buf += ch
+        elif ch == "," and not quoted:
+            fields.append((buf, was_quoted))
+            buf, was_quoted = "", False
+        else:
+            buf += ch
+    if quoted:
+        raise UsageError(f"--pair {text!r}: unbalanced double quote; {_PAIR_HELP}")
+    fields.append((buf, was_quoted))
+    out = []
+    for f, q in fields:
+        f = f.strip()
+        if q:
+            if not (f.startswith('"') and f.endswith('"') and len(f) >= 2):
+                raise UsageError(f"--pair {text!r}: a quoted name must be quoted as a whole; "
+                                 f"{_PAIR_HELP}")
+            f = f[1:-1]
+        out.append(f)
+    return out
+
+
+def parse_pairs(values: Sequence[str] | None) -> list[tuple[str, str]] | None:
+    """``["A,B", ...]`` (``--pair``) as a list of model-name pairs (double quotes protect commas)."""
+    if not values:
+        return None
+    out = []
+    for v in values:
+        names = _split_pair(v)
+        if len(names) != 2 or not all(names):
+            raise UsageError(f"--pair {v!r}: {_PAIR_HELP}")
+        out.append((names[0], names[1]))
+    return out
+
+
+def parse_mapping(text: str | None, option: str) -> str | dict[str, str] | None:
+    """``acc`` -> 'acc'; ``arc_easy=acc,gsm8k=exact_match`` -> a dict."""
+    if text is None or "=" not in text:
+        return text
+    out = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise UsageError(f"{option} {text!r}: mix of plain and KEY=VALUE entries; expected "
+                             "one value or KEY=VALUE,KEY=VALUE")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+_HARNESS_KINDS = {"lm-eval": "lm_eval", "inspect": "inspect", "helm": "helm",
+                  "lighteval": "lighteval"}
+
+
+def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFrame | None:
+    """Harness output read through :func:`mixrank.read` (None for other input).
+
+    The formula's left side or ``--metric`` picks the metric; the column
+    mapping and rows per subject go to stderr.  Repeated samples (epochs,
+    train trials) become ``--replicate sample`` unless a replicate is given.
+    """
+    from ..io.read import HARNESSES, describe, detect_format, read_for_formula
+
+    if kind == "auto":
+        if not path.exists():
+            return None
+        fmt = detect_format(path)
+        if fmt not in HARNESSES:
+            return None
+    elif kind in _HARNESS_KINDS:
+        fmt = _HARNESS_KINDS[kind]
+    else:
+        return None
+    metric = getattr(args, "metric", None)
+    opts: dict[str, Any] = {"metric": parse_mapping(metric, "--metric") if fmt == "lm_eval"
+                            else metric}
+    if fmt == "lm_eval":
+        opts.update(filter=parse_mapping(getattr(args, "lm_filter", None), "--filter"),
+                    prompt=getattr(args, "prompt_label", None))
+    fields = {"subject_field": getattr(args, "subject_field", None),
+              "prompt_field": getattr(args, "prompt_field", None)}
+    if fmt == "inspect":
+        opts.update(fields)
+    elif any(fields.values()):
+        raise UsageError(f"--subject-field/--prompt-field name Inspect sample metadata fields; "
+                         f"{str(path)!r} is {fmt} output")
+    if isinstance(opts["metric"], dict) and fmt != "lm_eval":
+        raise UsageError(f"--metric TASK=METRIC is for lm-eval output; {fmt} takes one metric")
+    df = read_for_formula(str(path), getattr(args, "formula", None) or "correct ~ model", fmt,
+                          **opts)
+    print(describe(df), file=sys.stderr)
+    if hasattr(args, "replicate") and args.replicate is None and "sample" in df.columns \
+            and df["sample"].nunique() > 1:
+        args.replicate = "sample"
+        print("  replicates: sample (repeated samples are averaged within a cell)",
+              file=sys.stderr)
+    return df
+
+
+def _stdin(kind: str) -> pd.DataFrame:
+    """Standard input (``-``) as a table: CSV, or JSON lines with ``--input-format jsonl``."""
+    from ..errors import DataError
+
+    if kind in _HARNESS_KINDS:
+        raise UsageError(f"--input-format {kind} reads harness output files, not standard "
+                         "input; pass the path instead of '-'")
+    text = sys.stdin.read()
+    if not text.strip():
+        raise DataError("standard input ('-') is empty; pipe a CSV table into mixrank, e.g. "
+                        "cat runs.csv | mixrank contrasts - -f ...")
+    try:
+        if kind == "jsonl":
+            return pd.read_json(io.StringIO(text), lines=True)
+        return read_csv(io.StringIO(text), "standard input ('-')",
+                        dtype=str if kind == "wide" else None)
+    except (ValueError, pd.errors.ParserError) as exc:
+        fmt = "JSON lines" if kind == "jsonl" else "CSV"
+        raise DataError(f"could not read standard input as {fmt}: {exc}; pass --input-format "
+                        "(long = CSV, jsonl, wide) matching what is piped in") from None
+
+
+def load(args: argparse.Namespace) -> Any:
+    """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads.
+
+    ``example`` is the bundled example, ``shared:NAME`` a shared dataset,
+    ``-`` standard input (CSV; ``--input-format jsonl`` or ``wide`` to
+    override); a path is read by the reader its ``--input-format`` names
+    (``auto``: a ``samples_*.jsonl`` file or a folder holding them is
+    lm-evaluation-harness output, anything else a long table or a folder of
+    long parquet/CSV/JSON-lines files).
+    """
+    from ..io.datasets import load_dataset, load_example
+
+    src = args.data
+    kind = getattr(args, "input_format", "auto")
+    if src == "example":
+        return load_example()
+    if src.startswith(("shared:", "dataset:")):
+        return load_dataset(src.split(":", 1)[1])
+    if src == "-":
+        data = _stdin(kind)
+        if kind == "wide":
+            from ..io.wide import read_wide
+
+            items = getattr(args, "items", None) or "subject,question"
+            return read_wide(data, items=[c.strip() for c in items.split(",")],
+                             na=getattr(args, "na", "error"))
+        return data
+    path = Path(src)
+    harness = _read_harness(args, path, kind)
+    if harness is not None:
+        return harness
+    if kind == "wide":
+        from ..io.wide import read_wide
+
+        items = getattr(args, "items", None) or "subject,question"
+        return read_wide(path, items=[c.strip() for c in items.split(",")],
+                         na=getattr(args, "na", "error"))
+    return src
+
+
+def frame_data(args: argparse.Namespace) -> pd.DataFrame:
+    """The data argument as a pandas DataFrame."""
+    from ..frame.source import to_pandas
+
+    return to_pandas(load(args))
+
+
+def selector(text: str, data: pd.DataFrame) -> Any:
+    """``NAME`` -> a model name; ``col=v1,v2;col2=v`` -> a mapping with values typed as in data."""
+    if "=" not in text:
+        return text
+    out: dict[str, list] = {}
+    for part in text.split(";"):
+        if "=" not in part:
+            raise UsageError(f"selector {text!r}: expected COLUMN=VALUE[,VALUE][;COLUMN=VALUE]")
+        col, vals = (s.strip() for s in part.split("=", 1))
+        if col not in data.columns:
+            raise UsageError(f"selector {text!r}: column {col!r} is not in the data "
+                             f"(columns: {list(data.columns)})")
+        present = {str(v): v.item() if hasattr(v, "item") else v for v in pd.unique(data[col])}
+        out[col] = [present.get(v.strip(), v.strip()) for v in vals.split(",")]
+    return out
+
+
+# --------------------------------------------------------------------------- fitting
+
+class _Bar:
+    """``fit(progress=...)`` callback drawing a :class:`Progress` bar for large fits."""
+
+    def __init__(self) -> None:
+        self.bar: Progress | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < PROGRESS_MIN_PAIRS:
+            return
+        if self.bar is None:
+            self.bar = Progress(total, f"fitting {total} pairs").__enter__()
+        self.bar.update(done - self.bar.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None,
+                  data: Any = None):
+    """Fit as the options say (``data``: already loaded); a progress bar on a terminal."""
+    from ..fit import fit
+
+    pairs = parse_pairs(args.pair) if pairs is None else pairs
+    pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
+    data = load(args) if data is None else data
+    bar = _Bar() if progress_enabled() else None
+    try:
+        return fit(args.formula, data, method=args.method, estimand=args.estimand,
+                   level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+# --------------------------------------------------------------------------- arguments
+
+def data_args(p: argparse.ArgumentParser) -> None:
+    """The data argument and the options of its readers."""
+    p.add_argument("data", help="long-format file (.csv, .csv.gz, .parquet, .jsonl) or a folder "
+                   "of them, a wide matrix (--input-format wide), harness output (lm-eval, "
+                   "Inspect, HELM, lighteval), '-' (standard input), 'example' or "
+                   "dataset:NAME")
+    p.add_argument("--input-format", default="auto",
+                   choices=["auto", "long", "jsonl", "wide", "lm-eval", "inspect", "helm",
+                            "lighteval"],
+                   help="auto: harness output (lm-eval, Inspect, HELM, lighteval) is detected "
+                   "from its files, else a long table or a folder of long parquet/CSV files; "
+                   "'-' reads standard input as CSV (jsonl: JSON lines; wide: a wide CSV)")
+    p.add_argument("--items", default=None, help="wide input: item key columns "
+                   "(default subject,question)")
+    p.add_argument("--metric", default=None, help="harness output: the per-sample metric "
+                   "(lm-eval: also TASK=METRIC,...; default acc); or name it on the left of -f")
+    p.add_argument("--subject-field", default=None,
+                   help="Inspect: sample metadata field used as subject (default: the task)")
+    p.add_argument("--prompt-field", default=None,
+                   help="Inspect: sample metadata field used as prompt")
+    p.add_argument("--filter", dest="lm_filter", default=None,
+                   help="lm-eval: filter, or TASK=FILTER,...")
+    p.add_argument("--prompt-label", default=None, help="lm-eval: constant prompt label")
+
+
+def fit_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
+    """Data options plus the options of :func:`mixrank.fit`."""
+    data_args(p)
+    p.add_argument("--formula", "-f", required=formula_required,
+                   help="e.g. 'correct ~ model + (1|subject)'")
+    p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
+    p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"])
+    p.add_argument("--pair", action="append", metavar="A,B",
+                   help="fit only this pair (repeatable); quote names holding commas or spaces: "
+                   "'\"A, v2\",B'")
+    p.add_argument("--pair-by", default=None, help="comma-separated pairing keys")
+    p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
+    p.add_argument("--na", default="error", choices=["error", "drop"])
+    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
+                   help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
+                   "of core; needs the scale extra)")
+
+
+def common_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
+    """Fit options plus output options."""
+    fit_args(p, formula_required)
+    out_args(p)
+
+
+def out_args(p: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--output``."""
+    p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"])
+    p.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
+
+
+def rank_args(p: argparse.ArgumentParser) -> None:
+    """Options of :meth:`FitResult.rank_intervals`."""
+    p.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"])
+    p.add_argument("--rank-method", default="holm", choices=["holm", "bonferroni", "bh", "maxt"])
+    p.add_argument("--draws", type=int, default=2000, help="Gaussian draws for --rank-method maxt")
+    p.add_argument("--seed", type=int, default=None, help="seed for --rank-method maxt")
+
+
+def rank_kwargs(args: argparse.Namespace) -> dict:
+    """The rank options as keyword arguments of :meth:`FitResult.rank_intervals`."""
+    return dict(level=args.level, coverage=args.coverage, method=args.rank_method, B=args.draws,
+                rng=args.seed)
+
+
+def alpha_power_args(p: argparse.ArgumentParser) -> None:
+    """``--alpha`` and ``--power``."""
+    p.add_argument("--alpha", type=float, default=0.05, help="two-sided level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")

@@ -1,0 +1,100 @@
+"""CLI subcommands ``demo``, ``fit``, ``contrasts`` and ``components``.
+
+Inputs: parsed arguments (see :mod:`mixrank.cli.common`).  Outputs: the
+summary, contrasts and variance-components tables of :func:`mixrank.fit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from .common import (
+    common_args,
+    emit,
+    fit_from_args,
+    out_args,
+    render,
+    score_header,
+    table_of,
+)
+
+DEMO_FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    from ..fit import fit
+    from ..io.datasets import load_example
+
+    df = load_example()
+    res: Any = fit(DEMO_FORMULA, df)
+    parts = ["mixrank demo: the bundled simulated example benchmark (see data/README.md)", "",
+             res.frame.summary_text(), "", "== Contrasts (model_a - model_b) ==",
+             render(res.contrasts(), args.format), "== Variance components (first pair) ==",
+             render(res.variance_components().query("model_a == 'm01' and model_b == 'm02'"),
+                    args.format),
+             "== Design effect ==", render(res.design_effect(), args.format)]
+    for title, fn in _optional_sections(res):
+        try:
+            parts += [f"== {title} ==", render(fn(), args.format)]
+        except (ImportError, AttributeError, NotImplementedError):
+            continue
+    emit("\n".join(parts), args)
+
+
+def _optional_sections(res: Any) -> list[tuple[str, Callable[[], pd.DataFrame]]]:
+    return [("Rank intervals (95%, marginal)", lambda: res.rank_intervals()),
+            ("Resolution verdicts (adjacent pairs)", lambda: res.resolution())]
+
+
+def cmd_fit(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    if args.format == "table":
+        emit(score_header(res) + str(res.summary()) + "\n", args)
+    else:
+        emit(render(res.contrasts(), args.format), args)
+
+
+def cmd_contrasts(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
+    emit(table_of(res, tab, args.format), args)
+
+
+def cmd_anova(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    emit(table_of(res, res.anova(adjust=args.anova_adjust), args.format), args)
+
+
+def cmd_components(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    emit(table_of(res, res.variance_components(), args.format), args)
+
+
+def register(sub: Any) -> None:
+    """Add ``demo``, ``fit``, ``contrasts``, ``components`` and ``anova`` to the subparsers ``sub``."""
+    d = sub.add_parser("demo", help="full analysis of the bundled example")
+    out_args(d)
+    d.set_defaults(func=cmd_demo)
+    for name, fn, hlp in [("fit", cmd_fit, "fit and print an lme4-like summary"),
+                          ("contrasts", cmd_contrasts, "pairwise contrasts table"),
+                          ("components", cmd_components, "variance components per pair"),
+                          ("anova", cmd_anova, "per pair, F tests that the gap is the same at "
+                           "every level of each covariate (formulas such as model * x)")]:
+        s = sub.add_parser(name, help=hlp)
+        common_args(s)
+        s.set_defaults(func=fn)
+        if name == "contrasts":
+            s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
+                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
+            s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for maxt")
+            s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")
+            s.add_argument("--by", default=None, metavar="COLUMN",
+                           help="gap per level of this covariate of the formula "
+                                "(e.g. -f 'correct ~ model * topic' --by topic)")
+        if name == "anova":
+            s.add_argument("--adjust", dest="anova_adjust", default="none",
+                           choices=("none", "holm"), help="Holm across pairs, per term")

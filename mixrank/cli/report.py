@@ -1,0 +1,76 @@
+"""CLI subcommand ``report``: a self-contained HTML report of a fit.
+
+Inputs: parsed arguments.  Outputs: the file written by
+:func:`mixrank.report.html.write_report`; its path on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .common import UsageError, fit_args, fit_from_args, load, rank_args, rank_kwargs, selector
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    from ..report.html import write_report
+
+    if (args.rci_before is None) != (args.rci_after is None):
+        raise UsageError("report: --rci-before and --rci-after go together (the two versions "
+                         "whose items are compared)")
+    loaded = load(args)
+    if args.formula is None:
+        if not isinstance(loaded, pd.DataFrame) or "reader" not in loaded.attrs.get("mixrank", {}):
+            raise UsageError("report needs -f/--formula, e.g. 'correct ~ model + (1|subject)' "
+                             "(it is optional only for harness output)")
+        args.formula = "correct ~ model + (1|subject)"
+        print(f"  formula: {args.formula}", file=sys.stderr)
+    if args.title is None and isinstance(loaded, pd.DataFrame) \
+            and "format" in loaded.attrs.get("mixrank", {}):
+        args.title = f"{Path(args.data).name} ({loaded.attrs['mixrank']['format']} output)"
+    args.output = args.output or "mixrank-report.html"
+    res = fit_from_args(args, data=loaded)
+    rc = None
+    if args.rci_before is not None:
+        from ..change import reliable_change
+        from ..frame.source import to_pandas
+
+        data = to_pandas(loaded)
+        rc = reliable_change(data, before=selector(args.rci_before, data),
+                             after=selector(args.rci_after, data), model=res.frame.spec.comparison,
+                             score=res.frame.spec.response, sample=args.rci_sample, sem=args.rci_sem)
+    multiplicity = None if args.multiplicity == "none" else args.multiplicity
+    out = write_report(res, args.output, title=args.title, level=args.level,
+                       plan_delta=args.delta, max_pairs=args.max_pairs,
+                       rank_kwargs={k: v for k, v in rank_kwargs(args).items() if k != "level"},
+                       resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc,
+                       sensitivity=args.sensitivity)
+    print(f"wrote {out}", file=sys.stderr)
+
+
+def register(sub: Any) -> None:
+    """Add ``report`` to the subparsers ``sub``."""
+    s = sub.add_parser("report", help="self-contained HTML report of a fit")
+    fit_args(s, formula_required=False)
+    rank_args(s)
+    s.add_argument("--output", "-o", default=None,
+                   help="the HTML file to write (default mixrank-report.html)")
+    s.add_argument("--title", default=None)
+    s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
+    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    s.add_argument("--max-pairs", type=int, default=40,
+                   help="with more pairs, show the adjacent ones (default 40)")
+    s.add_argument("--rci-before", default=None, help="add a reliable-change section: the first "
+                   "version (model name or COLUMN=V[,V][;COLUMN=V]); needs --rci-after")
+    s.add_argument("--rci-after", default=None, help="the second version, as --rci-before")
+    s.add_argument("--rci-sample", default="sample",
+                   help="column of the repeated samples per item (default sample)")
+    s.add_argument("--rci-sem", default="item", choices=["item", "pooled"],
+                   help="error model of the reliable-change classes (see mixrank rci --sem)")
+    s.add_argument("--sensitivity", default=None, metavar="KINDS",
+                   help="add verdict stability to the resolution section, e.g. loso,bootstrap")
+    s.set_defaults(func=cmd_report)

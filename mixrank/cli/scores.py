@@ -1,0 +1,40 @@
+"""CLI subcommand ``scores``: each model's score with its interval at the formula's unit.
+
+Inputs: parsed arguments (see :mod:`mixrank.cli.common`).  Outputs: the table
+of :meth:`FitResult.model_scores` (best first), with ``--probabilities`` the
+rank probabilities of :meth:`FitResult.rank_probabilities` as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import common_args, emit, fit_from_args, table_of, titled
+
+
+def cmd_scores(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    tab = res.model_scores(estimand=args.score_estimand)
+    tab = tab.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
+    tab = tab.reset_index(drop=True)
+    if not args.probabilities:
+        emit(table_of(res, tab, args.format), args)
+        return
+    rp = res.rank_probabilities(B=args.draws, rng=args.seed)
+    emit(titled([("model_scores", tab), ("rank_probabilities", rp)], args.format), args)
+
+
+def register(sub: Any) -> None:
+    """Add ``scores`` to the subparsers ``sub``."""
+    s = sub.add_parser("scores", help="each model's score \u00b1 CI at the formula's unit, "
+                                      "beside the iid standard error")
+    common_args(s)
+    s.add_argument("--score-estimand", default=None, choices=["gls", "cells", "units"],
+                   help="estimand of the scores (default: the fit's --estimand); 'cells' is "
+                        "the plain mean over each model's cells")
+    s.add_argument("--probabilities", action="store_true",
+                   help="also print P(rank = r) and P(best) per model")
+    s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for --probabilities")
+    s.add_argument("--seed", type=int, default=None, help="seed for --probabilities")
+    s.set_defaults(func=cmd_scores)

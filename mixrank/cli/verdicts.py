@@ -1,0 +1,127 @@
+"""CLI subcommands ``ranks``, ``resolution`` and ``plan``.
+
+Inputs: parsed arguments (see :mod:`mixrank.cli.common`).  Outputs: the
+tables of :meth:`FitResult.rank_intervals`, :meth:`FitResult.resolution` and
+:meth:`FitResult.plan`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pandas as pd
+
+from .common import (
+    UsageError,
+    alpha_power_args,
+    common_args,
+    emit,
+    fit_from_args,
+    parse_pairs,
+    rank_args,
+    rank_kwargs,
+    render,
+    score_header,
+    table_of,
+)
+
+_RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
+                    "resolved_multiplicity", "resolved_anytime", "design_effect",
+                    "resolved_cluster", "resolved_all")
+_SENSITIVITY_MAIN = ("kind", "grouping", "model_a", "model_b", "replicates", "resolved_cluster",
+                     "stability", "ci_lower", "ci_upper", "n_star_cluster", "n_star_bootstrap",
+                     "p_value")
+
+
+def cmd_ranks(args: argparse.Namespace) -> None:
+    if args.pair:
+        raise UsageError("ranks compares every pair of models; drop --pair (select models by "
+                         "filtering the data instead)")
+    res = fit_from_args(args)
+    emit(table_of(res, res.rank_intervals(**rank_kwargs(args), by=args.by), args.format), args)
+
+
+def cmd_resolution(args: argparse.Namespace) -> None:
+    explicit = parse_pairs(args.pair)
+    res = fit_from_args(args, pairs=explicit)
+    family: Any = explicit if explicit else args.family
+    multiplicity = None if args.multiplicity == "none" else args.multiplicity
+    tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
+                         multiplicity=multiplicity,
+                         anytime=False if args.no_anytime else args.anytime,
+                         cluster=not args.no_cluster)
+    summ = None
+    if args.sensitivity:
+        summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
+                               power=args.power, B=args.boot, rng=args.seed, summary=True)
+        if args.format not in ("table", "markdown"):
+            return emit(render(summ, args.format), args)
+    if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):
+        counts = tab.attrs.get("mixrank", {}).get("unresolved", {})
+        head = "".join(f"{k}: {v}\n" for k, v in counts.items())
+        shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
+        top = score_header(res) if args.format == "table" else ""
+        text = (f"{top}Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
+                f"{head}\n{render(shown, args.format)}")
+        if summ is not None:
+            keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
+            text += (f"\n\nStability of the clustered verdict ({args.sensitivity})\n"
+                     f"{render(summ[keep], args.format)}")
+        emit(text, args)
+    else:
+        emit(render(tab, args.format), args)
+
+
+def cmd_plan(args: argparse.Namespace) -> None:
+    res = fit_from_args(args)
+    kw: dict[str, Any] = dict(subjects=args.subjects, questions=args.questions,
+                              prompts=args.prompts, alpha=args.alpha, power=args.power)
+    if args.plan_pair:
+        pr = parse_pairs([args.plan_pair])
+        kw["pair"] = pr[0] if pr else None
+    parts = [res.plan(d, **kw).assign(delta=d) for d in args.delta]
+    tab = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    emit(table_of(res, tab, args.format), args)
+
+
+def register(sub: Any) -> None:
+    """Add ``ranks``, ``resolution`` and ``plan`` to the subparsers ``sub``."""
+    s = sub.add_parser("ranks", help="rank confidence intervals per model")
+    common_args(s)
+    rank_args(s)
+    s.add_argument("--by", default=None, metavar="COLUMN",
+                   help="rank intervals per level of this covariate of the formula")
+    s.set_defaults(func=cmd_ranks)
+
+    s = sub.add_parser("resolution", help="resolution verdicts (N*, q) per pair")
+    common_args(s)
+    alpha_power_args(s)
+    s.add_argument("--family", default="adjacent", choices=["adjacent", "all"],
+                   help="pairs judged (ignored with --pair, which names them)")
+    s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
+    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")
+    s.add_argument("--anytime", default="auto", choices=["auto", "normal", "bernoulli"],
+                   help="anytime boundary: auto = Bernoulli e-process for 0/1 scores")
+    s.add_argument("--no-cluster", action="store_true", help="drop the clustered paradigm")
+    s.add_argument("--all-columns", action="store_true",
+                   help="table/markdown: every column (csv/json always have all)")
+    s.add_argument("--sensitivity", default=None, metavar="KINDS",
+                   help="stability of the clustered verdict: loso,bootstrap,clusterings "
+                        "(csv/json then output the stability table)")
+    s.add_argument("--B", dest="boot", type=int, default=1000, help="bootstrap replicates")
+    s.add_argument("--seed", type=int, default=None, help="seed of the bootstrap")
+    s.set_defaults(func=cmd_resolution)
+
+    s = sub.add_parser("plan", help="designs (subjects, questions, prompts) that resolve --delta")
+    common_args(s)
+    alpha_power_args(s)
+    s.add_argument("--delta", type=float, action="append", required=True,
+                   help="target difference (repeatable)")
+    s.add_argument("--subjects", type=int, default=None)
+    s.add_argument("--questions", type=int, default=None)
+    s.add_argument("--prompts", type=int, default=None)
+    s.add_argument("--plan-pair", default=None, metavar="A,B",
+                   help="whose components (default: the median pair)")
+    s.set_defaults(func=cmd_plan)

@@ -1,0 +1,403 @@
+"""Stage engine: fit every pair of a model x covariate formula (p fixed columns).
+
+Inputs: a :class:`~mixrank.frame.Frame` whose ``cells`` carry the covariates
+of an :class:`~mixrank.formula.InteractionSpec` (see
+:func:`mixrank.frame.covariates.attach_covariates`), the pairs and the
+estimand.  Outputs: one :class:`~mixrank.engine.records.PairFit` per pair whose
+``estimate``/``variance``/``df`` are the overall gap (the estimand-weighted
+average of the fitted cell differences, docs/interactions.md §3) and whose
+``fixed`` holds the :class:`FixedPair` (the p-column REML fit and
+what contrasts by level need).
+
+Contents: :class:`Design` (the fixed model matrix of the paired differences
+over the frame's cells, built once with formulaic: categorical coding,
+numeric terms, interactions among covariates) and :func:`fit_pairs_fixed`.
+Pairs scored on every cell share one structure and take their sums from
+per-level sufficient statistics (``X'Y`` over all cells, per-level sums of
+each model), so the per-pair work does not touch the cells.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from ..errors import DesignError, MixrankWarning
+from ..formula.fixed import InteractionSpec
+from ..frame import Frame
+from .native import ESTIMANDS
+from .records import PairFit
+from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
+from .structure import Structure, build_structure
+
+__all__ = ["Design", "FixedPair", "build_design", "design_from_cells", "pair_design",
+           "fit_pairs_fixed", "fit_models_fixed", "kept_columns"]
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The fixed model matrix of the paired differences over all cells.
+
+    Attributes
+    ----------
+    X : ndarray (n_cells, p)
+    columns : tuple of str
+        formulaic's column names, e.g. ``("Intercept", "x[T.b]", "z")``.
+    term_columns : dict
+        d-term label (``"x"``, ``"x:z"``) -> column indices; ``"1"`` the intercept.
+    model_spec : formulaic ModelSpec
+        Re-encodes a reference grid exactly as the cells were encoded.
+    numeric : tuple of str
+        Numeric covariates; the others are categorical.
+    levels : dict
+        Categorical covariate -> its levels (sorted).
+    """
+
+    X: np.ndarray
+    columns: tuple[str, ...]
+    term_columns: dict[str, list[int]]
+    model_spec: Any
+    numeric: tuple[str, ...]
+    levels: dict[str, tuple[str, ...]]
+
+    def grid_matrix(self, grid: pd.DataFrame) -> np.ndarray:
+        """The model matrix of reference-grid rows (covariate columns as in ``cells``)."""
+        g = grid.copy()
+        for c, levs in self.levels.items():
+            g[c] = pd.Categorical(g[c], categories=list(levs))
+        return np.asarray(self.model_spec.get_model_matrix(g), dtype=np.float64)
+
+
+def design_from_cells(cells: pd.DataFrame, spec: InteractionSpec) -> Design:
+    """The fixed model matrix ``1 + x + ...`` of ``spec`` over a table of cells."""
+    import formulaic
+
+    data = cells[list(spec.covariates)]
+    try:
+        mm = formulaic.model_matrix(spec.d_formula, data)
+    except Exception as exc:  # formulaic's errors, re-raised as ours at the stage boundary
+        raise DesignError(f"the fixed part {spec.d_formula!r} could not be encoded over the "
+                          f"cells ({exc}); check the covariate columns") from None
+    ms = mm.model_spec
+    term_cols = {str(t): list(ix) for t, ix in ms.term_indices.items()}
+    numeric = tuple(c for c in spec.covariates
+                    if not isinstance(data[c].dtype, pd.CategoricalDtype))
+    levels = {c: tuple(str(v) for v in data[c].cat.categories)
+              for c in spec.covariates if c not in numeric}
+    return Design(X=np.asarray(mm, dtype=np.float64), columns=tuple(ms.column_names),
+                  term_columns=term_cols, model_spec=ms, numeric=numeric, levels=levels)
+
+
+def build_design(frame: Frame, spec: InteractionSpec) -> Design:
+    """The fixed model matrix of ``spec`` over all of ``frame.cells``."""
+    return design_from_cells(frame.cells, spec)
+
+
+def pair_design(frame: Frame, design: Design, mask: np.ndarray) -> Design | None:
+    """The design recoded over a pair's cells when some covariate level has none of them.
+
+    As lme4 (``model.frame(drop.unused.levels = TRUE)``), absent levels are
+    dropped before coding, so the reference level of a treatment coding is
+    the first level present.  None when every level is present.
+    """
+    cells = frame.cells.loc[mask, list(frame.spec.covariates)]  # type: ignore[attr-defined]
+    absent = [c for c in design.levels if cells[c].nunique() < len(design.levels[c])]
+    if not absent:
+        return None
+    for c in absent:
+        cells[c] = cells[c].cat.remove_unused_categories()
+    return design_from_cells(cells, frame.spec)  # type: ignore[arg-type]
+
+
+def kept_columns(XtX: np.ndarray, tol: float = 1e-7) -> tuple[list[int], list[np.ndarray]]:
+    """Columns kept in order (a column dependent on earlier ones is dropped, as R's
+    ``qr(X, LAPACK = FALSE)`` pivots it out) and a null-space vector per dropped column."""
+    p = XtX.shape[0]
+    kept: list[int] = []
+    null: list[np.ndarray] = []
+    for k in range(p):
+        diag = XtX[k, k]
+        if kept:
+            G = XtX[np.ix_(kept, kept)]
+            coef = np.linalg.solve(G, XtX[kept, k])
+            resid = diag - float(XtX[k, kept] @ coef)
+        else:
+            coef, resid = np.zeros(0), diag
+        if diag > 0 and resid > tol * tol * diag:
+            kept.append(k)
+        else:
+            v = np.zeros(p)
+            v[k] = 1.0
+            v[kept] = -coef
+            null.append(v)
+    return kept, null
+
+
+@dataclass
+class FixedPair:
+    """What the results layer needs of one pair's p-column fit.
+
+    ``fit`` works on the kept columns ``kept`` of the design; ``null`` spans
+    the null space of the pair's X (a contrast L is estimable iff L is
+    orthogonal to it); ``design`` is the frame's design, or (``own_design``)
+    its recoding over the pair's cells when levels are absent; ``numeric_means`` and ``level_counts`` (cells per level
+    of each categorical covariate) describe the pair's common cells;
+    ``overall`` is the L of the overall gap (full length p).
+    """
+
+    fit: FixedFit
+    kept: list[int]
+    null: list[np.ndarray]
+    numeric_means: dict[str, float]
+    level_counts: dict[str, dict[str, int]]
+    overall: np.ndarray
+    XtX: np.ndarray
+    design: Design
+    own_design: bool = False
+
+    def estimable(self, L: np.ndarray) -> bool:
+        scale = max(float(np.abs(L).max()), 1e-300)
+        return all(abs(float(L @ v)) <= 1e-8 * scale * max(1.0, float(np.abs(v).max()))
+                   for v in self.null)
+
+    def contrast(self, L: np.ndarray) -> tuple[float, float, float]:
+        """``(estimate, variance, df)`` of the estimable ``L' beta`` (L over all columns)."""
+        return self.fit.contrast(L[self.kept])
+
+
+@dataclass
+class _Shared:
+    """d-independent parts for pairs on the same common cells."""
+
+    st: Structure
+    used: list[str]
+    kept: list[int]
+    null: list[np.ndarray]
+    XtX: np.ndarray
+    ZX: tuple[np.ndarray, ...]
+    P: np.ndarray | None
+    H: np.ndarray | None
+    W2: np.ndarray | None
+    units: np.ndarray | None
+    design: Design
+    own: bool
+    X: np.ndarray
+    means: dict
+    counts: dict
+    x_mean: np.ndarray
+
+
+def _usable(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
+    used = []
+    for t, c in codes.items():
+        k = int(np.count_nonzero(np.bincount(c)))
+        if k < 2:
+            continue
+        if k == n:
+            raise DesignError(
+                f"random term (1|{t}) has one cell per level among the {n} common cells of "
+                f"{a!r} vs {b!r}, so it is confounded with the residual; drop the term or add "
+                "the key that distinguishes the cells within its levels")
+        used.append(t)
+    return used
+
+
+def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: str) -> _Shared:
+    names = list(frame.spec.term_names)
+    own = None if mask is None else pair_design(frame, design, mask)
+    X = design.X if mask is None else own.X if own is not None else design.X[mask]
+    n = X.shape[0]
+    codes = {t: frame.term_codes[t] if mask is None else frame.term_codes[t][mask] for t in names}
+    used = _usable(codes, n, a, b)
+    st = build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used], used, n=n)
+    XtX_all = X.T @ X
+    kept, null = kept_columns(XtX_all)
+    Xk = X[:, kept]
+    ZX = tuple(np.stack([np.bincount(c, weights=Xk[:, j], minlength=L) for j in range(len(kept))],
+                        axis=1) for c, L in zip(st.codes, st.levels))
+    P = H = W2 = None
+    if st.mode == "dense":
+        P, H, W2 = group_sums(st, ZX)
+    unit = codes[names[0]] if names else None
+    used_design = design if own is None else own
+    means, counts = _describe(frame, used_design, mask)
+    return _Shared(st=st, used=used, kept=kept, null=null, XtX=XtX_all, ZX=ZX, P=P, H=H, W2=W2,
+                   units=unit, design=used_design, own=own is not None, X=Xk, means=means,
+                   counts=counts, x_mean=Xk.mean(axis=0))
+
+
+def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) -> FixedSums:
+    p = len(sh.kept)
+    T = np.empty((p + 1, p + 1))
+    T[:p, :p] = sh.XtX[np.ix_(sh.kept, sh.kept)]
+    T[:p, p] = T[p, :p] = Xtd
+    T[p, p] = dtd
+    ZW = tuple(np.column_stack([zx, s]) for zx, s in zip(sh.ZX, zd))
+    if sh.st.mode != "dense":
+        return FixedSums(n=sh.st.n, p=p, T=T, ZW=ZW)
+    st = sh.st
+    P0, H0, W20 = cast(np.ndarray, sh.P), cast(np.ndarray, sh.H), cast(np.ndarray, sh.W2)
+    nG = P0.shape[0]
+    groups = cast(np.ndarray, st.groups)
+    s1 = zd[0]
+    U1 = sh.ZX[0]
+    P = np.empty((nG, p + 1, p + 1))
+    P[:, :p, :p] = P0
+    cross = np.zeros((nG, p))
+    np.add.at(cross, groups, U1 * s1[:, None])
+    P[:, :p, p] = P[:, p, :p] = cross
+    P[:, p, p] = np.bincount(groups, weights=s1 * s1, minlength=nG)
+    q2 = W20.shape[0]
+    H = np.empty((nG, q2, p + 1))
+    H[:, :, :p] = H0
+    if q2:
+        H[:, :, p] = np.asarray(st.onehot @ (cast(np.ndarray, st.z12) * s1[:, None]))
+    W2 = np.empty((q2, p + 1))
+    W2[:, :p] = W20
+    W2[:, p] = np.concatenate(zd[1:]) if len(zd) > 1 else np.zeros(0)
+    return FixedSums(n=st.n, p=p, T=T, ZW=ZW, P=P, H=H, W2=W2)
+
+
+def _overall(estimand: str, sh: _Shared, fit: FixedFit) -> np.ndarray:
+    """L (kept columns) of the overall gap under ``estimand`` (docs/interactions.md §3)."""
+    Xk, units = sh.X, sh.units
+    if estimand == "cells":
+        return sh.x_mean
+    if estimand == "units":
+        if units is None:
+            raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
+                              "(1|subject)")
+        cnt = np.bincount(units)
+        w = 1.0 / (int((cnt > 0).sum()) * cnt[units])
+        return w @ Xk
+    info = np.linalg.inv(fit.cov)               # X'V^-1 X up to the factor 1/sigma^2
+    return info[:, 0] / info[0, 0]              # column 0: the intercept
+
+
+def _describe(frame: Frame, design: Design, mask: np.ndarray | None) -> tuple[dict, dict]:
+    cells = frame.cells if mask is None else frame.cells[mask]
+    means = {c: float(cells[c].to_numpy(dtype=np.float64).mean()) for c in design.numeric}
+    counts = {c: {str(k): int(v) for k, v in cells[c].value_counts(sort=False).items()}
+              for c in design.levels}
+    return means, counts
+
+
+def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | None,
+             estimand: str, cache: dict, gram: np.ndarray) -> PairFit:
+    """One pair ``d = y_j - y_k`` or (``k`` None) one model's own scores ``y_j``."""
+    oa = frame.observed[:, j]
+    ob = frame.observed[:, k] if k is not None else oa
+    both = oa & ob
+    n = int(both.sum())
+    a, b = frame.models[j], frame.models[k] if k is not None else ""
+    if n < 2:
+        raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
+                          "are needed. Exclude the pair with pairs=[...] or add data")
+    full = n == frame.n_cells
+    mask = None if full else both
+    key = b"full" if full else np.packbits(both).tobytes()
+    if key not in cache:
+        if len(cache) >= 3:
+            cache.pop(next(iter(cache)))
+        cache[key] = _shared(frame, design, mask, a, b)
+    sh: _Shared = cache[key]
+    names = list(frame.spec.term_names)
+    st = frame.stats
+    kk = j if k is None else k
+    sign = 0.0 if k is None else 1.0
+    if full:   # sums from X'Y and Y'Y (column 0 of X is the intercept: sum of d)
+        Xtd_all = XtY[:, j] - sign * XtY[:, kk]
+        Xtd = Xtd_all[sh.kept]
+        dtd = gram[j, j] + sign * (gram[kk, kk] - 2.0 * gram[j, kk])
+        sd = math.sqrt(max(dtd - Xtd_all[0] ** 2 / n, 0.0) / (n - 1))
+        zd: tuple[np.ndarray, ...] = tuple(
+            np.asarray(st.level_sums[t][:, j] - sign * st.level_sums[t][:, kk], dtype=np.float64)
+            for t in sh.st.names)
+    else:
+        d = (frame.scores[:, j] - sign * np.nan_to_num(frame.scores[:, kk]))[both]
+        Xtd, dtd = sh.X.T @ d, float(d @ d)
+        sd = float(np.std(d, ddof=1))
+        zd = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(sh.st.codes, sh.st.levels))
+    if len(sh.used) < len(names):
+        dropped = [t for t in names if t not in sh.used]
+        warnings.warn(f"random term(s) {', '.join(f'(1|{t})' for t in dropped)} have a single "
+                      f"level among the {n} common cells of {a!r} vs {b!r}; they are left out "
+                      "of its model (reported as NaN)", MixrankWarning, stacklevel=4)
+    fs = _sums(sh, Xtd, float(dtd), zd)
+    try:
+        ff = fit_reml_fixed(sh.st, fs, sh.used)
+    except DesignError as exc:   # no residual variation: a flagged row, as degenerate pairs
+        return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n,
+                       only_b=int(ob.sum()) - n, estimate=float(Xtd[0]) / n, variance=0.0,
+                       df=float("nan"), sigma_d=sd, components={t: float("nan") for t in names},
+                       message=str(exc), degenerate=str(exc))
+    Lk = _overall(estimand, sh, ff)
+    L = np.zeros(sh.design.X.shape[1])
+    L[sh.kept] = Lk
+    est, var, df = ff.contrast(Lk)
+    comps = {t: float("nan") for t in names}
+    comps.update(zip(ff.names, (float(v) for v in ff.variances)))
+    fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=sh.means, level_counts=sh.counts,
+                   overall=L, XtX=sh.XtX, design=sh.design, own_design=sh.own)
+    g_est, g_var, _ = ff.contrast(_overall("gls", sh, ff)) if estimand != "gls" else (est, var, df)
+    return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
+                   estimate=est, variance=var, df=df, sigma_d=sd, components=comps,
+                   criterion=ff.criterion, converged=ff.converged, boundary=ff.boundary,
+                   message=ff.message, nfev=ff.nfev, gls_estimate=g_est, gls_variance=g_var,
+                   fixed=fp)
+
+
+def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls") -> list[PairFit]:
+    """Each model's own cell scores fitted by ``y ~ 1 + x + (random terms)`` (p columns).
+
+    Returns one :class:`~mixrank.engine.records.PairFit` per model (``model_b``
+    empty; ``fixed`` the model's :class:`FixedPair`), used for
+    scores by covariate level (docs/interactions.md §4).
+    """
+    y0 = np.where(frame.observed, frame.scores, 0.0)
+    XtY, gram = design.X.T @ y0, y0.T @ y0
+    cache: dict = {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        return [_fit_one(frame, design, XtY, j, None, estimand, cache, gram)
+                for j in range(frame.n_models)]
+
+
+def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], *,
+                    estimand: str = "gls") -> list[PairFit]:
+    """Fit ``pairs`` (index pairs into ``frame.models``) with p fixed columns.
+
+    Parameters
+    ----------
+    frame : Frame
+        With the covariates in ``frame.cells``.
+    design : Design
+        :func:`build_design` of the frame.
+    pairs : list of (int, int)
+    estimand : {"gls", "cells", "units"}
+        Weights of the overall gap (docs/interactions.md §3).
+
+    Returns
+    -------
+    list of PairFit
+        ``fixed`` is the pair's :class:`FixedPair`.
+
+    Raises
+    ------
+    DesignError
+        Unknown estimand; a pair with fewer common cells than fixed columns
+        + 1; a random term confounded with the residual for a pair.
+    """
+    if estimand not in ESTIMANDS:
+        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+    y0 = np.where(frame.observed, frame.scores, 0.0)
+    XtY, gram = design.X.T @ y0, y0.T @ y0      # X'Y and Y'Y over all cells (full pairs)
+    cache: dict = {}
+    # tiny per-evaluation matrices: multithreaded BLAS only adds synchronisation cost
+    with threadpool_limits(limits=1, user_api="blas"):
+        return [_fit_one(frame, design, XtY, j, k, estimand, cache, gram) for j, k in pairs]

@@ -1,0 +1,309 @@
+"""Property-based fuzzing of every public entry point (issue 12, "make it systematic").
+
+Random long frames -- NaN, infinite and non-numeric scores, duplicated rows,
+odd dtypes (int, bool, object, categorical keys), unicode / comma /
+whitespace model names, single levels, disjoint items, replicates -- and
+random formulas and options go into ``fit`` (and every accessor of its
+result), ``build_frame``, ``read_wide``, the paired tests, ``reliable_change``,
+the power functions, ``power_summary`` and ``plan``.  Two properties:
+
+* the only exceptions that escape are :class:`~mixrank.errors.MixrankError`
+  subclasses (warnings are fine);
+* every result's counts reconcile with its input: rows kept + dropped = rows
+  read, each model's cells = paired + unpaired for every pair, wide cells =
+  long rows + empty cells.
+
+Examples per property: ``FAST`` (default, ~60) in the ordinary run; the
+``slow`` twins run ``SLOW`` (1,000) examples each -- CI's slow set.  The
+counts can be overridden with ``MIXRANK_FUZZ_EXAMPLES`` /
+``MIXRANK_FUZZ_SLOW_EXAMPLES``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mixrank
+from mixrank.errors import MixrankError
+
+FAST = int(os.environ.get("MIXRANK_FUZZ_EXAMPLES", "60"))
+SLOW = int(os.environ.get("MIXRANK_FUZZ_SLOW_EXAMPLES", "1000"))
+
+MODEL_NAMES = ["m1", "m2", "Acme, v2", " padded ", "ü-модель", "🙂", "1", "m1 ", "x\ty"]
+GOOD_FORMULAS = [
+    "correct ~ model",
+    "correct ~ model + (1|subject)",
+    "correct ~ model + (1|subject) + (1|prompt)",
+    "correct ~ model + (1|subject) + (1|subject:question)",
+    "correct ~ model + (1|question)",
+    "correct ~ model + (1|prompt) + (1|subject)",
+]
+BAD_FORMULAS = [
+    "correct ~ modle + (1|subject)",
+    "correct ~ model + (1|nowhere)",
+    "score ~ model",
+    "correct ~ model + (1|subject",
+    "correct ~ model + (1||subject)",
+    "correct ~ 1",
+    "",
+]
+
+
+# ----------------------------------------------------------------- strategies
+@st.composite
+def long_frames(draw: Any) -> pd.DataFrame:
+    """A small long table with every kind of oddity, each with modest probability."""
+    n_models = draw(st.sampled_from([2, 3, 4, 2, 3, 1]))
+    models = draw(st.lists(st.sampled_from(MODEL_NAMES), min_size=n_models, max_size=n_models,
+                           unique=True))
+    n_sub = draw(st.sampled_from([2, 3, 4, 2, 3, 1]))
+    n_q, n_p = draw(st.sampled_from([2, 3, 4, 1])), draw(st.sampled_from([1, 2, 3]))
+    cells = [(s, q, p) for s in range(n_sub) for q in range(n_q) for p in range(n_p)]
+    kind = draw(st.sampled_from(["binary", "continuous", "tiny", "bool", "text"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    samples = 2 if rng.random() < 0.25 else 1
+    keep = rng.random(len(cells) * n_models) < rng.choice([0.5, 0.9, 1.0])
+
+    def rare(p: float) -> bool:    # hypothesis favours boundary integers; a seeded draw does not
+        return bool(rng.random() < p)
+
+    rows = []
+    for i, m in enumerate(models):
+        for c, (s, q, p) in enumerate(cells):
+            if not keep[i * len(cells) + c]:
+                continue
+            for k in range(samples):
+                y = float(rng.random() < 0.6) if kind in ("binary", "bool", "text") \
+                    else float(rng.normal())
+                rows.append(dict(model=m, subject=f"s{s}", question=f"q{q}", prompt=f"p{p}",
+                                 sample=k, correct=y * (1e-9 if kind == "tiny" else 1.0)))
+    df = pd.DataFrame(rows, columns=["model", "subject", "question", "prompt", "sample",
+                                     "correct"])
+    if len(df) and kind == "bool":
+        df["correct"] = df["correct"].astype(bool)
+    if len(df) and kind == "text":
+        df["correct"] = df["correct"].map(lambda v: "1" if v else "0")
+    if len(df) and rare(0.25):                     # odd values in the score column
+        i = draw(st.integers(0, len(df) - 1))
+        df["correct"] = df["correct"].astype(object)
+        df.loc[i, "correct"] = draw(st.sampled_from([np.nan, None, np.inf, "n/a", 2, -1, 100]))
+    if len(df) and rare(0.1):                      # a duplicated row
+        df = pd.concat([df, df.iloc[[draw(st.integers(0, len(df) - 1))]]], ignore_index=True)
+    if len(df) and rare(0.12):                     # odd key dtypes
+        col = draw(st.sampled_from(["subject", "question", "prompt", "model"]))
+        how = draw(st.sampled_from(["int", "category", "mixed", "nan"]))
+        if how == "int":
+            df[col] = pd.factorize(df[col])[0]
+        elif how == "category":
+            df[col] = df[col].astype("category")
+        elif how == "mixed":
+            df[col] = df[col].astype(object)
+            df.loc[0, col] = 7
+        else:
+            df[col] = df[col].astype(object)
+            df.loc[0, col] = np.nan
+    if rare(0.03):                                 # a column named twice
+        df = pd.concat([df, df[["correct"]]], axis=1)
+    if rare(0.03):                                 # a missing column
+        df = df.drop(columns=draw(st.sampled_from(["subject", "prompt", "sample"])))
+    return df
+
+
+def _mostly(good: list, bad: list) -> Any:
+    """Good values, with a bad one about one time in ten."""
+    return st.sampled_from(good * (9 * max(1, len(bad))) + bad * len(good))
+
+
+fit_options = st.fixed_dictionaries({
+    "method": _mostly(["reml", "reml", "aggregate"], ["bogus"]),
+    "estimand": st.sampled_from(["gls", "cells", "units"]),
+    "na": st.sampled_from(["error", "drop"]),
+    "replicate": _mostly([None, "sample"], ["nope"]),
+    "level": _mostly([0.95, 0.9], [1.5, "0.9"]),
+    "pairs": _mostly([None, None, None, [("m1", "m2")], ("m1", "m2")], ["m1,m2"]),
+    "backend": _mostly(["pandas"], ["duckdb"]),
+})
+
+
+def _run(fn, *args: Any, **kw: Any) -> Any:
+    """Call ``fn``; return its result or None on a MixrankError (anything else fails)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args, **kw)
+        except MixrankError:
+            return None
+
+
+# ----------------------------------------------------------------- properties
+def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
+    res = _run(mixrank.fit, formula, df, **opts)
+    if res is None:
+        return
+    fr = res.frame
+    # rows kept + dropped = rows read; replicate counts add up to the rows kept
+    assert fr.n_rows + fr.n_dropped == len(df)
+    assert int(fr.replicates.sum()) == fr.n_rows
+    seen = fr.observed.sum(axis=0)
+    for p in res.pairs:
+        ja, jb = fr.model_index(p.model_a), fr.model_index(p.model_b)
+        assert p.n + p.only_a == seen[ja] and p.n + p.only_b == seen[jb]
+        assert p.n == int((fr.observed[:, ja] & fr.observed[:, jb]).sum())
+    for accessor in (res.contrasts, res.variance_components, res.diagnostics,
+                     res.design_effect, lambda: str(res.summary()), res.rank_intervals,
+                     res.resolution, lambda: res.plan(0.1), lambda: res.plan(1e-12),
+                     res.model_scores, lambda: res.contrasts(adjust="maxt", B=200, rng=1),
+                     lambda: res.contrasts(adjust="bh"),
+                     lambda: res.rank_intervals(method="maxt", B=200, rng=1),
+                     lambda: res.rank_probabilities(B=200, rng=1),
+                     lambda: res.resolution(pairs="all", multiplicity="bh"),
+                     lambda: res.frame.summary_text(), lambda: res.frame.balance()):
+        tab = _run(accessor)
+        if isinstance(tab, pd.DataFrame) and "p_value" in tab:
+            p = tab["p_value"].dropna()
+            assert ((p >= 0) & (p <= 1)).all()
+    if res.pairs:
+        c = res.contrasts()
+        assert len(c) == len(res.pairs)
+
+
+def check_build_frame(df: pd.DataFrame, formula: str, na: str) -> None:
+    fr = _run(mixrank.build_frame, df, formula, na=na, replicate="sample"
+              if "sample" in df.columns else None)
+    if fr is None:
+        return
+    assert fr.n_rows + fr.n_dropped == len(df)
+    assert int(fr.replicates.sum()) == fr.n_rows
+    assert fr.observed.shape == fr.scores.shape
+    assert np.isfinite(fr.scores[fr.observed]).all() and np.isnan(fr.scores[~fr.observed]).all()
+
+
+def check_paired(df: pd.DataFrame, which: str) -> None:
+    models = [m for m in pd.unique(df["model"]) if m is not None] if "model" in df else []
+    a, b = (models + ["m1", "m2"])[:2]
+    fn = {"mcnemar": mixrank.mcnemar, "paired_t": mixrank.paired_t,
+          "wilcoxon": mixrank.wilcoxon, "sign_flip": mixrank.sign_flip,
+          "effect_sizes": mixrank.effect_sizes}[which]
+    kw = dict(rng=1, n_resamples=200) if which == "sign_flip" else {}
+    tab = _run(fn, df, a=a, b=b, **kw)
+    if tab is None:
+        return
+    meta = tab.attrs["mixrank"]
+    cells = df.drop_duplicates(subset=[c for c in ("subject", "question", "prompt", "model")
+                                       if c in df.columns])
+    for m, key in ((a, "n_unpaired_a"), (b, "n_unpaired_b")):
+        seen = int((cells["model"] == m).sum())
+        assert int(tab["n"].iloc[0]) + meta[key] == seen
+
+
+def check_read_wide(wide: pd.DataFrame, na: str) -> None:
+    out = _run(mixrank.read_wide, wide, na=na)
+    if out is None:
+        return
+    n_models = wide.shape[1] - 2
+    assert len(out) + out.attrs["mixrank"]["n_missing"] == len(wide) * n_models
+
+
+def check_power(values: tuple) -> None:
+    delta, sd, n, pa, pb, rho, alpha, pw = values
+    finite = all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+    for call in (lambda: mixrank.n_star(delta, sigma_d=sd, alpha=alpha, power=pw),
+                 lambda: mixrank.mde(n, sigma_d=sd, alpha=alpha, power=pw),
+                 lambda: mixrank.power.power(delta, n, sigma_d=sd, alpha=alpha),
+                 lambda: mixrank.n_star(p_a=pa, p_b=pb, rho=rho, method="connor"),
+                 lambda: mixrank.power.calculator_audit(pa, pb, rho=rho),
+                 lambda: mixrank.power_summary(sigma_d=sd, delta=delta, n=n, alpha=alpha,
+                                               power=pw),
+                 lambda: mixrank.power_summary(p_a=pa, p_b=pb, rho=rho, n=n)):
+        out = _run(call)
+        if finite and isinstance(out, (float, np.floating)):
+            assert not math.isnan(out)      # a valid question gets a number (or inf)
+
+
+def check_rci(df: pd.DataFrame) -> None:
+    models = list(pd.unique(df["model"])) if "model" in df else []
+    if len(models) < 2:
+        models = models + ["m1", "m2"]
+    res = _run(mixrank.reliable_change, df, before=models[0], after=models[1])
+    if res is None:
+        return
+    items = _run(res.items)
+    if items is not None:
+        assert len(items) <= len(df)
+    _run(res.summary)
+
+
+# ----------------------------------------------------------------- harness
+def _fuzz(strategy: Any, check: Any, n: int) -> None:
+    settings(max_examples=n, deadline=None, derandomize=False, database=None,
+             suppress_health_check=list(HealthCheck))(given(strategy)(check))()
+
+
+def _both(fn):
+    """A fast run in the ordinary suite and a 1,000-example run in the slow set."""
+    return pytest.mark.parametrize("n", [pytest.param(FAST, id="fast"),
+                                         pytest.param(SLOW, id="slow",
+                                                      marks=pytest.mark.slow)])(fn)
+
+
+@_both
+def test_fit(n):
+    _fuzz(st.tuples(long_frames(), _mostly(GOOD_FORMULAS, BAD_FORMULAS), fit_options),
+          lambda t: check_fit(*t), n)
+
+
+@_both
+def test_build_frame(n):
+    _fuzz(st.tuples(long_frames(), _mostly(GOOD_FORMULAS, BAD_FORMULAS), st.sampled_from(["error", "drop"])),
+          lambda t: check_build_frame(*t), n)
+
+
+@_both
+def test_paired_tests(n):
+    _fuzz(st.tuples(long_frames(), st.sampled_from(["mcnemar", "paired_t", "wilcoxon",
+                                                     "sign_flip", "effect_sizes"])),
+          lambda t: check_paired(*t), n)
+
+
+@st.composite
+def wide_tables(draw: Any) -> pd.DataFrame:
+    n_items, n_models = draw(st.integers(0, 5)), draw(st.integers(0, 3))
+    cell = st.one_of(st.sampled_from([0, 1, 0.5, np.nan, None, "", "true", "x", np.inf]),
+                     st.floats(allow_nan=True, allow_infinity=True))
+    names = draw(st.lists(st.sampled_from(MODEL_NAMES + ["subject"]), min_size=n_models,
+                          max_size=n_models))
+    data = {"subject": [f"s{i % 2}" for i in range(n_items)],
+            "question": draw(st.lists(st.sampled_from(["q1", "q2", "q3", "q4", "q5", None]),
+                                      min_size=n_items, max_size=n_items))}
+    cols = [pd.Series(draw(st.lists(cell, min_size=n_items, max_size=n_items)), dtype=object,
+                      name=name) for name in names]
+    return pd.concat([pd.DataFrame(data), *cols], axis=1)   # a repeated name stays repeated
+
+
+@_both
+def test_read_wide(n):
+    _fuzz(st.tuples(wide_tables(), st.sampled_from(["error", "drop"])),
+          lambda t: check_read_wide(*t), n)
+
+
+num = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 10**6),
+                st.sampled_from([0, 1e-300, 1e300, -0.0]))
+
+
+@_both
+def test_power_functions(n):
+    _fuzz(st.tuples(num, num, num, num, num, num, num, num), check_power, n)
+
+
+@_both
+def test_reliable_change(n):
+    _fuzz(long_frames(), check_rci, n)
