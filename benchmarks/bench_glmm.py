@@ -14,8 +14,9 @@ Designs (issue 14):
 
 Each fit is timed from the DataFrame (mixrank: frame build + fit) and inside R
 (glmer only, data already read); the deviances (-2 logLik) of both are printed
-with the ratio of times.  Timings are wall clock on a shared machine: compare
-the ratios, which come from the same run.
+with the ratio of wall times and of CPU times (process CPU seconds; on a
+shared, loaded machine the CPU ratio is the steadier one).  Compare the
+ratios, which come from the same run.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ suppressPackageStartupMessages({library(lme4); library(jsonlite)})
 a <- commandArgs(trailingOnly = TRUE)
 df <- read.csv(a[1])
 msgs <- character(0)
-t <- system.time(m <- withCallingHandlers(
+st <- system.time(m <- withCallingHandlers(
   glmer(as.formula(a[2]), data = df, family = binomial, nAGQ = as.integer(a[3])),
   warning = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleWarning") },
-  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") }))[["elapsed"]]
-cat(toJSON(list(seconds = t, deviance = -2 * as.numeric(logLik(m)), warnings = msgs),
+  message = function(w) { msgs <<- c(msgs, conditionMessage(w)); invokeRestart("muffleMessage") }))
+cat(toJSON(list(seconds = st[["elapsed"]], cpu = st[["user.self"]] + st[["sys.self"]], deviance = -2 * as.numeric(logLik(m)), warnings = msgs),
            auto_unbox = TRUE, digits = NA))
 """
 
@@ -106,21 +107,22 @@ def run_r(csv: Path, formula: str, nagq: int, timeout: float) -> dict:
         p = subprocess.run(["Rscript", fh.name, str(csv), formula, str(nagq)], capture_output=True,
                            text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"seconds": float("nan"), "deviance": float("nan"),
+        return {"seconds": float("nan"), "cpu": float("nan"), "deviance": float("nan"),
                 "warnings": [f"stopped after {timeout:.0f} s"]}
     if p.returncode != 0:
-        return {"seconds": float("nan"), "deviance": float("nan"), "warnings": [p.stderr[-300:]]}
+        return {"seconds": float("nan"), "cpu": float("nan"), "deviance": float("nan"),
+                "warnings": [p.stderr[-300:]]}
     return json.loads(p.stdout)
 
 
-def run_mixrank(df: pd.DataFrame, formula: str, nagq: int) -> tuple[float, float, bool]:
-    t0 = time.perf_counter()
+def run_mixrank(df: pd.DataFrame, formula: str, nagq: int) -> tuple[float, float, float, bool]:
+    t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mixrank.MixrankWarning)
         res = mixrank.fit(formula, df, family="binomial", nagq=nagq)
-    secs = time.perf_counter() - t0
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     d = res.diagnostics().iloc[0]
-    return secs, float(d["deviance"]), bool(d["converged"])
+    return secs, cpu, float(d["deviance"]), bool(d["converged"])
 
 
 def main() -> None:
@@ -132,7 +134,7 @@ def main() -> None:
     args = ap.parse_args()
     have_r = shutil.which("Rscript") is not None and not args.no_r
     print(f"{'design':7}{'nAGQ':>5} {'formula':70}{'mixrank s':>10}{'glmer s':>9}{'ratio':>8}"
-          f"{'dev mixrank':>14}{'dev glmer':>14}  glmer warnings")
+          f"{'cpu ratio':>10}{'dev mixrank':>14}{'dev glmer':>14}  glmer warnings")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.designs:
             gen, formulas = CASES[name]
@@ -142,13 +144,15 @@ def main() -> None:
                 df.to_csv(csv, index=False)
             for formula in formulas:
                 for nagq in args.nagq:
-                    secs, dev, conv = run_mixrank(df, formula, nagq)
+                    secs, cpu, dev, conv = run_mixrank(df, formula, nagq)
                     r = run_r(csv, formula, nagq, args.r_timeout) if have_r else None
                     rs = r["seconds"] if r else float("nan")
+                    rc = r.get("cpu", float("nan")) if r else float("nan")
                     rd = r["deviance"] if r else float("nan")
                     ws = r["warnings"] if r else []
                     warn = "; ".join(w[:60] for w in ([ws] if isinstance(ws, str) else ws))
                     print(f"{name:7}{nagq:>5} {formula:70}{secs:10.2f}{rs:9.2f}{rs / secs:8.1f}"
+                          f"{rc / cpu:10.1f}"
                           f"{dev:14.4f}{rd:14.4f}  {'' if conv else '[mixrank: not converged] '}{warn}",
                           flush=True)
 

@@ -127,10 +127,11 @@ fit_options = st.fixed_dictionaries({
     "method": _mostly(["reml", "reml", "aggregate"], ["bogus"]),
     "estimand": st.sampled_from(["gls", "cells", "units"]),
     "na": st.sampled_from(["error", "drop"]),
-    "replicate": _mostly([None, "sample"], ["nope"]),
+    "replicate": _mostly([None, "sample"], ["nope", "model", 3]),
     "level": _mostly([0.95, 0.9], [1.5, "0.9"]),
     "pairs": _mostly([None, None, None, [("m1", "m2")], ("m1", "m2")], ["m1,m2"]),
     "backend": _mostly(["pandas"], ["duckdb"]),
+    "pair_by": _mostly([None], ["question", ("subject", 5), ["subject", "subject"], ["model"]]),
 })
 
 
