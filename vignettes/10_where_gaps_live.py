@@ -38,7 +38,7 @@ except mixrank.FormulaError as err:
 # topic's questions, with `n - p` degrees of freedom.
 
 # %%
-chem = mixrank.load_shared("chembench")
+chem = mixrank.load_dataset("chembench")
 chem = chem[(chem["prompt"] == "default") & chem["model"].isin(
     ["o1", "gpt-4o", "claude3.5", "llama3-70b-instruct"])]
 res_c = mixrank.fit("correct ~ model * subject", chem)
@@ -83,7 +83,7 @@ plt.show()
 # for a pair give NaN rows with the reason in `note`, never a failed fit.
 
 # %%
-jb = mixrank.load_shared("jailbreakbench")
+jb = mixrank.load_dataset("jailbreakbench")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)   # boundary fits are legal
     res_j = mixrank.fit("correct ~ model * prompt + (1|subject)", jb)
