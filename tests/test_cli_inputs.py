@@ -197,3 +197,44 @@ def test_lm_eval_with_invalid_utf8_exits_2(capsys, tmp_path):
     f.write_bytes(b"\xff" + f.read_bytes())
     code, out, err = run(capsys, "contrasts", str(dst), "-f", F1)
     assert code == 2 and out == "" and "not valid UTF-8" in err
+
+
+# ------------------------------------------------------------ finding 5: options never ignored
+@pytest.mark.parametrize("argv, msg", [
+    (["ranks", "example", "-f", F1, "--draws", "500"], "--draws and --seed set the Gaussian"),
+    (["ranks", "example", "-f", F1, "--seed", "1"], "--rank-method maxt"),
+    (["resolution", "example", "-f", F1, "--B", "50"], "without --sensitivity"),
+    (["resolution", "example", "-f", F1, "--no-anytime", "--anytime", "normal"], "contradict"),
+    (["contrasts", "example", "-f", F1, "--items", "subject"], "--items applies to wide input"),
+    (["contrasts", "example", "-f", F1, "--metric", "acc"], "--metric applies to harness"),
+    (["report", "example", "-f", F1, "--rci-sem", "pooled"], "give --rci-before"),
+])
+def test_options_that_would_be_ignored_are_refused(capsys, argv, msg):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and msg in err
+
+
+def test_rci_greedy_options_need_the_vs_greedy_table(capsys, tmp_path):
+    d = mixrank.simulate(2, 4, 5, 3, rng=2)
+    f = tmp_path / "d.csv"
+    d.to_csv(f, index=False)
+    code, _, err = run(capsys, "rci", str(f), "--before", "m01", "--after", "m02", "--sample",
+                       "prompt", "--greedy-sample", "p1")
+    assert code == 2 and "applies to --table vs-greedy" in err
+
+
+def test_maxt_draws_still_work(capsys):
+    code, out, _ = run(capsys, "ranks", "example", "-f", F1, "--rank-method", "maxt",
+                       "--draws", "300", "--seed", "2", "--format", "csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = mixrank.fit(F1, mixrank.load_example()).rank_intervals(method="maxt", B=300, rng=2)
+    got = pd.read_csv(io.StringIO(out))
+    assert code == 0 and got["rank_lower"].tolist() == want["rank_lower"].tolist()
+
+
+# ------------------------------------------------------------ finding 3: no hang
+def test_plan_with_a_vanishing_delta_returns(capsys):
+    code, out, _ = run(capsys, "plan", "example", "-f", F1, "--delta", "1e-12", "--format", "csv")
+    tab = pd.read_csv(io.StringIO(out))
+    assert code == 0 and tab.loc[tab.kind == "minimal", "unreachable"].all()

@@ -51,3 +51,11 @@ def test_by_on_a_plain_formula_is_an_error(capsys):
     code, _, err = run(capsys, "contrasts", "example", "-f", "correct ~ model + (1|subject)",
                        "--by", "prompt")
     assert code == 2 and "no covariate" in err
+
+
+def test_scores_by(capsys):
+    code, out, _ = run(capsys, "scores", "example", "-f", F, "--by", "prompt", "--format", "json")
+    assert code == 0
+    got = pd.DataFrame(json.loads(out))
+    want = api().model_scores(by="prompt")
+    assert got["estimate"].round(12).tolist() == want["estimate"].round(12).tolist()

@@ -256,6 +256,24 @@ def _stdin(kind: str) -> pd.DataFrame:
                         "(long = CSV, jsonl, wide) matching what is piped in") from None
 
 
+#: Reader options and the input kinds they apply to (refused elsewhere: never ignored).
+_READER_OPTIONS = {"items": ("--items", "wide input"),
+                   "metric": ("--metric", "harness output"),
+                   "lm_filter": ("--filter", "lm-eval output"),
+                   "prompt_label": ("--prompt-label", "lm-eval output"),
+                   "subject_field": ("--subject-field", "Inspect output"),
+                   "prompt_field": ("--prompt-field", "Inspect output")}
+
+
+def _refuse_unused(args: argparse.Namespace, what: str, allowed: tuple[str, ...] = ()) -> None:
+    given = [(flag, kind) for dest, (flag, kind) in _READER_OPTIONS.items()
+             if dest not in allowed and getattr(args, dest, None) is not None]
+    if given:
+        flag, kind = given[0]
+        raise UsageError(f"{flag} applies to {kind}, but {args.data!r} is read as {what}; drop "
+                         f"{flag} or pass --input-format naming the input's format")
+
+
 def load(args: argparse.Namespace) -> Any:
     """The data argument as a DataFrame or a path that :func:`mixrank.fit` reads.
 
@@ -270,11 +288,11 @@ def load(args: argparse.Namespace) -> Any:
 
     src = args.data
     kind = getattr(args, "input_format", "auto")
-    if src == "example":
-        return load_example()
-    if src.startswith(("shared:", "dataset:")):
-        return load_dataset(src.split(":", 1)[1])
+    if src == "example" or src.startswith(("shared:", "dataset:")):
+        _refuse_unused(args, "a bundled dataset")
+        return load_example() if src == "example" else load_dataset(src.split(":", 1)[1])
     if src == "-":
+        _refuse_unused(args, "standard input", allowed=("items",) if kind == "wide" else ())
         data = _stdin(kind)
         if kind == "wide":
             from ..io.wide import read_wide
@@ -290,9 +308,11 @@ def load(args: argparse.Namespace) -> Any:
     if kind == "wide":
         from ..io.wide import read_wide
 
+        _refuse_unused(args, "a wide matrix", allowed=("items",))
         items = getattr(args, "items", None) or "subject,question"
         return read_wide(path, items=[c.strip() for c in items.split(",")],
                          na=getattr(args, "na", "error"))
+    _refuse_unused(args, "a long table")
     return src
 
 
@@ -420,14 +440,19 @@ def rank_args(p: argparse.ArgumentParser) -> None:
     """Options of :meth:`FitResult.rank_intervals`."""
     p.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"])
     p.add_argument("--rank-method", default="holm", choices=["holm", "bonferroni", "bh", "maxt"])
-    p.add_argument("--draws", type=int, default=2000, help="Gaussian draws for --rank-method maxt")
+    p.add_argument("--draws", type=int, default=None,
+                   help="Gaussian draws for --rank-method maxt (default 2000)")
     p.add_argument("--seed", type=int, default=None, help="seed for --rank-method maxt")
 
 
 def rank_kwargs(args: argparse.Namespace) -> dict:
     """The rank options as keyword arguments of :meth:`FitResult.rank_intervals`."""
-    return dict(level=args.level, coverage=args.coverage, method=args.rank_method, B=args.draws,
-                rng=args.seed)
+    if args.rank_method != "maxt" and (args.draws is not None or args.seed is not None):
+        raise UsageError("--draws and --seed set the Gaussian draws of --rank-method maxt; "
+                         f"with --rank-method {args.rank_method} they would be ignored: drop "
+                         "them or pass --rank-method maxt")
+    return dict(level=args.level, coverage=args.coverage, method=args.rank_method,
+                B=2000 if args.draws is None else args.draws, rng=args.seed)
 
 
 def alpha_power_args(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,12 @@ from .common import UsageError, data_args, emit, frame_data, out_args, render, s
 def cmd_rci(args: argparse.Namespace) -> None:
     from ..change import reliable_change
 
+    greedy = [f for f, v in (("--greedy-sample", args.greedy_sample),
+                             ("--greedy-before", args.greedy_before),
+                             ("--greedy-after", args.greedy_after)) if v is not None]
+    if greedy and args.table != "vs-greedy":
+        raise UsageError(f"{greedy[0]} applies to --table vs-greedy; with --table {args.table} "
+                         "it would be ignored: drop it or pass --table vs-greedy")
     data = frame_data(args)
     res = reliable_change(
         data, before=selector(args.before, data), after=selector(args.after, data),

@@ -19,6 +19,9 @@ from .common import UsageError, fit_args, fit_from_args, load, rank_args, rank_k
 def cmd_report(args: argparse.Namespace) -> None:
     from ..report.html import write_report
 
+    if args.rci_before is None and (args.rci_sample is not None or args.rci_sem is not None):
+        raise UsageError("--rci-sample and --rci-sem shape the reliable-change section; give "
+                         "--rci-before and --rci-after too, or drop them")
     if (args.rci_before is None) != (args.rci_after is None):
         raise UsageError("report: --rci-before and --rci-after go together (the two versions "
                          "whose items are compared)")
@@ -42,7 +45,8 @@ def cmd_report(args: argparse.Namespace) -> None:
         data = to_pandas(loaded)
         rc = reliable_change(data, before=selector(args.rci_before, data),
                              after=selector(args.rci_after, data), model=res.frame.spec.comparison,
-                             score=res.frame.spec.response, sample=args.rci_sample, sem=args.rci_sem)
+                             score=res.frame.spec.response, sample=args.rci_sample or "sample",
+                             sem=args.rci_sem or "item")
     multiplicity = None if args.multiplicity == "none" else args.multiplicity
     out = write_report(res, args.output, title=args.title, level=args.level,
                        plan_delta=args.delta, max_pairs=args.max_pairs,
@@ -67,9 +71,9 @@ def register(sub: Any) -> None:
     s.add_argument("--rci-before", default=None, help="add a reliable-change section: the first "
                    "version (model name or COLUMN=V[,V][;COLUMN=V]); needs --rci-after")
     s.add_argument("--rci-after", default=None, help="the second version, as --rci-before")
-    s.add_argument("--rci-sample", default="sample",
+    s.add_argument("--rci-sample", default=None,
                    help="column of the repeated samples per item (default sample)")
-    s.add_argument("--rci-sem", default="item", choices=["item", "pooled"],
+    s.add_argument("--rci-sem", default=None, choices=["item", "pooled"],
                    help="error model of the reliable-change classes (see mixrank rci --sem)")
     s.add_argument("--sensitivity", default=None, metavar="KINDS",
                    help="add verdict stability to the resolution section, e.g. loso,bootstrap")

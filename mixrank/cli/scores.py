@@ -15,6 +15,9 @@ from .common import common_args, emit, fit_from_args, table_of, titled
 
 def cmd_scores(args: argparse.Namespace) -> None:
     res = fit_from_args(args)
+    if args.by is not None:   # per level of a covariate (model * x formulas)
+        emit(table_of(res, res.model_scores(by=args.by), args.format), args)
+        return
     tab = res.model_scores(estimand=args.score_estimand)
     tab = tab.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
     tab = tab.reset_index(drop=True)
@@ -37,4 +40,6 @@ def register(sub: Any) -> None:
                    help="also print P(rank = r) and P(best) per model")
     s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for --probabilities")
     s.add_argument("--seed", type=int, default=None, help="seed for --probabilities")
+    s.add_argument("--by", default=None, metavar="COLUMN",
+                   help="each model's score per level of this covariate of the formula")
     s.set_defaults(func=cmd_scores)

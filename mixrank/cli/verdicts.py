@@ -43,6 +43,12 @@ def cmd_ranks(args: argparse.Namespace) -> None:
 
 
 def cmd_resolution(args: argparse.Namespace) -> None:
+    if not args.sensitivity and (args.boot is not None or args.seed is not None):
+        raise UsageError("--B and --seed set the bootstrap of --sensitivity; without "
+                         "--sensitivity they would be ignored")
+    if args.no_anytime and args.anytime != "auto":
+        raise UsageError(f"--anytime {args.anytime} and --no-anytime contradict each other; "
+                         "keep one")
     explicit = parse_pairs(args.pair)
     res = fit_from_args(args, pairs=explicit)
     family: Any = explicit if explicit else args.family
@@ -54,7 +60,8 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     summ = None
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
-                               power=args.power, B=args.boot, rng=args.seed, summary=True)
+                               power=args.power, B=1000 if args.boot is None else args.boot,
+                               rng=args.seed, summary=True)
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
     if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):
@@ -110,7 +117,8 @@ def register(sub: Any) -> None:
     s.add_argument("--sensitivity", default=None, metavar="KINDS",
                    help="stability of the clustered verdict: loso,bootstrap,clusterings "
                         "(csv/json then output the stability table)")
-    s.add_argument("--B", dest="boot", type=int, default=1000, help="bootstrap replicates")
+    s.add_argument("--B", dest="boot", type=int, default=None,
+                   help="bootstrap replicates of --sensitivity (default 1000)")
     s.add_argument("--seed", type=int, default=None, help="seed of the bootstrap")
     s.set_defaults(func=cmd_resolution)
 

@@ -55,6 +55,48 @@ def _join_count(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> tuple[int, np
     return k, lab[:na][a]
 
 
+def _average(codes: np.ndarray, k: int, x: np.ndarray) -> np.ndarray:
+    """Block means of ``x`` over the partition ``codes`` (k blocks), cell by cell."""
+    s = np.bincount(codes, weights=x, minlength=k)
+    c = np.bincount(codes, minlength=k)
+    return (s / c)[codes]
+
+
+def _orthogonal(parts: list[np.ndarray], nbl: list[int], geq: np.ndarray, tol: float) -> bool:
+    """Whether the averaging operators of incomparable partitions commute.
+
+    Checked as ``P_A P_B v = P_join v`` for one random ``v`` (seeded), to ``tol``.
+    """
+    v = np.random.default_rng(0).normal(size=len(parts[0]))
+    P = len(parts)
+    for a in range(P):
+        for b in range(a + 1, P):
+            if geq[a, b] or geq[b, a]:
+                continue
+            kj, jc = _join_count(parts[a], nbl[a], parts[b], nbl[b])
+            lhs = _average(parts[a], nbl[a], _average(parts[b], nbl[b], v))
+            if not np.allclose(lhs, _average(jc, kj, v), atol=tol):
+                return False
+    return True
+
+
+def _mobius(geq: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """Moebius function ``mu(F, G)`` over the order F <= G (G coarser), ``nb`` blocks each."""
+    P = len(nb)
+    order = np.argsort(-nb)  # finest first
+    mob = np.zeros((P, P))
+    for f in range(P):
+        ups = [g for g in order[::-1] if geq[f, g]]   # coarsest ... finest among G >= F
+        ups = sorted(ups, key=lambda g: -nb[g])       # from F upwards (finest first)
+        for g in ups:
+            if g == f:
+                mob[f, g] = 1.0
+            else:
+                mob[f, g] = -sum(mob[f, h] for h in ups
+                                 if h != g and geq[f, h] and geq[h, g] and nb[h] > nb[g])
+    return mob
+
+
 def build_lattice(frame: Frame, orthogonality_tol: float = 1e-9) -> Lattice | None:
     """The strata lattice of a balanced frame, or None when not balanced/orthogonal.
 
@@ -118,36 +160,9 @@ def build_lattice(frame: Frame, orthogonality_tol: float = 1e-9) -> Lattice | No
     for f in range(P):
         for g in range(P):
             geq[f, g] = f == g or (nbl[g] <= nbl[f] and refines(f, parts[g]))
-    # orthogonality: P_A P_B v = P_join v for a random v
-    rng = np.random.default_rng(0)
-    v = rng.normal(size=n)
-
-    def avg(codes, k, x):
-        s = np.bincount(codes, weights=x, minlength=k)
-        c = np.bincount(codes, minlength=k)
-        return (s / c)[codes]
-
-    for a in range(P):
-        for b in range(a + 1, P):
-            if geq[a, b] or geq[b, a]:
-                continue
-            kj, jc = _join_count(parts[a], nbl[a], parts[b], nbl[b])
-            lhs = avg(parts[a], nbl[a], avg(parts[b], nbl[b], v))
-            rhs = avg(jc, kj, v)
-            if not np.allclose(lhs, rhs, atol=orthogonality_tol):
-                return None
-    # Moebius function over the order F <= G (G coarser)
-    order = np.argsort(-nb)  # finest first
-    mob = np.zeros((P, P))
-    for f in range(P):
-        ups = [g for g in order[::-1] if geq[f, g]]   # coarsest ... finest among G >= F
-        ups = sorted(ups, key=lambda g: -nb[g])       # from F upwards (finest first)
-        for g in ups:
-            if g == f:
-                mob[f, g] = 1.0
-            else:
-                mob[f, g] = -sum(mob[f, h] for h in ups
-                                 if h != g and geq[f, h] and geq[h, g] and nb[h] > nb[g])
+    if not _orthogonal(parts, nbl, geq, orthogonality_tol):
+        return None
+    mob = _mobius(geq, nb)
     df = mob @ nb
     # eigenvalue groups: strata keyed by the set of terms T_r with F coarser-or-equal T_r
     terms = list(spec.term_names)

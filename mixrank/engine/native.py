@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -54,13 +55,16 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
     ``method="aggregate"`` also fewer than two distinct unit means).  The row
     carries the mean difference as ``estimate``, variance 0, df NaN, NaN
     components and the reason in ``degenerate`` and ``message``; contrasts
-    report it with p-value 1 in both directions (no evidence).
+    report it with p-value 1 in both directions (no evidence).  See
+    docs/hardening.md §1 (degenerate pairs) and §2 (the relative threshold).
     """
-    mask = frame.observed[:, j] & frame.observed[:, k]
-    n = int(mask.sum())
+    cols = _columns(frame)
+    mask = cols.observed[j] & cols.observed[k]
+    idx = np.flatnonzero(mask)
+    n = int(idx.size)
     if n < 2:
         return None
-    d = (frame.scores[:, j] - frame.scores[:, k])[mask]
+    d = cols.scores[j][idx] - cols.scores[k][idx]
     a, b = frame.models[j], frame.models[k]
     mean = float(d.mean())
     ss = float(np.sum((d - mean) ** 2))
@@ -70,8 +74,8 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
                   "estimated")
     elif frame.spec.random:
         unit = frame.spec.random[0].name
-        codes = frame.term_codes[unit][mask]
-        T = int(np.unique(codes).size)
+        codes = frame.term_codes[unit][idx]
+        T = int(np.count_nonzero(np.bincount(codes, minlength=frame.term_levels[unit])))  # no sort
         if T < 2:
             reason = (f"the {n} common cells fall in {T} level of the unit {unit!r}; at least 2 "
                       "are needed to generalise over it")
@@ -124,8 +128,16 @@ class _Columns:
     observed: np.ndarray            # (models, cells)
 
 
+_COLUMNS: weakref.WeakKeyDictionary[Frame, _Columns] = weakref.WeakKeyDictionary()
+
+
 def _columns(frame: Frame) -> _Columns:
-    return _Columns(np.ascontiguousarray(frame.scores.T), np.ascontiguousarray(frame.observed.T))
+    """The model-major copy of ``frame``'s matrices, built once per frame (kept while it lives)."""
+    cols = _COLUMNS.get(frame)
+    if cols is None:
+        cols = _Columns(np.ascontiguousarray(frame.scores.T), np.ascontiguousarray(frame.observed.T))
+        _COLUMNS[frame] = cols
+    return cols
 
 
 def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:

@@ -10,7 +10,7 @@ copied or pickled).  Each worker limits BLAS to one thread: the per-pair
 matrices are small and two processes x two BLAS threads on two cores only
 add contention.  Where ``fork`` is unavailable the pairs run in this
 process.  :func:`default_workers` decides when parallel pays (measured in
-``benchmarks/bench_engine.py``).
+``benchmarks/bench_engine.py``; notes: docs/engine.md §4).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ mkMerMod`` and can be called one by one:
 4. :func:`~mixrank.engine.satterthwaite.satterthwaite` -- the df of ``Var(mu_hat)``;
 5. :func:`package` -- estimates on the caller's scale and order.
 
-:func:`fit_reml` composes them.
+:func:`fit_reml` composes them.  Notes: docs/engine.md §1 (stages), §2
+(one start with a KKT certificate, scaling).
 """
 
 from __future__ import annotations

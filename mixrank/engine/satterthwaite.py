@@ -27,6 +27,7 @@ Callers: :func:`mixrank.engine.reml.fit_reml` (the GLS estimate),
 The finite-difference steps are :class:`~mixrank.engine.control.Control`'s
 ``fd_steps`` and ``fd_gradient_step``.  Validated against lmerTest 3.1
 (tests/reference/lme4_engine.R, tests/engine/test_lme4_reference.py).
+Notes: docs/engine.md §3.
 """
 
 from __future__ import annotations

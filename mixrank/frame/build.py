@@ -167,7 +167,8 @@ def duplicate_cells_error(rows: np.ndarray, flat: np.ndarray, spec: Spec, keys: 
     (model, cell)'s count; an aggregated group: its row count), ``flat`` its
     (cell, model) code.  Returns the error naming the first such (model,
     cell) in cell order, or None.  Shared by :func:`build_frame` (rows) and
-    :func:`mixrank.frame.cells.frame_from_cells` (aggregated groups).
+    :func:`mixrank.frame.cells.frame_from_cells` (aggregated groups);
+    docs/hardening.md §4.
     """
     bad = rows > 1
     if not bad.any():
@@ -219,7 +220,8 @@ def score_kind(y: np.ndarray | None, name: str, *, n_nonbinary: int | None = Non
     :data:`STRAY_SHARE` of the rows, or any value outside [0, 1] among a
     majority of 0/1) gets a :class:`~mixrank.errors.DataQualityWarning`
     naming the values (with ``y``) or their count (an aggregated source:
-    ``n_nonbinary`` of ``n`` rows): one stray 100 moves estimates a lot.
+    ``n_nonbinary`` of ``n`` rows): one stray 100 moves estimates a lot
+    (docs/hardening.md §3).
     """
     if y is not None:
         stray = ~((y == 0) | (y == 1))

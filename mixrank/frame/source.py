@@ -12,7 +12,7 @@ This is the one input-kind detector: :mod:`mixrank.io.sources` (backends),
 :mod:`mixrank.io.wide` and the command line ask it, so the suffix lists live
 only in :data:`FILE_TYPES`.  Harness formats (lm-eval, Inspect, ...) are
 recognised by the io readers' registry on top of it.  :data:`LONG_COLUMNS`
-is the canonical long schema every reader targets.
+is the canonical long schema every reader targets (docs/hardening.md §5).
 Contents: :data:`FILE_TYPES`, :data:`SUPPORTED_SUFFIXES`,
 :data:`LONG_COLUMNS`, :func:`file_type`, :func:`input_kind`,
 :func:`folder_files`, :func:`check_unique_columns`, :func:`to_pandas`.

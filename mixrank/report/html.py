@@ -12,14 +12,13 @@ and (given :func:`mixrank.reliable_change` results) item-level reliable
 change.  A section whose backend is not available (or raises a mixrank
 error) is replaced by a visible note saying why; nothing is dropped silently.
 Only calls the public API and formats its tables: computes no statistics.
+The HTML building blocks (tables, figures, notes) are in
+:mod:`mixrank.report.html_format`.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,15 @@ import pandas as pd
 
 from mixrank._util import MIXRANK_VERSION
 from mixrank.engine.records import pair_key, pair_lookup
-from mixrank.errors import DataError, MixrankError
+from mixrank.errors import DataError
 from mixrank.report import style
+from mixrank.report.html_format import (
+    figure_html,
+    fmt,
+    format_table_html,
+    guard,
+    paragraph,
+)
 from mixrank.report.plots import select_pairs
 from mixrank.report.plots_gaps import gaps_section
 from mixrank.report.plots_scores import plot_model_scores
@@ -53,124 +59,6 @@ _TITLES = {
     "reliable_change": "Item-level reliable change",
     "gaps": "Where the gaps live",
 }
-
-
-# ----------------------------------------------------------------- formatting
-
-def _fmt(v: Any) -> str:
-    """Display text of one cell (the only rounding in mixrank happens here)."""
-    if v is None:
-        return "NA"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        x = float(v)
-        if math.isnan(x):
-            return "NA"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        if x == 0:
-            return "0"
-        if x == int(x) and abs(x) < 1e9:
-            return str(int(x))
-        if abs(x) >= 1e5 or abs(x) < 1e-3:
-            return f"{x:.3g}"
-        return f"{x:.4g}"
-    if isinstance(v, (tuple, list)):
-        return ", ".join(_fmt(u) for u in v)
-    try:
-        if pd.isna(v):
-            return "NA"
-    except (TypeError, ValueError):
-        pass
-    return str(v)
-
-
-def format_table_html(df: pd.DataFrame, *, max_rows: int | None = None,
-                      caption: str | None = None) -> str:
-    """An HTML ``<table>`` of a tidy table, numbers rounded for display.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        Any table; it is not modified.
-    max_rows : int, optional
-        Show at most this many rows and say how many were left out.
-    caption : str, optional
-        Text shown under the table.
-
-    Returns
-    -------
-    str
-        HTML (escaped); floats with 4 significant digits (3 in scientific
-        notation below 1e-3 or above 1e5), booleans as yes/no, NaN as NA.
-    """
-    shown = df if max_rows is None or len(df) <= max_rows else df.iloc[:max_rows]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
-    body = []
-    for row in shown.itertuples(index=False):
-        cells = []
-        for v in row:
-            cls = ' class="txt"' if isinstance(v, str) else ""
-            cells.append(f"<td{cls}>{html.escape(_fmt(v))}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    out = [f'<div class="scroll"><table class="mx"><thead><tr>{head}</tr></thead><tbody>',
-           "\n".join(body), "</tbody></table></div>"]
-    notes = []
-    if len(shown) < len(df):
-        notes.append(f"Showing the first {len(shown)} of {len(df)} rows.")
-    if caption:
-        notes.append(caption)
-    if notes:
-        out.append(f'<p class="meta">{html.escape(" ".join(notes))}</p>')
-    return "".join(out)
-
-
-def _figure_html(ax: Any, *, name: str, alt: str, caption: str | None = None) -> str:
-    """Embed the figure of ``ax`` as a base64 PNG."""
-    fig = ax.figure
-    buf = io.BytesIO()
-    with style.style_context():
-        fig.savefig(buf, format="png", dpi=style.DPI, bbox_inches="tight",
-                    facecolor=style.COLORS["background"])
-    plt = _pyplot_if_loaded()
-    if plt is not None:
-        plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
-    return (f'<figure class="plot" data-plot="{html.escape(name)}"><img alt="{html.escape(alt)}" '
-            f'src="data:image/png;base64,{data}">{cap}</figure>')
-
-
-def _pyplot_if_loaded() -> Any:
-    import sys
-
-    return sys.modules.get("matplotlib.pyplot")
-
-
-def _p(text: str, cls: str | None = None) -> str:
-    c = f' class="{cls}"' if cls else ""
-    return f"<p{c}>{html.escape(text)}</p>"
-
-
-def _omitted(what: str, exc: BaseException) -> str:
-    if isinstance(exc, ImportError) and not isinstance(exc, MixrankError):
-        mod = getattr(exc, "name", None) or str(exc)
-        why = (f"its backend ({mod}) is not available in this installation of mixrank "
-               f"{MIXRANK_VERSION}")
-    else:
-        why = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
-    return f'<div class="omitted"><strong>{html.escape(what)} omitted</strong>: {html.escape(why)}.</div>'
-
-
-def _guard(what: str, build: Callable[[], str]) -> str:
-    """Run a section (or part) builder; a missing backend or a mixrank error becomes a note."""
-    try:
-        return build()
-    except (ImportError, MixrankError, NotImplementedError) as exc:
-        return _omitted(what, exc)
 
 
 # ----------------------------------------------------------------- pair choice
@@ -204,10 +92,10 @@ def _design(fit: Any, ctx: dict) -> str:
     incomplete = bal[~bal["complete"]]
     parts.append("<h3>Balance</h3>")
     if len(incomplete) == 0:
-        parts.append(_p(f"Every pair of models is scored on all {f.n_cells:,} cells "
+        parts.append(paragraph(f"Every pair of models is scored on all {f.n_cells:,} cells "
                         "(a fully paired design)."))
     else:
-        parts.append(_p(f"{len(incomplete)} of {len(bal)} pairs are not scored on every cell; "
+        parts.append(paragraph(f"{len(incomplete)} of {len(bal)} pairs are not scored on every cell; "
                         "each pair is analysed on the cells both models share."))
         parts.append(format_table_html(incomplete.sort_values("n", kind="stable"), max_rows=30))
     return "".join(parts)
@@ -217,7 +105,7 @@ def _leaderboard(fit: Any, ctx: dict) -> str:
     tab = fit.model_scores(level=ctx["level"])
     cap = f"Each model's own scores fitted by {tab.attrs['mixrank']['model']}; iid: cells independent."
     tab = tab.sort_values("estimate", ascending=False, kind="stable")  # best first
-    return _guard("Leaderboard plot", lambda: _figure_html(
+    return guard("Leaderboard plot", lambda: figure_html(
         plot_model_scores(tab, ax=style.new_axes(len(tab), pyplot=False)), name="scores",
         alt="model scores with intervals", caption="Score \u00b1 CI at the formula's unit; thin: iid.")
     ) + format_table_html(tab, caption=cap)
@@ -231,9 +119,9 @@ def _components(fit: Any, ctx: dict) -> str:
     groups = list(dict.fromkeys(sel["group"]))
     wide = wide[[g for g in groups if g in wide.columns]].reset_index()
     wide.columns.name = None
-    parts = [_p("Variance of the paired difference model_a \u2212 model_b split into the "
+    parts = [paragraph("Variance of the paired difference model_a \u2212 model_b split into the "
                 "formula's random terms (the unit of inference) and the residual.")]
-    parts.append(_guard("Components plot", lambda: _figure_html(
+    parts.append(guard("Components plot", lambda: figure_html(
         _plot("components", fit, ctx), name="components",
         alt="variance components by pair", caption="Variance components by pair.")))
     parts.append(format_table_html(wide, caption="Variance per component and pair."))
@@ -255,15 +143,15 @@ def _contrasts(fit: Any, ctx: dict) -> str:
     full = fit.contrasts(level=ctx["level"])
     con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(fit.design_effect(), ctx["pairs"]),
                      full.attrs.get("mixrank", {}))
-    parts = [_p(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
+    parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
                 f"with {meta.get('df_method', 'Satterthwaite')} degrees of freedom; p_adjusted: "
                 f"{meta.get('adjust')} across all {meta.get('family_size')} pairs.")]
-    parts.append(_guard("Forest plot", lambda: _figure_html(
+    parts.append(guard("Forest plot", lambda: figure_html(
         _plot("contrasts", fit, ctx), name="contrasts", alt="forest plot of the contrasts",
         caption="Estimates with confidence intervals; blue intervals exclude 0.")))
     parts.append(format_table_html(con))
     parts.append("<h3>Design effect</h3>")
-    parts.append(_p("Variance of the estimate under the fitted model relative to treating "
+    parts.append(paragraph("Variance of the estimate under the fitted model relative to treating "
                     "the cells as independent; n_eff = n / design_effect."))
     parts.append(format_table_html(de))
     return "".join(parts)
@@ -272,7 +160,7 @@ def _contrasts(fit: Any, ctx: dict) -> str:
 def _ranks(fit: Any, ctx: dict) -> str:
     tab = fit.rank_intervals(**ctx["rank_kwargs"])
     meta = tab.attrs.get("mixrank", {})
-    parts = [_p(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
+    parts = [paragraph(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
                 f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}.")]
 
     def plot() -> str:
@@ -281,10 +169,10 @@ def _ranks(fit: Any, ctx: dict) -> str:
         ax = style.new_axes(len(tab), pyplot=False)
         with style.style_context():
             plot_rank_intervals(tab, ax=ax, title="Rank intervals")
-        return _figure_html(ax, name="ranks", alt="rank intervals",
+        return figure_html(ax, name="ranks", alt="rank intervals",
                             caption="Point rank and rank confidence interval per model.")
 
-    parts.append(_guard("Rank-interval plot", plot))
+    parts.append(guard("Rank-interval plot", plot))
     parts.append(format_table_html(tab))
     return "".join(parts)
 
@@ -297,7 +185,7 @@ _RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "n", "n_star", "q", "re
 def _resolution(fit: Any, ctx: dict) -> str:
     tab = fit.resolution(**ctx["resolution_kwargs"])
     meta = tab.attrs.get("mixrank", {})
-    parts = [_p("Is each comparison resolved, i.e. is the benchmark large enough to detect "
+    parts = [paragraph("Is each comparison resolved, i.e. is the benchmark large enough to detect "
                 "the observed difference with the target power (q = N / N* \u2265 1)? Each "
                 "paradigm is stricter than the one before: fixed n, multiplicity-adjusted, "
                 "anytime-valid, clustered (the formula's unit of inference).")]
@@ -314,16 +202,16 @@ def _resolution(fit: Any, ctx: dict) -> str:
             ax = style.new_axes(min(len(tab), 40), pyplot=False)
             with style.style_context():
                 plot(tab, ax=ax)
-            return _figure_html(ax, name="resolution", alt="resolution verdicts",
+            return figure_html(ax, name="resolution", alt="resolution verdicts",
                                 caption="Resolution verdicts per pair.")
-        parts.append(_guard("Resolution plot", fig))
+        parts.append(guard("Resolution plot", fig))
     cols = [c for c in _RESOLUTION_COLUMNS if c in tab.columns]
     parts.append(format_table_html(tab[cols], max_rows=ctx["max_pairs"],
                                    caption=f"Estimand {meta.get('estimand', '?')} in every "
                                            "column. Main columns; all of them (MDE, levels, q per "
                                            "paradigm): mixrank resolution ... --format csv."))
     if ctx.get("sensitivity"):
-        parts.append(_guard("Verdict sensitivity", lambda: _sensitivity(fit, ctx)))
+        parts.append(guard("Verdict sensitivity", lambda: _sensitivity(fit, ctx)))
     return "".join(parts)
 
 
@@ -337,10 +225,10 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
         ax = style.new_axes(min(len(summ.groupby(["model_a", "model_b"])), 40), pyplot=False)
         with style.style_context():
             plot_sensitivity(summ, ax=ax)
-        return _figure_html(ax, name="sensitivity", alt="verdict stability", caption=(
+        return figure_html(ax, name="sensitivity", alt="verdict stability", caption=(
             "Share of replicates keeping each pair's clustered verdict, per check."))
     cols = [c for c in STABILITY_COLUMNS if c in summ.columns]
-    return ("<h3>How robust is the clustered verdict?</h3>" + _guard("Sensitivity plot", fig)
+    return ("<h3>How robust is the clustered verdict?</h3>" + guard("Sensitivity plot", fig)
             + format_table_html(summ[cols], max_rows=ctx["max_pairs"] * 4,
                                 caption="Stability per check and pair (seed 0)."))
 
@@ -353,7 +241,7 @@ def _plan(fit: Any, ctx: dict) -> str:
     if meta.get("model_a") is not None:
         who = (f" Variance components of the pair {meta.get('model_a')} \u2212 "
                f"{meta.get('model_b')} ({meta.get('pair_choice', 'chosen pair')}).")
-    return (_p(f"Balanced designs and whether each resolves a difference of {_fmt(delta)} "
+    return (paragraph(f"Balanced designs and whether each resolves a difference of {fmt(delta)} "
                f"given the fitted variance components.{who} 'unreachable': no number of the "
                "varied factor alone can resolve it (the other factors' variance stays).")
             + format_table_html(tab, max_rows=ctx["max_pairs"] * 4))
@@ -362,7 +250,7 @@ def _plan(fit: Any, ctx: dict) -> str:
 def _diagnostics(fit: Any, ctx: dict) -> str:
     d = fit.diagnostics()
     bad = d[(~d["converged"].astype(bool)) | (d["boundary"].astype(str) != "")]
-    parts = [_p(f"Engine {fit.engine}, method {fit.method}, estimand {fit.estimand}. "
+    parts = [paragraph(f"Engine {fit.engine}, method {fit.method}, estimand {fit.estimand}. "
                 f"{int(d['converged'].astype(bool).sum())} of {len(d)} pair fits converged; "
                 f"{int((d['boundary'].astype(str) != '').sum())} have a variance component "
                 "on the boundary (estimated at 0, a legal result).")]
@@ -383,7 +271,7 @@ def _reliable_change(fit: Any, ctx: dict) -> str:
         else:
             how = (f"Classical RCI: |\u0394p| / S_diff > {rc.threshold:.3g} with one pooled SEM "
                    f"(S_diff = {s.s_diff:.4g}).")
-        parts.append(_p(f"{s.n_items} items ({s.n_analysable} not at floor/ceiling in both "
+        parts.append(paragraph(f"{s.n_items} items ({s.n_analysable} not at floor/ceiling in both "
                         f"versions), K = {ks} samples per item. {how}"
                         + (f" Empirical-Bayes classes at FDR {rc.fdr:g} alongside." if s.eb else "")))
 
@@ -393,10 +281,10 @@ def _reliable_change(fit: Any, ctx: dict) -> str:
             ax = style.new_axes(16, width=5.4, pyplot=False)
             with style.style_context():
                 plot_rci(rc, ax=ax, title=f"{rc.before} \u2192 {rc.after}")
-            return _figure_html(ax, name="rci", alt="item scores before and after by class",
+            return figure_html(ax, name="rci", alt="item scores before and after by class",
                                 caption="One marker per (p_before, p_after) point, area by item count.")
 
-        parts.append(_guard("Reliable-change scatter", scatter))
+        parts.append(guard("Reliable-change scatter", scatter))
         if s.meta.get("by") is not None:
             def subjects(rc: Any = rc, by: str = s.meta["by"]) -> str:
                 from mixrank.report.plots_rci import plot_rci_subjects
@@ -405,10 +293,10 @@ def _reliable_change(fit: Any, ctx: dict) -> str:
                 ax = style.new_axes(n, pyplot=False)
                 with style.style_context():
                     plot_rci_subjects(rc, ax=ax)
-                return _figure_html(ax, name="rci_subjects", alt="net change and churn per subject",
+                return figure_html(ax, name="rci_subjects", alt="net change and churn per subject",
                                     caption="Net change and churn per subject; reversals highlighted.")
 
-            parts.append(_guard("Per-subject plot", subjects))
+            parts.append(guard("Per-subject plot", subjects))
         parts.append(format_table_html(s.change))
         parts.append(format_table_html(s.reliability))
     return "".join(parts)
@@ -419,8 +307,8 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "contrasts": _contrasts, "ranks": _ranks,
     "resolution": _resolution, "plan": _plan, "diagnostics": _diagnostics,
     "reliable_change": _reliable_change,
-    "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=_figure_html, table=format_table_html,
-                                          para=_p, guard=_guard),   # model x covariate fits
+    "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=figure_html, table=format_table_html,
+                                          para=paragraph, guard=guard),   # model x covariate fits
 }
 
 
@@ -532,7 +420,7 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     for s in sections:
         def build(s: str = s) -> str:
             return _BUILDERS[s](fit, ctx)
-        content = _guard(f"Section '{_TITLES[s]}'", build)
+        content = guard(f"Section '{_TITLES[s]}'", build)
         body.append(f'<section id="{s}"><h2>{_TITLES[s]}</h2>{content}</section>')
     body.append(f"<footer>Generated by mixrank {MIXRANK_VERSION}. Numbers are rounded for "
                 "display; exact values via the Python API or "

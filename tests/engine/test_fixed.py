@@ -255,3 +255,16 @@ def test_degenerate_pair_is_a_flagged_row_not_a_crash():
     assert len(rows) == 3 and rows["estimate"].isna().all() and rows["note"].str.len().gt(0).all()
     assert res.anova().query("model_a == 'a' and model_b == 'a2'")["F"].isna().all()
     assert res.contrasts(by="difficulty").query("model_a == 'a' and model_b == 'b'")["estimate"].notna().all()
+
+
+def test_units_estimand_averages_fitted_differences_per_unit():
+    df = _data(drop_level_for="a")
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df, estimand="units",
+                      pairs=[("a", "b")])
+    fr = res.frame
+    both = fr.observed[:, 0] & fr.observed[:, 1]
+    fp = res.pairs[0].fixed
+    fitted = fp.design.X[:, fp.kept] @ fp.fit.beta
+    units = fr.term_codes["subject"][both]
+    per_unit = [fitted[units == u].mean() for u in np.unique(units)]
+    assert abs(res.pairs[0].estimate - float(np.mean(per_unit))) < 1e-12

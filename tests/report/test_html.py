@@ -26,7 +26,8 @@ import pytest  # noqa: E402
 import mixrank  # noqa: E402
 from mixrank.errors import DataError  # noqa: E402
 from mixrank.report import plot_components, plot_contrasts, render_report, style, write_report  # noqa: E402
-from mixrank.report.html import SECTIONS, _fmt, format_table_html  # noqa: E402
+from mixrank.report.html import SECTIONS, format_table_html  # noqa: E402
+from mixrank.report.html_format import fmt as _fmt  # noqa: E402
 
 FORMULA = "correct ~ model + (1|subject) + (1|prompt)"
 

@@ -1,0 +1,149 @@
+"""Stage report: the HTML building blocks of the report page.
+
+Inputs: tidy tables, matplotlib axes, section builders.
+Outputs: HTML fragments: a formatted table (:func:`format_table_html`), an
+embedded PNG figure (:func:`figure_html`), a paragraph, and the visible
+"omitted" note that replaces a section whose backend is missing or whose
+computation raised a mixrank error (:func:`guard`).
+Contents: :func:`fmt` (one cell value as text), :func:`format_table_html`,
+:func:`figure_html`, :func:`pyplot_if_loaded`, :func:`paragraph`,
+:func:`omitted_note`, :func:`guard`.  Used by :mod:`mixrank.report.html`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mixrank._util import MIXRANK_VERSION
+from mixrank.errors import MixrankError
+from mixrank.report import style
+
+__all__ = ["fmt", "format_table_html", "figure_html", "pyplot_if_loaded", "paragraph",
+           "omitted_note", "guard"]
+
+
+def fmt(v: Any) -> str:
+    """Display text of one cell (the only rounding in mixrank happens here)."""
+    if v is None:
+        return "NA"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        x = float(v)
+        if math.isnan(x):
+            return "NA"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        if x == 0:
+            return "0"
+        if x == int(x) and abs(x) < 1e9:
+            return str(int(x))
+        if abs(x) >= 1e5 or abs(x) < 1e-3:
+            return f"{x:.3g}"
+        return f"{x:.4g}"
+    if isinstance(v, (tuple, list)):
+        return ", ".join(fmt(u) for u in v)
+    try:
+        if pd.isna(v):
+            return "NA"
+    except (TypeError, ValueError):
+        pass
+    return str(v)
+
+
+def format_table_html(df: pd.DataFrame, *, max_rows: int | None = None,
+                      caption: str | None = None) -> str:
+    """An HTML ``<table>`` of a tidy table, numbers rounded for display.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Any table; it is not modified.
+    max_rows : int, optional
+        Show at most this many rows and say how many were left out.
+    caption : str, optional
+        Text shown under the table.
+
+    Returns
+    -------
+    str
+        HTML (escaped); floats with 4 significant digits (3 in scientific
+        notation below 1e-3 or above 1e5), booleans as yes/no, NaN as NA.
+    """
+    shown = df if max_rows is None or len(df) <= max_rows else df.iloc[:max_rows]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    body = []
+    for row in shown.itertuples(index=False):
+        cells = []
+        for v in row:
+            cls = ' class="txt"' if isinstance(v, str) else ""
+            cells.append(f"<td{cls}>{html.escape(fmt(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    out = [f'<div class="scroll"><table class="mx"><thead><tr>{head}</tr></thead><tbody>',
+           "\n".join(body), "</tbody></table></div>"]
+    notes = []
+    if len(shown) < len(df):
+        notes.append(f"Showing the first {len(shown)} of {len(df)} rows.")
+    if caption:
+        notes.append(caption)
+    if notes:
+        out.append(f'<p class="meta">{html.escape(" ".join(notes))}</p>')
+    return "".join(out)
+
+
+def figure_html(ax: Any, *, name: str, alt: str, caption: str | None = None) -> str:
+    """Embed the figure of ``ax`` as a base64 PNG."""
+    fig = ax.figure
+    buf = io.BytesIO()
+    with style.style_context():
+        fig.savefig(buf, format="png", dpi=style.DPI, bbox_inches="tight",
+                    facecolor=style.COLORS["background"])
+    plt = pyplot_if_loaded()
+    if plt is not None:
+        plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure class="plot" data-plot="{html.escape(name)}"><img alt="{html.escape(alt)}" '
+            f'src="data:image/png;base64,{data}">{cap}</figure>')
+
+
+def pyplot_if_loaded() -> Any:
+    """``matplotlib.pyplot`` when something already imported it, else None."""
+    import sys
+
+    return sys.modules.get("matplotlib.pyplot")
+
+
+def paragraph(text: str, cls: str | None = None) -> str:
+    """An escaped ``<p>``, with ``class=cls`` when given."""
+    c = f' class="{cls}"' if cls else ""
+    return f"<p{c}>{html.escape(text)}</p>"
+
+
+def omitted_note(what: str, exc: BaseException) -> str:
+    """The visible note that replaces ``what``: a missing backend or the error's message."""
+    if isinstance(exc, ImportError) and not isinstance(exc, MixrankError):
+        mod = getattr(exc, "name", None) or str(exc)
+        why = (f"its backend ({mod}) is not available in this installation of mixrank "
+               f"{MIXRANK_VERSION}")
+    else:
+        why = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
+    return f'<div class="omitted"><strong>{html.escape(what)} omitted</strong>: {html.escape(why)}.</div>'
+
+
+def guard(what: str, build: Callable[[], str]) -> str:
+    """Run a section (or part) builder; a missing backend or a mixrank error becomes a note."""
+    try:
+        return build()
+    except (ImportError, MixrankError, NotImplementedError) as exc:
+        return omitted_note(what, exc)
