@@ -41,6 +41,24 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     DesignError
         Linear-engine options (``method``, ``estimand``, ``engine``) set;
         ``pairs`` naming a model twice or an unknown model.
+
+    Notes
+    -----
+    Validated against lme4 1.1 ``glmer`` (``tests/reference/glmer.R``);
+    statistical notes in docs/glmm.md.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> df = mixrank.load_example()
+    >>> sub = df[df.model.isin(["m01", "m02"])]
+    >>> res = mixrank.fit("correct ~ model + (1|subject:question:prompt) + (1|subject:model)",
+    ...                   sub, family="binomial", nagq=0)
+    >>> res.contrasts(scale="response")[["model_a", "model_b", "n"]]
+      model_a model_b    n
+    0     m01     m02  960
+    >>> res.unit_of_inference
+    'unit of inference for model contrasts: subject (via (1|subject:model))'
     """
     bad = {k: v for k, v in (ignored or {}).items()}
     if bad:
