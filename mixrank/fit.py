@@ -279,7 +279,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
                                              method=method, engine=engine, family=family,
                                              estimand=estimand, backend=backend,
-                                             pair_by=pair_by, replicate=replicate, na=na)
+                                             pair_by=pair_by, replicate=replicate, na=na,
+                                             control=control)
         check_fits(ifits, frame, iidx, control)
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
                          estimand=estimand, level=level)
