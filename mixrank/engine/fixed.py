@@ -32,7 +32,7 @@ from ..errors import DesignError, MixrankWarning
 from ..formula.fixed import InteractionSpec
 from ..frame import Frame
 from .control import DEFAULT_CONTROL, Control
-from .native import ESTIMANDS
+from .native import ESTIMANDS, term_levels_used
 from .records import PairFit
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 from .structure import Structure, build_structure
@@ -194,28 +194,13 @@ class _Shared:
     x_mean: np.ndarray
 
 
-def _usable(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
-    used = []
-    for t, c in codes.items():
-        k = int(np.count_nonzero(np.bincount(c)))
-        if k < 2:
-            continue
-        if k == n:
-            raise DesignError(
-                f"random term (1|{t}) has one cell per level among the {n} common cells of "
-                f"{a!r} vs {b!r}, so it is confounded with the residual; drop the term or add "
-                "the key that distinguishes the cells within its levels")
-        used.append(t)
-    return used
-
-
 def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: str) -> _Shared:
     names = list(frame.spec.term_names)
     own = None if mask is None else pair_design(frame, design, mask)
     X = design.X if mask is None else own.X if own is not None else design.X[mask]
     n = X.shape[0]
     codes = {t: frame.term_codes[t] if mask is None else frame.term_codes[t][mask] for t in names}
-    used = _usable(codes, n, a, b)
+    used = list(term_levels_used(codes, n, a, b))
     st = build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used], used, n=n)
     XtX_all = X.T @ X
     kept, null = kept_columns(XtX_all)

@@ -34,7 +34,8 @@ from .reml import fit_reml
 from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
 
-__all__ = ["PairFit", "fit_pairs", "degenerate_pair", "ESTIMANDS", "METHODS"]
+__all__ = ["PairFit", "fit_pairs", "degenerate_pair", "ESTIMANDS", "METHODS",
+           "term_levels_used"]
 
 ESTIMANDS = ("gls", "cells", "units")   # fit() checks its options against these lists
 METHODS = ("reml", "aggregate")
@@ -140,9 +141,16 @@ def _columns(frame: Frame) -> _Columns:
     return cols
 
 
-def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
-    """Terms estimable on a pair's cells; errors for confounded terms."""
-    used: list[str] = []
+def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> dict[str, int]:
+    """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
+
+    Shared with :mod:`mixrank.engine.fixed`.
+
+    Raises
+    ------
+    DesignError
+        A term with one cell per level (confounded with the residual).
+    """
     levels: dict[str, int] = {}
     for t, c in codes.items():
         k = int(np.count_nonzero(np.bincount(c)))
@@ -154,7 +162,13 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[
                 f"{a!r} vs {b!r}, so it is confounded with the residual; drop the term or add "
                 "the key that distinguishes the cells within its levels")
         levels[t] = k
-        used.append(t)
+    return levels
+
+
+def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
+    """Terms estimable on a pair's cells; errors for confounded terms."""
+    levels = term_levels_used(codes, n, a, b)
+    used = list(levels)
     for i, t in enumerate(used):
         for u in used[i + 1:]:
             if levels[t] == levels[u]:
