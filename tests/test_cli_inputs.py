@@ -231,3 +231,10 @@ def test_maxt_draws_still_work(capsys):
         want = mixrank.fit(F1, mixrank.load_example()).rank_intervals(method="maxt", B=300, rng=2)
     got = pd.read_csv(io.StringIO(out))
     assert code == 0 and got["rank_lower"].tolist() == want["rank_lower"].tolist()
+
+
+# ------------------------------------------------------------ finding 3: no hang
+def test_plan_with_a_vanishing_delta_returns(capsys):
+    code, out, _ = run(capsys, "plan", "example", "-f", F1, "--delta", "1e-12", "--format", "csv")
+    tab = pd.read_csv(io.StringIO(out))
+    assert code == 0 and tab.loc[tab.kind == "minimal", "unreachable"].all()

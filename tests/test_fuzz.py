@@ -46,6 +46,7 @@ GOOD_FORMULAS = [
     "correct ~ model + (1|subject) + (1|subject:question)",
     "correct ~ model + (1|question)",
     "correct ~ model + (1|prompt) + (1|subject)",
+    "correct ~ model * x + (1|subject)",
 ]
 BAD_FORMULAS = [
     "correct ~ modle + (1|subject)",
@@ -88,6 +89,9 @@ def long_frames(draw: Any) -> pd.DataFrame:
                                  sample=k, correct=y * (1e-9 if kind == "tiny" else 1.0)))
     df = pd.DataFrame(rows, columns=["model", "subject", "question", "prompt", "sample",
                                      "correct"])
+    df["x"] = df["subject"].map(lambda v: "lo" if v in ("s0", "s2") else "hi")  # a covariate
+    if len(df) and rare(0.2):
+        df["x"] = rng.normal(size=len(df))          # numeric, varying within a cell
     if len(df) and kind == "bool":
         df["correct"] = df["correct"].astype(bool)
     if len(df) and kind == "text":

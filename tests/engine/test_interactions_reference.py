@@ -3,7 +3,8 @@
 Reference: ``tests/reference/interactions.json``, written by
 ``Rscript tests/reference/interactions.R`` from the simulated designs in
 ``tests/reference/interaction_cases/`` (``make_interaction_cases.py``:
-balanced, unbalanced with a categorical and a numeric covariate, numeric only)
+balanced, unbalanced with a categorical and a numeric covariate, numeric only,
+``model * difficulty * fmt`` with main effects and their interaction)
 and from JailbreakBench (``correct ~ model * prompt + (1|subject)``: pairs
 share 3-6 attack methods, so some levels have no common cells).  R fits
 ``lmer(d ~ 1 + x + (1|...))`` per pair and records the REML criterion,
@@ -19,10 +20,11 @@ Measured maxima over each case's pairs (criterion excess = native - lme4;
 df and den_df only over non-singular pairs)::
 
     case            pairs sing crit     comp/tot est_rel  se_rel   df_rel   F_rel    ddf_rel
-    balanced            3    1 +8.0e-13 3.4e-08  1.3e-14  5.2e-08  4.8e-07  5.8e-08  1.4e-07
-    unbalanced          3    0 +3.4e-13 5.8e-08  3.4e-08  8.8e-08  1.0e-06  4.2e-08  2.9e-08
-    numeric             3    1 +3.4e-13 2.5e-08  6.3e-09  1.7e-08  9.5e-07  2.2e-08  3.2e-07
-    jailbreakbench      6    0 +1.6e-12 1.6e-08  1.3e-14  5.2e-08  7.1e-07  5.9e-09  3.6e-08
+    balanced            3    1 +8.0e-13 3.4e-08  1.3e-14  5.2e-08  2.8e-07  5.8e-08  7.7e-09
+    unbalanced          3    0 +3.4e-13 5.8e-08  3.4e-08  8.8e-08  5.0e-07  4.2e-08  2.6e-08
+    numeric             3    1 +3.4e-13 2.5e-08  6.3e-09  1.7e-08  2.4e-07  2.2e-08  9.9e-08
+    crossed_xz          3    1 +2.3e-13 7.8e-09  5.5e-09  1.2e-08  1.7e-07  1.2e-08  1.4e-08
+    jailbreakbench      6    0 +1.6e-12 1.6e-08  1.3e-14  5.2e-08  3.3e-07  5.9e-09  4.5e-08
 
 Coding: levels are sorted as mixrank sorts them (the R script sorts in C
 locale) and, as lme4 drops unused levels, a pair missing a level is recoded
@@ -172,7 +174,7 @@ def test_level_gaps_equal_the_cell_means_fit(name, i, shared_data):
 def test_reference_provenance():
     assert DATA["generator"] == "tests/reference/interactions.R"
     assert DATA["versions"]["lmerTest"].startswith("3.1")
-    assert {"balanced", "unbalanced", "numeric", "jailbreakbench"} <= set(CASES)
+    assert {"balanced", "unbalanced", "numeric", "crossed_xz", "jailbreakbench"} <= set(CASES)
     # the real case has pairs with levels without common cells
     jb = CASES["jailbreakbench"]
     assert any(len([c for c in p["contrasts"]]) < 6 for p in jb["pairs"])

@@ -6,8 +6,8 @@
 #     python tests/reference/make_interaction_cases.py   # only if the designs change
 #     Rscript tests/reference/interactions.R [DATA_DIR]
 #
-# DATA_DIR: the shared real-data folder (default $MIXRANK_DATA_DIR, else
-# ../shared/data next to the repository).  Output: interactions.json here.
+# DATA_DIR: the real-data folder (default $MIXRANK_DATA_DIR, else the datasets
+# bundled in mixrank/datasets/ of this repository).  Output: interactions.json here.
 # Produced with R 4.2.2, lme4 1.1-31, lmerTest 3.1-3 (recorded in the JSON).
 #
 # For every case and pair (model_a, model_b), the paired differences are built
@@ -43,7 +43,7 @@ ref_dir <- if (length(file_arg) == 1) dirname(normalizePath(file_arg)) else "tes
 repo_root <- normalizePath(file.path(ref_dir, "..", ".."))
 targs <- commandArgs(trailingOnly = TRUE)
 data_dir <- if (length(targs) >= 1) targs[1] else if (nzchar(Sys.getenv("MIXRANK_DATA_DIR"))) {
-  Sys.getenv("MIXRANK_DATA_DIR") } else file.path(dirname(repo_root), "shared", "data")
+  Sys.getenv("MIXRANK_DATA_DIR") } else file.path(repo_root, "mixrank", "datasets")
 # live checks (tests/engine/test_interactions_live.py) point these elsewhere
 out_path <- Sys.getenv("MIXRANK_INTERACTION_OUT", file.path(ref_dir, "interactions.json"))
 case_dir <- Sys.getenv("MIXRANK_INTERACTION_CASES", file.path(ref_dir, "interaction_cases"))

@@ -25,6 +25,9 @@ Cases:
   ``(1|subject) + (1|prompt)``, unequal subject sizes, 20% of each model's
   cells missing.
 * ``numeric``: ``model * length`` only (a slope), ``(1|subject) + (1|subject:question)``.
+* ``crossed_xz``: ``model * difficulty * fmt`` (``fmt`` a prompt-level format,
+  A for the first half of the prompts): main effects and their interaction,
+  so the type III hypotheses need the containment step; 20% cells missing.
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ def simulate(seed: int, sizes: list[int], prompts: int, missing: float) -> pd.Da
                 y = (0.2 * m_i + level_eff[m][diff] + slope[m] * length + u[s] + v + w[p]
                      + rng.normal(0, 1.0))
                 rows.append(dict(model=m, subject=s, question=q, prompt=f"p{p + 1}",
-                                 difficulty=diff, length=length, correct=round(y, 6)))
+                                 difficulty=diff, length=length,
+                                 fmt="A" if 2 * p < prompts else "B", correct=round(y, 6)))
     return pd.DataFrame(rows)
 
 
@@ -75,6 +79,9 @@ CASES = {
                         missing=0.2), ["difficulty", "length"]),
     "numeric": ("correct ~ model * length + (1|subject) + (1|subject:question)",
                 dict(seed=20261132, sizes=[5] * 10, prompts=3, missing=0.0), ["length"]),
+    "crossed_xz": ("correct ~ model * difficulty * fmt + (1|subject)",
+                   dict(seed=20261133, sizes=[4, 6, 8, 10, 12, 14, 5, 9], prompts=4,
+                        missing=0.2), ["difficulty", "fmt"]),
 }
 
 
