@@ -44,7 +44,8 @@ Fitter = Callable[..., list[PairFit]]
 
 def _native(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
             control: Control) -> list[PairFit]:
-    return fit_pairs(frame, idx, method=method, estimand=estimand, control=control)
+    return fit_pairs(frame, idx, method=method, estimand=estimand, control=control,
+                     flag_degenerate=True)
 
 
 def _statsmodels(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
@@ -279,7 +280,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
                                              method=method, engine=engine, family=family,
                                              estimand=estimand, backend=backend,
-                                             pair_by=pair_by, replicate=replicate, na=na)
+                                             pair_by=pair_by, replicate=replicate, na=na,
+                                             control=control)
         check_fits(ifits, frame, iidx, control)
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
                          estimand=estimand, level=level)
@@ -327,16 +329,29 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[
              progress: Callable[[int, int], Any] | None, chunked: bool) -> list[PairFit]:
     """Every pair of ``idx`` in order: degenerate pairs as flagged rows, the rest by ``fitter``.
 
+    The native fitter flags degenerate pairs itself, on the differences it
+    computes for the fit (``flag_degenerate``); for the other engines they
+    are found here first (:func:`~mixrank.engine.native.degenerate_pair`).
     With ``progress`` and ``chunked`` the fitter runs on about 50 chunks of
     pairs, reporting after each; otherwise in one call.
     """
-    deg = {i: pf for i, (j, k) in enumerate(idx)
-           if (pf := degenerate_pair(frame, j, k, kw["method"])) is not None}
-    if deg:
-        names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in deg.values()]
-        warnings.warn(f"{len(deg)} degenerate pair(s) kept with p-value 1 (no evidence), "
+    deg = {} if fitter is _native else {
+        i: pf for i, (j, k) in enumerate(idx)
+        if (pf := degenerate_pair(frame, j, k, kw["method"])) is not None}
+    fits = _fit_regular(frame, idx, deg, fitter, kw, progress, chunked)
+    flagged = [p for p in fits if p.degenerate]
+    if flagged:
+        names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in flagged]
+        warnings.warn(f"{len(flagged)} degenerate pair(s) kept with p-value 1 (no evidence), "
                       f"flagged in diagnostics(): {'; '.join(names[:3])}"
                       f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
+    return fits
+
+
+def _fit_regular(frame: Frame, idx: list[tuple[int, int]], deg: dict[int, PairFit], fitter: Fitter,
+                 kw: dict[str, Any], progress: Callable[[int, int], Any] | None,
+                 chunked: bool) -> list[PairFit]:
+    """The pairs of ``idx`` not in ``deg`` by ``fitter`` (in chunks with ``progress``), merged with ``deg``."""
     regular = [pr for i, pr in enumerate(idx) if i not in deg]
     total = len(idx)
     if progress is not None:

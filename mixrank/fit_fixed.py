@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .engine.control import DEFAULT_CONTROL, Control
 from .engine.fixed import Design, build_design, fit_pairs_fixed
 from .engine.records import PairFit
 from .errors import DataError, DesignError
@@ -61,7 +62,8 @@ def fit_interaction(spec: InteractionSpec, data: Any,
                     resolve: Callable[[Frame, Any], list[tuple[int, int]]], *, pairs: Any,
                     method: str, engine: str, family: str, estimand: str, backend: str,
                     pair_by: Sequence[str] | None, replicate: str | None,
-                    na: str) -> tuple[Frame, list[PairFit], list[tuple[int, int]]]:
+                    na: str, control: Control = DEFAULT_CONTROL
+                    ) -> tuple[Frame, list[PairFit], list[tuple[int, int]]]:
     """Frame, per-pair fits and pair indices of an interaction formula
     (``resolve``: :func:`mixrank.fit.resolve_pairs`)."""
     if family != "gaussian":
@@ -70,4 +72,4 @@ def fit_interaction(spec: InteractionSpec, data: Any,
     frame, design = interaction_frame(spec, data, method=method, engine=engine, backend=backend,
                                       pair_by=pair_by, replicate=replicate, na=na)
     idx = resolve(frame, pairs)
-    return frame, fit_pairs_fixed(frame, design, idx, estimand=estimand), idx
+    return frame, fit_pairs_fixed(frame, design, idx, estimand=estimand, control=control), idx

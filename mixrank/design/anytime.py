@@ -38,6 +38,7 @@ from mixrank.design.checks import (
     check_delta,
     check_positive,
     check_power,
+    read_numbers,
     z_quantile,
 )
 from mixrank.design.eprocess import monitor_bernoulli
@@ -331,13 +332,9 @@ def _n_sigma_alpha(n: Any, sigma: Any, alpha: Any) -> tuple[np.ndarray, np.ndarr
 
 def _differences(x: Any, y: Any) -> np.ndarray:
     def vec(name: str, v: Any) -> np.ndarray:
-        try:
-            a = np.asarray(v, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise DataError(
-                f"{name} must be a 1-D array of numbers (0/1 scores, continuous scores or "
-                f"differences); received {type(v).__name__} that cannot be read as numbers."
-            ) from exc
+        a = read_numbers(v, f"{name} must be a 1-D array of numbers (0/1 scores, continuous "
+                         f"scores or differences); received {type(v).__name__} that cannot be "
+                         "read as numbers.", DataError)
         if a.ndim != 1 or a.size == 0:
             raise DataError(
                 f"{name} must be a non-empty 1-D array; received shape {a.shape}. Pass one "

@@ -25,7 +25,7 @@ from scipy import special
 from mixrank.errors import DesignError
 
 __all__ = [
-    "z_quantile", "as_result", "as_float_array", "describe_bad", "check_interval", "check_open01",
+    "z_quantile", "as_result", "read_numbers", "as_float_array", "describe_bad", "check_interval", "check_open01",
     "check_alpha", "check_power", "check_positive", "check_delta", "rho_bounds", "check_rho",
     "check_fit",
 ]
@@ -42,17 +42,20 @@ def as_result(x: Any) -> float | np.ndarray:
     return float(a) if a.ndim == 0 else a
 
 
+def read_numbers(value: Any, message: str, error: type[Exception] = DesignError) -> np.ndarray:
+    """``value`` as a float array, or ``error(message)`` when it cannot be read as numbers."""
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise error(message) from exc
+
+
 def as_float_array(name: str, value: Any, *, error: type[Exception] = DesignError) -> np.ndarray:
     """Convert ``value`` to a finite float array or raise ``error`` naming ``name``."""
     if value is None:
         raise error(f"{name} is required but was None; pass a number.")
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise error(
-            f"{name} must be a number or an array of numbers; received {value!r}. "
-            f"Pass a float such as 0.05."
-        ) from exc
+    a = read_numbers(value, f"{name} must be a number or an array of numbers; received "
+                     f"{value!r}. Pass a float such as 0.05.", error)
     if not np.all(np.isfinite(a)):
         raise error(
             f"{name} must be finite; received {describe_bad(a, ~np.isfinite(a))}. "

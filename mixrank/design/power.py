@@ -161,6 +161,16 @@ def _source(*, sigma_d: Any, psi: Any, p_a: Any, p_b: Any, rho: Any, p10: Any, p
     return sources[0]
 
 
+def _checked_sigma_d(sigma_d: Any, method: str) -> np.ndarray:
+    """The given paired SD (Wald only: Connor's method needs the discordance)."""
+    if method == "connor":
+        raise DesignError(
+            "method='connor' needs the discordance psi = p10 + p01, not sigma_d; pass "
+            "psi=..., p10=/p01=, or p_a=/p_b=/rho=, or use method='wald'."
+        )
+    return check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
+
+
 def _marginal_psi(p_a: Any, p_b: Any, rho: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated marginals -> (p_a, p_b, psi) with psi = p_a + p_b - 2 p11."""
     pa = check_open01("p_a", p_a)
@@ -201,12 +211,7 @@ def _resolve(
         return d
 
     if source == "sigma_d":
-        if method == "connor":
-            raise DesignError(
-                "method='connor' needs the discordance psi = p10 + p01, not sigma_d; pass "
-                "psi=..., p10=/p01=, or p_a=/p_b=/rho=, or use method='wald'."
-            )
-        s = check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
+        s = _checked_sigma_d(sigma_d, method)
         if delta is None:
             raise DesignError("delta is required with sigma_d; pass delta=... (non-zero).")
         return check_delta(delta), (lambda _d: (s, s)), source
@@ -384,12 +389,7 @@ def mde(
     za, zb = _zsum(al, pw)
     source = _source(sigma_d=sigma_d, psi=psi, p_a=p_a, p_b=p_b, rho=rho, p10=p10, p01=p01)
     if source == "sigma_d":
-        if method == "connor":
-            raise DesignError(
-                "method='connor' needs the discordance psi = p10 + p01, not sigma_d; pass "
-                "psi=..., p10=/p01=, or p_a=/p_b=/rho=, or use method='wald'."
-            )
-        s = check_positive("sigma_d", sigma_d, hint="Pass the paired SD of the differences.")
+        s = _checked_sigma_d(sigma_d, method)
         return as_result((za + zb) * s / np.sqrt(nn))
     if source == "marginals":
         pa, pb, psi_v = _marginal_psi(p_a, p_b, rho)

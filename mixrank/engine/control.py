@@ -3,6 +3,8 @@
 Inputs: keyword settings.  Outputs: :class:`Control` (frozen, validated) and
 :func:`act`, which applies a check's action ("ignore" | "warning" | "error").
 Read by :mod:`mixrank.engine.reml` (optimiser, convergence check),
+:mod:`mixrank.engine.reml_fixed` (the p-column fit: optimiser, starts,
+finite-difference steps, convergence check),
 :mod:`mixrank.engine.satterthwaite` (finite-difference steps),
 :mod:`mixrank.engine.balanced` (orthogonality tolerance),
 :mod:`mixrank.engine.native` (BLAS threads, parallel pairs) and

@@ -31,7 +31,8 @@ from threadpoolctl import threadpool_limits
 from ..errors import DesignError, MixrankWarning
 from ..formula.fixed import InteractionSpec
 from ..frame import Frame
-from .native import ESTIMANDS
+from .control import DEFAULT_CONTROL, Control
+from .native import ESTIMANDS, term_levels_used
 from .records import PairFit
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 from .structure import Structure, build_structure
@@ -193,28 +194,13 @@ class _Shared:
     x_mean: np.ndarray
 
 
-def _usable(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
-    used = []
-    for t, c in codes.items():
-        k = int(np.count_nonzero(np.bincount(c)))
-        if k < 2:
-            continue
-        if k == n:
-            raise DesignError(
-                f"random term (1|{t}) has one cell per level among the {n} common cells of "
-                f"{a!r} vs {b!r}, so it is confounded with the residual; drop the term or add "
-                "the key that distinguishes the cells within its levels")
-        used.append(t)
-    return used
-
-
 def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: str) -> _Shared:
     names = list(frame.spec.term_names)
     own = None if mask is None else pair_design(frame, design, mask)
     X = design.X if mask is None else own.X if own is not None else design.X[mask]
     n = X.shape[0]
     codes = {t: frame.term_codes[t] if mask is None else frame.term_codes[t][mask] for t in names}
-    used = _usable(codes, n, a, b)
+    used = list(term_levels_used(codes, n, a, b))
     st = build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used], used, n=n)
     XtX_all = X.T @ X
     kept, null = kept_columns(XtX_all)
@@ -289,7 +275,8 @@ def _describe(frame: Frame, design: Design, mask: np.ndarray | None) -> tuple[di
 
 
 def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | None,
-             estimand: str, cache: dict, gram: np.ndarray) -> PairFit:
+             estimand: str, cache: dict, gram: np.ndarray,
+             control: Control = DEFAULT_CONTROL) -> PairFit:
     """One pair ``d = y_j - y_k`` or (``k`` None) one model's own scores ``y_j``."""
     oa = frame.observed[:, j]
     ob = frame.observed[:, k] if k is not None else oa
@@ -331,7 +318,7 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
                       "of its model (reported as NaN)", MixrankWarning, stacklevel=4)
     fs = _sums(sh, Xtd, float(dtd), zd)
     try:
-        ff = fit_reml_fixed(sh.st, fs, sh.used)
+        ff = fit_reml_fixed(sh.st, fs, sh.used, control=control)
     except DesignError as exc:   # no residual variation: a flagged row, as degenerate pairs
         return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n,
                        only_b=int(ob.sum()) - n, estimate=float(Xtd[0]) / n, variance=0.0,
@@ -353,7 +340,8 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
                    fixed=fp)
 
 
-def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls") -> list[PairFit]:
+def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls",
+                     control: Control = DEFAULT_CONTROL) -> list[PairFit]:
     """Each model's own cell scores fitted by ``y ~ 1 + x + (random terms)`` (p columns).
 
     Returns one :class:`~mixrank.engine.records.PairFit` per model (``model_b``
@@ -364,12 +352,12 @@ def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls") -> 
     XtY, gram = design.X.T @ y0, y0.T @ y0
     cache: dict = {}
     with threadpool_limits(limits=1, user_api="blas"):
-        return [_fit_one(frame, design, XtY, j, None, estimand, cache, gram)
+        return [_fit_one(frame, design, XtY, j, None, estimand, cache, gram, control)
                 for j in range(frame.n_models)]
 
 
 def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], *,
-                    estimand: str = "gls") -> list[PairFit]:
+                    estimand: str = "gls", control: Control = DEFAULT_CONTROL) -> list[PairFit]:
     """Fit ``pairs`` (index pairs into ``frame.models``) with p fixed columns.
 
     Parameters
@@ -381,6 +369,8 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
     pairs : list of (int, int)
     estimand : {"gls", "cells", "units"}
         Weights of the overall gap (docs/interactions.md §3).
+    control : Control
+        Optimiser tolerances, starts and finite-difference steps.
 
     Returns
     -------
@@ -400,4 +390,5 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
     cache: dict = {}
     # tiny per-evaluation matrices: multithreaded BLAS only adds synchronisation cost
     with threadpool_limits(limits=1, user_api="blas"):
-        return [_fit_one(frame, design, XtY, j, k, estimand, cache, gram) for j, k in pairs]
+        return [_fit_one(frame, design, XtY, j, k, estimand, cache, gram, control)
+                for j, k in pairs]

@@ -34,7 +34,8 @@ from .reml import fit_reml
 from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
 
-__all__ = ["PairFit", "fit_pairs", "degenerate_pair", "ESTIMANDS", "METHODS"]
+__all__ = ["PairFit", "fit_pairs", "degenerate_pair", "degenerate_row", "ESTIMANDS", "METHODS",
+           "term_levels_used"]
 
 ESTIMANDS = ("gls", "cells", "units")   # fit() checks its options against these lists
 METHODS = ("reml", "aggregate")
@@ -61,10 +62,16 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
     cols = _columns(frame)
     mask = cols.observed[j] & cols.observed[k]
     idx = np.flatnonzero(mask)
-    n = int(idx.size)
-    if n < 2:
+    if idx.size < 2:
         return None
-    d = cols.scores[j][idx] - cols.scores[k][idx]
+    return degenerate_row(frame, j, k, cols.scores[j][idx] - cols.scores[k][idx], idx, method)
+
+
+def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray | None,
+                   method: str = "reml") -> PairFit | None:
+    """:func:`degenerate_pair` given the pair's differences ``d`` over its common cells
+    ``idx`` (None: every cell), so a fitter that has ``d`` computes it once."""
+    n = int(d.size)
     a, b = frame.models[j], frame.models[k]
     mean = float(d.mean())
     ss = float(np.sum((d - mean) ** 2))
@@ -74,7 +81,7 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
                   "estimated")
     elif frame.spec.random:
         unit = frame.spec.random[0].name
-        codes = frame.term_codes[unit][idx]
+        codes = frame.term_codes[unit] if idx is None else frame.term_codes[unit][idx]
         T = int(np.count_nonzero(np.bincount(codes, minlength=frame.term_levels[unit])))  # no sort
         if T < 2:
             reason = (f"the {n} common cells fall in {T} level of the unit {unit!r}; at least 2 "
@@ -140,9 +147,16 @@ def _columns(frame: Frame) -> _Columns:
     return cols
 
 
-def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
-    """Terms estimable on a pair's cells; errors for confounded terms."""
-    used: list[str] = []
+def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> dict[str, int]:
+    """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
+
+    Shared with :mod:`mixrank.engine.fixed`.
+
+    Raises
+    ------
+    DesignError
+        A term with one cell per level (confounded with the residual).
+    """
     levels: dict[str, int] = {}
     for t, c in codes.items():
         k = int(np.count_nonzero(np.bincount(c)))
@@ -154,7 +168,13 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[
                 f"{a!r} vs {b!r}, so it is confounded with the residual; drop the term or add "
                 "the key that distinguishes the cells within its levels")
         levels[t] = k
-        used.append(t)
+    return levels
+
+
+def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
+    """Terms estimable on a pair's cells; errors for confounded terms."""
+    levels = term_levels_used(codes, n, a, b)
+    used = list(levels)
     for i, t in enumerate(used):
         for u in used[i + 1:]:
             if levels[t] == levels[u]:
@@ -170,7 +190,8 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None,
-             control: Control = DEFAULT_CONTROL, cols: _Columns | None = None) -> PairFit:
+             control: Control = DEFAULT_CONTROL, cols: _Columns | None = None,
+             flag_degenerate: bool = False) -> PairFit:
     spec = frame.spec
     cols = _columns(frame) if cols is None else cols
     oa, ob = cols.observed[j], cols.observed[k]
@@ -184,6 +205,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     full = n == frame.n_cells
     idx = None if full else np.flatnonzero(mask)        # one scan of the mask for d and codes
     d = cols.scores[j] - cols.scores[k] if idx is None else cols.scores[j][idx] - cols.scores[k][idx]
+    if flag_degenerate and (row := degenerate_row(frame, j, k, d, idx, method)) is not None:
+        return row
     sigma_d = float(np.std(d, ddof=1))
     names = list(spec.term_names)
     if method == "aggregate":
@@ -267,8 +290,15 @@ def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str
 
 
 def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml",
-              estimand: str = "gls", control: Control = DEFAULT_CONTROL) -> list[PairFit]:
-    """Fit ``pairs`` (index pairs into ``frame.models``) with the native engine."""
+              estimand: str = "gls", control: Control = DEFAULT_CONTROL,
+              flag_degenerate: bool = False) -> list[PairFit]:
+    """Fit ``pairs`` (index pairs into ``frame.models``) with the native engine.
+
+    With ``flag_degenerate`` a degenerate pair (:func:`degenerate_pair`) is
+    returned as its flagged row, detected on the differences the fit
+    computes anyway; otherwise it raises :class:`~mixrank.errors.DesignError`
+    in the fit.
+    """
     if method not in METHODS:
         raise DesignError(f"method={method!r}; expected one of {METHODS}")
     if estimand not in ESTIMANDS:
@@ -286,7 +316,8 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     cols = _columns(frame)
 
     def task(p: tuple[int, int]) -> PairFit:
-        return _fit_one(frame, p[0], p[1], method, estimand, cache, lattice, control, cols)
+        return _fit_one(frame, p[0], p[1], method, estimand, cache, lattice, control, cols,
+                        flag_degenerate)
 
     if workers > 1:
         return run_pairs(task, pairs, workers)

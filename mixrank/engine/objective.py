@@ -79,16 +79,11 @@ def profiled_deviance(st: Structure, ps: PairSums, theta: np.ndarray) -> float:
     return criterion(ps, *core(st, ps, theta)[:3])
 
 
-def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
-    """:func:`profiled_deviance` at ``theta = sqrt(psi)`` and its analytic gradient in ``psi``.
-
-    Returns None where only finite differences apply: sparse or empty
-    structures, and points where the floors on ``R_X^2`` or ``r^2`` are
-    active (see :mod:`mixrank.engine.reml_grad` for the derivation).
-    """
-    if st.mode != "dense":
-        return None
-    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, np.sqrt(np.maximum(psi, 0.0)), grad=True)
+def _dense_terms(st: Structure, ps: PairSums, theta: np.ndarray
+                 ) -> tuple[float, float, float, np.ndarray, np.ndarray] | None:
+    """``(log|A|, R_X^2, r^2, gradient of the quadratic forms, d r^2 / d psi)`` at ``theta``
+    (dense mode); None where the floors on ``R_X^2`` or ``r^2`` are active."""
+    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, theta, grad=True)
     g = cast(np.ndarray, g)
     rx2 = ps.n - cAc
     e = ps.sum_d - cAs
@@ -98,6 +93,22 @@ def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple
     if not (r2 > 0 and math.isfinite(r2)):
         return None
     d_r2 = -g[3] + 2.0 * e * g[2] / rx2 - e * e * g[1] / (rx2 * rx2)
+    return float(logdet), float(rx2), float(r2), g, d_r2
+
+
+def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """:func:`profiled_deviance` at ``theta = sqrt(psi)`` and its analytic gradient in ``psi``.
+
+    Returns None where only finite differences apply: sparse or empty
+    structures, and points where the floors on ``R_X^2`` or ``r^2`` are
+    active (see :mod:`mixrank.engine.reml_grad` for the derivation).
+    """
+    if st.mode != "dense":
+        return None
+    parts = _dense_terms(st, ps, np.sqrt(np.maximum(psi, 0.0)))
+    if parts is None:
+        return None
+    logdet, rx2, r2, g, d_r2 = parts
     return criterion(ps, logdet, rx2, r2), g[0] - g[1] / rx2 + (ps.n - 1) * d_r2 / r2
 
 
@@ -113,17 +124,11 @@ def full_gradient(st: Structure, ps: PairSums, x: np.ndarray
     if st.mode != "dense":
         return None
     theta, sigma = x[:-1], float(x[-1])
-    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, np.abs(theta), grad=True)
-    g = cast(np.ndarray, g)
-    rx2 = ps.n - cAc
-    e = ps.sum_d - cAs
-    if rx2 <= 0:
+    parts = _dense_terms(st, ps, np.abs(theta))
+    if parts is None:
         return None
-    r2 = ps.sumsq_d - sAs - e * e / rx2
-    if not (r2 > 0 and math.isfinite(r2)):
-        return None
+    logdet, rx2, r2, g, d_r2 = parts
     s2 = sigma * sigma
-    d_r2 = -g[3] + 2.0 * e * g[2] / rx2 - e * e * g[1] / (rx2 * rx2)
     d_psi = g[0] - g[1] / rx2 + d_r2 / s2
     out = np.empty(len(x))
     out[:-1] = 2.0 * theta * d_psi

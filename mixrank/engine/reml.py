@@ -49,7 +49,7 @@ from .satterthwaite import fd_gradient_psi, satterthwaite
 from .structure import PairSums, Structure
 
 __all__ = ["RemlFit", "Optimum", "Convergence", "fit_reml", "optimise", "check_convergence",
-           "package", "moment_start", "make_objective", "quad_forms", "profiled_deviance",
+           "package", "moment_start", "moment_psi", "kkt_verdict", "make_objective", "quad_forms", "profiled_deviance",
            "deviance_and_gradient", "full_deviance", "LOG2PI"]
 
 
@@ -76,13 +76,22 @@ class Convergence:
 
 def moment_start(obj: Objective) -> np.ndarray:
     """One-way ANOVA moment estimates of ``psi = sigma_r^2 / sigma^2``, each term alone."""
-    st, ps = obj.st, obj.ps
-    n = ps.n
-    mean = ps.sum_d / n
-    sst = ps.sumsq_d - n * mean * mean
-    tot = max(sst / max(n - 1, 1), 1e-300)  # relative only: any scale of scores
+    ps = obj.ps
+    return moment_psi(ps.n, ps.sum_d, ps.sumsq_d, obj.st.counts, ps.s)
+
+
+def moment_psi(n: int, sum_d: float, sumsq_d: float, counts, sums, floor: float = 1e-300
+               ) -> np.ndarray:
+    """Moment estimates of ``psi`` from the differences' sum, sum of squares and per-term level
+    ``counts`` / ``sums``; the total variance is floored at ``floor`` (relative only: any scale).
+
+    Shared by :func:`moment_start` and :mod:`mixrank.engine.reml_fixed`.
+    """
+    mean = sum_d / n
+    sst = sumsq_d - n * mean * mean
+    tot = max(sst / max(n - 1, 1), floor)
     comps = []
-    for c, s in zip(st.counts, ps.s):
+    for c, s in zip(counts, sums):
         used = c > 0
         k = int(used.sum())
         if k < 2 or n - k < 1:
@@ -199,6 +208,15 @@ def check_convergence(obj: Objective, optimum: Optimum, control: Control = DEFAU
     fg = obj.value_grad(psi) if obj.analytic else None
     g = fg[1] if fg is not None else fd_gradient_psi(obj.deviance, psi, crit,
                                                       step=control.fd_gradient_step)
+    return kkt_verdict(g, psi, crit, control, optimum.hit_limit)
+
+
+def kkt_verdict(g: np.ndarray, psi: np.ndarray, crit: float, control: Control = DEFAULT_CONTROL,
+                hit_limit: bool = False) -> Convergence:
+    """The KKT test of :func:`check_convergence` given the gradient ``g`` in ``psi`` at the optimum.
+
+    Shared with :func:`mixrank.engine.reml_fixed.fit_reml_fixed`.
+    """
     free = psi > 0
     kkt_ok = not bool(np.any(g[~free] < -control.kkt_tol * max(1.0, abs(crit))))
     gmax = float(np.max(np.abs(g[free]))) if free.any() else 0.0
@@ -210,7 +228,7 @@ def check_convergence(obj: Objective, optimum: Optimum, control: Control = DEFAU
         msg = f"KKT violated on a boundary component (gradient {g.min():.3g})"
     else:
         msg = f"gradient {gmax:.3g} not small at the optimum"
-    if optimum.hit_limit and not converged:
+    if hit_limit and not converged:
         msg += f" (optimiser stopped at max_iterations={control.max_iterations})"
     return Convergence(converged=converged, gradient=gmax, kkt_ok=kkt_ok, message=msg)
 

@@ -20,13 +20,18 @@ criterion (lme4's ``REMLcrit``) is::
 ``Q`` is computed like the intercept-only engine's quadratic forms (dense
 mode: the largest term's levels grouped by their count, a Schur complement
 of dimension q2; sparse mode: a sparse LU of ``A``), with ``p + 1`` columns
-instead of 2.  Optimised over ``psi = theta^2 >= 0`` by L-BFGS-B from a
-moment start, and from a unit start when that optimum has a component at 0
-(central-difference gradients in sparse mode).
+instead of 2.  Optimised over ``psi = theta^2 >= 0`` by L-BFGS-B from the
+:class:`~mixrank.engine.control.Control`'s starts (moment, then lme4's unit
+start when that optimum has a component at 0) with its tolerances
+(central-difference gradients in sparse mode); the convergence test is
+:func:`mixrank.engine.reml.kkt_verdict`.  The moment start and the per-term
+gradient parts are shared with :mod:`mixrank.engine.reml` and
+:mod:`mixrank.engine.reml_grad`.
 The gradient is analytic in dense mode (``criterion_and_gradient``).
 Satterthwaite quantities follow lmerTest: the Hessian of the REML deviance
 in ``(theta, sigma)`` and the Jacobian of ``Cov(beta_hat)``, both by
-central differences (step 1e-4 relative, with an absolute floor for theta;
+central differences (:mod:`mixrank.engine.satterthwaite`; the control's
+finer ``fd_steps`` step, 1e-4 relative, with an absolute floor for theta;
 Richardson extrapolation changed df by < 1e-6 relative on the reference
 designs, so it is not used).
 """
@@ -44,6 +49,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import DesignError
+from .control import DEFAULT_CONTROL, Control
+from .reml import kkt_verdict, moment_psi
+from .reml_grad import term_parts, unpack
+from .satterthwaite import central_hessian, central_jacobian, fd_gradient_psi
 from .structure import Structure
 
 __all__ = ["FixedSums", "FixedFit", "fit_reml_fixed", "criterion", "criterion_and_gradient"]
@@ -99,15 +108,6 @@ def _chol(S: np.ndarray) -> np.ndarray:
     return L
 
 
-def _sym(v: np.ndarray, st: Structure, q: int) -> np.ndarray:
-    """The symmetric q x q matrix of a packed upper triangle (``Structure.G``'s packing)."""
-    iu = cast("tuple[np.ndarray, np.ndarray]", st.triu)
-    out = np.empty((q, q))
-    out[iu] = v
-    out[iu[1], iu[0]] = v
-    return out
-
-
 def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
           ) -> tuple[float, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """``(log|A|, Q)`` at ``theta`` (block order); Q is (p+1) x (p+1).
@@ -146,7 +146,7 @@ def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
         return logdet, Q, dl, dQ
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
     if st.G is not None:
-        M2 = cast(np.ndarray, st.z22) - a * _sym(w @ st.G, st, q2)
+        M2 = cast(np.ndarray, st.z22) - a * unpack(w @ st.G, st.triu, q2)
     else:
         z12 = cast(np.ndarray, st.z12)
         M2 = cast(np.ndarray, st.z22) - a * (z12.T @ (z12 * w[cast(np.ndarray, st.groups)][:, None]))
@@ -165,22 +165,16 @@ def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
     Q = Q + U.T @ BU
     dl, dQ = cast(np.ndarray, dl), cast(np.ndarray, dQ)
     if st.G is not None:
-        P2 = _sym((w * w) @ st.G, st, q2)
+        P2 = unpack((w * w) @ st.G, st.triu, q2)
     else:
         z12 = cast(np.ndarray, st.z12)
         P2 = z12.T @ (z12 * (w * w)[cast(np.ndarray, st.groups)][:, None])
     dU = -np.tensordot(w * w, H, axes=1)
     dl[0] -= float(np.sum(B * P2))
     dQ[0] += dU.T @ BU + BU.T @ dU + BU.T @ (P2 @ BU)
-    M2lam = M2 * lam[None, :]
-    Kdiag = np.diag(M2) - ((M2lam @ Sinv) * M2lam).sum(axis=1)
-    z = U - M2 @ BU                                       # (I + M2 Psi2)^-1 U
-    start = 0
-    for j, Lj in enumerate(st.levels[1:], start=1):
-        zz = z[start:start + Lj]
-        dl[j] = float(Kdiag[start:start + Lj].sum())
+    for j, (kd, zz) in enumerate(term_parts(M2, lam, Sinv, U, BU, st.levels), start=1):
+        dl[j] = kd
         dQ[j] = zz.T @ zz
-        start += Lj
     return logdet, Q, dl, dQ
 
 
@@ -296,99 +290,45 @@ class FixedFit:
 
 def _moment_start(st: Structure, fs: FixedSums) -> np.ndarray:
     """One-way ANOVA moment estimates of psi per term, on the raw differences."""
-    n = fs.n
-    p = fs.p
-    sd, ssd = float(fs.T[0, p]), float(fs.T[p, p])  # column 0 of X is the intercept
-    mean = sd / n
-    sst = ssd - n * mean * mean
-    comps = []
-    for c, zw in zip(st.counts, fs.ZW):
-        s = zw[:, p]
-        used = c > 0
-        k = int(used.sum())
-        if k < 2 or n - k < 1:
-            comps.append(0.0)
-            continue
-        ssb = float(np.sum(s[used] ** 2 / c[used]) - n * mean * mean)
-        msb, msw = ssb / (k - 1), max(sst - ssb, 0.0) / (n - k)
-        n0 = (n - float(np.sum(c[used] ** 2)) / n) / (k - 1)
-        comps.append(max((msb - msw) / n0, 0.0))
-    tot = max(sst / max(n - 1, 1), 1e-12)
-    return np.array(comps) / max(tot - sum(comps), 0.05 * tot)
+    p = fs.p                                     # column 0 of X is the intercept
+    return moment_psi(fs.n, float(fs.T[0, p]), float(fs.T[p, p]), st.counts,
+                      [zw[:, p] for zw in fs.ZW], floor=1e-12)
 
 
-def _minimise(f, x0: np.ndarray, value_grad=None) -> tuple[np.ndarray, float, int]:
+def _minimise(f, x0: np.ndarray, control: Control, value_grad=None) -> tuple[np.ndarray, float, int]:
+    """L-BFGS-B over ``psi >= 0`` with the control's tolerances (finite-difference
+    gradient from :func:`~mixrank.engine.satterthwaite.fd_gradient_psi` without ``value_grad``)."""
     count = [0]
 
     def fun(z):
         count[0] += 1
         return f(np.maximum(z, 0.0))
 
-    def grad(z):
-        z = np.maximum(z, 0.0)
-        g = np.empty_like(z)
-        for i in range(len(z)):
-            h = 1e-6 * max(z[i], 1e-3)
-            e = np.zeros_like(z)
-            e[i] = h
-            if z[i] > h:
-                g[i] = (fun(z + e) - fun(z - e)) / (2 * h)
-            else:
-                g[i] = (-3 * fun(z) + 4 * fun(z + e) - fun(z + 2 * e)) / (2 * h)
-        return g
-
     def fun_grad(z):
         z = np.maximum(z, 0.0)
         fg = None if value_grad is None else value_grad(z)
         if fg is None:
-            return fun(z), grad(z)
+            return fun(z), fd_gradient_psi(fun, z, step=control.fd_gradient_step)
         count[0] += 1
         return fg
 
     res = opt.minimize(fun_grad, np.maximum(x0, 0.0), jac=True, method="L-BFGS-B",
                        bounds=[(0.0, None)] * len(x0),
-                       options=dict(ftol=1e-15, gtol=1e-10, maxiter=500))
+                       options=dict(ftol=control.ftol, gtol=control.gtol,
+                                    maxiter=control.max_iterations))
     z = np.maximum(res.x, 0.0)
     return z, float(fun(z)), count[0]
 
 
-def _steps(x: np.ndarray, step: float) -> np.ndarray:
-    h = step * np.maximum(np.abs(x), 1.0)
-    h[-1] = step * abs(x[-1])
-    return h
-
-
-def _hessian(f, x: np.ndarray, step: float = 1e-4) -> np.ndarray:
-    """Central-difference Hessian (steps from :func:`_steps`)."""
-    k = len(x)
-    h = _steps(x, step)
-    H = np.empty((k, k))
-    f0 = f(x)
-    for i in range(k):
-        ei = np.zeros(k)
-        ei[i] = h[i]
-        H[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / h[i] ** 2
-        for j in range(i):
-            ej = np.zeros(k)
-            ej[j] = h[j]
-            H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
-                                 + f(x - ei - ej)) / (4 * h[i] * h[j])
-    return H
-
-
-def _jacobian(f, x: np.ndarray, step: float = 1e-4) -> np.ndarray:
-    """Central differences of a matrix-valued ``f`` (steps from :func:`_steps`)."""
-    h = _steps(x, step)
-    out = []
-    for i in range(len(x)):
-        e = np.zeros(len(x))
-        e[i] = h[i]
-        out.append((f(x + e) - f(x - e)) / (2 * h[i]))
-    return np.stack(out)
-
-
-def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, ...]) -> FixedFit:
+def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, ...], *,
+                   control: Control = DEFAULT_CONTROL) -> FixedFit:
     """Fit ``d = X beta + Z b + e`` by profiled REML (``names``: terms in the caller's order).
+
+    ``control`` supplies the optimiser's tolerances and starts, the
+    finite-difference steps (the finer of ``fd_steps`` for the Hessian and
+    the Jacobian) and the convergence test
+    (:func:`~mixrank.engine.reml.kkt_verdict`); its actions are applied by
+    :func:`mixrank.fit`.
 
     Raises
     ------
@@ -415,12 +355,13 @@ def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, .
         def vg(ps):
             return criterion_and_gradient(st, fs, ps)
         best = None
-        # the unit start guards against a search trapped at the boundary: it runs
-        # when the moment start ends with a component at 0
-        for x0 in (_moment_start(st, fs), np.ones(R)):
+        starts = {"moment": lambda: _moment_start(st, fs), "default": lambda: np.ones(R)}
+        # a later start guards against a search trapped at the boundary: it runs
+        # when the previous optimum has a component at 0
+        for name in control.starts:
             if best is not None and np.all(best[0] > 0):
                 break
-            x, fx, k = _minimise(f, x0, vg if st.mode == "dense" else None)
+            x, fx, k = _minimise(f, starts[name](), control, vg if st.mode == "dense" else None)
             nfev += k
             if best is None or fx < best[1]:
                 best = (x, fx)
@@ -436,40 +377,24 @@ def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, .
         A = np.zeros((1, 1))
         exact: float | None = float(n - p)
     else:
-        H = _hessian(lambda z: _full_deviance(st, fs, z), x)
+        H = central_hessian(lambda z: _full_deviance(st, fs, z), x, control.fd_steps[1])
         try:
             A = 2.0 * np.linalg.inv(H)
         except np.linalg.LinAlgError:
             A = 2.0 * np.linalg.pinv(H)
-        jac = _jacobian(lambda z: _beta_cov(st, fs, z)[1], x)
+        jac = central_jacobian(lambda z: _beta_cov(st, fs, z)[1], x, control.fd_steps[1])
         exact = None
     inv = np.argsort(st.order) if R else np.zeros(0, dtype=int)
     perm = np.append(inv, R).astype(int)             # varpar in the caller's order
     theta_c = theta_b[inv]
-    converged, msg = _check(f if R else None, psi, crit)
+    converged, msg = True, "closed form"
+    if R:
+        g = fd_gradient_psi(f, psi, crit, step=control.fd_gradient_step)
+        conv = kkt_verdict(g, psi, crit, control)
+        converged, msg = conv.converged, conv.message
     return FixedFit(names=tuple(names) + ("residual",),
                     variances=np.append(sigma ** 2 * theta_c ** 2, sigma ** 2), theta=theta_c,
                     sigma=sigma, beta=beta, cov=cov, jac=jac[perm] if R else jac,
                     vcov_varpar=A[np.ix_(perm, perm)] if R else A, criterion=crit, n=n,
                     boundary=tuple(names[i] for i in range(R) if theta_c[i] == 0.0),
                     converged=converged, message=msg, nfev=nfev, exact_df=exact)
-
-
-def _check(f, psi: np.ndarray, crit: float) -> tuple[bool, str]:
-    """KKT check at the optimum: small gradient on free, non-negative on zero components."""
-    if f is None:
-        return True, "closed form"
-    g = np.empty_like(psi)
-    for i in range(len(psi)):
-        h = 1e-6 * max(psi[i], 1e-3)
-        e = np.zeros_like(psi)
-        e[i] = h
-        g[i] = ((f(psi + e) - f(psi - e)) / (2 * h) if psi[i] > h
-                else (-3 * crit + 4 * f(psi + e) - f(psi + 2 * e)) / (2 * h))
-    free = psi > 0
-    if np.any(g[~free] < -1e-6):
-        return False, f"KKT violated on a boundary component (gradient {g.min():.3g})"
-    gmax = float(np.max(np.abs(g[free]))) if free.any() else 0.0
-    if gmax > 1e-3 * max(1.0, 1.0 / max(float(np.min(psi[free])) if free.any() else 1.0, 1e-12)):
-        return False, f"gradient {gmax:.3g} not small at the optimum"
-    return True, "ok"

@@ -44,12 +44,12 @@ import scipy.linalg as la
 
 from .structure import PairSums, Structure
 
-__all__ = ["dense_parts"]
+__all__ = ["dense_parts", "unpack", "term_parts"]
 
 _potrf, _potri, _trtrs = la.lapack.dpotrf, la.lapack.dpotri, la.lapack.dtrtrs
 
 
-def _unpack(v: np.ndarray, triu: tuple[np.ndarray, np.ndarray] | None, q: int) -> np.ndarray:
+def unpack(v: np.ndarray, triu: tuple[np.ndarray, np.ndarray] | None, q: int) -> np.ndarray:
     """The symmetric q x q matrix whose packed upper triangle is ``v``."""
     iu = cast("tuple[np.ndarray, np.ndarray]", triu)
     M = np.empty((q, q))
@@ -107,10 +107,10 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     Gp, P = st.G, None
     if Gp is not None and g is not None:     # one pass over G for both weightings
         WG = np.stack([w, w2]) @ Gp
-        M2 = z22 - a * _unpack(WG[0], st.triu, q2)
-        P = _unpack(WG[1], st.triu, q2)
+        M2 = z22 - a * unpack(WG[0], st.triu, q2)
+        P = unpack(WG[1], st.triu, q2)
     elif Gp is not None:
-        M2 = z22 - a * _unpack(w @ Gp, st.triu, q2)
+        M2 = z22 - a * unpack(w @ Gp, st.triu, q2)
     else:
         wi = w[cast(np.ndarray, st.groups)]
         M2 = z22 - a * (z12.T @ (z12 * wi[:, None]))
@@ -146,13 +146,26 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     dQa = du.T @ Bu + Bu.T @ du + Bu.T @ (P @ Bu)
     g[:, 0] += [-float(np.sum(B * P)), dQa[0, 0], dQa[0, 1], dQa[1, 1]]
     # d/dpsi_j, j >= 2
+    for j, (kd, zz) in enumerate(term_parts(M2, lam, Sinv, u, Bu, st.levels), start=1):
+        g[:, j] += [kd, float(zz[:, 0] @ zz[:, 0]), float(zz[:, 0] @ zz[:, 1]),
+                    float(zz[:, 1] @ zz[:, 1])]
+    return val, g
+
+
+def term_parts(M2: np.ndarray, lam: np.ndarray, Sinv: np.ndarray, u: np.ndarray, Bu: np.ndarray,
+               levels: tuple[int, ...] | list[int]) -> list[tuple[float, np.ndarray]]:
+    """Per block-2 term ``j``: ``d log|S| / d psi_j`` and the rows ``z_j`` of ``(I + M2 Psi2)^-1 u``.
+
+    ``d (u_x' B u_y) / d psi_j = z_x,j' z_y,j`` (module docstring); shared by
+    :func:`dense_parts` (two columns) and :mod:`mixrank.engine.reml_fixed`
+    (``p + 1`` columns).
+    """
     M2lam = M2 * lam[None, :]
     Kdiag = np.diag(M2) - ((M2lam @ Sinv) * M2lam).sum(axis=1)
     z = u - M2 @ Bu                                                  # (I + M2 Psi2)^-1 u
+    out = []
     start = 0
-    for j, Lj in enumerate(st.levels[1:], start=1):
-        zz = z[start:start + Lj]
-        g[:, j] += [float(Kdiag[start:start + Lj].sum()), float(zz[:, 0] @ zz[:, 0]),
-                    float(zz[:, 0] @ zz[:, 1]), float(zz[:, 1] @ zz[:, 1])]
+    for Lj in levels[1:]:
+        out.append((float(Kdiag[start:start + Lj].sum()), z[start:start + Lj]))
         start += Lj
-    return val, g
+    return out

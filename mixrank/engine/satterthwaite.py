@@ -18,12 +18,15 @@ variance parameters.  Contents:
   ``cells`` / ``units`` estimands and their variance ``var_fn`` (with an
   analytic gradient);
 * :func:`fd_gradient_psi`, :func:`fd_hessian`, :func:`fd_gradient`,
-  :func:`fd_steps` -- the finite-difference helpers.
+  :func:`central_hessian`, :func:`central_jacobian`, :func:`fd_steps` -- the
+  finite-difference helpers.
 
 Callers: :func:`mixrank.engine.reml.fit_reml` (the GLS estimate),
 :mod:`mixrank.engine.native` (the ``cells`` / ``units`` estimands),
-:func:`mixrank.engine.balanced.fit_balanced` (closed form) and
-:mod:`mixrank.engine.statsmodels_engine` (df at statsmodels' optimum).
+:func:`mixrank.engine.balanced.fit_balanced` (closed form),
+:mod:`mixrank.engine.statsmodels_engine` (df at statsmodels' optimum) and
+:mod:`mixrank.engine.reml_fixed` (Hessian and ``Cov(beta)`` Jacobian of the
+p-column fit, one central step).
 The finite-difference steps are :class:`~mixrank.engine.control.Control`'s
 ``fd_steps`` and ``fd_gradient_step``.  Validated against lmerTest 3.1
 (tests/reference/lme4_engine.R, tests/engine/test_lme4_reference.py).
@@ -44,7 +47,7 @@ from .structure import Structure
 
 __all__ = ["satterthwaite", "gradient_hessian", "balanced_df", "estimand_weights",
            "LinearVariance", "linear_variance", "fd_gradient_psi", "fd_hessian", "fd_gradient",
-           "fd_steps"]
+           "fd_steps", "central_hessian", "central_jacobian"]
 
 VarFn = Callable[[np.ndarray, float], float]
 
@@ -79,40 +82,47 @@ def fd_steps(x: np.ndarray, step: float) -> np.ndarray:
     return h
 
 
+def central_hessian(f: Callable[[np.ndarray], float], x: np.ndarray, step: float) -> np.ndarray:
+    """Central-difference Hessian with the steps of :func:`fd_steps` (no extrapolation)."""
+    k = len(x)
+    h = fd_steps(x, step)
+    H = np.empty((k, k))
+    f0 = f(x)
+    for i in range(k):
+        ei = np.zeros(k)
+        ei[i] = h[i]
+        H[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / h[i] ** 2
+        for j in range(i):
+            ej = np.zeros(k)
+            ej[j] = h[j]
+            H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
+                                 + f(x - ei - ej)) / (4 * h[i] * h[j])
+    return H
+
+
+def central_jacobian(f: Callable[[np.ndarray], np.ndarray | float], x: np.ndarray,
+                     step: float) -> np.ndarray:
+    """Central differences of a scalar- or array-valued ``f``, stacked along axis 0 (steps of :func:`fd_steps`)."""
+    h = fd_steps(x, step)
+    out = []
+    for i in range(len(x)):
+        e = np.zeros(len(x))
+        e[i] = h[i]
+        out.append((f(x + e) - f(x - e)) / (2 * h[i]))
+    return np.stack(out)
+
+
 def fd_hessian(f: Callable[[np.ndarray], float], x: np.ndarray,
                steps: tuple[float, float] = (2e-4, 1e-4)) -> np.ndarray:
     """Richardson-extrapolated central-difference Hessian (steps: coarse, fine = coarse / 2)."""
-    def hess(step):
-        k = len(x)
-        h = fd_steps(x, step)
-        H = np.empty((k, k))
-        f0 = f(x)
-        for i in range(k):
-            ei = np.zeros(k)
-            ei[i] = h[i]
-            H[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / h[i] ** 2
-            for j in range(i):
-                ej = np.zeros(k)
-                ej[j] = h[j]
-                H[i, j] = H[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej)
-                                     + f(x - ei - ej)) / (4 * h[i] * h[j])
-        return H
-    H1, H2 = hess(steps[0]), hess(steps[1])
+    H1, H2 = central_hessian(f, x, steps[0]), central_hessian(f, x, steps[1])
     return H2 + (H2 - H1) / 3.0
 
 
 def fd_gradient(f: Callable[[np.ndarray], float], x: np.ndarray,
                 steps: tuple[float, float] = (2e-4, 1e-4)) -> np.ndarray:
     """Richardson-extrapolated central-difference gradient."""
-    def grad(step):
-        h = fd_steps(x, step)
-        g = np.empty(len(x))
-        for i in range(len(x)):
-            e = np.zeros(len(x))
-            e[i] = h[i]
-            g[i] = (f(x + e) - f(x - e)) / (2 * h[i])
-        return g
-    g1, g2 = grad(steps[0]), grad(steps[1])
+    g1, g2 = central_jacobian(f, x, steps[0]), central_jacobian(f, x, steps[1])
     return g2 + (g2 - g1) / 3.0
 
 
