@@ -213,3 +213,47 @@ def test_scores_outside_0_1_exit_2(capsys, tmp_path):
     code, out, err = run(capsys, "fit", str(path), "-f", FC, *BIN)
     assert code == 2 and out == ""
     assert "error: " in err and "(e.g. 0.5)" in err
+
+
+@pytest.fixture(scope="module")
+def small_inputs(tmp_path_factory) -> dict[str, str]:
+    """A small simulated benchmark and malformed variants of it, as CSV paths."""
+    tmp = tmp_path_factory.mktemp("glmm_contract")
+    good = mixrank.simulate(3, 6, 4, 2, rng=3)
+    variants = {"good": good,
+                "twin": pd.concat([good, good[good.model == "m01"].assign(model="m01copy")],
+                                  ignore_index=True),
+                "always_right": pd.concat([good, good[good.model == "m01"].assign(
+                    model="oracle", correct=1)], ignore_index=True),
+                "stray": good.assign(correct=good.correct.where(good.index > 0, 100)),
+                "one_model": good[good.model == "m01"]}
+    paths = {}
+    for name, df in variants.items():
+        df.to_csv(tmp / f"{name}.csv", index=False)
+        paths[name] = str(tmp / f"{name}.csv")
+    return paths
+
+
+def _fitting_subcommands() -> list[str]:
+    subs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    return sorted(n for n, sp in subs.items()
+                  if "--formula" in {o for a in sp._actions for o in a.option_strings})
+
+
+@pytest.mark.parametrize("name", _fitting_subcommands())
+@pytest.mark.parametrize("kind", ["good", "twin", "always_right", "stray", "one_model"])
+def test_every_fitting_subcommand_binomial_contract(capsys, tmp_path, small_inputs, name, kind):
+    argv = [name, small_inputs[kind], "-f", FU, *BIN]
+    if name == "plan":
+        argv += ["--delta", "0.05"]
+    if name == "report":
+        argv += ["-o", str(tmp_path / "r.html")]
+    code, out, err = run(capsys, *argv)
+    assert code in (0, 2)
+    if code == 2:
+        assert out == "" and "error: " in err
+    refused = name in ("plan", "anova")
+    if kind in ("good", "twin") and not refused:
+        assert code == 0, err
+    if kind in ("stray", "one_model", "always_right") or refused:
+        assert code == 2, out
