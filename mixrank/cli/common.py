@@ -469,7 +469,8 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--family", default="gaussian", choices=["gaussian", "binomial", *family_extra],
                    help="gaussian: the paired linear mixed model (default); binomial: glmer's "
                    "binomial GLMM over all models at once, the formula read as glmer reads it "
-                   "(docs/glmm.md)")
+                   "(docs/glmm.md)" + (f"; {'|'.join(family_extra)}: the former name of "
+                                       "--judged" if family_extra else ""))
     p.add_argument("--nagq", type=int, default=None, choices=[0, 1],
                    help="--family binomial: glmer's nAGQ (1 = Laplace, the default; 0 = faster)")
     p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
