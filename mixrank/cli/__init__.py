@@ -6,7 +6,9 @@ Inputs: command-line arguments; data as a long-format file (``.csv``,
 ``example`` (the bundled example) or ``shared:NAME`` (a shared real dataset).
 Outputs: tables on stdout (or ``--output``) in ``table``, ``csv``, ``json`` or
 ``markdown`` format, or an HTML report; exit code 0 on success, 2 on a usage
-or data error (message on stderr, no traceback).
+or data error (message on stderr, no traceback).  Every subcommand that fits
+takes ``--family gaussian|binomial`` (``binomial``: the GLMM of
+docs/glmm.md, ``--nagq 0|1``).
 
 Layout: one module per subcommand group, each with a ``register(sub)`` that
 adds its subparsers; :data:`SUBCOMMANDS` lists the modules in help order, so a

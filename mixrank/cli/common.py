@@ -6,7 +6,8 @@ the subcommand modules, text on stdout or ``--output``.
 Contents: :class:`UsageError`, :class:`Parser`; output (:func:`render`,
 :func:`emit`, :func:`titled`); input (:func:`parse_pairs`,
 :func:`parse_mapping`, :func:`load`, :func:`frame_data`, :func:`selector`,
-:func:`check_output`); fitting (:func:`fit_from_args`, :func:`score_header`, :func:`table_of`); argument groups (:func:`data_args`,
+:func:`check_output`); fitting (:func:`fit_from_args`, :func:`is_binomial`,
+:func:`refuse_for_binomial`, :func:`score_header`, :func:`table_of`); argument groups (:func:`data_args`,
 :func:`fit_args`, :func:`common_args`, :func:`out_args`, :func:`rank_args`,
 :func:`rank_kwargs`, :func:`alpha_power_args`).
 """
@@ -103,11 +104,17 @@ def check_output(args: argparse.Namespace) -> None:
 
 
 def score_header(res: Any) -> str:
-    """One line naming the score type the fit detected (for ``--format table``)."""
+    """One line naming the score type the fit detected (for ``--format table``).
+
+    A binomial GLMM fit adds a line with its family, nAGQ and unit of inference.
+    """
     fr = res.frame
     kind = "binary (0/1)" if fr.binary else "continuous"
-    return (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
+    head = (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
             f"{fr.spec.formula}\n")
+    if getattr(res, "family", "gaussian") == "binomial":
+        head += f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n"
+    return head
 
 
 def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
@@ -360,14 +367,58 @@ class _Bar:
             self.bar.__exit__(None, None, None)
 
 
+def is_binomial(args: argparse.Namespace) -> bool:
+    """Whether the options ask for the binomial GLMM (``--family binomial``)."""
+    return getattr(args, "family", "gaussian") == "binomial"
+
+
+#: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
+_LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
+                 "fit; drop --method"),
+                ("--estimand", "estimand", "gls", "its contrasts are log-odds differences of the "
+                 "fixed effects (--scale response: probability differences averaged over cells); "
+                 "drop --estimand"))
+
+
+def refuse_for_binomial(args: argparse.Namespace,
+                        options: Sequence[tuple[str, str, Any, str]]) -> None:
+    """With ``--family binomial``, refuse each option set away from its default.
+
+    ``options`` holds ``(flag, dest, default, instead)``; the message names
+    the flag and its value and says what works instead.
+    """
+    if not is_binomial(args):
+        return
+    for flag, dest, default, instead in options:
+        value = getattr(args, dest, default)
+        if value != default:
+            shown = flag if isinstance(value, bool) else f"{flag} {value}"
+            raise UsageError(f"{shown} is not available with --family binomial; {instead}")
+
+
 def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None,
                   data: Any = None):
-    """Fit as the options say (``data``: already loaded); a progress bar on a terminal."""
+    """Fit as the options say (``data``: already loaded); a progress bar on a terminal.
+
+    ``--family binomial`` fits the GLMM (:class:`~mixrank.results.glmm_result.GlmmResult`,
+    ``--nagq`` its nAGQ, default 1); the linear engine's options are refused then.
+    """
     from ..fit import fit
 
+    binomial = is_binomial(args)
+    if getattr(args, "nagq", None) is not None and not binomial:
+        raise UsageError(f"--nagq sets glmer's nAGQ of the binomial GLMM; with --family "
+                         f"{getattr(args, 'family', 'gaussian')} it would be ignored: drop it or "
+                         "pass --family binomial")
+    refuse_for_binomial(args, _LINEAR_ONLY)
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
+    if binomial:
+        return fit(args.formula, data, family="binomial",
+                   nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
+                   pair_by=pair_by, replicate=args.replicate, na=args.na,
+                   backend=getattr(args, "backend", "pandas"))
     bar = _Bar() if progress_enabled() else None
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
@@ -405,11 +456,23 @@ def data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt-label", default=None, help="lm-eval: constant prompt label")
 
 
-def fit_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
-    """Data options plus the options of :func:`mixrank.fit`."""
+def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
+             family_extra: Sequence[str] = ()) -> None:
+    """Data options plus the options of :func:`mixrank.fit`.
+
+    ``family_extra``: further ``--family`` values a subcommand still accepts
+    (``resolution``'s former ``--family adjacent|all``).
+    """
     data_args(p)
     p.add_argument("--formula", "-f", required=formula_required,
                    help="e.g. 'correct ~ model + (1|subject)'")
+    p.add_argument("--family", default="gaussian", choices=["gaussian", "binomial", *family_extra],
+                   help="gaussian: the paired linear mixed model (default); binomial: glmer's "
+                   "binomial GLMM over all models at once, the formula read as glmer reads it "
+                   "(docs/glmm.md)" + (f"; {'|'.join(family_extra)}: the former name of "
+                                       "--judged" if family_extra else ""))
+    p.add_argument("--nagq", type=int, default=None, choices=[0, 1],
+                   help="--family binomial: glmer's nAGQ (1 = Laplace, the default; 0 = faster)")
     p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
     p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"])
     p.add_argument("--pair", action="append", metavar="A,B",
@@ -424,9 +487,10 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
                    "of core; needs the scale extra)")
 
 
-def common_args(p: argparse.ArgumentParser, formula_required: bool = True) -> None:
+def common_args(p: argparse.ArgumentParser, formula_required: bool = True,
+                family_extra: Sequence[str] = ()) -> None:
     """Fit options plus output options."""
-    fit_args(p, formula_required)
+    fit_args(p, formula_required, family_extra)
     out_args(p)
 
 

@@ -1,7 +1,9 @@
 """CLI subcommands ``demo``, ``fit``, ``contrasts`` and ``components``.
 
 Inputs: parsed arguments (see :mod:`mixrank.cli.common`).  Outputs: the
-summary, contrasts and variance-components tables of :func:`mixrank.fit`.
+summary, contrasts and variance-components tables of :func:`mixrank.fit`
+(with ``--family binomial`` those of the GLMM: glmer-like summary, contrasts on
+``--scale logit`` or ``response``, logit-scale variance components).
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from typing import Any
 import pandas as pd
 
 from .common import (
+    UsageError,
     common_args,
     emit,
     fit_from_args,
+    is_binomial,
     out_args,
+    refuse_for_binomial,
     render,
     score_header,
     table_of,
@@ -58,13 +63,34 @@ def cmd_fit(args: argparse.Namespace) -> None:
         emit(render(res.contrasts(), args.format), args)
 
 
+#: contrasts options the binomial GLMM does not take: (flag, dest, default, instead).
+_CONTRASTS_LINEAR_ONLY = (
+    ("--by", "by", None, "covariates in the fixed part (model * x) need --family gaussian"),
+    ("--draws", "draws", 10000, "--draws sets the draws of --adjust maxt; drop it"),
+    ("--seed", "seed", None, "--seed seeds --adjust maxt; drop it"))
+
+
 def cmd_contrasts(args: argparse.Namespace) -> None:
+    if args.scale is not None and not is_binomial(args):
+        raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's "
+                         "contrasts; pass --family binomial, or drop --scale (the gaussian "
+                         "model's contrasts are on the score's own scale)")
+    refuse_for_binomial(args, _CONTRASTS_LINEAR_ONLY)
+    if is_binomial(args) and args.adjust == "maxt":
+        raise UsageError("--adjust maxt is not available with --family binomial; the binomial "
+                         "contrasts adjust p-values with --adjust holm, bh or none")
     res = fit_from_args(args)
-    tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
+    if is_binomial(args):
+        tab = res.contrasts(scale=args.scale or "logit", adjust=args.adjust)
+    else:
+        tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
     emit(table_of(res, tab, args.format), args)
 
 
 def cmd_anova(args: argparse.Namespace) -> None:
+    if is_binomial(args):
+        raise UsageError("anova tests covariate terms (model * x) of the linear model; the "
+                         "binomial GLMM has none yet: use --family gaussian")
     res = fit_from_args(args)
     emit(table_of(res, res.anova(adjust=args.anova_adjust), args.format), args)
 
@@ -95,6 +121,10 @@ def register(sub: Any) -> None:
             s.add_argument("--by", default=None, metavar="COLUMN",
                            help="gap per level of this covariate of the formula "
                                 "(e.g. -f 'correct ~ model * topic' --by topic)")
+            s.add_argument("--scale", default=None, choices=["logit", "response"],
+                           help="--family binomial: log-odds differences with odds ratios "
+                                "(logit, default) or probability differences averaged over "
+                                "the cells (response)")
         if name == "anova":
             s.add_argument("--adjust", dest="anova_adjust", default="none",
                            choices=("none", "holm"), help="Holm across pairs, per term")

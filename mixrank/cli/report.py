@@ -1,7 +1,8 @@
 """CLI subcommand ``report``: a self-contained HTML report of a fit.
 
 Inputs: parsed arguments.  Outputs: the file written by
-:func:`mixrank.report.html.write_report`; its path on stderr.
+:func:`mixrank.report.html.write_report` (with ``--family binomial`` the GLMM
+page of :mod:`mixrank.report.html_glmm`); its path on stderr.
 """
 
 from __future__ import annotations
@@ -13,12 +14,41 @@ from typing import Any
 
 import pandas as pd
 
-from .common import UsageError, fit_args, fit_from_args, load, rank_args, rank_kwargs, selector
+from .common import (
+    UsageError,
+    fit_args,
+    fit_from_args,
+    load,
+    rank_args,
+    rank_kwargs,
+    refuse_for_binomial,
+    selector,
+)
+
+_GLMM_PAGE = ("the binomial report has fixed sections (scores, both scales' contrasts, "
+              "components, fixed effects, rank intervals, verdicts, diagnostics); drop it")
+
+#: report options the binomial GLMM page does not take: (flag, dest, default, instead).
+_REPORT_LINEAR_ONLY = (
+    ("--delta", "delta", 0.02, "the planning section needs --family gaussian; " + _GLMM_PAGE),
+    ("--multiplicity", "multiplicity", "holm", _GLMM_PAGE),
+    ("--max-pairs", "max_pairs", 40, _GLMM_PAGE),
+    ("--coverage", "coverage", "marginal", _GLMM_PAGE),
+    ("--rank-method", "rank_method", "holm", _GLMM_PAGE),
+    ("--draws", "draws", None, _GLMM_PAGE),
+    ("--seed", "seed", None, _GLMM_PAGE),
+    ("--rci-before", "rci_before", None, "the reliable-change section needs --family gaussian, "
+     "or 'mixrank rci'"),
+    ("--rci-after", "rci_after", None, "the reliable-change section needs --family gaussian, "
+     "or 'mixrank rci'"),
+    ("--sensitivity", "sensitivity", None, "verdict stability refits the linear model; use "
+     "--family gaussian"))
 
 
 def cmd_report(args: argparse.Namespace) -> None:
     from ..report.html import write_report
 
+    refuse_for_binomial(args, _REPORT_LINEAR_ONLY)
     if args.rci_before is None and (args.rci_sample is not None or args.rci_sem is not None):
         raise UsageError("--rci-sample and --rci-sem shape the reliable-change section; give "
                          "--rci-before and --rci-after too, or drop them")
@@ -37,6 +67,10 @@ def cmd_report(args: argparse.Namespace) -> None:
         args.title = f"{Path(args.data).name} ({loaded.attrs['mixrank']['format']} output)"
     args.output = args.output or "mixrank-report.html"
     res = fit_from_args(args, data=loaded)
+    if getattr(res, "family", "gaussian") == "binomial":
+        print(f"wrote {write_report(res, args.output, title=args.title, level=args.level)}",
+              file=sys.stderr)
+        return
     rc = None
     if args.rci_before is not None:
         from ..change import reliable_change

@@ -2,7 +2,9 @@
 
 Inputs: parsed arguments (see :mod:`mixrank.cli.common`).  Outputs: the table
 of :meth:`FitResult.model_scores` (best first), with ``--probabilities`` the
-rank probabilities of :meth:`FitResult.rank_probabilities` as well.
+rank probabilities of :meth:`FitResult.rank_probabilities` as well; with
+``--family binomial`` the GLMM's ``model_scores()`` (share of successes,
+fitted log-odds, mean fitted probability).
 """
 
 from __future__ import annotations
@@ -10,11 +12,35 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import common_args, emit, fit_from_args, table_of, titled
+from .common import (
+    common_args,
+    emit,
+    fit_from_args,
+    is_binomial,
+    refuse_for_binomial,
+    table_of,
+    titled,
+)
+
+#: scores options the binomial GLMM does not take: (flag, dest, default, instead).
+_SCORES_LINEAR_ONLY = (
+    ("--by", "by", None, "covariates in the fixed part (model * x) need --family gaussian"),
+    ("--score-estimand", "score_estimand", None, "its scores are each model's share of "
+     "successes, fitted log-odds and mean fitted probability; drop --score-estimand"),
+    ("--probabilities", "probabilities", False, "rank probabilities need --family gaussian; "
+     "'mixrank ranks --family binomial' gives rank intervals"),
+    ("--draws", "draws", 10000, "--draws sets the draws of --probabilities; drop it"),
+    ("--seed", "seed", None, "--seed seeds --probabilities; drop it"))
 
 
 def cmd_scores(args: argparse.Namespace) -> None:
+    refuse_for_binomial(args, _SCORES_LINEAR_ONLY)
     res = fit_from_args(args)
+    if is_binomial(args):
+        tab = res.model_scores().sort_values(["estimate", "model"], ascending=[False, True],
+                                             kind="stable").reset_index(drop=True)
+        emit(table_of(res, tab, args.format), args)
+        return
     if args.by is not None:   # per level of a covariate (model * x formulas)
         emit(table_of(res, res.model_scores(by=args.by), args.format), args)
         return

@@ -8,6 +8,7 @@ tables of :meth:`FitResult.rank_intervals`, :meth:`FitResult.resolution` and
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import pandas as pd
@@ -18,9 +19,11 @@ from .common import (
     common_args,
     emit,
     fit_from_args,
+    is_binomial,
     parse_pairs,
     rank_args,
     rank_kwargs,
+    refuse_for_binomial,
     render,
     score_header,
     table_of,
@@ -38,8 +41,40 @@ def cmd_ranks(args: argparse.Namespace) -> None:
     if args.pair:
         raise UsageError("ranks compares every pair of models; drop --pair (select models by "
                          "filtering the data instead)")
+    if args.scale is not None and not is_binomial(args):
+        raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's tests; "
+                         "pass --family binomial, or drop --scale")
+    refuse_for_binomial(args, [("--by", "by", None, "covariates in the fixed part (model * x) "
+                                "need --family gaussian")])
     res = fit_from_args(args)
-    emit(table_of(res, res.rank_intervals(**rank_kwargs(args), by=args.by), args.format), args)
+    if is_binomial(args):
+        tab = res.rank_intervals(**rank_kwargs(args), scale=args.scale or "logit")
+    else:
+        tab = res.rank_intervals(**rank_kwargs(args), by=args.by)
+    emit(table_of(res, tab, args.format), args)
+
+
+#: resolution options the binomial GLMM does not take: (flag, dest, default, instead).
+_RESOLUTION_LINEAR_ONLY = (
+    ("--top", "top", None, "select models by filtering the data, or name pairs with --pair"),
+    ("--no-cluster", "no_cluster", False, "its verdicts have no separate clustered paradigm "
+     "(the Wald SE already carries the formula's unit of inference); drop --no-cluster"),
+    ("--anytime", "anytime", "auto", "its anytime verdict uses the normal boundary on the "
+     "logit-scale z; drop --anytime (or pass --no-anytime)"),
+    ("--sensitivity", "sensitivity", None, "verdict stability refits the linear model; use "
+     "--family gaussian"))
+
+
+def _legacy_judged(args: argparse.Namespace) -> None:
+    """``--family adjacent|all`` (its former meaning) -> ``--judged``, with a note on stderr."""
+    if args.family in ("adjacent", "all"):
+        if args.judged is not None and args.judged != args.family:
+            raise UsageError(f"--family {args.family} (the former name of --judged) contradicts "
+                             f"--judged {args.judged}; keep --judged")
+        print(f"note: resolution --family {args.family} is now --judged {args.family}; "
+              "--family names the response family (gaussian, binomial)", file=sys.stderr)
+        args.judged, args.family = args.family, "gaussian"
+    args.judged = args.judged or "adjacent"
 
 
 def cmd_resolution(args: argparse.Namespace) -> None:
@@ -49,14 +84,20 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     if args.no_anytime and args.anytime != "auto":
         raise UsageError(f"--anytime {args.anytime} and --no-anytime contradict each other; "
                          "keep one")
+    _legacy_judged(args)
+    refuse_for_binomial(args, _RESOLUTION_LINEAR_ONLY)
     explicit = parse_pairs(args.pair)
     res = fit_from_args(args, pairs=explicit)
-    family: Any = explicit if explicit else args.family
+    family: Any = explicit if explicit else args.judged
     multiplicity = None if args.multiplicity == "none" else args.multiplicity
-    tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
-                         multiplicity=multiplicity,
-                         anytime=False if args.no_anytime else args.anytime,
-                         cluster=not args.no_cluster)
+    if is_binomial(args):
+        tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family,
+                             multiplicity=multiplicity, anytime=not args.no_anytime)
+    else:
+        tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
+                             multiplicity=multiplicity,
+                             anytime=False if args.no_anytime else args.anytime,
+                             cluster=not args.no_cluster)
     summ = None
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
@@ -69,7 +110,9 @@ def cmd_resolution(args: argparse.Namespace) -> None:
         head = "".join(f"{k}: {v}\n" for k, v in counts.items())
         shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
         top = score_header(res) if args.format == "table" else ""
-        text = (f"{top}Resolution verdicts ({args.family if not explicit else 'explicit'} pairs)\n"
+        if is_binomial(args):
+            head += f"N*: {tab.attrs['mixrank']['n_star']}\n"
+        text = (f"{top}Resolution verdicts ({args.judged if not explicit else 'explicit'} pairs)\n"
                 f"{head}\n{render(shown, args.format)}")
         if summ is not None:
             keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
@@ -81,6 +124,10 @@ def cmd_resolution(args: argparse.Namespace) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
+    if is_binomial(args):
+        raise UsageError("plan sizes designs from the linear model's variance components; the "
+                         "binomial GLMM has no planner yet: use --family gaussian, or "
+                         "'mixrank resolution --family binomial' for N* per pair")
     res = fit_from_args(args)
     kw: dict[str, Any] = dict(subjects=args.subjects, questions=args.questions,
                               prompts=args.prompts, alpha=args.alpha, power=args.power)
@@ -99,13 +146,17 @@ def register(sub: Any) -> None:
     rank_args(s)
     s.add_argument("--by", default=None, metavar="COLUMN",
                    help="rank intervals per level of this covariate of the formula")
+    s.add_argument("--scale", default=None, choices=["logit", "response"],
+                   help="--family binomial: rank from the logit-scale (default) or the "
+                        "probability-scale pairwise tests")
     s.set_defaults(func=cmd_ranks)
 
     s = sub.add_parser("resolution", help="resolution verdicts (N*, q) per pair")
-    common_args(s)
+    common_args(s, family_extra=("adjacent", "all"))
     alpha_power_args(s)
-    s.add_argument("--family", default="adjacent", choices=["adjacent", "all"],
-                   help="pairs judged (ignored with --pair, which names them)")
+    s.add_argument("--judged", default=None, choices=["adjacent", "all"],
+                   help="pairs judged: adjacent in score order (default) or all (ignored with "
+                        "--pair, which names them; formerly --family adjacent|all)")
     s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
     s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
     s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")

@@ -131,7 +131,7 @@ def binomial_frame(gf: GlmmFormula, data: Any, *, pair_by: Sequence[str] | None 
         nobs, lc = int(frame.n_rows), 0.0
     if not frame.binary:
         bad = frame.observed & ~np.isin(frame.scores, (0.0, 1.0)) & (frame.replicates == 1)
-        example = frame.scores[bad][0] if bad.any() else "a non-0/1 value averaged into a cell"
+        example = float(frame.scores[bad][0]) if bad.any() else "a non-0/1 value averaged into a cell"
         raise DataError(
             f"family='binomial' needs 0/1 scores in {gf.spec.response!r}, but it holds values "
             f"outside {{0, 1}} (e.g. {example!r}). Give 0/1 rows (replicates averaged with "

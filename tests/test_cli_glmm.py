@@ -1,0 +1,259 @@
+"""The command line with ``--family binomial``: every fitting subcommand's output
+against the :class:`~mixrank.results.glmm_result.GlmmResult` accessor it wraps
+(the accessors themselves are checked against lme4's glmer in
+``tests/engine/``), the unit-of-inference line and warning, and the options a
+binomial fit does not take (exit 2, ``error:`` on stderr, no traceback)."""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mixrank
+from mixrank.cli import build_parser, main
+
+FU = "correct ~ model + (1|subject) + (1|subject:model)"   # subject is the unit
+FC = "correct ~ model + (1|subject)"                       # cells are the unit (warns)
+BIN = ("--family", "binomial")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def api(formula: str = FU, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mixrank.fit(formula, mixrank.load_example(), family="binomial", **kw)
+
+
+def csv_of(text: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(text))
+
+
+def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    want = want.reset_index(drop=True)
+    assert list(got.columns) == list(want.columns)
+    for c in want.columns:
+        if pd.api.types.is_numeric_dtype(want[c]) and not pd.api.types.is_bool_dtype(want[c]):
+            np.testing.assert_allclose(got[c].to_numpy(float), want[c].to_numpy(float),
+                                       rtol=1e-9, atol=1e-12, err_msg=c)
+        else:
+            assert got[c].astype(str).tolist() == want[c].astype(str).tolist(), c
+
+
+def test_fit_prints_the_glmm_summary_with_its_unit_line(capsys):
+    code, out, err = run(capsys, "fit", "example", "-f", FU, *BIN)
+    assert code == 0, err
+    assert "Generalized linear mixed model fit by maximum likelihood (Laplace" in out
+    assert "Family: binomial" in out
+    assert "family: binomial (logit), nAGQ 1" in out
+    assert "Unit of inference for model contrasts: subject (via (1|subject:model))" in out
+    want = api().fixed_effects()
+    for term, est in zip(want.term, want.estimate):
+        assert f"{term}" in out and f"{est:10.4f}" in out
+
+
+def test_fit_nagq_0_and_csv_contrasts(capsys):
+    code, out, _ = run(capsys, "fit", "example", "-f", FU, *BIN, "--nagq", "0")
+    assert code == 0 and "nAGQ = 0" in out and "nAGQ 0" in out
+    code, out, _ = run(capsys, "fit", "example", "-f", FU, *BIN, "--nagq", "0",
+                       "--format", "csv")
+    assert code == 0
+    assert_same(csv_of(out), api(nagq=0).contrasts())
+
+
+@pytest.mark.parametrize("scale", ["logit", "response"])
+def test_contrasts_scale(capsys, scale):
+    code, out, _ = run(capsys, "contrasts", "example", "-f", FU, *BIN, "--scale", scale,
+                       "--adjust", "bh", "--format", "csv")
+    assert code == 0
+    got = csv_of(out)
+    assert_same(got, api().contrasts(scale=scale, adjust="bh"))
+    assert ("odds_ratio" in got.columns) == (scale == "logit")
+
+
+def test_contrasts_default_scale_is_logit_and_pair_restricts_rows(capsys):
+    code, out, _ = run(capsys, "contrasts", "example", "-f", FU, *BIN, "--pair", "m02,m01",
+                       "--level", "0.9", "--format", "csv")
+    assert code == 0
+    got = csv_of(out)
+    assert_same(got, api(pairs=[("m02", "m01")], level=0.9).contrasts())
+    assert got[["model_a", "model_b"]].values.tolist() == [["m01", "m02"]]
+    assert got["level"].tolist() == [0.9]
+
+
+def test_components_scores_ranks(capsys):
+    res = api()
+    code, out, _ = run(capsys, "components", "example", "-f", FU, *BIN, "--format", "csv")
+    assert code == 0
+    assert_same(csv_of(out), res.variance_components())
+    code, out, _ = run(capsys, "scores", "example", "-f", FU, *BIN, "--format", "csv")
+    assert code == 0
+    want = res.model_scores().sort_values(["estimate", "model"], ascending=[False, True])
+    assert_same(csv_of(out), want)
+    code, out, _ = run(capsys, "ranks", "example", "-f", FU, *BIN, "--scale", "response",
+                       "--format", "csv")
+    assert code == 0
+    assert_same(csv_of(out), res.rank_intervals(scale="response"))
+
+
+def test_resolution(capsys):
+    code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--judged", "all",
+                       "--multiplicity", "bh", "--format", "csv")
+    assert code == 0
+    assert_same(csv_of(out), api().resolution(pairs="all", multiplicity="bh"))
+    code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN)
+    assert code == 0
+    assert "N*: logit-scale Wald test" in out
+    assert "unit of inference for model contrasts: subject" in out
+
+
+def test_resolution_former_family_values_still_judge_pairs(capsys):
+    code, out, err = run(capsys, "resolution", "example", "-f", FC, "--family", "all",
+                         "--format", "csv")
+    assert code == 0
+    assert "now --judged all" in err
+    code2, out2, _ = run(capsys, "resolution", "example", "-f", FC, "--judged", "all",
+                         "--format", "csv")
+    assert code2 == 0 and out == out2
+    code, _, err = run(capsys, "resolution", "example", "-f", FC, "--family", "all",
+                       "--judged", "adjacent")
+    assert code == 2 and "contradicts" in err
+
+
+def test_report_writes_the_glmm_page(capsys, tmp_path):
+    path = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", "example", "-f", FU, *BIN, "--nagq", "0",
+                       "-o", str(path))
+    assert code == 0, err
+    page = path.read_text()
+    assert "family binomial" in page and "nAGQ 0" in page
+    for title in ("Contrasts, logit scale", "Contrasts, response scale (probability)",
+                  "Variance components (logit scale)", "Resolution verdicts"):
+        assert title in page
+    assert "unit of inference for model contrasts: subject" in page
+
+
+def test_cell_unit_warns_on_stderr(capsys):
+    code, out, err = run(capsys, "components", "example", "-f", FC, *BIN)
+    assert code == 0
+    assert "warning: Unit of inference for model contrasts: cells" in err
+    assert "add (1|subject:model)" in err
+
+
+def test_every_fitting_subcommand_takes_family_and_nagq():
+    subs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    fitting = {n for n, sp in subs.items()
+               if "--formula" in {o for a in sp._actions for o in a.option_strings}}
+    assert {"fit", "contrasts", "components", "scores", "ranks", "resolution",
+            "report"} <= fitting
+    for name in fitting:
+        opts = {a.dest: a for a in subs[name]._actions}
+        assert {"gaussian", "binomial"} <= set(opts["family"].choices), name
+        assert list(opts["nagq"].choices) == [0, 1], name
+
+
+#: (argv, the option named in the message, the advice the message gives)
+BAD = [
+    (["fit", "--estimand", "cells"], "--estimand cells", "drop --estimand"),
+    (["fit", "--method", "aggregate"], "--method aggregate", "drop --method"),
+    (["contrasts", "--adjust", "maxt"], "--adjust maxt", "--adjust holm, bh or none"),
+    (["contrasts", "--by", "subject"], "--by subject", "need --family gaussian"),
+    (["contrasts", "--seed", "1"], "--seed 1", "drop it"),
+    (["scores", "--probabilities"], "--probabilities", "mixrank ranks --family binomial"),
+    (["scores", "--score-estimand", "cells"], "--score-estimand cells",
+     "drop --score-estimand"),
+    (["ranks", "--by", "subject"], "--by subject", "need --family gaussian"),
+    (["resolution", "--top", "3"], "--top 3", "name pairs with --pair"),
+    (["resolution", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
+    (["resolution", "--no-cluster"], "--no-cluster", "drop --no-cluster"),
+    (["resolution", "--anytime", "bernoulli"], "--anytime bernoulli", "drop --anytime"),
+    (["plan", "--delta", "0.05"], "plan", "use --family gaussian"),
+    (["anova"], "anova", "use --family gaussian"),
+    (["report", "--delta", "0.05"], "--delta 0.05", "needs --family gaussian"),
+    (["report", "--rank-method", "maxt"], "--rank-method maxt", "drop it"),
+    (["report", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
+]
+
+
+@pytest.mark.parametrize("argv, named, advice", BAD, ids=[" ".join(a) for a, _, _ in BAD])
+def test_linear_only_options_exit_2(capsys, tmp_path, argv, named, advice):
+    extra = ["-o", str(tmp_path / "r.html")] if argv[0] == "report" else []
+    code, out, err = run(capsys, argv[0], "example", "-f", FC, *BIN, *argv[1:], *extra)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: ") and named in err and advice in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["fit", "--nagq", "0"], "--nagq"),
+    (["contrasts", "--scale", "response"], "--scale response"),
+    (["ranks", "--scale", "logit"], "--scale logit"),
+])
+def test_binomial_only_options_refused_for_gaussian(capsys, argv, named):
+    code, out, err = run(capsys, argv[0], "example", "-f", FC, *argv[1:])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and named in err and "--family binomial" in err
+
+
+def test_scores_outside_0_1_exit_2(capsys, tmp_path):
+    df = mixrank.load_example().astype({"correct": float})
+    df.loc[0, "correct"] = 0.5
+    path = tmp_path / "half.csv"
+    df.to_csv(path, index=False)
+    code, out, err = run(capsys, "fit", str(path), "-f", FC, *BIN)
+    assert code == 2 and out == ""
+    assert "error: " in err and "(e.g. 0.5)" in err
+
+
+@pytest.fixture(scope="module")
+def small_inputs(tmp_path_factory) -> dict[str, str]:
+    """A small simulated benchmark and malformed variants of it, as CSV paths."""
+    tmp = tmp_path_factory.mktemp("glmm_contract")
+    good = mixrank.simulate(3, 6, 4, 2, rng=3)
+    variants = {"good": good,
+                "twin": pd.concat([good, good[good.model == "m01"].assign(model="m01copy")],
+                                  ignore_index=True),
+                "always_right": pd.concat([good, good[good.model == "m01"].assign(
+                    model="oracle", correct=1)], ignore_index=True),
+                "stray": good.assign(correct=good.correct.where(good.index > 0, 100)),
+                "one_model": good[good.model == "m01"]}
+    paths = {}
+    for name, df in variants.items():
+        df.to_csv(tmp / f"{name}.csv", index=False)
+        paths[name] = str(tmp / f"{name}.csv")
+    return paths
+
+
+def _fitting_subcommands() -> list[str]:
+    subs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    return sorted(n for n, sp in subs.items()
+                  if "--formula" in {o for a in sp._actions for o in a.option_strings})
+
+
+@pytest.mark.parametrize("name", _fitting_subcommands())
+@pytest.mark.parametrize("kind", ["good", "twin", "always_right", "stray", "one_model"])
+def test_every_fitting_subcommand_binomial_contract(capsys, tmp_path, small_inputs, name, kind):
+    argv = [name, small_inputs[kind], "-f", FU, *BIN]
+    if name == "plan":
+        argv += ["--delta", "0.05"]
+    if name == "report":
+        argv += ["-o", str(tmp_path / "r.html")]
+    code, out, err = run(capsys, *argv)
+    assert code in (0, 2)
+    if code == 2:
+        assert out == "" and "error: " in err
+    refused = name in ("plan", "anova")
+    if kind in ("good", "twin") and not refused:
+        assert code == 0, err
+    if kind in ("stray", "one_model", "always_right") or refused:
+        assert code == 2, out
