@@ -313,7 +313,9 @@ def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95
         p-value or one outside [0, 1].
     DesignError
         Unknown ``coverage`` or ``method`` (``maxt`` needs variances: see
-        :func:`rank_intervals_from_contrasts`), ``level`` outside (0, 1).
+        :func:`rank_intervals_from_contrasts`), ``level`` outside (0, 1), a
+        long p-value table without the columns ``model_a, model_b,
+        p_value`` (e.g. the old names ``model, other``).
 
     Warns
     -----
