@@ -137,14 +137,13 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
             raise DesignError(f"B={B} draws are too few for max-t critical values; use B >= 100 "
                               "(default 2000)")
         C, clipped = joint_covariance(mats["variance"])
-        adj_model, adj_other = stepdown_maxt(mats["p"], C, coverage=coverage, B=B,
-                                             rng=as_rng(rng))
+        adj_a, adj_b = stepdown_maxt(mats["p"], C, coverage=coverage, B=B, rng=as_rng(rng))
         meta.update(B=B, psd_clipped=clipped, reference="t margins, Gaussian copula")
     else:
-        adj_model, adj_other = adjust_families(mats["p"], coverage, method)
+        adj_a, adj_b = adjust_families(mats["p"], coverage, method)
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
-    return assemble(models, est, n, mats["p"], adj_model, adj_other, alpha=alpha,
+    return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha,
                      coverage=coverage, method=method, extra=extra, source="contrasts", **meta)
 
 

@@ -47,14 +47,17 @@ RETURNS_DOC = """pandas.DataFrame
         the smallest rank), ``rank_lower``, ``rank_upper`` (the interval,
         ``1 <= rank_lower <= rank_upper <= M``), ``level``, ``n``.
         ``attrs["mixrank"]`` holds ``coverage``, ``method``, ``alpha``,
-        ``level`` and ``pairwise``: one row per directed hypothesis
-        ``H: model better than other``, with ``model, other``,
-        ``estimate`` (of model - other), ``std_error, df, statistic``,
-        ``n`` (common cells, or units tested by :func:`rank_intervals`),
-        ``p_value`` (one-sided, H1: model better), ``p_adjusted`` and
-        ``rejected`` (in the family that bounds ``rank_upper`` of
-        ``model``), ``p_adjusted_other`` and ``rejected_other`` (in the
-        family that bounds ``rank_lower`` of ``other``).  Adjusted
+        ``level`` and ``pairwise``: one row per directed hypothesis (both
+        orientations of every pair), with ``model_a, model_b``: the row
+        tests ``H0: mu_a <= mu_b`` against ``H1: model_a better than
+        model_b``; ``estimate`` (of ``model_a - model_b``),
+        ``std_error, df, statistic``, ``n`` (common cells, or units tested
+        by :func:`rank_intervals`), ``p_value`` (one-sided, H1: model_a
+        better), ``p_adjusted`` and ``rejected`` (in the family that
+        bounds ``rank_upper`` of ``model_a``: a rejection counts one model
+        surely worse than model_a), ``p_adjusted_b`` and ``rejected_b``
+        (in the family that bounds ``rank_lower`` of ``model_b``: a
+        rejection counts one model surely better than model_b).  Adjusted
         p-values are on the scale of ``alpha``: ``rejected`` is
         ``p_adjusted <= alpha``."""
 
@@ -131,18 +134,39 @@ def read_scores(scores: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
     return models, est, n
 
 
+#: Columns of a long table of one-sided p-values: the row's p-value is for
+#: "model_a better than model_b" (the orientation of ``pairwise``).
+_LONG = ("model_a", "model_b", "p_value")
+
+
+def _check_long_columns(p_values: pd.DataFrame, models: list[str]) -> bool:
+    """True for a long p-value table; DesignError for a long table with wrong column names."""
+    cols = {str(c) for c in p_values.columns}
+    if set(_LONG) <= cols:
+        return True
+    named = cols & {"model_a", "model_b", "p_value", "model", "other"}
+    if named and not set(models) <= cols:
+        hint = (" (rename model -> model_a, other -> model_b: the row's p-value is for "
+                "'model_a better than model_b')" if {"model", "other"} <= cols else "")
+        raise DesignError(f"the long p-value table has columns {listed(sorted(cols))}; expected "
+                          f"columns {listed(list(_LONG))}{hint}, or a square table indexed "
+                          "(rows and columns) by model")
+    return False
+
+
 def _p_matrix(p_values: Any, models: list[str]) -> np.ndarray:
     """The (M, M) matrix of one-sided p-values ``P[j, k]`` for "j better than k"."""
     M = len(models)
     pos = {m: i for i, m in enumerate(models)}
-    if isinstance(p_values, pd.DataFrame) and {"model", "other", "p_value"} <= set(p_values.columns):
+    if isinstance(p_values, pd.DataFrame) and _check_long_columns(p_values, models):
         P = np.full((M, M), np.nan)
         seen = np.zeros((M, M), dtype=bool)
-        unknown = sorted({str(m) for c in ("model", "other") for m in p_values[c]} - set(pos))
+        unknown = sorted({str(m) for c in ("model_a", "model_b") for m in p_values[c]} - set(pos))
         if unknown:
             raise DataError(f"the p-value table names models {listed(unknown)} that are not in "
                             f"the scores ({listed(models)}); give scores for every model")
-        for a, b, p in zip(p_values["model"], p_values["other"], p_values["p_value"], strict=True):
+        for a, b, p in zip(p_values["model_a"], p_values["model_b"], p_values["p_value"],
+                           strict=True):
             j, k = pos[str(a)], pos[str(b)]
             if j == k or seen[j, k]:
                 raise DataError(f"the p-value table has {'a self-comparison' if j == k else 'a duplicate row'} "
@@ -155,13 +179,13 @@ def _p_matrix(p_values: Any, models: list[str]) -> np.ndarray:
         except KeyError:
             raise DataError("a square p-value table must be indexed (rows and columns) by the "
                             f"models {listed(models)}; got rows {listed(list(p_values.index))}, "
-                            "or pass a long table with columns model, other, p_value") from None
+                            "or pass a long table with columns model_a, model_b, p_value") from None
         seen = ~np.eye(M, dtype=bool)
     else:
         P = np.asarray(p_values, dtype=float)
         if P.shape != (M, M):
             raise DataError(f"p_values has shape {P.shape}; expected ({M}, {M}) for the {M} "
-                            "models in the order given, or a long table (model, other, p_value)")
+                            "models in the order given, or a long table (model_a, model_b, p_value)")
         P = P.copy()
         seen = ~np.eye(M, dtype=bool)
     off = ~np.eye(M, dtype=bool)
@@ -188,38 +212,38 @@ def _point_ranks(est: np.ndarray) -> np.ndarray:
 
 
 def adjust_families(P: np.ndarray, coverage: str, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Adjusted p-values on the scale of alpha: (family of U_model, family of L_other)."""
+    """Adjusted p-values on the scale of alpha: (family of U of model_a, family of L of model_b)."""
     M = P.shape[0]
     off = ~np.eye(M, dtype=bool)
-    adj_model = np.full((M, M), np.nan)
-    adj_other = np.full((M, M), np.nan)
+    adj_a = np.full((M, M), np.nan)
+    adj_b = np.full((M, M), np.nan)
     if coverage == "simultaneous":
         jj, kk = np.nonzero(off)
         a = adjust(P[jj, kk], method)
-        adj_model[jj, kk] = a
-        adj_other[jj, kk] = a
-        return adj_model, adj_other
+        adj_a[jj, kk] = a
+        adj_b[jj, kk] = a
+        return adj_a, adj_b
     for j in range(M):
         others = np.array([k for k in range(M) if k != j], dtype=np.int64)
         # each side at alpha/2: reject when adjusted <= alpha/2, i.e. 2 * adjusted <= alpha
-        adj_model[j, others] = np.minimum(1.0, 2.0 * adjust(P[j, others], method))
-        adj_other[others, j] = np.minimum(1.0, 2.0 * adjust(P[others, j], method))
-    return adj_model, adj_other
+        adj_a[j, others] = np.minimum(1.0, 2.0 * adjust(P[j, others], method))
+        adj_b[others, j] = np.minimum(1.0, 2.0 * adjust(P[others, j], method))
+    return adj_a, adj_b
 
 
 def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
-              adj_model: np.ndarray, adj_other: np.ndarray, *, alpha: float, coverage: str,
+              adj_a: np.ndarray, adj_b: np.ndarray, *, alpha: float, coverage: str,
               method: str, extra: dict[str, np.ndarray] | None = None,
               **meta: Any) -> pd.DataFrame:
     """The rank table (and its pairwise records) from the p-values and their adjustments."""
     M = len(models)
     tol = 1e-12                         # adjusted p-values equal to alpha up to rounding reject
-    rej_model = adj_model <= alpha * (1 + tol)
-    rej_other = adj_other <= alpha * (1 + tol)
-    np.fill_diagonal(rej_model, False)
-    np.fill_diagonal(rej_other, False)
-    upper = M - rej_model.sum(axis=1)
-    lower = 1 + rej_other.sum(axis=0)
+    rej_a = adj_a <= alpha * (1 + tol)
+    rej_b = adj_b <= alpha * (1 + tol)
+    np.fill_diagonal(rej_a, False)
+    np.fill_diagonal(rej_b, False)
+    upper = M - rej_a.sum(axis=1)
+    lower = 1 + rej_b.sum(axis=0)
     rank = _point_ranks(est)
     level = 1.0 - alpha
     rows = [dict(model=models[j], estimate=float(est[j]), rank=int(rank[j]),
@@ -227,13 +251,13 @@ def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
                  n=(int(n[j]) if np.isfinite(n[j]) else np.nan)) for j in range(M)]
     off = ~np.eye(M, dtype=bool)
     jj, kk = np.nonzero(off)
-    pw: dict[str, list[str] | np.ndarray] = {"model": [models[j] for j in jj],
-                                              "other": [models[k] for k in kk]}
+    pw: dict[str, list[str] | np.ndarray] = {"model_a": [models[j] for j in jj],
+                                              "model_b": [models[k] for k in kk]}
     extra = extra or {}
     for col in ("estimate", "std_error", "df", "statistic", "n"):
         pw[col] = extra[col][jj, kk] if col in extra else np.full(len(jj), np.nan)
-    pw.update(p_value=P[jj, kk], p_adjusted=adj_model[jj, kk], rejected=rej_model[jj, kk],
-              p_adjusted_other=adj_other[jj, kk], rejected_other=rej_other[jj, kk])
+    pw.update(p_value=P[jj, kk], p_adjusted=adj_a[jj, kk], rejected=rej_a[jj, kk],
+              p_adjusted_b=adj_b[jj, kk], rejected_b=rej_b[jj, kk])
     pairwise = tidy(pd.DataFrame(pw), table="rank_pairwise", coverage=coverage, method=method,
                     alpha=alpha)
     out = pd.DataFrame(rows).sort_values(["rank", "model"], kind="stable")
@@ -266,7 +290,10 @@ def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95
     p_values : DataFrame or array-like
         One-sided p-values of ``H_jk: mu_j <= mu_k`` (small = "j better
         than k") for every ordered pair of distinct models: a long table
-        with columns ``model, other, p_value``, a square DataFrame indexed
+        with columns ``model_a, model_b, p_value`` (the p-value of "model_a
+        better than model_b"; optional ``estimate`` of ``model_a - model_b``,
+        ``std_error``, ``df``, ``statistic``, ``n`` are carried into
+        ``attrs["mixrank"]["pairwise"]``), a square DataFrame indexed
         and columned by model (row j, column k), or an (M, M) array in the
         order of ``scores`` (diagonal ignored).
     level : float, default 0.95
@@ -286,7 +313,9 @@ def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95
         p-value or one outside [0, 1].
     DesignError
         Unknown ``coverage`` or ``method`` (``maxt`` needs variances: see
-        :func:`rank_intervals_from_contrasts`), ``level`` outside (0, 1).
+        :func:`rank_intervals_from_contrasts`), ``level`` outside (0, 1), a
+        long p-value table without the columns ``model_a, model_b,
+        p_value`` (e.g. the old names ``model, other``).
 
     Warns
     -----
@@ -323,11 +352,11 @@ def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95
     check_options(coverage, method, maxt=False)
     models, est, n = read_scores(scores)
     P = _p_matrix(p_values, models)
-    adj_model, adj_other = adjust_families(P, coverage, method)
+    adj_a, adj_b = adjust_families(P, coverage, method)
     extra = None
-    if isinstance(p_values, pd.DataFrame) and "other" in p_values.columns:
+    if isinstance(p_values, pd.DataFrame) and set(_LONG) <= set(p_values.columns):
         extra = _extra_from_long(p_values, models)
-    return assemble(models, est, n, P, adj_model, adj_other, alpha=alpha, coverage=coverage,
+    return assemble(models, est, n, P, adj_a, adj_b, alpha=alpha, coverage=coverage,
                      method=method, extra=extra, source="tests")
 
 
@@ -338,7 +367,7 @@ def _extra_from_long(table: pd.DataFrame, models: list[str]) -> dict[str, np.nda
     for col in ("estimate", "std_error", "df", "statistic", "n"):
         if col in table.columns:
             arr = np.full((M, M), np.nan)
-            for a, b, v in zip(table["model"], table["other"], table[col], strict=True):
+            for a, b, v in zip(table["model_a"], table["model_b"], table[col], strict=True):
                 arr[pos[str(a)], pos[str(b)]] = float(v)
             out[col] = arr
     return out

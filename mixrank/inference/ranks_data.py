@@ -216,8 +216,8 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     obs, Y = frame.observed, frame.scores
     n = obs.sum(axis=0).astype(float)
     est = np.array([float(np.mean(Y[obs[:, j], j])) for j in range(M)])
-    adj_model, adj_other = adjust_families(P, coverage, method)
-    return assemble(models, est, n, P, adj_model, adj_other, alpha=alpha, coverage=coverage,
+    adj_a, adj_b = adjust_families(P, coverage, method)
+    return assemble(models, est, n, P, adj_a, adj_b, alpha=alpha, coverage=coverage,
                     method=method, extra=dict(estimate=E, std_error=S, df=D, statistic=STAT, n=N),
                     source="data", formula=spec.formula, unit=uname or "cell", test=test,
                     B=int(B) if test in ROBUST_TESTS else None)

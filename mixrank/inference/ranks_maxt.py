@@ -223,9 +223,9 @@ def stepdown_maxt(p: np.ndarray, C: np.ndarray, *, coverage: str, B: int,
 
     Returns
     -------
-    adj_model, adj_other : ndarray (M, M)
-        ``adj_model[j, k]``: adjusted p-value of ``H_jk`` in the family that
-        bounds ``U_j`` (j's family); ``adj_other[j, k]``: in the family that
+    adj_a, adj_b : ndarray (M, M)
+        ``adj_a[j, k]``: adjusted p-value of ``H_jk`` in the family that
+        bounds ``U_j`` (j's family); ``adj_b[j, k]``: in the family that
         bounds ``L_k`` (k's family).  Equal under simultaneous coverage.
         On the scale of ``alpha``: marginal families (tested at ``alpha/2``)
         report ``min(1, 2 * adjusted)``.  NaN on the diagonal.
@@ -269,18 +269,18 @@ def stepdown_maxt(p: np.ndarray, C: np.ndarray, *, coverage: str, B: int,
         for f in fams:
             f.add(X, sd)
         done += b
-    adj_model = np.full((M, M), np.nan)
-    adj_other = np.full((M, M), np.nan)
+    adj_a = np.full((M, M), np.nan)
+    adj_b = np.full((M, M), np.nan)
     if coverage == "simultaneous":
         f = fams[0]
         a = f.adjusted(B)
         jj, kk = np.nonzero(off)
-        adj_model[jj, kk] = a
-        adj_other[jj, kk] = a
-        return adj_model, adj_other
+        adj_a[jj, kk] = a
+        adj_b[jj, kk] = a
+        return adj_a, adj_b
     for j in range(M):
         others = np.array([k for k in range(M) if k != j], dtype=np.int64)
         # each side at alpha/2: reported on the alpha scale as min(1, 2 * adjusted)
-        adj_model[j, others] = np.minimum(1.0, 2.0 * fams[2 * j].adjusted(B))
-        adj_other[others, j] = np.minimum(1.0, 2.0 * fams[2 * j + 1].adjusted(B))
-    return adj_model, adj_other
+        adj_a[j, others] = np.minimum(1.0, 2.0 * fams[2 * j].adjusted(B))
+        adj_b[others, j] = np.minimum(1.0, 2.0 * fams[2 * j + 1].adjusted(B))
+    return adj_a, adj_b

@@ -70,11 +70,11 @@ def test_three_models_marginal_holm():
     meta = tab.attrs["mixrank"]
     assert meta["coverage"] == "marginal" and meta["method"] == "holm"
     assert meta["alpha"] == pytest.approx(0.05)
-    pw = pd.DataFrame(meta["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(meta["pairwise"]).set_index(["model_a", "model_b"])
     # (a, b) in a's "beats" family: Holm adjusted .001 (= max(2*.0001, 1*.001)), doubled -> .002
     assert pw.loc[("a", "b"), "p_adjusted"] == pytest.approx(0.002)
     # (a, b) in b's "beaten" family {.001, .8}: Holm 2*.001 = .002, doubled -> .004
-    assert pw.loc[("a", "b"), "p_adjusted_other"] == pytest.approx(0.004)
+    assert pw.loc[("a", "b"), "p_adjusted_b"] == pytest.approx(0.004)
     assert pw.loc[("b", "c"), "p_value"] == pytest.approx(0.2)
 
 
@@ -84,10 +84,10 @@ def test_three_models_simultaneous_holm():
     P = _upper_to_matrix(list(THREE), THREE_P)
     tab = rank_intervals_from_tests(THREE, P, coverage="simultaneous")
     assert _intervals(tab) == {"a": (1, 1), "b": (2, 3), "c": (2, 3)}
-    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"])
     assert pw.loc[("a", "c"), "p_adjusted"] == pytest.approx(6 * 0.0001)
     assert pw.loc[("a", "b"), "p_adjusted"] == pytest.approx(5 * 0.001)
-    assert (pw["p_adjusted"] == pw["p_adjusted_other"]).all()
+    assert (pw["p_adjusted"] == pw["p_adjusted_b"]).all()
     assert pw["rejected"].sum() == 2
 
 
@@ -149,7 +149,7 @@ FIVE_P = {("A", "B"): 0.5, ("A", "C"): 0.001, ("A", "D"): 0.0001, ("A", "E"): 0.
 def _five_long() -> pd.DataFrame:
     rows = []
     for (a, b), p in FIVE_P.items():
-        rows += [dict(model=a, other=b, p_value=p), dict(model=b, other=a, p_value=1 - p)]
+        rows += [dict(model_a=a, model_b=b, p_value=p), dict(model_a=b, model_b=a, p_value=1 - p)]
     return pd.DataFrame(rows[::-1])          # any row order
 
 
@@ -170,10 +170,10 @@ def test_five_models_marginal_holm_with_tied_scores():
     assert dict(zip(tab["model"], tab["rank"], strict=True)) == {"A": 1, "B": 1, "C": 3,
                                                                  "D": 4, "E": 5}
     assert tab["n"].tolist() == [100] * 5
-    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"])
     # (A, E): 4 * .00001 in A's beats family and in E's beaten family, doubled
     assert pw.loc[("A", "E"), "p_adjusted"] == pytest.approx(8e-5)
-    assert pw.loc[("A", "E"), "p_adjusted_other"] == pytest.approx(8e-5)
+    assert pw.loc[("A", "E"), "p_adjusted_b"] == pytest.approx(8e-5)
 
 
 def test_five_models_simultaneous_holm():
@@ -199,13 +199,24 @@ def test_pairwise_table_reproduces_bounds():
         tab = rank_intervals_from_tests(FIVE, P, coverage=coverage)
         pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"])
         assert len(pw) == 20
-        assert list(pw.columns) == ["model", "other", "estimate", "std_error", "df", "statistic",
-                                    "n", "p_value", "p_adjusted", "rejected", "p_adjusted_other",
-                                    "rejected_other"]
+        assert list(pw.columns) == ["model_a", "model_b", "estimate", "std_error", "df", "statistic",
+                                    "n", "p_value", "p_adjusted", "rejected", "p_adjusted_b",
+                                    "rejected_b"]
         assert ((pw["p_adjusted"] <= 0.05) == pw["rejected"]).all()
         for m, lo, hi in zip(tab["model"], tab["rank_lower"], tab["rank_upper"], strict=True):
-            assert lo == 1 + pw[(pw["other"] == m) & pw["rejected_other"]].shape[0]
-            assert hi == 5 - pw[(pw["model"] == m) & pw["rejected"]].shape[0]
+            assert lo == 1 + pw[(pw["model_b"] == m) & pw["rejected_b"]].shape[0]
+            assert hi == 5 - pw[(pw["model_a"] == m) & pw["rejected"]].shape[0]
+
+
+def test_long_table_with_old_column_names_is_refused():
+    # model_a/model_b is the package's pair vocabulary; model/other is named in the error
+    old = _five_long().rename(columns={"model_a": "model", "model_b": "other"})
+    with pytest.raises(DesignError, match=r"expected columns 'model_a', 'model_b', 'p_value' "
+                                          r"\(rename model -> model_a, other -> model_b"):
+        rank_intervals_from_tests(FIVE, old)
+    with pytest.raises(DesignError, match=r"'model_a', 'p_value'.*expected columns 'model_a', "
+                                          r"'model_b', 'p_value', or a square table"):
+        rank_intervals_from_tests(FIVE, _five_long().drop(columns="model_b"))
 
 
 def test_inputs_not_modified():
@@ -340,7 +351,7 @@ def test_fit_path_matches_contrasts(example_fit):
     assert sorted(tab["model"]) == sorted(scores["model"])
     assert tab.set_index("model")["estimate"].to_dict() == pytest.approx(
         scores.set_index("model")["estimate"].to_dict())
-    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"])
     c = example_fit.contrasts()
     for r in c.itertuples():
         assert pw.loc[(r.model_a, r.model_b), "p_value"] == pytest.approx(r.p_greater, rel=1e-12)
@@ -349,7 +360,7 @@ def test_fit_path_matches_contrasts(example_fit):
         assert pw.loc[(r.model_b, r.model_a), "estimate"] == pytest.approx(-r.estimate)
         assert pw.loc[(r.model_a, r.model_b), "df"] == pytest.approx(r.df)
     # the pure core given the same p-values gives the same intervals
-    P = pw.reset_index()[["model", "other", "p_value"]]
+    P = pw.reset_index()[["model_a", "model_b", "p_value"]]
     core = rank_intervals_from_tests(scores, P, coverage="simultaneous")
     assert _intervals(core) == _intervals(tab)
     meta = tab.attrs["mixrank"]
@@ -376,8 +387,8 @@ def test_data_path_equals_aggregate_fit():
             a = rank_intervals(df, unit=unit, coverage=coverage)
             b = agg.rank_intervals(coverage=coverage)
             assert _intervals(a) == _intervals(b)
-            pa = pd.DataFrame(a.attrs["mixrank"]["pairwise"]).set_index(["model", "other"]).sort_index()
-            pb = pd.DataFrame(b.attrs["mixrank"]["pairwise"]).set_index(["model", "other"]).sort_index()
+            pa = pd.DataFrame(a.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"]).sort_index()
+            pb = pd.DataFrame(b.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"]).sort_index()
             np.testing.assert_allclose(pa["p_value"], pb["p_value"], rtol=1e-9, atol=1e-15)
             np.testing.assert_allclose(pa["estimate"], pb["estimate"], rtol=1e-12, atol=1e-15)
         f = rank_intervals(df, formula=formula)
@@ -388,7 +399,7 @@ def test_data_path_pair_by_hand():
     # unit means of d for one pair, then R's t.test(x, mu = 0, alternative = "greater")
     df = mixrank.load_example()
     tab = rank_intervals(df, unit="subject")
-    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"])
     w = df.pivot_table(index=["subject", "question", "prompt"], columns="model",
                        values="correct")
     um = (w["m01"] - w["m02"]).groupby(level="subject").mean().to_numpy()
@@ -402,7 +413,7 @@ def test_data_path_pair_by_hand():
 def test_data_path_wilcoxon_matches_scipy():
     df = mixrank.load_example()
     tab = rank_intervals(df, unit="subject", test="wilcoxon")
-    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"])
     w = df.pivot_table(index=["subject", "question", "prompt"], columns="model",
                        values="correct")
     um = (w["m03"] - w["m05"]).groupby(level="subject").mean().to_numpy()
@@ -420,7 +431,7 @@ def test_identical_models_are_not_separated():
     df = mixrank.simulate(3, 4, 5, rng=2)
     twin = df[df["model"] == "m01"].assign(model="m00")
     tab = rank_intervals(pd.concat([df, twin]), unit="subject")
-    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model", "other"])
+    pw = pd.DataFrame(tab.attrs["mixrank"]["pairwise"]).set_index(["model_a", "model_b"])
     assert pw.loc[("m00", "m01"), "p_value"] == 1.0 and pw.loc[("m01", "m00"), "p_value"] == 1.0
 
 
@@ -498,8 +509,8 @@ def test_error_pairs_without_common_cells():
     with pytest.raises(DataError, match=r"not fitted: \('m01', 'm03'\)"):
         res.rank_intervals()
     long = _five_long()
-    cd = ((long["model"] == "C") & (long["other"] == "D")) | (
-        (long["model"] == "D") & (long["other"] == "C"))
+    cd = ((long["model_a"] == "C") & (long["model_b"] == "D")) | (
+        (long["model_a"] == "D") & (long["model_b"] == "C"))
     with pytest.raises(DataError, match=r"no test for 2 ordered pair\(s\), e.g. \('C', 'D'\)"):
         rank_intervals_from_tests(FIVE, long[~cd])
 
@@ -544,4 +555,4 @@ def test_rank_tables_concatenate():
     both = pd.concat([a.assign(unit="subject"), b.assign(unit="cells")], ignore_index=True)
     assert len(both) == 2 * len(a)
     pw = pd.DataFrame(a.attrs["mixrank"]["pairwise"])
-    assert {"model", "other", "p_value", "p_adjusted", "rejected"} <= set(pw.columns)
+    assert {"model_a", "model_b", "p_value", "p_adjusted", "rejected"} <= set(pw.columns)
