@@ -4,7 +4,7 @@
     python benchmarks/bench_glmm.py --designs a b # a subset
     python benchmarks/bench_glmm.py --nagq 1      # also the Laplace fits (glmer nAGQ = 1)
 
-Designs (issue 14):
+Designs:
   a   16 models x 349 questions in 3 subjects, k of 10 per (model, question):
       cbind(k, n - k) ~ model + (1|subject) + (1|question), and the same with
       + (1|subject:model)

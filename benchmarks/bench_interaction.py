@@ -1,4 +1,4 @@
-"""Benchmark: model x covariate formulas (issue 13, docs/interactions.md).
+"""Benchmark: model x covariate formulas (docs/interactions.md).
 
     python benchmarks/bench_interaction.py            # 105 pairs x 8.55M rows + lme4 on one pair
     python benchmarks/bench_interaction.py --quick    # 15 models x 57 x 100 x 10 (855k rows)

@@ -1,4 +1,4 @@
-"""Command-line findings of the hardening pass (issue 12): standard input,
+"""Command-line findings of the hardening pass (docs/hardening.md): standard input,
 output paths, quoted pair names, input folders, power edge cases, the score
 type on table output.  Each test failed before its fix."""
 

@@ -1,4 +1,4 @@
-"""CLI: mixrank resolution --sensitivity / --anytime and mixrank report --sensitivity (issue 15)."""
+"""CLI: mixrank resolution --sensitivity / --anytime and mixrank report --sensitivity."""
 
 from __future__ import annotations
 

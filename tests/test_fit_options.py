@@ -1,5 +1,5 @@
 """Every option of fit() and of FitResult's accessors is validated where it
-enters, with the valid values in the message (issue 12, findings 5 and 7a)."""
+enters, with the valid values in the message."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every public entry point (issue 12, "make it systematic").
+"""Property-based fuzzing of every public entry point.
 
 Random long frames -- NaN, infinite and non-numeric scores, duplicated rows,
 odd dtypes (int, bool, object, categorical keys), unicode / comma /

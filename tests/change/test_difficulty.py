@@ -1,4 +1,4 @@
-"""Reliable change by item difficulty and the attainable p-value (issue 15 item 6).
+"""Reliable change by item difficulty and the attainable p-value.
 
 References: the hand-worked six-item example of tests/change/test_rci.py
 (counted by hand below), Fisher's exact test at complete separation

@@ -68,7 +68,7 @@ def _psi(p, rho):
 
 
 def test_inflation_at_n_12032_across_rho_against_the_normal_mixture():
-    """The issue's 'Done when': inflation at N = 12,032 for rho in [0.3, 0.8]."""
+    """Inflation at the papers' leaderboard size N = 12,032 for rho in [0.3, 0.8]."""
     n = 12_032
     normal = anytime_inflation(n)            # sqrt(x*) / z = 1.5486 at any tuned N
     rows = []

@@ -1,4 +1,4 @@
-"""One estimand per verdict row (issue 15 item 1; docs/sensitivity.md).
+"""One estimand per verdict row (docs/sensitivity.md §1).
 
 References:
 * ``tests/reference/resolution_cells.json`` -- verdict tables of
@@ -155,7 +155,7 @@ def test_weight_factor_is_one_for_cells_and_balanced_gls():
 
 
 def test_gls_q_differs_from_cells_on_unbalanced_real_data(shared_data):
-    """The issue's observation: the gls gap with the raw SD overstated q; now coherent."""
+    """Unequal subject sizes: the gls gap with the raw SD overstated q; now coherent."""
     data = chembench_unbalanced(shared_data("chembench"))
     g = _fit("correct ~ model + (1|subject)", data, "gls").resolution(anytime="normal")
     c = _fit("correct ~ model + (1|subject)", data, "cells").resolution(anytime="normal")

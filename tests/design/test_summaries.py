@@ -1,4 +1,4 @@
-"""Summaries of the verdict table: mixrank.design.summaries (issue 15 item 4).
+"""Summaries of the verdict table: mixrank.design.summaries.
 
 References: an independent pandas computation (pd.cut + groupby) of the
 unresolved share per |delta| bucket, a hand-worked table, the shortcut

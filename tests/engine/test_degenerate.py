@@ -1,4 +1,4 @@
-"""Degenerate pairs (issue 12, finding 2 and 7e): a pair with identical paired
+"""Degenerate pairs: a pair with identical paired
 differences, or with its common cells in a single unit, is kept as a flagged
 row (p-value 1, no evidence) instead of killing the all-pairs fit; the
 zero-variance threshold is relative to the data's scale."""

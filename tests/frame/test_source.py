@@ -1,6 +1,6 @@
 """The input-kind detector and the checks every input path shares: a column
 named twice, invalid UTF-8, folders of long files, stray values among 0/1
-scores, unpaired cells in the paired tests (issue 12 findings 4a/4c/6a/6c/7c)."""
+scores, unpaired cells in the paired tests."""
 
 from __future__ import annotations
 

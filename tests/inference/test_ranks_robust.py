@@ -1,4 +1,4 @@
-"""Robust unit-level tests for rank intervals (issue 15 item 5).
+"""Robust unit-level tests for rank intervals.
 
 References: exact enumeration of all 2^T sign patterns (sign-flip); the
 Student t p-value for Gaussian unit means, which the bootstrap-t p-value

@@ -1,4 +1,4 @@
-"""The resolution section's sensitivity part and plot (issue 15 item 7)."""
+"""The resolution section's sensitivity part and plot."""
 
 from __future__ import annotations
 
