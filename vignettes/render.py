@@ -156,6 +156,8 @@ def _display(value: object) -> str:
         if isinstance(value, pd.DataFrame):
             from mixrank.report.html import format_table_html
 
+            if not isinstance(value.index, pd.RangeIndex):
+                value = value.reset_index()  # a pivot's row labels are data here
             return format_table_html(value, max_rows=60)
     except ImportError:  # pragma: no cover
         pass
