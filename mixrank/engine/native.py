@@ -247,6 +247,11 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                                   "(1|subject)")
             unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         w = estimand_weights(estimand, st, unit_codes)
+    if len(used) == 1:
+        codes1 = frame.term_codes[used[0]] if idx is None else frame.term_codes[used[0]][idx]
+        row = _zero_residual(codes1, d, w, used[0], names, a, b, n, only_a, only_b, sigma_d)
+        if row is not None:
+            return row
     var_fn = None if w is None else LinearVariance(st, w)
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
     estimate, variance, df = r.mu, r.var_mu, r.df
@@ -260,6 +265,43 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                    criterion=r.criterion, converged=r.converged, boundary=r.boundary,
                    gradient=r.gradient, message=r.message, nfev=r.nfev,
                    gls_estimate=r.mu, gls_variance=r.var_mu)
+
+
+def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None, term: str,
+                   names: list[str], a: str, b: str, n: int, only_a: int, only_b: int,
+                   sigma_d: float) -> PairFit | None:
+    """The exact ``sigma^2 -> 0`` limit of a one-term fit whose differences are constant within levels.
+
+    Then REML puts the residual variance at 0 and the profiled optimum lies
+    at ``psi = inf`` (docs/engine.md): each level's mean difference is
+    observed without error, so the fit is the one-way model of the ``T``
+    level means, ``tau^2`` their sample variance, ``Var(w'd) = tau^2 sum_l
+    W_l^2`` (``W_l`` the estimand's weight on level ``l``; ``1/T`` for gls)
+    and ``T - 1`` df, the Satterthwaite limit.  None when the differences
+    vary within some level (the ordinary fit applies).
+    """
+    cnt = np.bincount(codes)
+    used = cnt > 0
+    means = np.bincount(codes, weights=d)[used] / cnt[used]
+    within = float(np.sum((d - (np.bincount(codes, weights=d) / np.maximum(cnt, 1))[codes]) ** 2))
+    total = float(np.sum((d - d.mean()) ** 2))
+    T = len(means)
+    if T < 2 or total <= 0 or within > 1e-20 * total:
+        return None
+    tau2 = float(np.var(means, ddof=1))
+    if tau2 <= 0:
+        return None
+    weights = np.full(T, 1.0 / T) if w is None else np.bincount(codes, weights=w)[used]
+    estimate = float(means.mean()) if w is None else float(w @ d)
+    comps = {t: float("nan") for t in names}
+    comps.update({term: tau2, "residual": 0.0})
+    return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
+                   variance=tau2 * float(np.sum(weights ** 2)), df=float(T - 1),
+                   sigma_d=sigma_d, components=comps, criterion=float("nan"),
+                   boundary=("residual",),
+                   message=f"residual variance 0: the differences are constant within each level "
+                           f"of {term!r}; the sigma^2 -> 0 limit over {T} level means",
+                   gls_estimate=float(means.mean()), gls_variance=tau2 / T)
 
 
 def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str, b: str,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.optimize as opt
 
+from ..errors import DesignError
 from .control import DEFAULT_CONTROL, Control
 from .newton1d import newton_one_term
 from .objective import (
@@ -282,5 +283,11 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...], *,
     conv = optimum.convergence or check_convergence(obj, optimum, control)
     theta_b = np.sqrt(optimum.psi)
     sigma = math.sqrt(obj.core(theta_b)[2] / (obj.n - 1))
+    if sigma * sigma < 1e-290:
+        raise DesignError(
+            f"the residual variance is estimated at 0 (sigma = {sigma:.3g}): the random terms "
+            f"({', '.join(names)}) reproduce the differences exactly, so REML's likelihood is "
+            "unbounded and no standard error follows. Drop the finest random term, or use "
+            "method='aggregate'")
     df = satterthwaite(obj, theta_b, sigma, var_fn, control)[0]
     return package(obj, optimum, conv, names, df)

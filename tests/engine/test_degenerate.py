@@ -149,3 +149,35 @@ def test_degenerate_pair_in_simultaneous_contrasts_and_rank_probabilities():
     probs = res.rank_probabilities(B=2000, rng=1)
     p_best = probs.groupby("model").p_best.first()
     assert p_best["m01"] == pytest.approx(p_best["m01copy"])
+
+
+def test_zero_residual_pair_is_the_limit_over_level_means():
+    """Differences constant within each subject but not across subjects: REML's
+    residual variance is 0 and its likelihood is unbounded there (lme4 stops with a
+    convergence failure); the fit is the sigma^2 -> 0 limit, the one-sample t test
+    of the subject means (scipy.stats.ttest_1samp as the independent reference).
+    Found by the fuzz suite (a ZeroDivisionError in the Satterthwaite step before)."""
+    import warnings
+
+    import pandas as pd
+    from scipy import stats
+
+    import mixrank
+
+    subj = ["s0"] * 4 + ["s1"] * 3 + ["s2"] * 2
+    d = [0.5] * 4 + [-0.25] * 3 + [1.0] * 2
+    rows = []
+    for i, (s, di) in enumerate(zip(subj, d, strict=True)):
+        rows.append(dict(model="A", subject=s, question=f"q{i}", correct=0.5 + di / 2))
+        rows.append(dict(model="B", subject=s, question=f"q{i}", correct=0.5 - di / 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit("correct ~ model + (1|subject)", pd.DataFrame(rows))
+    row = res.contrasts().iloc[0]
+    means = [0.5, -0.25, 1.0]
+    ref = stats.ttest_1samp(means, 0.0)
+    assert row["estimate"] == pytest.approx(sum(means) / 3, rel=1e-12)
+    assert row["df"] == 2
+    assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+    comps = res.variance_components()
+    assert comps.loc[comps["group"] == "residual", "variance"].iloc[0] == 0.0
