@@ -42,13 +42,15 @@ def csv_of(text: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
-def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+def assert_same(got: pd.DataFrame, want: pd.DataFrame, *, rtol: float = 1e-12,
+                atol: float = 1e-15) -> None:
+    """A table printed as CSV equals the API's table (numbers to ``rtol``/``atol``)."""
     want = want.reset_index(drop=True)
     assert list(got.columns) == list(want.columns)
     for c in want.columns:
         if pd.api.types.is_numeric_dtype(want[c]) and not pd.api.types.is_bool_dtype(want[c]):
             np.testing.assert_allclose(got[c].to_numpy(float), want[c].to_numpy(float),
-                                       rtol=1e-12, atol=1e-15, err_msg=c)
+                                       rtol=rtol, atol=atol, err_msg=c)
         else:
             assert got[c].astype(str).tolist() == want[c].astype(str).tolist(), c
 

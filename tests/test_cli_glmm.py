@@ -6,15 +6,15 @@ binomial fit does not take (exit 2, ``error:`` on stderr, no traceback)."""
 
 from __future__ import annotations
 
-import io
 import warnings
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import mixrank
 from mixrank.cli import build_parser, main
+from tests.test_cli import assert_same as cli_assert_same
+from tests.test_cli import csv_of
 
 FU = "correct ~ model + (1|subject) + (1|subject:model)"   # subject is the unit
 FC = "correct ~ model + (1|subject)"                       # cells are the unit (warns)
@@ -34,19 +34,9 @@ def api(formula: str = FU, **kw):
         return mixrank.fit(formula, mixrank.load_example(), family="binomial", **kw)
 
 
-def csv_of(text: str) -> pd.DataFrame:
-    return pd.read_csv(io.StringIO(text))
-
-
 def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
-    want = want.reset_index(drop=True)
-    assert list(got.columns) == list(want.columns)
-    for c in want.columns:
-        if pd.api.types.is_numeric_dtype(want[c]) and not pd.api.types.is_bool_dtype(want[c]):
-            np.testing.assert_allclose(got[c].to_numpy(float), want[c].to_numpy(float),
-                                       rtol=1e-9, atol=1e-12, err_msg=c)
-        else:
-            assert got[c].astype(str).tolist() == want[c].astype(str).tolist(), c
+    # the binomial fit's numbers pass through CSV at 1e-9 (PIRLS-converged values)
+    cli_assert_same(got, want, rtol=1e-9, atol=1e-12)
 
 
 def test_fit_prints_the_glmm_summary_with_its_unit_line(capsys):
