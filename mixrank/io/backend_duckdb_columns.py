@@ -9,15 +9,18 @@ sorted order, per model the sorted cell indices and their scores -- built
 without a cells x models matrix and without the aggregated table in Python
 memory (docs/scale.md).
 
-Steps: (1) a ``GROUP BY`` of (model code, cell key) into a DuckDB temporary
-table, where the cell key is the mixed-radix number of the sorted key codes
-(so its order is the frame's lexicographic cell order); DuckDB spills it to
-its temp directory beyond ``memory_limit``; (2) duplicate and replicate
-checks on that table; (3) its distinct cell keys, sorted, number the cells;
-(4) the table is streamed in record batches and each entry appended to its
-model's arrays (cell index int32, score uint8 for 0/1 scores without
-replicates, float64 otherwise); each model's arrays are sorted by cell at
-the end.
+The cell key of an entry is the mixed-radix number of its sorted key codes,
+so its order is the frame's lexicographic cell order.  Without a replicate
+column each kept row is one entry: the rows (model code, cell key, score)
+are streamed out of DuckDB in record batches and appended to their model's
+arrays (no aggregation); each model's keys are then sorted, equal
+neighbours are duplicated (model, cell) rows (an error), and the sorted
+union of all keys numbers the cells.  With a replicate column a
+``GROUP BY`` of (model code, cell key) goes into a DuckDB temporary table
+(spilled to its temp directory beyond ``memory_limit``), the duplicate and
+replicate checks run on it, its distinct keys number the cells and it is
+streamed the same way.  Scores are uint8 for 0/1 scores without
+replicates, float64 otherwise.
 
 Contents: :func:`duckdb_columns`.
 """
