@@ -147,10 +147,12 @@ def _columns(frame: Frame) -> _Columns:
     return cols
 
 
-def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> dict[str, int]:
+def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str,
+                     counts: dict[str, np.ndarray] | None = None) -> dict[str, int]:
     """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
 
-    Shared with :mod:`mixrank.engine.fixed`.
+    Shared with :mod:`mixrank.engine.fixed`.  ``counts``: each term's level
+    counts over the cells, when the caller has them.
 
     Raises
     ------
@@ -159,7 +161,7 @@ def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> di
     """
     levels: dict[str, int] = {}
     for t, c in codes.items():
-        k = int(np.count_nonzero(np.bincount(c)))
+        k = int(np.count_nonzero(np.bincount(c) if counts is None else counts[t]))
         if k < 2:
             continue
         if k == n:
@@ -171,9 +173,10 @@ def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> di
     return levels
 
 
-def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
+def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str,
+                  counts: dict[str, np.ndarray] | None = None) -> list[str]:
     """Terms estimable on a pair's cells; errors for confounded terms."""
-    levels = term_levels_used(codes, n, a, b)
+    levels = term_levels_used(codes, n, a, b, counts)
     used = list(levels)
     for i, t in enumerate(used):
         for u in used[i + 1:]:
@@ -204,7 +207,9 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
     idx = None if full else np.flatnonzero(mask)        # one scan of the mask for d and codes
-    d = cols.scores[j] - cols.scores[k] if idx is None else cols.scores[j][idx] - cols.scores[k][idx]
+    d = cols.scores[j] - cols.scores[k]
+    if idx is not None:
+        d = d[idx]                  # one gather (NaN outside the common cells is dropped here)
     if flag_degenerate and (row := degenerate_row(frame, j, k, d, idx, method)) is not None:
         return row
     sigma_d = float(np.std(d, ddof=1))
@@ -224,9 +229,10 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
 
     def build():
         codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
-        used = _usable_terms(codes, n, a, b)
+        counts = {t: np.bincount(c, minlength=frame.term_levels[t]) for t, c in codes.items()}
+        used = _usable_terms(codes, n, a, b, counts)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
-                               used, n=n), used
+                               used, n=n, counts=[counts[t] for t in used]), used
 
     key = b"full" if full else np.packbits(mask).tobytes()
     st, used = cache.get(key, build)
