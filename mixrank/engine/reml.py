@@ -35,6 +35,7 @@ import scipy.optimize as opt
 
 from ..errors import DesignError
 from .control import DEFAULT_CONTROL, Control
+from .newton import newton_bounded
 from .newton1d import newton_one_term
 from .objective import (
     LOG2PI,
@@ -169,9 +170,11 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
         return x, fx
 
     x0 = starts[control.starts[0]]()
-    newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
-        if R == 1 and obj.analytic else None
-    if newton is not None:               # one term: exact Newton instead of L-BFGS-B
+    newton = None
+    if obj.analytic:                     # exact Newton instead of L-BFGS-B (docs/speed.md §3)
+        newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
+            if R == 1 else newton_bounded(obj, x0, max_iterations=control.max_iterations)
+    if newton is not None:
         best = (newton[0], newton[1])
         nfev, limit = newton[2], newton[3]
     else:
