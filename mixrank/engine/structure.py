@@ -38,7 +38,7 @@ class Structure:
     mode: str                       # "none" | "dense" | "sparse"
     # dense mode
     c1: np.ndarray | None = None
-    z12: np.ndarray | None = None   # (L1, q2) counts
+    z12_: np.ndarray | None = None  # (L1, q2) counts, or None: derived from zsort on first use (z12)
     z22: np.ndarray | None = None   # (q2, q2)
     c2: np.ndarray | None = None    # (q2,) counts of block-2 levels
     groups: np.ndarray | None = None       # (L1,) group index of each term-1 level
@@ -48,13 +48,22 @@ class Structure:
     G: np.ndarray | None = None     # (G, q2 (q2 + 1) / 2) packed upper triangles, or None (ungrouped)
     perm: np.ndarray | None = None  # (L1,) term-1 levels ordered by group (stable)
     starts: np.ndarray | None = None       # (G,) first row of each group in ``zsort``
-    zsort: np.ndarray | None = None        # (L1, q2) rows of z12 in ``perm`` order
+    zsort: np.ndarray | None = None        # (L1, q2) rows of z12 in ``perm`` order (float32 if exact)
     triu: tuple[np.ndarray, np.ndarray] | None = None  # np.triu_indices(q2): G's packing
     h: np.ndarray | None = None     # (G, q2): sum_{i in v} z_i c1_i
     cc1: np.ndarray | None = None   # (G,): sum_{i in v} c1_i^2
     # sparse mode
     ztz: sp.csc_matrix | None = None
     offsets: tuple[int, ...] = ()
+
+    @property
+    def z12(self) -> np.ndarray | None:
+        """(L1, q2) counts of the block-2 levels within each term-1 level (dense mode)."""
+        if self.z12_ is None and self.zsort is not None:
+            rank = np.empty_like(cast(np.ndarray, self.perm))
+            rank[self.perm] = np.arange(len(rank))
+            object.__setattr__(self, "z12_", self.zsort[rank].astype(np.float64))
+        return self.z12_
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,7 +93,7 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     precision (half the bytes, twice the speed) with the same result.
     """
     q2 = zsort.shape[1]
-    z = zsort.astype(np.float32) if bound < 2.0 ** 24 else zsort
+    z = zsort.astype(np.float32) if bound < 2.0 ** 24 and zsort.dtype != np.float32 else zsort
     full = np.empty((len(starts), q2, q2), dtype=z.dtype)
     for g, (a, m) in enumerate(zip(starts, sizes)):
         zz = z[a:a + m]
@@ -132,13 +141,22 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     grouping: dict[str, Any] = dict(groups=grp, onehot=onehot, group_sizes=sizes,
                                     group_values=vals, cc1=cc1)
     if R == 1:
-        return Structure(mode="dense", c1=c1, z12=np.zeros((L1, 0)), z22=np.zeros((0, 0)),
+        return Structure(mode="dense", c1=c1, z12_=np.zeros((L1, 0)), z22=np.zeros((0, 0)),
                          c2=np.zeros(0), G=np.zeros((nG, 0)), h=np.zeros((nG, 0)),
                          **grouping, **base)
     off = np.cumsum([0] + list(levels_o[1:]))
-    z12 = np.empty((L1, q2))
+    # rows of z12 grouped by count (one slice per group), built in that order; exact in
+    # float32 when every sum of counts the fit forms stays below 2^24 (_group_products)
+    perm = np.argsort(grp, kind="stable")
+    rank = np.empty(L1, dtype=np.int64)
+    rank[perm] = np.arange(L1)
+    exact32 = float(cc1.max()) < 2.0 ** 24 and n < 2 ** 24
+    zsort = np.empty((L1, q2), dtype=np.float32 if exact32 else np.float64)
+    code1 = rank[codes_o[0]]
     for r in range(1, R):
-        z12[:, off[r - 1]:off[r]] = _cross_counts(codes_o[0], L1, codes_o[r], levels_o[r])
+        Lr = levels_o[r]
+        zsort[:, off[r - 1]:off[r]] = np.bincount(code1 * Lr + codes_o[r],
+                                                  minlength=L1 * Lr).reshape(L1, Lr)
     z22 = np.zeros((q2, q2))
     for a in range(1, R):
         for b in range(a, R):
@@ -150,8 +168,6 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
             z22[off[b - 1]:off[b], off[a - 1]:off[a]] = blk.T
     c2 = np.concatenate(counts_o[1:])
     G = None
-    perm = np.argsort(grp, kind="stable")
-    zsort = z12[perm]                                   # levels grouped: one slice per group
     isz = sizes.astype(np.int64)
     starts = np.cumsum(isz) - isz
     if nG * q2 * (q2 + 1) * 4 <= GROUP_MEMORY_LIMIT and nG < L1:
@@ -160,8 +176,8 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
         triu = np.triu_indices(q2)
         G = _group_products(zsort, starts, isz, float(cc1.max()), triu)
     # c1 is the group's count value on every level of a group: h_g = v_g sum_{i in g} z_i
-    h = vals[:, None] * np.add.reduceat(zsort, starts, axis=0)
-    return Structure(mode="dense", c1=c1, z12=z12, z22=z22, c2=c2, G=G,
+    h = vals[:, None] * np.add.reduceat(zsort, starts, axis=0).astype(np.float64)
+    return Structure(mode="dense", c1=c1, z22=z22, c2=c2, G=G,
                      triu=triu if G is not None else None, h=h, perm=perm, starts=starts,
                      zsort=zsort, **grouping, **base)
 
@@ -173,7 +189,7 @@ def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
     if st.mode != "dense":
         return PairSums(**base)
     # dense mode: build_structure set every dense-mode field
-    group_values, z12 = cast(np.ndarray, st.group_values), cast(np.ndarray, st.z12)
+    group_values = cast(np.ndarray, st.group_values)
     groups, c1 = cast(np.ndarray, st.groups), cast(np.ndarray, st.c1)
     onehot = cast(sp.csr_matrix, st.onehot)
     s1 = s[0]
@@ -187,6 +203,7 @@ def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
         for g, (lo, hi) in enumerate(zip(starts, ends)):
             k[g] = s1p[lo:hi] @ zsort[lo:hi]
     else:
+        z12 = cast(np.ndarray, st.z12)
         k = np.asarray(onehot @ (z12 * s1[:, None])) if z12.shape[1] else np.zeros((nG, 0))
     cs1 = np.bincount(groups, weights=c1 * s1, minlength=nG)
     ss1 = np.bincount(groups, weights=s1 * s1, minlength=nG)
