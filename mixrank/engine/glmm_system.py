@@ -93,6 +93,15 @@ class Problem:
             return None
         return np.bincount(self.cell, weights=v, minlength=self.n_cells)
 
+    def sum_squares(self, u: np.ndarray) -> np.ndarray:
+        """``||u_r||^2`` of each term's block of ``u``."""
+        starts = np.concatenate([[0], np.cumsum(self.levels)])
+        return np.array([float(u[a:b] @ u[a:b]) for a, b in zip(starts[:-1], starts[1:])])
+
+    def total_levels(self) -> np.ndarray:
+        """Number of levels of each term."""
+        return np.asarray(self.levels, dtype=np.float64)
+
     @property
     def n_obs(self) -> int:
         return int(len(self.k))
