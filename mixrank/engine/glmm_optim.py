@@ -174,7 +174,7 @@ def _em_start(fg, prob: Problem, theta: np.ndarray, steps: int = 2) -> np.ndarra
     return th
 
 
-def _minimise_theta(ev: "_Evaluator", theta0: np.ndarray, prob: Problem) -> _Search:
+def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Search:
     """Quasi-Newton over theta >= 0 (nAGQ = 0 deviance), then restarts and boundary faces.
 
     ``ev.joint(theta)`` is the joint (nAGQ = 0) mode; the gradient is
