@@ -61,11 +61,17 @@ class _Evaluator:
         self.beta = np.array(beta, dtype=np.float64)
         self.u = np.array(u, dtype=np.float64)
         self.nfev = 0
+        self.last: Mode | None = None
 
     def joint(self, theta: np.ndarray) -> Mode:
         self.nfev += 1
-        m = pirls(self.prob, theta, self.beta, self.u, joint=True)
-        self.beta, self.u = m.beta, m.u
+        beta, u, last = self.beta, self.u, self.last
+        if last is not None and last.sens is not None:
+            # first-order prediction of the mode at theta from the last one
+            x = np.concatenate([last.u, last.beta]) + (theta - last.theta) @ last.sens
+            u, beta = x[: len(u)], x[len(u):]
+        m = pirls(self.prob, theta, beta, u, joint=True)
+        self.beta, self.u, self.last = m.beta, m.u, m
         return m
 
     def fixed(self, theta: np.ndarray, beta: np.ndarray) -> Mode:

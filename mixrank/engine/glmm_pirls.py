@@ -45,6 +45,9 @@ class Mode:
     penalty: float      # ||u||^2
     deviance: float     # dev + penalty + log det (Laplace)
     iterations: int
+    #: d(u, beta)/d theta (one row per term; set by theta_gradient_joint): predicts the
+    #: mode at a nearby theta, the warm start of the next evaluation
+    sens: np.ndarray | None = None
 
 
 def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -189,6 +192,7 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
     M, q0 = prob.n_models, prob.levels[0]
     starts = np.concatenate([[0], np.cumsum(prob.levels)])
     grad = np.zeros(len(theta))
+    sens = np.zeros((len(theta), len(u) + M))
     for t, (codes, q) in enumerate(zip(prob.codes, prob.levels)):
         ut = u[starts[t]:starts[t + 1]]
         v = ut[codes]                                     # Z_t u_t per observation
@@ -201,6 +205,8 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
         rb = np.bincount(prob.model, weights=w * v, minlength=M)
         d0, dv = sysm.solve(-rhs[:q0], -np.concatenate([rhs[q0:], rb]), joint=True)
         nr = prob.n_rest
-        deta = v + linear_predictor(prob, theta, dv[nr:], np.concatenate([d0, dv[:nr]]))
+        sens[t] = np.concatenate([d0, dv])
+        deta = v + linear_predictor(prob, theta, dv[nr:], sens[t, : len(u)])
         grad[t] = -2.0 * float(r @ v) + direct + float(hw3 @ deta)
+    mode.sens = sens
     return grad

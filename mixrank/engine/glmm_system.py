@@ -223,6 +223,7 @@ class System:
     M: int
     mult: np.ndarray | None = None
     _inv: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _gram: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def logdet_u(self) -> float:
         """``log det(Lam'Z'WZLam + I)`` (the u-block; the Laplace term)."""
@@ -282,13 +283,26 @@ class System:
         h = th[0] ** 2 / self.a0[l0]
         if self.mult is not None:
             h = h * self.mult[l0]
-        if self.nr:
-            PT, LiT = self._inverse_parts()
-            T = th[0] * PT[l0]
-            for r in range(1, combos.shape[1]):
-                T -= th[r] * LiT[offsets[r - 1] + combos[:, r]]
-            h = h + np.einsum("ij,ij->i", T, T)
+        if not self.nr:
+            return h
+        # ||th0 P[l0] - sum_r th_r Li[c_r]||^2 expanded into Gram entries: a few
+        # gathers per combination instead of one row of length nr per term
+        PT, LiT = self._inverse_parts()
+        pn, G, K = self._grams()
+        h = h + th[0] ** 2 * pn[l0]
+        cols = [offsets[r - 1] + combos[:, r] for r in range(1, combos.shape[1])]
+        for r, c in enumerate(cols, start=1):
+            h = h + th[r] ** 2 * K[c, c] - 2.0 * th[0] * th[r] * G[l0, c]
+            for s, d in enumerate(cols[r:], start=r + 1):
+                h = h + 2.0 * th[r] * th[s] * K[c, d]
         return h
+
+    def _grams(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``||P_l||^2``, ``P Li'`` and ``Li Li'`` (rows of :meth:`_inverse_parts`), cached."""
+        if self._gram is None:
+            PT, LiT = self._inverse_parts()
+            self._gram = (np.einsum("ij,ij->i", PT, PT), PT @ LiT.T, LiT @ LiT.T)
+        return self._gram
 
     def block_traces(self, levels: tuple[int, ...]) -> np.ndarray:
         """Trace of each term's diagonal block of ``C^{-1}`` (C the u-block)."""
@@ -296,9 +310,9 @@ class System:
         m = np.ones(len(self.a0)) if self.mult is None else self.mult
         out[0] = float(np.sum(m * m / self.a0))
         if self.nr:
-            PT, LiT = self._inverse_parts()
-            out[0] += float(m @ np.sum(PT * PT, axis=1))
-            diag = np.sum(LiT * LiT, axis=1)
+            pn, _, K = self._grams()
+            out[0] += float(m @ pn)
+            diag = np.diag(K)
             start = 0
             for r, q in enumerate(levels[1:], start=1):
                 out[r] = float(np.sum(diag[start:start + q]))
