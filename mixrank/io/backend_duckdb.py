@@ -128,7 +128,9 @@ def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
     except duckdb.Error as exc:
         raise _duckdb_error(duckdb, exc, f"scan {src.label}") from exc
     g = np.column_stack([t1.column(f"__g{i}").to_numpy() for i in range(len(cols))])
-    n_kept = t1.column("n_all").to_numpy() - t1.column("n_miss").to_numpy()
+    # count_if over no rows is NULL in DuckDB (an empty input): read NULL counts as 0
+    n_kept = (t1.column("n_all").fill_null(0).to_numpy()
+              - t1.column("n_miss").fill_null(0).to_numpy())
     row = int(np.flatnonzero(g.all(axis=1))[0])
 
     def stat(name: str) -> int:
