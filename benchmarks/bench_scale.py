@@ -3,6 +3,8 @@
     python benchmarks/bench_scale.py             # 100M rows + the 5M-row side by side
     python benchmarks/bench_scale.py --small     # 400k + 100k rows (quick check)
     python benchmarks/bench_scale.py --keep      # keep the parquet files for a rerun
+    python benchmarks/bench_scale.py --entries-only               # Part 3 alone: 100M rows
+    python benchmarks/bench_scale.py --entries-only --rows 10e6   # Part 3 at 10M rows
 
 Part 1 writes a seeded simulated benchmark of 100M rows as partitioned
 parquet (50 models x 50 subjects x 100 questions x 40 prompts x 10 samples:
@@ -31,6 +33,15 @@ generations: here 100M rows reduce to 200,000 cells x 50 models = 10M entries.
 Part 2 repeats the comparison on a 5M-row design that fits in memory
 (25 models x 20 subjects x 100 questions x 10 prompts x 10 samples) for
 pandas, DuckDB and Dask side by side, and checks that the three fits agree.
+
+Part 3 (``benchmarks/_entries.py``) is the case Part 1 avoids: one row per
+(model, cell), 100M rows = 50 models x 2.5M cells with 20% of each model's
+cells missing, written by DuckDB and fitted from parquet with the DuckDB
+backend's compressed frame (scores model by model, docs/scale.md).  It first
+runs the dense and the compressed layouts side by side at ``--peer-rows``
+(where the dense matrix still fits; ratios and agreement), then the
+compressed layout alone at ``--rows``, printing wall times, pairs fitted and
+the peak RSS of the process (DuckDB included) and of the engine workers.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _entries import part3, run_entries
 
 FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
 OUT = Path(__file__).resolve().parent / "out" / "scale"
@@ -207,13 +219,28 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--small", action="store_true", help="small sizes (a quick check)")
     ap.add_argument("--keep", action="store_true", help="keep (and reuse) the parquet files")
-    ap.add_argument("--pairs", default="all", choices=["all", "adjacent"])
+    ap.add_argument("--pairs", default="all",
+                    help="all, adjacent, or a number n (the first n adjacent pairs)")
+    ap.add_argument("--entries-only", action="store_true", help="Part 3 alone")
+    ap.add_argument("--rows", type=float, default=100e6, help="Part 3 rows (default 100M)")
+    ap.add_argument("--peer-rows", type=float, default=10e6,
+                    help="Part 3 dense-vs-compressed rows (0: skip)")
+    ap.add_argument("--peer-pairs", default="all", help="pairs of the Part 3 peer runs")
+    ap.add_argument("--workers", type=int, default=None, help="engine workers (default auto)")
+    ap.add_argument("--run-entries", help=argparse.SUPPRESS)
     ap.add_argument("--skip-dask-big", action="store_true", help="Part 1 with DuckDB only")
     ap.add_argument("--run", help=argparse.SUPPRESS)
     ap.add_argument("--folder", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run:
         print(json.dumps(run_one(args.run, args.folder, args.pairs)))
+        return
+    if args.run_entries:
+        print(json.dumps(run_entries(args.folder, args.run_entries, args.pairs, args.workers)))
+        return
+    if args.entries_only:
+        part3(OUT, int(args.rows), int(args.peer_rows), args.pairs, args.peer_pairs, args.keep,
+              args.workers)
         return
     big, mid = (SMALL_BIG, SMALL_MID) if args.small else (BIG, MID)
     print(f"machine: {os.cpu_count()} cores; DuckDB options {DUCKDB_OPTIONS}; Dask LocalCluster "
@@ -244,6 +271,8 @@ def main() -> None:
               f"({'within' if duck['peak_mb'] <= BOUND_MB else 'ABOVE'} the {BOUND_MB:,} MB bound)")
         if not args.keep:
             shutil.rmtree(folder)
+    part3(OUT, int(args.rows), int(args.peer_rows), args.pairs, args.peer_pairs, args.keep,
+          args.workers)
 
 
 if __name__ == "__main__":

@@ -387,7 +387,7 @@ def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, i
         codes = frame.term_codes[unit]
         few = []
         for j, k in idx:
-            mask = frame.observed[:, j] & frame.observed[:, k]
+            mask = frame.common_mask(j, k)
             t = int(np.count_nonzero(np.bincount(codes[mask], minlength=frame.term_levels[unit])))
             if t < control.min_units:
                 few.append(f"{frame.models[j]} vs {frame.models[k]}: {t}")

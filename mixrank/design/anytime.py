@@ -40,6 +40,7 @@ from mixrank.design.checks import (
     check_power,
     read_numbers,
     z_quantile,
+    z_upper,
 )
 from mixrank.design.eprocess import monitor_bernoulli
 from mixrank.errors import DataError, DesignError
@@ -232,7 +233,7 @@ def anytime_inflation(n: Any, alpha: Any = 0.05, *, sigma: Any = 1.0, rho0: Any 
     """
     nn, s, al = _n_sigma_alpha(n, sigma, alpha)
     thr = np.asarray(anytime_threshold(nn, sigma=s, alpha=al, rho0=rho0, n_plan=n_plan))
-    return as_result(thr / (s * np.sqrt(nn)) / z_quantile(1 - al / 2))
+    return as_result(thr / (s * np.sqrt(nn)) / z_upper(al / 2))
 
 
 def anytime_n_star(delta: Any, sigma_d: Any, *, alpha: Any = 0.05, power: Any = 0.8,
@@ -533,7 +534,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         "boundary": boundary, "crossed": crossed,
     })
     if r_fixed is None:
-        infl = float(np.sqrt(anytime_x_star(al)) / z_quantile(1 - al / 2))
+        infl = float(np.sqrt(anytime_x_star(al)) / z_upper(al / 2))
     elif sigma is not None:
         infl = float(anytime_inflation(plan, al, sigma=s, rho0=r_fixed))
     else:

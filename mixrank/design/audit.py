@@ -31,6 +31,7 @@ from mixrank.design.checks import (
     check_rho,
     describe_bad,
     z_quantile,
+    z_upper,
 )
 from mixrank.design.power import n_star, sigma_d
 from mixrank.errors import DesignError
@@ -126,7 +127,7 @@ def shortcut_n(p_a: Any, p_b: Any, *, rho: Any, alpha: Any = 0.05,
             f"the shortcut needs p_a != p_b (Cohen's h = 0 has no finite n); received "
             f"p_a = {p_a!r}, p_b = {p_b!r}."
         )
-    k = (z_quantile(1 - al / 2) + z_quantile(pw)) ** 2
+    k = (z_upper(al / 2) + z_quantile(pw)) ** 2
     return as_result(k / h**2 * (1 - r))
 
 
@@ -283,7 +284,7 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
             )
     n_sc = shortcut_n(p_a, p_b, rho=rho, alpha=alpha, power=power)  # validates everything
     h = float(cohen_h(p_a, p_b))
-    k = float((z_quantile(1 - alpha / 2) + z_quantile(power)) ** 2)
+    k = float((z_upper(alpha / 2) + z_quantile(power)) ** 2)
     n_cohen = k / h**2
     n_sm = float(np.asarray(NormalIndPower().solve_power(
         effect_size=abs(h), nobs1=None, alpha=alpha, power=power, ratio=1.0,
@@ -421,4 +422,4 @@ def n_star_scale(alpha_prime: Any, alpha: Any = 0.05, *, power: Any = 0.8) -> fl
     al = check_alpha(alpha)
     pw = check_power(power, np.maximum(ap, al))
     zb = z_quantile(pw)
-    return as_result(((z_quantile(1 - ap / 2) + zb) / (z_quantile(1 - al / 2) + zb)) ** 2)
+    return as_result(((z_upper(ap / 2) + zb) / (z_upper(al / 2) + zb)) ** 2)

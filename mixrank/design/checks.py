@@ -36,6 +36,15 @@ def z_quantile(q: Any) -> np.ndarray:
     return special.ndtri(q)
 
 
+def z_upper(tail: Any) -> np.ndarray:
+    """Upper quantile ``Phi^{-1}(1 - tail)``, accurate for tiny tails.
+
+    Written as ``-Phi^{-1}(tail)``: ``1 - tail`` rounds to 1 (and the quantile
+    to infinity) once ``tail`` is below about 1e-17.
+    """
+    return -special.ndtri(tail)
+
+
 def as_result(x: Any) -> float | np.ndarray:
     """Return a Python float for 0-d results, a float array otherwise."""
     a = np.asarray(x, dtype=float)

@@ -50,6 +50,7 @@ from mixrank.design.checks import (
     check_positive,
     check_power,
     z_quantile,
+    z_upper,
 )
 from mixrank.errors import DataError, DesignError
 
@@ -281,7 +282,7 @@ def bernoulli_inflation(n: Any, *, psi: Any, alpha: Any = 0.05,
                                                      hint="n_plan is the benchmark's N.")
     d = nn * ps
     c = np.asarray(bernoulli_threshold(d, alpha=al, d_plan=plan * ps))
-    return as_result(c / np.sqrt(d) / z_quantile(1 - al / 2))
+    return as_result(c / np.sqrt(d) / z_upper(al / 2))
 
 
 def z_equivalent(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarray:
@@ -290,7 +291,7 @@ def z_equivalent(nv: np.ndarray, psi: float, a: float, alpha: float) -> np.ndarr
     c = _threshold(d, np.full(d.shape, a), float(np.log(1.0 / alpha)))
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(d > 0, c / np.sqrt(np.maximum(d, 1e-300)), np.inf)
-    return np.maximum(z, float(z_quantile(1 - alpha / 2)))
+    return np.maximum(z, float(z_upper(alpha / 2)))
 
 
 def n_star_effect(effect: float, psi: float, a: float, alpha: float, zb: float) -> float:
@@ -298,7 +299,7 @@ def n_star_effect(effect: float, psi: float, a: float, alpha: float, zb: float) 
     def h(nv: np.ndarray) -> np.ndarray:
         return effect * np.sqrt(nv) - z_equivalent(nv, psi, a, alpha) - zb
 
-    start = ((float(z_quantile(1 - alpha / 2)) + zb) / effect) ** 2
+    start = ((float(z_upper(alpha / 2)) + zb) / effect) ** 2
     grid = start * np.geomspace(1.0, 1e8, 400)
     vals = h(grid)
     pos = np.flatnonzero(vals >= 0)
@@ -454,5 +455,5 @@ def monitor_bernoulli(d: np.ndarray, *, alpha: float = 0.05,
     return tidy(table, method="bernoulli_mixture", resolved_at=int(hits[0]) + 1 if hits.size
                 else None, alpha=al, d_plan=plan, a=a,
                 mixing="Beta(a, a) on P(A right | discordant)",
-                inflation=(c_plan / np.sqrt(plan) / float(z_quantile(1 - al / 2))
+                inflation=(c_plan / np.sqrt(plan) / float(z_upper(al / 2))
                            if plan is not None else float("nan")))

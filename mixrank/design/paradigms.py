@@ -20,7 +20,7 @@ import numpy as np
 
 from mixrank.design.anytime import anytime_inflation, anytime_n_star, anytime_x_star
 from mixrank.design.audit import multiplicity_alpha, n_star_scale
-from mixrank.design.checks import z_quantile
+from mixrank.design.checks import z_quantile, z_upper
 from mixrank.design.eprocess import n_star_effect, tune_beta, z_equivalent
 from mixrank.design.power import mde, n_star
 
@@ -107,7 +107,7 @@ def bernoulli_columns(est: np.ndarray, n: np.ndarray, sd: np.ndarray, psi: np.nd
                        alpha: float, pw: float) -> dict[str, np.ndarray]:
     """Paired-Bernoulli mixture e-process (eprocess.py), prior tuned at D = n psi."""
     m = len(est)
-    za, zb = float(z_quantile(1 - alpha / 2)), float(z_quantile(pw))
+    za, zb = float(z_upper(alpha / 2)), float(z_quantile(pw))
     ns = np.where(est == 0, np.inf, 0.0)
     infl, md = np.full(m, np.nan), np.zeros(m)
     ok = (est != 0) & ~noiseless(est, sd)
@@ -136,7 +136,7 @@ def cluster_columns(ns: np.ndarray, md: np.ndarray, n: np.ndarray,
 
 def anytime_meta(method: str | None, out: Any, alpha: float, power: float) -> dict | None:
     """``attrs["mixrank"]["anytime"]`` of a verdict table: boundary, tuning and inflation."""
-    z_a, z_b = float(z_quantile(1 - alpha / 2)), float(z_quantile(power))
+    z_a, z_b = float(z_upper(alpha / 2)), float(z_quantile(power))
     if method == "bernoulli":
         infl = out["inflation_anytime"].to_numpy()
         z_med = float(np.nanmedian(infl)) * z_a if np.any(np.isfinite(infl)) else float("nan")

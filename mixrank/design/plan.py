@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import tidy
-from mixrank.design.checks import check_alpha, check_delta, check_fit, check_power, z_quantile
+from mixrank.design.checks import (
+    check_alpha,
+    check_delta,
+    check_fit,
+    check_power,
+    z_quantile,
+    z_upper,
+)
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError, MixrankWarning
 
@@ -379,7 +386,7 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
         raise DesignError(  # pragma: no cover - engines always report one value per term
             f"the pair's components {sorted(comps)} do not match the formula's terms "
             f"{sorted(divs)}.")
-    k_sum = float(z_quantile(1 - al / 2) + z_quantile(pw))
+    k_sum = float(z_upper(al / 2) + z_quantile(pw))
     plan = _Planner(comps, divs, k_sum, (d / k_sum) ** 2)
 
     rows = [plan.row("current", "none", base)]

@@ -34,6 +34,7 @@ from mixrank.design.checks import (
     check_rho,
     describe_bad,
     z_quantile,
+    z_upper,
 )
 from mixrank.errors import DesignError
 
@@ -239,7 +240,7 @@ def _resolve(
 
 
 def _zsum(alpha: np.ndarray, pw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return z_quantile(1 - alpha / 2), z_quantile(pw)
+    return z_upper(alpha / 2), z_quantile(pw)
 
 
 # ----------------------------------------------------------------------------
@@ -468,7 +469,8 @@ def resolution_ratio(
 
 def _power_at(absd, n1, sd0, sd1, za):
     """Two-sided power: P(|Z| >= z_{1-alpha/2}) when the standardized mean is shifted."""
-    lam = np.sqrt(n1) * absd
+    with np.errstate(over="ignore"):        # an overflow to inf is the right limit (power 1)
+        lam = np.sqrt(n1) * absd
     sd1 = np.maximum(sd1, 1e-300)
     return special.ndtr((lam - za * sd0) / sd1) + special.ndtr((-lam - za * sd0) / sd1)
 
@@ -538,7 +540,7 @@ def power(
             + (" (delta is implied by the marginals/table)" if implied else "") + "."
         )
     target = unknown[0]
-    za = z_quantile(1 - al / 2)
+    za = z_upper(al / 2)
     if target == "delta":
         method = _check_method(method)
         source = _source(sigma_d=sigma_d, psi=psi, p_a=p_a, p_b=p_b, rho=rho, p10=p10, p01=p01)

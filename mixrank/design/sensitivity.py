@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import as_rng, tidy
-from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
 from mixrank.design.sensitivity_frames import (
     refit,
@@ -41,7 +41,7 @@ KINDS = ("loso", "bootstrap", "clusterings")
 
 
 def _k(alpha: float, power: float) -> float:
-    return float((z_quantile(1 - alpha / 2) + z_quantile(power)) ** 2)
+    return float((z_upper(alpha / 2) + z_quantile(power)) ** 2)
 
 
 def _rows_from_fits(fit: Any, frame: Frame, family: list[tuple[str, str]], *, kind: str,

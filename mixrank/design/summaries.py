@@ -21,7 +21,7 @@ import pandas as pd
 
 from mixrank._util import as_rng, tidy
 from mixrank.design.audit import shortcut_n
-from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile
+from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.family import select_family
 from mixrank.errors import DesignError
 
@@ -182,7 +182,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
         raise DesignError(f"B must be a whole number >= 100 (bootstrap replicates); "
                           f"received {B!r}.")
     al, pw = float(check_alpha(alpha)), float(check_power(power, check_alpha(alpha)))
-    kk = float((z_quantile(1 - al / 2) + z_quantile(pw)) ** 2)
+    kk = float((z_upper(al / 2) + z_quantile(pw)) ** 2)
     gen = as_rng(rng)
     f = fit.frame
     rows = []

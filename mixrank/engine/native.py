@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
+from ..frame.columns import CompressedFrame, ModelColumns, PairCells
 from ..frame.encode import combine_codes
 from .balanced import Lattice, build_lattice, fit_balanced
 from .control import DEFAULT_CONTROL, Control
@@ -59,12 +60,10 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
     report it with p-value 1 in both directions (no evidence).  See
     docs/hardening.md §1 (degenerate pairs) and §2 (the relative threshold).
     """
-    cols = _columns(frame)
-    mask = cols.observed[j] & cols.observed[k]
-    idx = np.flatnonzero(mask)
-    if idx.size < 2:
+    pc = _columns(frame).pair(j, k)
+    if pc.n < 2:
         return None
-    return degenerate_row(frame, j, k, cols.scores[j][idx] - cols.scores[k][idx], idx, method)
+    return degenerate_row(frame, j, k, pc.d, pc.idx, method)
 
 
 def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray | None,
@@ -97,8 +96,9 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
         return None
     names = [f"{frame.spec.random[0].name} means"] if method == "aggregate" and frame.spec.random \
         else [*frame.spec.term_names, "residual"]
-    return PairFit(model_a=a, model_b=b, n=n, only_a=int(frame.observed[:, j].sum()) - n,
-                   only_b=int(frame.observed[:, k].sum()) - n, estimate=estimate, variance=0.0,
+    per_model = frame.n_observed()
+    return PairFit(model_a=a, model_b=b, n=n, only_a=int(per_model[j]) - n,
+                   only_b=int(per_model[k]) - n, estimate=estimate, variance=0.0,
                    df=float("nan"), sigma_d=math.sqrt(ss / (n - 1)),
                    components={t: float("nan") for t in names}, converged=True,
                    message=f"degenerate: {reason}", degenerate=reason)
@@ -134,12 +134,26 @@ class _Columns:
     scores: np.ndarray              # (models, cells)
     observed: np.ndarray            # (models, cells)
 
+    def pair(self, j: int, k: int) -> PairCells:
+        """Common cells and ``d = y_j - y_k`` (as :meth:`ModelColumns.pair`)."""
+        oa, ob = self.observed[j], self.observed[k]
+        mask = oa & ob
+        n = int(np.count_nonzero(mask))
+        only_a, only_b = int(np.count_nonzero(oa)) - n, int(np.count_nonzero(ob)) - n
+        idx = None if n == mask.size else np.flatnonzero(mask)  # one scan for d and codes
+        sa, sb = self.scores[j], self.scores[k]
+        d = sa - sb if idx is None else (sa - sb)[idx]   # one gather
+        return PairCells(mask, idx, d, n, only_a, only_b)
+
 
 _COLUMNS: weakref.WeakKeyDictionary[Frame, _Columns] = weakref.WeakKeyDictionary()
 
 
-def _columns(frame: Frame) -> _Columns:
-    """The model-major copy of ``frame``'s matrices, built once per frame (kept while it lives)."""
+def _columns(frame: Frame) -> _Columns | ModelColumns:
+    """The frame's scores model by model: its compressed columns, or a model-major
+    copy of its dense matrices built once per frame (kept while it lives)."""
+    if isinstance(frame, CompressedFrame) and frame.columns is not None:
+        return frame.columns
     cols = _COLUMNS.get(frame)
     if cols is None:
         cols = _Columns(np.ascontiguousarray(frame.scores.T), np.ascontiguousarray(frame.observed.T))
@@ -193,23 +207,16 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str,
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None,
-             control: Control = DEFAULT_CONTROL, cols: _Columns | None = None,
+             control: Control = DEFAULT_CONTROL, cols: _Columns | ModelColumns | None = None,
              flag_degenerate: bool = False) -> PairFit:
     spec = frame.spec
     cols = _columns(frame) if cols is None else cols
-    oa, ob = cols.observed[j], cols.observed[k]
-    mask = oa & ob
-    n = int(np.count_nonzero(mask))
-    only_a, only_b = int(np.count_nonzero(oa)) - n, int(np.count_nonzero(ob)) - n
+    mask, idx, d, n, only_a, only_b = cols.pair(j, k)
     a, b = frame.models[j], frame.models[k]
     if n < 2:
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
-    idx = None if full else np.flatnonzero(mask)        # one scan of the mask for d and codes
-    d = cols.scores[j] - cols.scores[k]
-    if idx is not None:
-        d = d[idx]                  # one gather (NaN outside the common cells is dropped here)
     if flag_degenerate and (row := degenerate_row(frame, j, k, d, idx, method)) is not None:
         return row
     sigma_d = float(np.std(d, ddof=1))

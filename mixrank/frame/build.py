@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..errors import DataError, DataQualityWarning, MissingDataWarning
 from ..formula.spec import Spec
+from .columns import CompressedFrame, ModelColumns
 from .encode import combine_codes, encode_column
 from .frame import Frame, compute_stats
 from .source import to_pandas
@@ -246,13 +247,16 @@ def score_kind(y: np.ndarray | None, name: str, *, n_nonbinary: int | None = Non
 
 def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...],
                    key_levels: dict[str, np.ndarray], cell_key_codes: dict[str, np.ndarray],
-                   scores: np.ndarray, observed: np.ndarray, replicates: np.ndarray,
-                   replicate: str | None, binary: bool, n_rows: int, n_dropped: int) -> Frame:
+                   scores: np.ndarray | None, observed: np.ndarray | None,
+                   replicates: np.ndarray | None, replicate: str | None, binary: bool,
+                   n_rows: int, n_dropped: int, columns: ModelColumns | None = None) -> Frame:
     """Random-term codes, sufficient statistics and final checks of an encoded frame.
 
     Shared by :func:`build_frame` (rows) and :func:`mixrank.frame.cells.frame_from_cells`
     (an aggregated cell table), so that both give identical frames.  ``cell_key_codes``
     holds each cell's code of every key (cells in lexicographic key-code order).
+    With ``columns`` (the compressed layout, docs/scale.md) the dense matrices
+    are None and a :class:`~mixrank.frame.columns.CompressedFrame` is returned.
     """
     cells = pd.DataFrame({k: key_levels[k][cell_key_codes[k]] for k in keys})
     M = len(models)
@@ -277,7 +281,11 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
         labels = lab.to_numpy(dtype=object)
         term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
 
-    stats = compute_stats(scores, observed, term_codes, term_levels)
+    if columns is not None:
+        stats = columns.stats(term_codes, term_levels)
+    else:
+        assert scores is not None and observed is not None and replicates is not None
+        stats = compute_stats(scores, observed, term_codes, term_levels)
     shared = stats.n_common.copy()
     np.fill_diagonal(shared, 0)
     lonely = [models[j] for j in range(M) if shared[j].sum() == 0]
@@ -285,10 +293,12 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
         raise DataError(f"model(s) {lonely} share no cell with any other model (cells keyed by "
                         f"{list(keys)}), so they cannot be compared; check the key values or "
                         "pair_by")
-    return Frame(spec=spec, models=models, pair_by=keys, replicate=replicate, cells=cells,
-                 term_codes=term_codes, term_levels=term_levels, term_labels=term_labels,
-                 scores=scores, observed=observed, replicates=replicates,
-                 binary=binary, n_rows=n_rows, n_dropped=n_dropped, stats=stats)
+    kw: dict[str, Any] = dict(spec=spec, models=models, pair_by=keys, replicate=replicate,
+                              cells=cells, term_codes=term_codes, term_levels=term_levels,
+                              term_labels=term_labels, scores=scores, observed=observed,
+                              replicates=replicates, binary=binary, n_rows=n_rows,
+                              n_dropped=n_dropped, stats=stats)
+    return Frame(**kw) if columns is None else CompressedFrame(columns=columns, **kw)
 
 
 def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None = None,

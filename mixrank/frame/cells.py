@@ -13,7 +13,14 @@ cell order, the shared :func:`~mixrank.frame.build.assemble_frame`), so the
 two paths give the same frame: bit-identical scores without replicates, and
 replicate means equal up to the order of floating-point summation.
 
-Contents: :class:`CellTable`, :func:`frame_from_cells`, :func:`check_levels`.
+A source too large for the dense cells x models matrix arrives instead as a
+:class:`ColumnTable` (the DuckDB backend's compressed layout: keys already
+encoded, scores model by model) and :func:`frame_from_columns` builds a
+:class:`~mixrank.frame.columns.CompressedFrame` with the same checks
+(docs/scale.md).
+
+Contents: :class:`CellTable`, :func:`frame_from_cells`, :func:`check_levels`,
+:class:`ColumnTable`, :func:`frame_from_columns`.
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ from .build import (
     resolve_keys,
     score_kind,
 )
+from .columns import ModelColumns
 from .frame import Frame
 
-__all__ = ["CellTable", "frame_from_cells", "check_levels"]
+__all__ = ["CellTable", "frame_from_cells", "check_levels", "ColumnTable", "frame_from_columns"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,7 +121,7 @@ def _where(columns: dict[str, pd.Series], names: Sequence[str], i: int) -> dict[
     return {k: columns[k].iloc[i] for k in names}
 
 
-def _score_checks(cells: CellTable, y_name: str, na: str, src: str) -> int:
+def _score_checks(cells: CellTable | ColumnTable, y_name: str, na: str, src: str) -> int:
     """Reject non-numeric and infinite scores; missing ones are an error or dropped (counted)."""
     if cells.n_nonnumeric:
         raise DataError(
@@ -256,3 +264,89 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
                           cell_key_codes=cell_key_codes, scores=scores, observed=observed,
                           replicates=counts, replicate=replicate, binary=binary,
                           n_rows=int(n.sum()), n_dropped=n_dropped)
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnTable:
+    """Scores aggregated to (model, cell) entries, keys encoded, stored model by model.
+
+    Attributes
+    ----------
+    keys : tuple of str
+        The pairing keys, in cell order.
+    key_levels : dict key -> ndarray of object
+        Each key's sorted levels (as :func:`~mixrank.frame.build_frame` sorts them).
+    cell_key_codes : dict key -> ndarray of int
+        Each cell's code of every key (cells in lexicographic key-code order).
+    models : ndarray of object
+        The comparison factor's sorted levels.
+    columns : ModelColumns
+        Per model the sorted cell indices it is scored on and their scores.
+    n_rows, n_missing, n_nonnumeric, nonnumeric_example, n_infinite, n_nonbinary, \
+replicate_missing, source
+        As in :class:`CellTable`.
+    """
+
+    keys: tuple[str, ...]
+    key_levels: dict[str, np.ndarray]
+    cell_key_codes: dict[str, np.ndarray]
+    models: np.ndarray
+    columns: ModelColumns
+    n_rows: int
+    n_missing: int = 0
+    n_nonnumeric: int = 0
+    nonnumeric_example: Any = None
+    n_infinite: int = 0
+    n_nonbinary: int = 0
+    replicate_missing: int = 0
+    source: str = "the data"
+
+
+def frame_from_columns(table: ColumnTable, formula: str | Spec, *, replicate: str | None = None,
+                       na: str = "error") -> Frame:
+    """Build a :class:`~mixrank.frame.columns.CompressedFrame` from a :class:`ColumnTable`.
+
+    Parameters
+    ----------
+    table : ColumnTable
+    formula : str or Spec
+    replicate : str, optional
+        The replicate column the scores were averaged over.
+    na : {"error", "drop"}
+
+    Returns
+    -------
+    CompressedFrame
+        The frame :func:`frame_from_cells` builds from the same source, in the
+        compressed layout: same models, cells, terms and statistics.
+
+    Raises
+    ------
+    DataError
+        Non-numeric, missing (``na="error"``) or infinite scores, a missing
+        replicate value, comparison levels that coincide as text, and every
+        check of :func:`~mixrank.frame.build.assemble_frame`.  (Duplicated
+        (model, cell) rows are found by the backend.)
+
+    Notes
+    -----
+    Validated against :func:`frame_from_cells` and ``backend="pandas"``
+    (``tests/io/test_backend_columns.py``).
+    """
+    spec = as_spec(formula)
+    n_dropped = _score_checks(table, spec.response, na, table.source)
+    if table.replicate_missing:
+        raise DataError(f"column {replicate!r} has {table.replicate_missing} missing value(s) in "
+                        f"{table.source}; fill or drop rows with missing keys before fitting")
+    models = tuple(str(m) for m in table.models)
+    if len(set(models)) != len(models):
+        raise DataError(f"comparison factor {spec.comparison!r} has levels that coincide as text "
+                        f"({list(table.models)}); make the labels distinct")
+    cols = table.columns
+    n_rows = int(sum(len(c) for c in cols.cells)) if cols.counts is None \
+        else int(sum(int(c.sum()) for c in cols.counts))
+    binary = score_kind(None, spec.response, n_nonbinary=table.n_nonbinary, n=n_rows)
+    return assemble_frame(spec, keys=table.keys, models=models, key_levels=table.key_levels,
+                          cell_key_codes=table.cell_key_codes, scores=None, observed=None,
+                          replicates=None, replicate=replicate, binary=binary, n_rows=n_rows,
+                          n_dropped=n_dropped, columns=cols)

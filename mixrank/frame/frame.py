@@ -118,6 +118,14 @@ class Frame:
             raise DataError(f"model {model!r} is not a level of {self.spec.comparison!r}; "
                             f"available: {list(self.models)}") from None
 
+    def n_observed(self) -> np.ndarray:
+        """Cells scored per model (int64, in the order of :attr:`models`)."""
+        return self.observed.sum(axis=0).astype(np.int64)
+
+    def common_mask(self, j: int, k: int) -> np.ndarray:
+        """Boolean mask over the cells: models ``j`` and ``k`` both scored."""
+        return self.observed[:, j] & self.observed[:, k]
+
     def balance(self) -> pd.DataFrame:
         """Balance report per pair of models.
 
@@ -129,7 +137,7 @@ class Frame:
             scored on every cell of the frame).
         """
         st = self.stats
-        per_model = self.observed.sum(axis=0)
+        per_model = self.n_observed()
         rows = []
         for j in range(self.n_models):
             for k in range(j + 1, self.n_models):

@@ -22,7 +22,9 @@ import pandas as pd
 from ..errors import DataError, require
 from ..formula.spec import Spec
 from ..frame.build import resolve_keys
-from ..frame.cells import CellTable, check_levels
+from ..frame.cells import CellTable, ColumnTable, check_levels
+from ..frame.columns import DENSE_MAX_ENTRIES
+from .backend_duckdb_columns import duckdb_columns
 from .sources import (
     MAX_BITS,
     MISSING_COL,
@@ -33,7 +35,11 @@ from .sources import (
     stops_early,
 )
 
-__all__ = ["duckdb_cells"]
+__all__ = ["duckdb_cells", "LAYOUTS"]
+
+#: ``options["layout"]``: "auto" (compressed above DENSE_MAX_ENTRIES kept rows), "dense",
+#: "compressed" (docs/scale.md).
+LAYOUTS = ("auto", "dense", "compressed")
 
 
 def _qi(name: str) -> str:
@@ -54,9 +60,13 @@ def _duckdb_error(duckdb: Any, exc: Exception, what: str) -> DataError:
 
 
 def duckdb_cells(src: Source, spec: Spec, *, pair_by: Sequence[str] | None,
-                 replicate: str | None, na: str, options: Mapping[str, Any]) -> CellTable:
+                 replicate: str | None, na: str,
+                 options: Mapping[str, Any]) -> CellTable | ColumnTable:
     """Aggregate ``src`` to (model, cell) groups with DuckDB (two passes; see aggregate_cells)."""
     duckdb = require("duckdb", "scale", "backend='duckdb'")
+    layout = options.get("layout", "auto")
+    if layout not in LAYOUTS:
+        raise DataError(f"backend_options['layout']={layout!r}; expected one of {LAYOUTS}")
     config: dict[str, Any] = {"preserve_insertion_order": False}
     for key in ("memory_limit", "threads"):
         if options.get(key) is not None:
@@ -96,7 +106,7 @@ def duckdb_cells(src: Source, spec: Spec, *, pair_by: Sequence[str] | None,
             keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)
         except DataError as exc:
             raise schema_error(exc, src) from exc
-        return _duckdb_aggregate(con, duckdb, rel, src, spec, keys, replicate, na)
+        return _duckdb_aggregate(con, duckdb, rel, src, spec, keys, replicate, na, layout)
     finally:
         con.close()
         if tmp is not None:
@@ -105,7 +115,8 @@ def duckdb_cells(src: Source, spec: Spec, *, pair_by: Sequence[str] | None,
 
 
 def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
-                      keys: tuple[str, ...], replicate: str | None, na: str) -> CellTable:
+                      keys: tuple[str, ...], replicate: str | None, na: str,
+                      layout: str = "dense") -> CellTable | ColumnTable:
     pa = require("pyarrow", "scale", "backend='duckdb'")
     y = _qi(spec.response)
     cols = [*keys, spec.comparison] + ([replicate] if replicate else [])
@@ -128,7 +139,9 @@ def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
     except duckdb.Error as exc:
         raise _duckdb_error(duckdb, exc, f"scan {src.label}") from exc
     g = np.column_stack([t1.column(f"__g{i}").to_numpy() for i in range(len(cols))])
-    n_kept = t1.column("n_all").to_numpy() - t1.column("n_miss").to_numpy()
+    # count_if over no rows is NULL in DuckDB (an empty input): read NULL counts as 0
+    n_kept = (t1.column("n_all").fill_null(0).to_numpy()
+              - t1.column("n_miss").fill_null(0).to_numpy())
     row = int(np.flatnonzero(g.all(axis=1))[0])
 
     def stat(name: str) -> int:
@@ -155,6 +168,13 @@ def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
         levels[c] = arr
         con.register(f"__mixrank_lv{i}",
                      pa.table({"v": arr, "c": pa.array(np.arange(len(arr), dtype=np.int32))}))
+    if layout == "compressed" or (layout == "auto" and int(n_kept[row]) > DENSE_MAX_ENTRIES):
+        try:   # pass 2, compressed: scores model by model (docs/scale.md)
+            table = duckdb_columns(con, pa, base, spec, keys, replicate, levels, kw)
+        except duckdb.Error as exc:
+            raise _duckdb_error(duckdb, exc, f"aggregate {src.label}") from exc
+        if table is not None:
+            return table
     # pass 2: GROUP BY the integer codes of (keys, model)
     joins = " ".join(f"JOIN __mixrank_lv{i} AS l{i} ON b.{_qi(c)} = l{i}.v"
                      for i, c in enumerate(cols))

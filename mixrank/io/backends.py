@@ -44,7 +44,7 @@ from ..errors import DataError
 from ..formula.spec import Spec
 from ..frame import Frame, build_frame
 from ..frame.build import as_spec
-from ..frame.cells import CellTable, frame_from_cells
+from ..frame.cells import CellTable, ColumnTable, frame_from_cells, frame_from_columns
 from .backend_dask import dask_cells
 from .backend_duckdb import duckdb_cells
 from .read import read_for_formula
@@ -58,7 +58,7 @@ BACKENDS = ("pandas", "duckdb", "dask")
 def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb",
                     client: Any = None, pair_by: Sequence[str] | None = None,
                     replicate: str | None = None, na: str = "error",
-                    options: Mapping[str, Any] | None = None) -> CellTable:
+                    options: Mapping[str, Any] | None = None) -> CellTable | ColumnTable:
     """Aggregate a source to one entry per (model, cell) with ``backend``.
 
     Parameters
@@ -75,16 +75,21 @@ def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb"
         As in :func:`~mixrank.frame.build_frame`.
     options : mapping, optional
         DuckDB: ``memory_limit`` (e.g. ``"1GB"``), ``threads``,
-        ``temp_directory`` (spill folder; default a fresh temporary folder).
+        ``temp_directory`` (spill folder; default a fresh temporary folder),
+        ``layout`` (``"auto"``, ``"dense"``, ``"compressed"``: the scores
+        model by model, docs/scale.md; ``auto`` is compressed above
+        :data:`~mixrank.frame.columns.DENSE_MAX_ENTRIES` kept rows).
         Dask: ``timeout`` (seconds to reach a scheduler address, default 10),
         ``npartitions`` (for an in-memory table, default 2), ``split_out``
         (partitions of the aggregated table).
 
     Returns
     -------
-    CellTable
+    CellTable or ColumnTable
         Groups ``columns`` (key and model values), ``n``, ``sums``,
-        ``replicate_repeats`` and the source-level counts.
+        ``replicate_repeats`` and the source-level counts; with DuckDB's
+        compressed layout a :class:`~mixrank.frame.cells.ColumnTable`
+        (keys encoded, scores model by model).
 
     Raises
     ------
@@ -205,5 +210,7 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
                            replicate=replicate, na=na)
     cells = aggregate_cells(source, formula, backend=backend, client=client, pair_by=pair_by,
                             replicate=replicate, na=na, options=options)
+    if isinstance(cells, ColumnTable):
+        return frame_from_columns(cells, formula, replicate=replicate, na=na)
     keys = tuple(c for c in cells.columns if c != as_spec(formula).comparison)
     return frame_from_cells(cells, formula, pair_by=keys, replicate=replicate, na=na)
