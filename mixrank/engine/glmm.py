@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import ConvergenceError, DesignError, MixrankWarning, SingularFitWarning
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
-from .glmm_data import build_problem, check_separation
+from .glmm_data import build_problem, check_separation, merge_exchangeable
 from .glmm_optim import SINGULAR_TOL, optimise
 from .glmm_pirls import PirlsError
 
@@ -110,11 +110,12 @@ class GlmmFit:
 def _cell_effects(frame: Frame, gf: GlmmFormula, prob, mode) -> np.ndarray:
     """Shared (model-free) random effects summed at every frame cell."""
     out = np.zeros(frame.n_cells)
+    u = prob.expand_u(mode.u)
     start = 0
-    for name, q, th in zip(prob.names, prob.levels, mode.theta):
+    for name, q, th in zip(prob.names, prob.total_levels().astype(int), mode.theta):
         if name in gf.spec.term_names:
             # codes of a model-free term are the frame's term codes (same encoding)
-            out += th * mode.u[start:start + q][frame.term_codes[name]]
+            out += th * u[start:start + q][frame.term_codes[name]]
         start += q
     return out
 
@@ -145,6 +146,7 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
                           "not supported")
     prob = build_problem(frame, gf)
     check_separation(frame, prob)
+    prob = merge_exchangeable(prob)
     try:
         opt = optimise(prob, nagq)
     except PirlsError as exc:

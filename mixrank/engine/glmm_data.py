@@ -8,7 +8,8 @@ successes, ``replicates`` = trials) and the
 (model, cell): successes ``k`` of ``n`` trials -- the sufficient statistics
 of the binomial likelihood (docs/glmm.md §1).
 
-Contents: :func:`binomial_frame`, :func:`build_problem`, :func:`check_separation`.
+Contents: :func:`binomial_frame`, :func:`build_problem`, :func:`check_separation`,
+:func:`merge_exchangeable`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from ..frame.cells import CellTable, frame_from_cells
 from ..frame.source import to_pandas
 from .glmm_system import Problem
 
-__all__ = ["binomial_frame", "build_problem", "check_separation", "log_choose"]
+__all__ = ["binomial_frame", "build_problem", "check_separation", "log_choose",
+           "merge_exchangeable"]
 
 
 def _pair_by(gf: GlmmFormula, columns: list[str], pair_by: Sequence[str] | None,
@@ -81,20 +83,39 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     keys = resolve_keys(spec, columns, pair_by=_pair_by(gf, columns, pair_by, replicate),
                         replicate=replicate, na="error")
     by = list(keys) + [spec.comparison]
-    tmp = df[by].copy()
-    tmp["__k"], tmp["__n"] = k, n
-    g = tmp.groupby(by, sort=False, observed=True, dropna=False)
-    agg = g.agg(k=("__k", "sum"), n=("__n", "sum"), rows=("__k", "size")).reset_index()
-    if replicate is None and (agg["rows"] > 1).any():
-        first = agg[agg["rows"] > 1].iloc[0]
-        raise DataError(f"{int((agg['rows'] > 1).sum())} (model, cell) combination(s) have several "
-                        f"count rows, first {first[by].to_dict()}; pass replicate='<column>' to "
-                        "add them up, or add the distinguishing column to pair_by")
-    table = CellTable(columns={c: agg[c] for c in by}, n=agg["n"].to_numpy(np.int64),
-                      sums=agg["k"].to_numpy(np.float64), n_rows=int(agg["n"].sum()),
-                      source="the data")
+    if _one_row_each(df, by):
+        table = CellTable(columns={c: df[c].reset_index(drop=True) for c in by},
+                          n=n.astype(np.int64), sums=k, n_rows=int(n.sum()), source="the data")
+    else:                                  # several count rows per (model, cell): add them up
+        tmp = df[by].copy()
+        tmp["__k"], tmp["__n"] = k, n
+        g = tmp.groupby(by, sort=False, observed=True, dropna=False)
+        agg = g.agg(k=("__k", "sum"), n=("__n", "sum"), rows=("__k", "size")).reset_index()
+        if replicate is None:
+            first = agg[agg["rows"] > 1].iloc[0]
+            raise DataError(f"{int((agg['rows'] > 1).sum())} (model, cell) combination(s) have "
+                            f"several count rows, first {first[by].to_dict()}; pass "
+                            "replicate='<column>' to add them up, or add the distinguishing "
+                            "column to pair_by")
+        table = CellTable(columns={c: agg[c] for c in by}, n=agg["n"].to_numpy(np.int64),
+                          sums=agg["k"].to_numpy(np.float64), n_rows=int(agg["n"].sum()),
+                          source="the data")
     frame = frame_from_cells(table, spec, pair_by=keys, replicate=gf.trials or gf.failures or "n")
     return frame, len(df), float(np.sum(log_choose(n, k)))
+
+
+def _one_row_each(df: pd.DataFrame, by: list[str]) -> bool:
+    """Whether every combination of the ``by`` columns occurs in one row only."""
+    code = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for col in by:
+        c, lev = pd.factorize(df[col], use_na_sentinel=False)
+        size *= len(lev) + 1
+        if size >= 2 ** 62:
+            return not df.duplicated(subset=by).any()
+        code = code * (len(lev) + 1) + c
+    code.sort()
+    return not bool(np.any(code[1:] == code[:-1]))
 
 
 def log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -211,3 +232,89 @@ def check_separation(frame: Frame, prob: Problem) -> None:
             "returns a huge estimate and standard error with a convergence warning). Drop "
             "that model from the data, or compare it with the linear engine (family='gaussian'), "
             "whose difference in proportions stays finite")
+
+
+def _level_signatures(prob: Problem) -> tuple[np.ndarray, np.ndarray] | None:
+    """Group the first term's levels by their observations' multiset of (model, k, n, other levels).
+
+    Returns the group of each level and one representative level per group,
+    or None when (almost) every level is distinct or the levels are too
+    unequal in size to compare as rows.
+    """
+    q0, c0 = prob.levels[0], prob.codes[0]
+    cols = [prob.model, prob.k, prob.n, *prob.codes[1:]]
+    # cheap screen: per level, the sum of a random hash of each observation's tuple
+    rng = np.random.default_rng(20261130)
+    h = np.zeros(prob.n_obs)
+    for col in cols:
+        col = np.asarray(col)
+        if col.dtype.kind == "f":
+            h += np.sin(col * rng.uniform(0.5, 1.5) + rng.uniform(0, 6.3))
+        else:
+            h += rng.normal(size=int(col.max()) + 1)[col]
+    counts = np.bincount(c0, minlength=q0)
+    screen = np.round(np.bincount(c0, weights=np.cos(3.0 * h), minlength=q0), 9)
+    if len(np.unique(np.stack([screen, counts]), axis=1)[0]) > 0.8 * q0:
+        return None
+    width = int(counts.max())
+    if q0 * width > 4 * prob.n_obs + 1000:
+        return None
+    # exact: each level's sorted observation keys as one row (padded with -1)
+    key = np.zeros(prob.n_obs, dtype=np.int64)
+    for col in cols:                      # whole numbers >= 0 (codes, successes, trials)
+        ci = np.rint(col).astype(np.int64)
+        nc = int(ci.max()) + 1
+        if (int(key.max()) + 1) * nc >= 2 ** 62:
+            key = np.unique(key, return_inverse=True)[1].ravel()
+        key = key * nc + ci
+    nk = int(key.max()) + 1
+    order = np.argsort(c0 * nk + key) if nk * q0 < 2 ** 62 else np.lexsort((key, c0))
+    pos = np.arange(prob.n_obs) - np.repeat(np.cumsum(counts) - counts, counts)
+    rows = np.full((q0, width), -1, dtype=np.int64)
+    rows[c0[order], pos] = key[order]
+    by_row = np.lexsort(rows.T[::-1])
+    srt = rows[by_row]
+    new_group = np.concatenate([[True], np.any(srt[1:] != srt[:-1], axis=1)])
+    group = np.empty(q0, dtype=np.int64)
+    group[by_row] = np.cumsum(new_group) - 1
+    first = by_row[new_group]
+    return group, first
+
+
+def merge_exchangeable(prob: Problem) -> Problem:
+    """Merge the first term's levels whose observations are identical (docs/glmm.md §3).
+
+    Two levels of the first term with the same multiset of (model, k, n,
+    levels of the other terms) are exchangeable: the penalised deviance is
+    invariant under swapping them, so its (unique) mode gives them the same
+    effect and the Laplace deviance is the sum of identical contributions.
+    One representative is kept per group, its observations' ``k`` and ``n``
+    multiplied by the group size ``mult`` (the binomial kernel and the IRLS
+    weights are linear in them), with ``mult`` weighting its penalty and
+    log-determinant (:class:`~mixrank.engine.glmm_system.Problem`).  Exact,
+    not an approximation; 0/1 items answered alike by every model (the bulk
+    of a large 0/1 matrix with one item term) collapse this way.  Returns
+    ``prob`` itself when fewer than 20% of the levels would merge.
+    """
+    sig = _level_signatures(prob)
+    if sig is None:
+        return prob
+    group, first = sig
+    G = len(first)
+    mult = np.bincount(group, minlength=G).astype(np.float64)
+    keep = np.flatnonzero(np.isin(prob.codes[0], first))
+    rep_of = np.full(prob.levels[0], -1, dtype=np.int64)
+    rep_of[first] = np.arange(G)
+    code0 = rep_of[prob.codes[0][keep]]
+    w = mult[code0]
+    cell, n_cells, cell_codes = None, 0, prob.cell_codes
+    if prob.cell is not None:
+        used, cell = np.unique(prob.cell[keep], return_inverse=True)
+        cell, n_cells = cell.ravel(), len(used)
+        cell_codes = tuple(None if cc is None else (rep_of[cc[used]] if r == 0 else cc[used])
+                           for r, cc in enumerate(prob.cell_codes))
+    return Problem(k=prob.k[keep] * w, n=prob.n[keep] * w, model=prob.model[keep],
+                   n_models=prob.n_models, names=prob.names,
+                   codes=(code0,) + tuple(c[keep] for c in prob.codes[1:]),
+                   levels=(G,) + tuple(prob.levels[1:]), cell=cell, n_cells=n_cells,
+                   cell_codes=cell_codes, mult=mult, expand=group)

@@ -45,6 +45,9 @@ class Mode:
     penalty: float      # ||u||^2
     deviance: float     # dev + penalty + log det (Laplace)
     iterations: int
+    #: d(u, beta)/d theta (one row per term; set by theta_gradient_joint): predicts the
+    #: mode at a nearby theta, the warm start of the next evaluation
+    sens: np.ndarray | None = None
 
 
 def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -107,7 +110,7 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
     u = np.array(u, dtype=np.float64)
     q0 = prob.levels[0]
     eta = linear_predictor(prob, theta, beta, u)
-    pdev = _kernel(prob, eta) + float(u @ u)
+    pdev = _kernel(prob, eta) + prob.penalty(u)
     small = 0
     for it in range(max_iter):
         mu = expit(eta)
@@ -116,7 +119,7 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
         r = prob.k - nmu
         system = assemble(prob, theta, w)
         z0, zr = _zt(prob, theta, r)
-        g0 = u[:q0] - z0
+        g0 = prob.penalty_grad0(u[:q0]) - z0
         gv = u[q0:] - zr
         if joint:
             gv = np.concatenate([gv, -np.bincount(prob.model, weights=r, minlength=prob.n_models)])
@@ -124,7 +127,7 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
         decrement = -float(g0 @ d0 + gv @ dv)
         small = small + 1 if decrement < 1e-12 * (1.0 + abs(pdev)) else 0
         if decrement < tol * (1.0 + abs(pdev)) or small >= 3:
-            pen = float(u @ u)
+            pen = prob.penalty(u)
             dev = pdev - pen
             return Mode(theta=theta, beta=beta, u=u, eta=eta, system=system, dev=dev,
                         penalty=pen, deviance=dev + pen + system.logdet_u(), iterations=it)
@@ -134,7 +137,7 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
             u_new = u + step * np.concatenate([d0, dv[:nr]])
             b_new = beta + step * dv[nr:] if joint else beta
             eta_new = linear_predictor(prob, theta, b_new, u_new)
-            pnew = _kernel(prob, eta_new) + float(u_new @ u_new)
+            pnew = _kernel(prob, eta_new) + prob.penalty(u_new)
             if pnew <= pdev + 1e-12 * abs(pdev):
                 break
             step *= 0.5
@@ -185,13 +188,15 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
     h = sysm.leverage(pat, prob.offsets)[pat["combo_index"]]
     hw3 = h * w * (1.0 - 2.0 * mu)
     traces = sysm.block_traces(prob.levels)
+    nlev = prob.total_levels()
     M, q0 = prob.n_models, prob.levels[0]
     starts = np.concatenate([[0], np.cumsum(prob.levels)])
     grad = np.zeros(len(theta))
+    sens = np.zeros((len(theta), len(u) + M))
     for t, (codes, q) in enumerate(zip(prob.codes, prob.levels)):
         ut = u[starts[t]:starts[t + 1]]
         v = ut[codes]                                     # Z_t u_t per observation
-        direct = 2.0 * (q - traces[t]) / theta[t] if abs(theta[t]) > 1e-10 else 0.0
+        direct = 2.0 * (nlev[t] - traces[t]) / theta[t] if abs(theta[t]) > 1e-10 else 0.0
         # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t
         z0, zr = _zt(prob, theta, w * v)
         zt_r = np.bincount(codes, weights=r, minlength=q)
@@ -200,6 +205,8 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
         rb = np.bincount(prob.model, weights=w * v, minlength=M)
         d0, dv = sysm.solve(-rhs[:q0], -np.concatenate([rhs[q0:], rb]), joint=True)
         nr = prob.n_rest
-        deta = v + linear_predictor(prob, theta, dv[nr:], np.concatenate([d0, dv[:nr]]))
+        sens[t] = np.concatenate([d0, dv])
+        deta = v + linear_predictor(prob, theta, dv[nr:], sens[t, : len(u)])
         grad[t] = -2.0 * float(r @ v) + direct + float(hw3 @ deta)
+    mode.sens = sens
     return grad

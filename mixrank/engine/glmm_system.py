@@ -67,6 +67,14 @@ class Problem:
     n_cells : int
     cell_codes : tuple of (ndarray of int (n_cells,) or None)
         Per term: its level at each cell, or None for a model-by-unit term.
+    mult : ndarray of float (levels[0],) or None
+        Multiplicity of each level of the first term when exchangeable levels
+        were merged (:func:`~mixrank.engine.glmm_data.merge_exchangeable`):
+        one representative level stands for ``mult`` identical ones, whose
+        observations' ``k`` and ``n`` are already multiplied by ``mult``
+        (docs/glmm.md §3).  None: every level once.
+    expand : ndarray of int or None
+        With ``mult``: the representative of each original level of the first term.
     """
 
     k: np.ndarray
@@ -79,6 +87,8 @@ class Problem:
     cell: np.ndarray | None = None
     n_cells: int = 0
     cell_codes: tuple[np.ndarray | None, ...] = ()
+    mult: np.ndarray | None = None
+    expand: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     def cell_level(self, r: int) -> np.ndarray | None:
@@ -92,6 +102,40 @@ class Problem:
         if self.cell is None:
             return None
         return np.bincount(self.cell, weights=v, minlength=self.n_cells)
+
+    def sum_squares(self, u: np.ndarray) -> np.ndarray:
+        """``||u_r||^2`` of each term's block of ``u`` (over the original levels)."""
+        starts = np.concatenate([[0], np.cumsum(self.levels)])
+        out = np.array([float(u[a:b] @ u[a:b]) for a, b in zip(starts[:-1], starts[1:])])
+        if self.mult is not None:
+            u0 = u[: self.levels[0]]
+            out[0] = float(self.mult @ (u0 * u0))
+        return out
+
+    def penalty(self, u: np.ndarray) -> float:
+        """``||u||^2`` over the original levels."""
+        if self.mult is None:
+            return float(u @ u)
+        q0 = self.levels[0]
+        u0, ur = u[:q0], u[q0:]
+        return float(self.mult @ (u0 * u0) + ur @ ur)
+
+    def penalty_grad0(self, u0: np.ndarray) -> np.ndarray:
+        """Half the gradient of the penalty in the first term's (representative) levels."""
+        return u0 if self.mult is None else self.mult * u0
+
+    def total_levels(self) -> np.ndarray:
+        """Number of (original) levels of each term."""
+        out = np.asarray(self.levels, dtype=np.float64)
+        if self.mult is not None:
+            out[0] = float(np.sum(self.mult))
+        return out
+
+    def expand_u(self, u: np.ndarray) -> np.ndarray:
+        """``u`` over the original levels (representatives copied to their merged levels)."""
+        if self.expand is None:
+            return u
+        return np.concatenate([u[: self.levels[0]][self.expand], u[self.levels[0]:]])
 
     @property
     def n_obs(self) -> int:
@@ -177,12 +221,18 @@ class System:
     q0: int
     nr: int
     M: int
+    mult: np.ndarray | None = None
     _inv: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _gram: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def logdet_u(self) -> float:
         """``log det(Lam'Z'WZLam + I)`` (the u-block; the Laplace term)."""
         d = np.diag(self.L)[: self.nr]
-        return float(np.sum(np.log(self.a0)) + 2.0 * np.sum(np.log(d)))
+        if self.mult is None:
+            first = float(np.sum(np.log(self.a0)))
+        else:   # a merged level stands for mult copies with diagonal a0 / mult each
+            first = float(self.mult @ (np.log(self.a0) - np.log(self.mult)))
+        return first + 2.0 * float(np.sum(np.log(d)))
 
     def solve(self, g0: np.ndarray, gv: np.ndarray, joint: bool) -> tuple[np.ndarray, np.ndarray]:
         """Solve ``A x = g``; ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
@@ -191,14 +241,14 @@ class System:
         L = self.L[:nv, :nv]
         y0 = g0 / self.a0
         rhs = gv - B.T @ y0
-        xv = sla.cho_solve((L, True), rhs) if nv else rhs
+        xv = sla.cho_solve((L, True), rhs, check_finite=False) if nv else rhs
         x0 = y0 - (B @ xv) / self.a0
         return x0, xv
 
     def vcov_beta(self) -> np.ndarray:
         """``[A^{-1}]_{beta,beta}``: the inverse of the model block's Schur complement."""
         Lb = self.L[self.nr:, self.nr:]
-        inv = sla.solve_triangular(Lb, np.eye(self.M), lower=True)
+        inv = sla.solve_triangular(Lb, np.eye(self.M), lower=True, check_finite=False)
         return inv.T @ inv
 
     def schur_beta(self) -> np.ndarray:
@@ -215,8 +265,8 @@ class System:
             Luu = self.L[: self.nr, : self.nr]
             Bu = self.B[:, : self.nr]
             Bu = Bu if isinstance(Bu, np.ndarray) else Bu.toarray()
-            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True)
-            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True)
+            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True, check_finite=False)
+            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True, check_finite=False)
             self._inv = (np.ascontiguousarray(P.T), np.ascontiguousarray(Li.T))
         return self._inv
 
@@ -231,22 +281,38 @@ class System:
         th = self.theta
         l0 = combos[:, 0]
         h = th[0] ** 2 / self.a0[l0]
-        if self.nr:
-            PT, LiT = self._inverse_parts()
-            T = th[0] * PT[l0]
-            for r in range(1, combos.shape[1]):
-                T -= th[r] * LiT[offsets[r - 1] + combos[:, r]]
-            h = h + np.einsum("ij,ij->i", T, T)
+        if self.mult is not None:
+            h = h * self.mult[l0]
+        if not self.nr:
+            return h
+        # ||th0 P[l0] - sum_r th_r Li[c_r]||^2 expanded into Gram entries: a few
+        # gathers per combination instead of one row of length nr per term
+        PT, LiT = self._inverse_parts()
+        pn, G, K = self._grams()
+        h = h + th[0] ** 2 * pn[l0]
+        cols = [offsets[r - 1] + combos[:, r] for r in range(1, combos.shape[1])]
+        for r, c in enumerate(cols, start=1):
+            h = h + th[r] ** 2 * K[c, c] - 2.0 * th[0] * th[r] * G[l0, c]
+            for s, d in enumerate(cols[r:], start=r + 1):
+                h = h + 2.0 * th[r] * th[s] * K[c, d]
         return h
+
+    def _grams(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``||P_l||^2``, ``P Li'`` and ``Li Li'`` (rows of :meth:`_inverse_parts`), cached."""
+        if self._gram is None:
+            PT, LiT = self._inverse_parts()
+            self._gram = (np.einsum("ij,ij->i", PT, PT), PT @ LiT.T, LiT @ LiT.T)
+        return self._gram
 
     def block_traces(self, levels: tuple[int, ...]) -> np.ndarray:
         """Trace of each term's diagonal block of ``C^{-1}`` (C the u-block)."""
         out = np.zeros(len(levels))
-        out[0] = float(np.sum(1.0 / self.a0))
+        m = np.ones(len(self.a0)) if self.mult is None else self.mult
+        out[0] = float(np.sum(m * m / self.a0))
         if self.nr:
-            PT, LiT = self._inverse_parts()
-            out[0] += float(np.sum(PT * PT))
-            diag = np.sum(LiT * LiT, axis=1)
+            pn, _, K = self._grams()
+            out[0] += float(m @ pn)
+            diag = np.diag(K)
             start = 0
             for r, q in enumerate(levels[1:], start=1):
                 out[r] = float(np.sum(diag[start:start + q]))
@@ -274,7 +340,7 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         return np.bincount(idx, weights=wc if kind == "cell" else w, minlength=n)
 
     kind0, idx0 = pat["a0"]
-    a0 = th[0] ** 2 * sums(kind0, idx0, q0) + 1.0
+    a0 = th[0] ** 2 * sums(kind0, idx0, q0) + (1.0 if prob.mult is None else prob.mult)
     rows, cols, data = [], [], []
     for f, (kind, ra, cb, inv) in enumerate(pat["cross"]):
         rows.append(ra)
@@ -287,19 +353,18 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         B[np.concatenate(rows), np.concatenate(cols)] = vals
     else:
         B = sp.csr_matrix((vals, (np.concatenate(rows), np.concatenate(cols))), shape=(q0, nv))
-    S = np.zeros((nv, nv))
+    diag = np.zeros(nv)
+    diag[:nr] = 1.0
     for f, (kind, col) in enumerate(pat["diag"]):
-        S[np.arange(nv), np.arange(nv)] += sums(kind, col, nv) * famscale[f] ** 2
-    S[np.arange(nr), np.arange(nr)] += 1.0
+        diag += sums(kind, col, nv) * famscale[f] ** 2
+    if isinstance(B, np.ndarray):
+        S = -(B.T @ (B / a0[:, None]))
+    else:
+        S = -(B.T @ (sp.diags(1.0 / a0) @ B)).toarray()
+    S[np.diag_indices(nv)] += diag
     for a, b, kind, ra, cb, inv in pat["dense"]:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
-    if isinstance(B, np.ndarray):
-        Bs = B / np.sqrt(a0)[:, None]
-        S -= Bs.T @ Bs
-    else:
-        Bs = sp.diags(1.0 / np.sqrt(a0)) @ B
-        S -= (Bs.T @ Bs).toarray()
     L = np.linalg.cholesky(S) if nv else S
-    return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M)
+    return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M, mult=prob.mult)

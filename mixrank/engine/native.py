@@ -142,7 +142,7 @@ class _Columns:
         only_a, only_b = int(np.count_nonzero(oa)) - n, int(np.count_nonzero(ob)) - n
         idx = None if n == mask.size else np.flatnonzero(mask)  # one scan for d and codes
         sa, sb = self.scores[j], self.scores[k]
-        d = sa - sb if idx is None else sa[idx] - sb[idx]
+        d = sa - sb if idx is None else (sa - sb)[idx]   # one gather
         return PairCells(mask, idx, d, n, only_a, only_b)
 
 
@@ -161,10 +161,12 @@ def _columns(frame: Frame) -> _Columns | ModelColumns:
     return cols
 
 
-def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> dict[str, int]:
+def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str,
+                     counts: dict[str, np.ndarray] | None = None) -> dict[str, int]:
     """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
 
-    Shared with :mod:`mixrank.engine.fixed`.
+    Shared with :mod:`mixrank.engine.fixed`.  ``counts``: each term's level
+    counts over the cells, when the caller has them.
 
     Raises
     ------
@@ -173,7 +175,7 @@ def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> di
     """
     levels: dict[str, int] = {}
     for t, c in codes.items():
-        k = int(np.count_nonzero(np.bincount(c)))
+        k = int(np.count_nonzero(np.bincount(c) if counts is None else counts[t]))
         if k < 2:
             continue
         if k == n:
@@ -185,9 +187,10 @@ def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> di
     return levels
 
 
-def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str) -> list[str]:
+def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str,
+                  counts: dict[str, np.ndarray] | None = None) -> list[str]:
     """Terms estimable on a pair's cells; errors for confounded terms."""
-    levels = term_levels_used(codes, n, a, b)
+    levels = term_levels_used(codes, n, a, b, counts)
     used = list(levels)
     for i, t in enumerate(used):
         for u in used[i + 1:]:
@@ -233,9 +236,10 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
 
     def build():
         codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
-        used = _usable_terms(codes, n, a, b)
+        counts = {t: np.bincount(c, minlength=frame.term_levels[t]) for t, c in codes.items()}
+        used = _usable_terms(codes, n, a, b, counts)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
-                               used, n=n), used
+                               used, n=n, counts=[counts[t] for t in used]), used
 
     key = b"full" if full else np.packbits(mask).tobytes()
     st, used = cache.get(key, build)

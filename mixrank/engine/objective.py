@@ -31,6 +31,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import DesignError
 from .reml_grad import dense_parts
+from .reml_hess import last_evaluation
 from .structure import PairSums, Structure
 
 __all__ = ["Objective", "make_objective", "quad_forms", "profiled_deviance",
@@ -53,7 +54,8 @@ def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, f
         s = lam * np.concatenate(ps.s)
         xc, xs = lu.solve(c), lu.solve(s)
         return logdet, float(c @ xc), float(c @ xs), float(s @ xs)
-    logdet, cAc, cAs, sAs = dense_parts(st, ps, theta)[0]
+    last = last_evaluation(st, ps, theta)     # the optimiser's final point, evaluated already
+    logdet, cAc, cAs, sAs = dense_parts(st, ps, theta)[0] if last is None else last[0]
     return float(logdet), float(cAc), float(cAs), float(sAs)
 
 
@@ -83,7 +85,9 @@ def _dense_terms(st: Structure, ps: PairSums, theta: np.ndarray
                  ) -> tuple[float, float, float, np.ndarray, np.ndarray] | None:
     """``(log|A|, R_X^2, r^2, gradient of the quadratic forms, d r^2 / d psi)`` at ``theta``
     (dense mode); None where the floors on ``R_X^2`` or ``r^2`` are active."""
-    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, theta, grad=True)
+    last = last_evaluation(st, ps, theta)
+    (logdet, cAc, cAs, sAs), g = dense_parts(st, ps, theta, grad=True) if last is None \
+        else (last[0], last[1])
     g = cast(np.ndarray, g)
     rx2 = ps.n - cAc
     e = ps.sum_d - cAs

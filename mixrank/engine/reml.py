@@ -35,6 +35,7 @@ import scipy.optimize as opt
 
 from ..errors import DesignError
 from .control import DEFAULT_CONTROL, Control
+from .newton import henderson_start, newton_bounded
 from .newton1d import newton_one_term
 from .objective import (
     LOG2PI,
@@ -148,6 +149,14 @@ def _minimise(obj: Objective, x0: np.ndarray, control: Control,
     return expand(res.x), float(res.fun), nfev, res.nit >= control.max_iterations
 
 
+def _newton_start(obj: Objective, x0: np.ndarray, control: Control) -> np.ndarray:
+    """Henderson's method-1 estimates where the first start is the moment one and they exist."""
+    if control.starts[0] != "moment":
+        return x0
+    h = henderson_start(obj)
+    return x0 if h is None else h
+
+
 def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
     """Minimise the REML criterion over ``psi >= 0`` (cf. lme4's ``optimizeLmer``).
 
@@ -169,9 +178,12 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
         return x, fx
 
     x0 = starts[control.starts[0]]()
-    newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
-        if R == 1 and obj.analytic else None
-    if newton is not None:               # one term: exact Newton instead of L-BFGS-B
+    newton = None
+    if obj.analytic:                     # exact Newton instead of L-BFGS-B (docs/speed.md §3)
+        newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
+            if R == 1 else newton_bounded(obj, _newton_start(obj, x0, control),
+                                          max_iterations=control.max_iterations)
+    if newton is not None:
         best = (newton[0], newton[1])
         nfev, limit = newton[2], newton[3]
     else:

@@ -86,8 +86,8 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     # build_structure / pair_sums set every dense-mode field
     R = len(st.levels)
     gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
-    cc1, z12, z22, c2, h = (cast(np.ndarray, st.cc1), cast(np.ndarray, st.z12), cast(np.ndarray, st.z22),
-                            cast(np.ndarray, st.c2), cast(np.ndarray, st.h))
+    cc1, z22, c2, h = (cast(np.ndarray, st.cc1), cast(np.ndarray, st.z22), cast(np.ndarray, st.c2),
+                       cast(np.ndarray, st.h))
     cs1, ss1, s2, k = (cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1), cast(np.ndarray, ps.s2),
                        cast(np.ndarray, ps.k))
     t1 = float(theta[0])
@@ -100,7 +100,7 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     if grad:
         g = np.zeros((4, R))
         g[:, 0] = [float(gs @ (gv * w)), float(w2 @ cc1), float(w2 @ cs1), float(w2 @ ss1)]
-    q2 = z12.shape[1]
+    q2 = z22.shape[0]
     if q2 == 0:
         return val, g
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
@@ -112,6 +112,7 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     elif Gp is not None:
         M2 = z22 - a * unpack(w @ Gp, st.triu, q2)
     else:
+        z12 = cast(np.ndarray, st.z12)
         wi = w[cast(np.ndarray, st.groups)]
         M2 = z22 - a * (z12.T @ (z12 * wi[:, None]))
     u = np.empty((q2, 2))                                            # columns c, s
@@ -141,6 +142,7 @@ def dense_parts(st: Structure, ps: PairSums, theta: np.ndarray, *, grad: bool = 
     val[1:] += [Q[0, 0], Q[0, 1], Q[1, 1]]
     # d/da
     if P is None:
+        z12 = cast(np.ndarray, st.z12)
         P = z12.T @ (z12 * w2[cast(np.ndarray, st.groups)][:, None])
     du = -np.stack([w2 @ h, w2 @ k], axis=1)
     dQa = du.T @ Bu + Bu.T @ du + Bu.T @ (P @ Bu)

@@ -7,10 +7,10 @@ variance parameters.  Contents:
 
 * :func:`satterthwaite` -- lmerTest's method: ``df = 2 V^2 / (g' A g)`` with
   ``V = var_fn(theta, sigma)``, ``g`` its gradient and ``A = 2 H^-1`` from the
-  Hessian ``H`` of the REML deviance in ``(theta, sigma)``.  ``H`` comes from
-  central differences of the analytic gradient where the objective has one
-  (dense mode, :func:`gradient_hessian`: ``2 R`` gradient evaluations),
-  otherwise from Richardson-extrapolated central differences of the
+  Hessian ``H`` of the REML deviance in ``(theta, sigma)``.  ``H`` is exact in
+  dense mode (:func:`mixrank.engine.reml_hess.deviance_hessian`; central
+  differences of the analytic gradient, :func:`gradient_hessian`, only where
+  its floors are active), otherwise from Richardson-extrapolated central differences of the
   deviance (``4 R^2 + 2`` evaluations per step);
 * :func:`balanced_df` -- the closed form for a linear combination of
   independent mean squares (the balanced fast path);
@@ -43,6 +43,7 @@ import numpy as np
 from .control import DEFAULT_CONTROL, Control
 from .newton1d import one_term_hessian
 from .objective import Objective
+from .reml_hess import deviance_hessian
 from .structure import Structure
 
 __all__ = ["satterthwaite", "gradient_hessian", "balanced_df", "estimand_weights",
@@ -165,6 +166,9 @@ def _analytic_parts(obj: Objective, x: np.ndarray, var_fn: VarFn | None, control
         exact = one_term_hessian(obj, float(theta[0]), sigma)
         if exact is not None:
             return exact[0], (exact[1] if var_fn is None else g)
+    exact2 = deviance_hessian(obj.st, obj.ps, theta, sigma)   # dense mode: exact second derivatives
+    if exact2 is not None:
+        return exact2[0], (exact2[1] if var_fn is None else g)
     H = gradient_hessian(obj, x, control.fd_steps[1])
     if var_fn is None:
         fg = obj.full_gradient(x)

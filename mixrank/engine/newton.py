@@ -1,0 +1,151 @@
+"""Stage engine: projected Newton for the dense-mode REML criterion with several random terms.
+
+Inputs: a dense-mode :class:`~mixrank.engine.objective.Objective` with
+``R >= 2`` components and a start ``psi0 >= 0``.  Outputs: ``(psi, criterion,
+evaluations, hit the iteration limit)`` or None, used by
+:func:`mixrank.engine.reml.optimise` in place of L-BFGS-B as the first run;
+its optimum is then certified by the KKT check like any other (and the
+remaining starts run when it is not).
+
+Each iteration evaluates the criterion with its exact gradient and Hessian
+in ``psi`` (:func:`mixrank.engine.reml_hess.profiled_derivatives`); the
+components at 0 whose derivative is non-negative are held there (the active
+set of the bound ``psi >= 0``), and the others take the Newton step (the
+Hessian's eigenvalues floored when it is not positive definite), projected
+on ``psi >= 0``, halved until the criterion does not increase.  It stops
+after a step below ``tol`` relative to each component (floored at ``1e-6``
+of the largest), or after a full step below :data:`QUADRATIC_STEP`
+(convergence is quadratic there, so the point reached is within
+``O(step^2)`` of the optimum).  Notes: docs/speed.md §3.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+
+from .objective import Objective
+from .reml_hess import _packed_index, profiled_derivatives
+from .structure import Structure
+
+__all__ = ["newton_bounded", "henderson_start", "QUADRATIC_STEP"]
+
+#: A full Newton step below this (relative to each component) ends the search: the
+#: convergence is quadratic, so the point reached is within ~1e-10 of the optimum.
+QUADRATIC_STEP = 1e-5
+
+
+def _direction(g: np.ndarray, H: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """The Newton step on the free components (eigenvalues floored to keep it a descent direction)."""
+    step = np.zeros(len(g))
+    gf, Hf = g[free], H[np.ix_(free, free)]
+    try:
+        L = np.linalg.cholesky(Hf)
+        step[free] = -np.linalg.solve(L.T, np.linalg.solve(L, gf))
+    except np.linalg.LinAlgError:
+        ev, V = np.linalg.eigh(Hf)
+        floor = max(1e-8 * float(np.max(np.abs(ev))), 1e-300)
+        step[free] = -V @ ((V.T @ gf) / np.maximum(np.abs(ev), floor))
+    return step
+
+
+def newton_bounded(obj: Objective, psi0: np.ndarray, *, tol: float = 1e-10,
+                   max_iterations: int = 100) -> tuple[np.ndarray, float, int, bool] | None:
+    """Minimise the criterion over ``psi >= 0`` from ``psi0``: ``(psi, criterion, evaluations,
+    hit the limit)``, or None where the exact derivatives are unavailable (floors active)."""
+    psi = np.maximum(np.asarray(psi0, dtype=float), 0.0)
+    cur = profiled_derivatives(obj.st, obj.ps, psi)
+    if cur is None:
+        return None
+    nfev = 1
+    for _ in range(max_iterations):
+        f, g, H = cur
+        free = (psi > 0) | (g < 0)
+        if not free.any():
+            return psi, f, nfev, False               # KKT at the bounds
+        step = _direction(g, H, free)
+        scale = np.maximum(psi, 1e-6 * max(float(psi.max()), 1e-3))
+        lam = 1.0
+        while True:
+            new = np.maximum(psi + lam * step, 0.0)
+            nxt = profiled_derivatives(obj.st, obj.ps, new)
+            nfev += 1
+            if nxt is not None and nxt[0] <= f + 1e-14 * max(1.0, abs(f)):
+                break
+            lam *= 0.5
+            if lam < 1e-10:
+                return psi, f, nfev, False           # no descent left: a stationary point
+        # a full step this small lands within O(step^2) of the optimum: done
+        rel = float(np.max(np.abs(new - psi) / scale))
+        done = rel <= tol or (lam == 1.0 and rel <= QUADRATIC_STEP)
+        psi, cur = new, nxt
+        if done:
+            return psi, cur[0], nfev, False
+    return psi, cur[0], nfev, True
+
+
+def _square_sums(st: Structure) -> tuple[np.ndarray, np.ndarray]:
+    """Per block-2 level m: ``sum_i z_im^2`` and ``sum_i z_im^2 / c1_i`` over the term-1 levels i."""
+    q2 = cast(np.ndarray, st.z22).shape[0]
+    vals = cast(np.ndarray, st.group_values)
+    if st.G is not None:                       # diagonal of G_g: sum over the group of z_im^2
+        diag = st.G[:, _packed_index(q2).reshape(q2, q2).diagonal()]
+        inv = np.divide(1.0, vals, out=np.zeros_like(vals), where=vals > 0)   # empty levels: 0
+        return diag.sum(axis=0), inv @ diag
+    z12, c1 = cast(np.ndarray, st.z12), cast(np.ndarray, st.c1)
+    sq = z12 * z12
+    return sq.sum(axis=0), (sq / np.maximum(c1, 1.0)[:, None]).sum(axis=0)
+
+
+def henderson_start(obj: Objective) -> np.ndarray | None:
+    """Henderson's method-1 moment estimates of ``psi`` (dense mode, several terms), or None.
+
+    Each term's between-level sum of squares ``SSB_r = sum_l s_rl^2 / c_rl - S^2 / n``
+    (and the total ``SST``) has expectation ``sum_t sigma_t^2 k_rt + (L_r - 1) sigma^2``
+    with ``k_rt = sum_{l, m} n_lm^2 / c_rl - sum_m c_tm^2 / n`` (``n_lm``: cells in
+    level l of term r and level m of term t), so one (R + 1) x (R + 1) solve
+    gives unbiased estimates for crossed and nested terms alike, unlike the
+    one-way estimates of :func:`mixrank.engine.reml.moment_start` (each term
+    alone), which count a nesting term's variance twice.  Negative estimates
+    are set to 0.  None when the system is singular or the residual estimate
+    is not positive.  Only a start: the optimum is found and certified as
+    from any other (docs/speed.md §3).
+    """
+    st, ps = obj.st, obj.ps
+    R, n = obj.R, float(ps.n)
+    counts = [np.asarray(c, dtype=float) for c in st.counts]
+    sq_over_n = np.array([float(c @ c) / n for c in counts])
+    sq, sq_w = _square_sums(st)
+    z22, c2 = cast(np.ndarray, st.z22), cast(np.ndarray, st.c2)
+    offs = np.cumsum((0,) + tuple(st.levels[1:]))
+    blk = [slice(int(offs[j]), int(offs[j + 1])) for j in range(R - 1)]
+    K = np.empty((R + 1, R + 1))
+    rhs = np.empty(R + 1)
+    S2n = ps.sum_d ** 2 / n
+    for r in range(R):
+        L_r = int(np.count_nonzero(counts[r]))
+        used = counts[r] > 0
+        rhs[r] = float(np.sum(ps.s[r][used] ** 2 / counts[r][used])) - S2n
+        K[r, R] = L_r - 1
+        for t in range(R):
+            if t == r:
+                cross = n
+            elif r == 0:
+                cross = float(sq_w[blk[t - 1]].sum())
+            elif t == 0:
+                cross = float(np.sum(sq[blk[r - 1]] / np.maximum(c2[blk[r - 1]], 1.0)))
+            else:
+                cross = float(np.sum(z22[blk[r - 1], blk[t - 1]] ** 2
+                                     / np.maximum(c2[blk[r - 1]], 1.0)[:, None]))
+            K[r, t] = cross - sq_over_n[t]
+    K[R, :R] = n - sq_over_n
+    K[R, R] = n - 1
+    rhs[R] = ps.sumsq_d - S2n
+    try:
+        x = np.linalg.solve(K, rhs)
+    except np.linalg.LinAlgError:
+        return None
+    if not (np.all(np.isfinite(x)) and x[R] > 0):
+        return None
+    return np.maximum(x[:R], 0.0) / x[R]

@@ -1,0 +1,248 @@
+"""Stage engine: exact second derivatives of the dense-mode REML criterion (several random terms).
+
+Inputs: a dense-mode :class:`~mixrank.engine.structure.Structure` and
+:class:`~mixrank.engine.structure.PairSums` of one pair, and ``theta`` (block
+order; ``psi = theta^2``).  Outputs: the four quadratic forms ``(log|A|, c'L
+A^-1 L c, c'L A^-1 L s, s'L A^-1 L s)`` with their gradient and Hessian in
+``psi`` (:func:`dense_hessian`); from them the profiled criterion with its
+gradient and Hessian (:func:`profiled_derivatives`, used by the Newton
+optimiser of :mod:`mixrank.engine.newton`) and the Hessian of the unprofiled
+deviance in ``(theta, sigma)`` with the gradient of ``Var(mu_hat)``
+(:func:`deviance_hessian`, used by the Satterthwaite df).
+
+Derivation (docs/speed.md §2; notation of :mod:`mixrank.engine.reml_grad`).
+With ``a = psi_1``, ``w_g = 1 / (1 + a v_g)``: ``M2 = Z22 - a sum_g w_g G_g``
+so ``dM2/da = -P1``, ``d^2M2/da^2 = P2`` with ``P1 = sum_g w_g^2 G_g``,
+``P2 = sum_g 2 v_g w_g^3 G_g`` (likewise ``u`` with ``h_g``, ``k_g``).  Let
+``N = (I + M2 Psi2)^-1``, ``B = Psi2 N``, ``C = N M2 = M2 - M2 B M2``
+(symmetric), ``z = N u``, ``b = B u``, ``r = P1 b + du``.  Then, for
+block-2 terms ``i, j`` (indicators ``E_i``)::
+
+    d2 log|S| / da2        = tr(B P2) - tr(B P1 B P1)
+    d2 log|S| / da dpsi_j  = -sum_{l in j} (N P1 N')_ll
+    d2 log|S| / dpsi_i dpsi_j = -sum_{l in i, m in j} C_lm^2
+    d2 (u_x'B u_y) / da2   = d2u_x'b_y + b_x'd2u_y + 2 r_x'B r_y - b_x'P2 b_y
+    d2 (u_x'B u_y) / da dpsi_j = t_x'E_j z_y + z_x'E_j t_y,  t = N r
+    d2 (u_x'B u_y) / dpsi_i dpsi_j = -(E_j z_y)'C(E_i z_x) - (E_j z_x)'C(E_i z_y)
+
+Validated against central differences of the analytic gradient
+(tests/engine/test_reml_hess.py).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import cast
+
+import numpy as np
+import scipy.linalg as la
+
+from .structure import PairSums, Structure
+
+__all__ = ["dense_hessian", "last_evaluation", "profiled_derivatives", "deviance_hessian",
+           "unpack_many"]
+
+_potrf, _potri = la.lapack.dpotrf, la.lapack.dpotri
+_PAIRS = ((0, 0), (0, 1), (1, 1))        # (x, y) of cAc, cAs, sAs: columns of u (c, s)
+
+
+@lru_cache(maxsize=8)
+def _packed_index(q: int) -> np.ndarray:
+    """For each entry of a symmetric q x q matrix, its position in the packed upper triangle."""
+    iu = np.triu_indices(q)
+    idx = np.empty((q, q), dtype=np.intp)
+    idx[iu] = np.arange(len(iu[0]))
+    idx.T[iu] = np.arange(len(iu[0]))
+    return idx.ravel()
+
+
+def unpack_many(V: np.ndarray, q: int) -> np.ndarray:
+    """The symmetric q x q matrices whose packed upper triangles are the rows of ``V``."""
+    return V.take(_packed_index(q), axis=1).reshape(len(V), q, q)
+
+
+def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
+    """``sum_g weights[m, g] G_g`` for each row m, as (m, q2, q2)."""
+    q2 = cast(np.ndarray, st.z22).shape[0]
+    if st.G is not None:
+        return unpack_many(weights @ st.G, q2)
+    z12, groups = cast(np.ndarray, st.z12), cast(np.ndarray, st.groups)
+    return np.stack([z12.T @ (z12 * wm[groups][:, None]) for wm in weights])
+
+
+#: The last evaluation: (structure, sums, theta bytes, result).  The optimiser's
+#: final point is evaluated again by the certificate, the estimates and the df.
+_LAST: list[tuple[Structure, PairSums, bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+
+
+def last_evaluation(st: Structure, ps: PairSums, theta: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`dense_hessian`'s result if its last call was at this ``theta`` of this pair, else None."""
+    if _LAST:
+        s, p, key, out = _LAST[0]
+        if s is st and p is ps and key == np.asarray(theta, dtype=float).tobytes():
+            return out
+    return None
+
+
+def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values (4,), gradient (4, R), Hessian (4, R, R))`` of the quadratic forms in ``psi``.
+
+    The forms are those of :func:`mixrank.engine.reml_grad.dense_parts`.
+    The last result is kept (:func:`last_evaluation`): the caller must not
+    modify the arrays.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        The Schur complement is not positive definite (corrupted input).
+    """
+    theta = np.asarray(theta, dtype=float)
+    out = last_evaluation(st, ps, theta)
+    if out is None:
+        out = _dense_hessian(st, ps, theta)
+        _LAST[:] = [(st, ps, theta.tobytes(), out)]
+    return out
+
+
+def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    R = len(st.levels)
+    gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
+    sig = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1)])
+    a = float(theta[0]) ** 2
+    w = 1.0 / (1.0 + a * gv)
+    w2 = w * w
+    w3v = 2.0 * gv * w2 * w
+    val = np.empty(4)
+    grad = np.zeros((4, R))
+    hess = np.zeros((4, R, R))
+    val[0], val[1:] = float(gs @ np.log1p(a * gv)), a * (sig @ w)
+    grad[0, 0], grad[1:, 0] = float(gs @ (gv * w)), sig @ w2
+    hess[0, 0, 0], hess[1:, 0, 0] = -float(gs @ (gv * gv * w2)), -(sig @ w3v)
+    q2 = cast(np.ndarray, st.z22).shape[0]
+    if q2 == 0:
+        return val, grad, hess
+    lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
+    M2w, P1, P2 = _block2(st, a, np.stack([w, w2, w3v]))
+    M2 = cast(np.ndarray, st.z22) - a * M2w
+    hk = np.stack([cast(np.ndarray, st.h), cast(np.ndarray, ps.k)], axis=2)    # (G, q2, 2)
+    base = np.stack([cast(np.ndarray, st.c2), cast(np.ndarray, ps.s2)], axis=1)
+    u = base - a * np.tensordot(w, hk, axes=1)
+    du = -np.tensordot(w2, hk, axes=1)
+    d2u = np.tensordot(w3v, hk, axes=1)
+    S = lam[:, None] * M2 * lam[None, :]
+    S.flat[:: q2 + 1] += 1.0
+    L, info = _potrf(S, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Schur complement not positive definite (potrf info {info})")
+    Sinv, info = _potri(L, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Schur complement inverse failed (potri info {info})")
+    Sinv += Sinv.T
+    Sinv.flat[:: q2 + 1] *= 0.5
+    val[0] += 2.0 * float(np.sum(np.log(L.diagonal())))
+    B = lam[:, None] * Sinv * lam[None, :]
+    T = (M2 * lam[None, :]) @ Sinv                       # M2 Lam S^-1
+    MB = T * lam[None, :]                                # M2 B
+    C = M2 - T @ (lam[:, None] * M2)                     # N M2 = M2 - M2 B M2
+    N = -MB
+    N.flat[:: q2 + 1] += 1.0                             # I - M2 B
+    b = B @ u
+    z = u - MB @ u
+    r = P1 @ b + du
+    t = r - MB @ r
+    BP1 = B @ P1
+    Qv = u.T @ b
+    Qa = du.T @ b + b.T @ du + b.T @ P1 @ b
+    Qaa = d2u.T @ b + b.T @ d2u + 2.0 * (r.T @ B @ r) - b.T @ P2 @ b
+    npn = np.einsum("ij,ij->i", N @ P1, N)               # diag(N P1 N')
+    for m, (x, y) in enumerate(_PAIRS, start=1):
+        val[m] += Qv[x, y]
+        grad[m, 0] += Qa[x, y]
+        hess[m, 0, 0] += Qaa[x, y]
+    grad[0, 0] -= float(np.sum(B * P1))
+    hess[0, 0, 0] += float(np.sum(B * P2)) - float(np.sum(BP1 * BP1.T))
+    offs = np.cumsum((0,) + tuple(st.levels[1:]))
+    blocks = [slice(int(offs[i]), int(offs[i + 1])) for i in range(R - 1)]
+    V = [C[:, bi] @ z[bi] for bi in blocks]              # C E_i z
+    for i, bi in enumerate(blocks, start=1):
+        Qj = z[bi].T @ z[bi]
+        Qaj = t[bi].T @ z[bi] + z[bi].T @ t[bi]
+        grad[0, i] = float(np.trace(C[bi, bi]))
+        hess[0, 0, i] = hess[0, i, 0] = -float(npn[bi].sum())
+        for m, (x, y) in enumerate(_PAIRS, start=1):
+            grad[m, i] = Qj[x, y]
+            hess[m, 0, i] = hess[m, i, 0] = Qaj[x, y]
+        for j, bj in enumerate(blocks, start=1):
+            if j < i:
+                continue
+            M = V[i - 1][bj].T @ z[bj]
+            Qij = -(M + M.T)
+            hess[0, i, j] = hess[0, j, i] = -float(np.sum(C[bi, bj] ** 2))
+            for m, (x, y) in enumerate(_PAIRS, start=1):
+                hess[m, i, j] = hess[m, j, i] = Qij[x, y]
+    return val, grad, hess
+
+
+def _chain(ps: PairSums, val: np.ndarray, grad: np.ndarray, hess: np.ndarray):
+    """``log|A|``, ``R_X^2``, ``r^2`` with their psi-gradients and Hessians from the four forms."""
+    rx2, rx2_g, rx2_h = ps.n - val[1], -grad[1], -hess[1]
+    e, e_g, e_h = ps.sum_d - val[2], -grad[2], -hess[2]
+    if rx2 <= 0:
+        return None
+    r2 = ps.sumsq_d - val[3] - e * e / rx2
+    if not (r2 > 0 and math.isfinite(r2)):
+        return None
+    r2_g = -grad[3] - 2.0 * e * e_g / rx2 + e * e * rx2_g / rx2 ** 2
+    r2_h = (-hess[3] - 2.0 * (np.outer(e_g, e_g) + e * e_h) / rx2
+            + 2.0 * e * (np.outer(e_g, rx2_g) + np.outer(rx2_g, e_g)) / rx2 ** 2
+            + e * e * rx2_h / rx2 ** 2 - 2.0 * e * e * np.outer(rx2_g, rx2_g) / rx2 ** 3)
+    return (val[0], grad[0], hess[0]), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h)
+
+
+def profiled_derivatives(st: Structure, ps: PairSums, psi: np.ndarray
+                         ) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """The profiled REML criterion at ``theta = sqrt(psi)`` with its gradient and Hessian in ``psi``.
+
+    None where the floors on ``R_X^2`` or ``r^2`` would be active.
+    """
+    parts = _chain(ps, *dense_hessian(st, ps, np.sqrt(np.maximum(psi, 0.0))))
+    if parts is None:
+        return None
+    (ld, ld_g, ld_h), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h) = parts
+    nu = ps.n - 1
+    f = ld + math.log(rx2) + nu * (1.0 + math.log(2 * math.pi) + math.log(r2 / nu))
+    g = ld_g + rx2_g / rx2 + nu * r2_g / r2
+    H = (ld_h + rx2_h / rx2 - np.outer(rx2_g, rx2_g) / rx2 ** 2
+         + nu * (r2_h / r2 - np.outer(r2_g, r2_g) / r2 ** 2))
+    return f, g, 0.5 * (H + H.T)
+
+
+def deviance_hessian(st: Structure, ps: PairSums, theta: np.ndarray, sigma: float
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Hessian of the unprofiled REML deviance in ``x = (theta, sigma)`` and the gradient of ``Var(mu_hat)``.
+
+    ``D = log|A| + log R_X^2 + nu log(2 pi sigma^2) + r^2 / sigma^2``; with
+    ``psi = theta^2``: ``D_{theta_r theta_s} = 4 theta_r theta_s D_{psi_r psi_s}
+    + 2 delta_rs D_{psi_r}``, ``D_{theta_r sigma} = -4 theta_r r^2_{psi_r} / sigma^3``,
+    ``D_{sigma sigma} = -2 nu / sigma^2 + 6 r^2 / sigma^4``;
+    ``Var(mu_hat) = sigma^2 / R_X^2``.  None where the floors would be active.
+    """
+    theta = np.abs(np.asarray(theta, dtype=float))
+    parts = _chain(ps, *dense_hessian(st, ps, theta))
+    if parts is None:
+        return None
+    (_, ld_g, ld_h), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h) = parts
+    s2 = sigma * sigma
+    d_g = ld_g + rx2_g / rx2 + r2_g / s2
+    d_h = ld_h + rx2_h / rx2 - np.outer(rx2_g, rx2_g) / rx2 ** 2 + r2_h / s2
+    R = len(theta)
+    H = np.empty((R + 1, R + 1))
+    H[:R, :R] = 4.0 * np.outer(theta, theta) * d_h + np.diag(2.0 * d_g)
+    H[:R, R] = H[R, :R] = -4.0 * theta * r2_g / (s2 * sigma)
+    H[R, R] = -2.0 * (ps.n - 1) / s2 + 6.0 * r2 / (s2 * s2)
+    g = np.append(-s2 * 2.0 * theta * rx2_g / rx2 ** 2, 2.0 * sigma / rx2)
+    return 0.5 * (H + H.T), g

@@ -1,0 +1,71 @@
+"""Merging exchangeable levels of the first random term (docs/glmm.md §3) is exact.
+
+The merged problem (one representative per group of identical levels, counts
+multiplied by the group size) must give the unmerged problem's Laplace
+deviance, conditional modes, gradients and fixed-effect covariance at the
+same parameters: checked here against the unmerged computation, which is
+itself checked against glmer (test_glmm_reference) and finite differences
+(test_glmm_gradients).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mixrank.engine.glmm_data import binomial_frame, build_problem, merge_exchangeable
+from mixrank.engine.glmm_optim import _start
+from mixrank.engine.glmm_pirls import beta_gradient, pirls, theta_gradient_joint
+from mixrank.formula.glmm_terms import parse_glmm
+from tests.engine.test_glmm_reference import CASES as REF_CASES
+from tests.engine.test_glmm_reference import _case_data
+
+CASES = [("nested", "correct ~ model + (1|subject) + (1|subject:question)"),
+         ("ceiling", "correct ~ model + (1|question)"),
+         ("jailbreakbench", "correct ~ model + (1|question) + (1|prompt) + (1|prompt:model)")]
+
+
+def _problems(case, formula, shared_data):
+    if case == "jailbreakbench":   # the reference case: crossed, with a model-by-unit term
+        ref = REF_CASES[case]
+        df = _case_data(ref, shared_data)
+        assert ref["formula"] == formula
+    else:
+        df = pd.read_csv(f"tests/reference/glmm_cases/{case}.csv.gz")
+    gf = parse_glmm(formula)
+    frame, _, _ = binomial_frame(gf, df)
+    prob = build_problem(frame, gf)
+    return prob, merge_exchangeable(prob)
+
+
+@pytest.mark.parametrize("case,formula", CASES)
+def test_merged_problem_is_exact(case, formula, shared_data):
+    prob, merged = _problems(case, formula, shared_data)
+    assert merged.levels[0] < prob.levels[0]            # something was merged
+    assert merged.total_levels()[0] == prob.levels[0]
+    assert np.sum(merged.n) == np.sum(prob.n) and np.sum(merged.k) == np.sum(prob.k)
+    beta, _ = _start(prob)
+    th = np.array([0.9, 0.4, 0.2])[: len(prob.levels)]
+    for joint in (True, False):
+        full = pirls(prob, th, beta, np.zeros(sum(prob.levels)), joint=joint)
+        red = pirls(merged, th, beta, np.zeros(sum(merged.levels)), joint=joint)
+        assert red.deviance == pytest.approx(full.deviance, rel=1e-12, abs=1e-8)
+        np.testing.assert_allclose(merged.expand_u(red.u), full.u, atol=1e-8)
+        np.testing.assert_allclose(red.beta, full.beta, atol=1e-9)
+        if joint:
+            np.testing.assert_allclose(theta_gradient_joint(merged, red),
+                                       theta_gradient_joint(prob, full), rtol=1e-7, atol=1e-7)
+            np.testing.assert_allclose(red.system.vcov_beta(), full.system.vcov_beta(),
+                                       rtol=1e-9, atol=1e-12)
+        else:
+            np.testing.assert_allclose(beta_gradient(merged, red), beta_gradient(prob, full),
+                                       rtol=1e-7, atol=1e-7)
+
+
+def test_distinct_levels_are_not_merged():
+    df = pd.read_csv("tests/reference/glmm_cases/unbalanced.csv.gz")
+    gf = parse_glmm("correct ~ model + (1|subject:question) + (1|subject:model)")
+    frame, _, _ = binomial_frame(gf, df)
+    prob = build_problem(frame, gf)
+    assert merge_exchangeable(prob) is prob
