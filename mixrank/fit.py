@@ -201,7 +201,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         scheduler address such as ``"tcp://10.0.0.5:8786"``); default dask's
         current scheduler.
     backend_options : mapping, optional
-        DuckDB ``memory_limit``, ``threads``, ``temp_directory``; Dask
+        DuckDB ``memory_limit``, ``threads``, ``temp_directory``, ``layout``
+        (``"auto"``: scores held model by model above 20M rows, memory
+        by the (model, cell) entries present, docs/scale.md); Dask
         ``timeout`` (seconds to reach a scheduler address), ``npartitions``,
         ``split_out``.  See :func:`mixrank.io.backends.aggregate_cells`.
     family : str
