@@ -39,10 +39,15 @@ from ..frame.columns import ModelColumns
 from ..frame.encode import encode_column
 from .sources import MAX_BITS, MISSING_COL, SCORE_COL
 
-__all__ = ["duckdb_columns", "BATCH_ROWS"]
+__all__ = ["duckdb_columns", "BATCH_ROWS", "MAX_KEY_SPACE", "UINT32_KEY_SPACE"]
 
 #: Entries per record batch streamed out of DuckDB.
 BATCH_ROWS = 1 << 20
+#: Cell keys below this bound (the product of the key level counts); beyond it the
+#: dense layout is used.
+MAX_KEY_SPACE = 2**62
+#: Key spaces below this size keep the cell keys as uint32 while streaming.
+UINT32_KEY_SPACE = 2**32
 _AGG = "__mixrank_agg"
 
 
@@ -207,7 +212,8 @@ def duckdb_columns(con: Any, pa: Any, base: str, spec: Any, keys: tuple[str, ...
         sizes.append(len(codes))
     sizes = sizes[:len(keys)]
     strides = [int(np.prod(sizes[i + 1:], dtype=object)) for i in range(len(keys))]
-    if int(np.prod(sizes, dtype=object)) >= 2**62:
+    space = int(np.prod(sizes, dtype=object))
+    if space >= MAX_KEY_SPACE:
         return None
     cols = [*keys, spec.comparison]
     joins = " ".join(f"JOIN __mixrank_sv{i} AS l{i} ON b.{_qi(c)} = l{i}.v"
@@ -216,7 +222,7 @@ def duckdb_columns(con: Any, pa: Any, base: str, spec: Any, keys: tuple[str, ...
     models = key_levels[spec.comparison]
     mcode = f"CAST(l{len(keys)}.c AS INTEGER) AS m"
     if replicate is None:      # one row per entry (or duplicates): no aggregation needed
-        kdtype = np.uint32 if int(np.prod(sizes, dtype=object)) < 2**32 else np.int64
+        kdtype = np.uint32 if space < UINT32_KEY_SPACE else np.int64
 
         def dup(count: int, k: int, m: int) -> DataError:
             return _duplicates(count, k, m, spec, keys, strides, sizes, key_levels, models)

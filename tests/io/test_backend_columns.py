@@ -136,3 +136,19 @@ def test_duplicates_in_several_models_name_the_first_cell_like_pandas():
     with pytest.raises(DataError) as got:
         load_frame(df, FULL, backend="duckdb", options=OPTS)
     assert str(got.value) == str(ref.value) and str(ref.value).startswith("3 (model, cell)")
+
+
+def test_key_space_limits(monkeypatch, tmp_path):
+    """64-bit cell keys give the same frame; a key space beyond the limit falls back to dense."""
+    import mixrank.io.backend_duckdb_columns as bc
+
+    df = mixrank.simulate(4, 5, 6, 2, missing=0.2, rng=21)
+    ref = load_frame(df, FULL)
+    monkeypatch.setattr(bc, "UINT32_KEY_SPACE", 0)              # int64 keys while streaming
+    got = load_frame(df, FULL, backend="duckdb", options=OPTS)
+    assert isinstance(got, CompressedFrame)
+    assert_same_frame(ref, got)
+    monkeypatch.setattr(bc, "MAX_KEY_SPACE", 10)                # cell keys would overflow
+    dense = load_frame(df, FULL, backend="duckdb", options=OPTS)
+    assert not isinstance(dense, CompressedFrame)
+    assert_same_frame(ref, dense)
