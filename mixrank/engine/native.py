@@ -168,6 +168,28 @@ def _columns(frame: Frame) -> _Columns | ModelColumns:
     return cols
 
 
+_NESTING: weakref.WeakKeyDictionary[Frame, dict[tuple[str, str], np.ndarray]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _nesting(frame: Frame) -> dict[tuple[str, str], np.ndarray]:
+    """``{(child, parent): parent level of each child level}`` for the random terms nested in
+    another over the frame's cells (hence over any pair's), found once per frame."""
+    out = _NESTING.get(frame)
+    if out is None:
+        out = {}
+        lv, codes = frame.term_levels, frame.term_codes
+        for t in codes:
+            for u in codes:
+                if t != u and lv[t] > lv[u]:
+                    par = np.zeros(lv[t], dtype=np.int64)
+                    par[codes[t]] = codes[u]
+                    if np.array_equal(par[codes[t]], codes[u]):
+                        out[(t, u)] = par
+        _NESTING[frame] = out
+    return out
+
+
 def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str,
                      counts: dict[str, np.ndarray] | None = None) -> dict[str, int]:
     """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
@@ -259,7 +281,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         codes, counts = pre if pre is not None else _gather(frame, idx, names)
         used = _usable_terms(codes, n, a, b, counts)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
-                               used, n=n, counts=[counts[t] for t in used]), used
+                               used, n=n, counts=[counts[t] for t in used],
+                               parents=_nesting(frame)), used
 
     st, used = cache.get(key, build)
     if len(used) < len(names):
