@@ -14,6 +14,7 @@ paired N*), and the multiplicity helpers :func:`multiplicity_alpha` and
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -286,9 +287,13 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
     h = float(cohen_h(p_a, p_b))
     k = float((z_upper(alpha / 2) + z_quantile(power)) ** 2)
     n_cohen = k / h**2
-    n_sm = float(np.asarray(NormalIndPower().solve_power(
-        effect_size=abs(h), nobs1=None, alpha=alpha, power=power, ratio=1.0,
-        alternative="two-sided")))
+    with warnings.catch_warnings(record=True) as caught:   # its root finder can fail at tiny n
+        warnings.simplefilter("always")
+        n_sm = float(np.asarray(NormalIndPower().solve_power(
+            effect_size=abs(h), nobs1=None, alpha=alpha, power=power, ratio=1.0,
+            alternative="two-sided")))
+    sm_note = ("; statsmodels' root finder did not converge here (NaN)"
+               if caught and not np.isfinite(n_sm) else "")
     ns = float(n_star(p_a=p_a, p_b=p_b, rho=rho, alpha=alpha, power=power))
     n_connor = float(n_star(p_a=p_a, p_b=p_b, rho=rho, alpha=alpha, power=power,
                             method="connor"))
@@ -297,7 +302,7 @@ def calculator_audit(p_a: float, p_b: float, *, rho: float, alpha: float = 0.05,
          "K/h^2 (n_h of the shortcut lemma; = Cohen's one-sample h formula); ignores pairing"),
         ("statsmodels_normal_ind", n_sm,
          f"statsmodels {statsmodels.__version__} NormalIndPower.solve_power(effect_size=|h|): "
-         "two-sample n per arm (2K/h^2, both tails); ignores pairing"),
+         f"two-sample n per arm (2K/h^2, both tails); ignores pairing{sm_note}"),
         ("shortcut", n_sc, "K/h^2 times (1 - rho): about N*/2 for small effects"),
         ("statsmodels_shortcut", n_sm * (1 - rho),
          "statsmodels per-arm n post-multiplied by (1 - rho)"),

@@ -83,20 +83,39 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     keys = resolve_keys(spec, columns, pair_by=_pair_by(gf, columns, pair_by, replicate),
                         replicate=replicate, na="error")
     by = list(keys) + [spec.comparison]
-    tmp = df[by].copy()
-    tmp["__k"], tmp["__n"] = k, n
-    g = tmp.groupby(by, sort=False, observed=True, dropna=False)
-    agg = g.agg(k=("__k", "sum"), n=("__n", "sum"), rows=("__k", "size")).reset_index()
-    if replicate is None and (agg["rows"] > 1).any():
-        first = agg[agg["rows"] > 1].iloc[0]
-        raise DataError(f"{int((agg['rows'] > 1).sum())} (model, cell) combination(s) have several "
-                        f"count rows, first {first[by].to_dict()}; pass replicate='<column>' to "
-                        "add them up, or add the distinguishing column to pair_by")
-    table = CellTable(columns={c: agg[c] for c in by}, n=agg["n"].to_numpy(np.int64),
-                      sums=agg["k"].to_numpy(np.float64), n_rows=int(agg["n"].sum()),
-                      source="the data")
+    if _one_row_each(df, by):
+        table = CellTable(columns={c: df[c].reset_index(drop=True) for c in by},
+                          n=n.astype(np.int64), sums=k, n_rows=int(n.sum()), source="the data")
+    else:                                  # several count rows per (model, cell): add them up
+        tmp = df[by].copy()
+        tmp["__k"], tmp["__n"] = k, n
+        g = tmp.groupby(by, sort=False, observed=True, dropna=False)
+        agg = g.agg(k=("__k", "sum"), n=("__n", "sum"), rows=("__k", "size")).reset_index()
+        if replicate is None:
+            first = agg[agg["rows"] > 1].iloc[0]
+            raise DataError(f"{int((agg['rows'] > 1).sum())} (model, cell) combination(s) have "
+                            f"several count rows, first {first[by].to_dict()}; pass "
+                            "replicate='<column>' to add them up, or add the distinguishing "
+                            "column to pair_by")
+        table = CellTable(columns={c: agg[c] for c in by}, n=agg["n"].to_numpy(np.int64),
+                          sums=agg["k"].to_numpy(np.float64), n_rows=int(agg["n"].sum()),
+                          source="the data")
     frame = frame_from_cells(table, spec, pair_by=keys, replicate=gf.trials or gf.failures or "n")
     return frame, len(df), float(np.sum(log_choose(n, k)))
+
+
+def _one_row_each(df: pd.DataFrame, by: list[str]) -> bool:
+    """Whether every combination of the ``by`` columns occurs in one row only."""
+    code = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for col in by:
+        c, lev = pd.factorize(df[col], use_na_sentinel=False)
+        size *= len(lev) + 1
+        if size >= 2 ** 62:
+            return not df.duplicated(subset=by).any()
+        code = code * (len(lev) + 1) + c
+    code.sort()
+    return not bool(np.any(code[1:] == code[:-1]))
 
 
 def log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:

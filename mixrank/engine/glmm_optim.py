@@ -63,14 +63,15 @@ class _Evaluator:
         self.nfev = 0
         self.last: Mode | None = None
 
-    def joint(self, theta: np.ndarray) -> Mode:
+    def joint(self, theta: np.ndarray, tol: float = 1e-20, base: Mode | None = None) -> Mode:
+        """Joint mode at ``theta``, warm-started from ``base`` (default: the last evaluation)."""
         self.nfev += 1
-        beta, u, last = self.beta, self.u, self.last
+        beta, u, last = self.beta, self.u, base if base is not None else self.last
         if last is not None and last.sens is not None:
             # first-order prediction of the mode at theta from the last one
             x = np.concatenate([last.u, last.beta]) + (theta - last.theta) @ last.sens
             u, beta = x[: len(u)], x[len(u):]
-        m = pirls(self.prob, theta, beta, u, joint=True)
+        m = pirls(self.prob, theta, beta, u, joint=True, tol=tol)
         self.beta, self.u, self.last = m.beta, m.u, m
         return m
 
@@ -120,7 +121,7 @@ def _quasi_newton(fg, theta0: np.ndarray, tol: float = 1e-9, max_iter: int = 100
         h = 1e-4 * max(1.0, th[r])
         e = np.zeros(R)
         e[r] = h
-        fr, gr, _ = fg(th + e)
+        fr, gr, _ = fg(th + e, True, m)
         H[:, r] = (gr - g) / h if np.isfinite(fr) else 0.0
     H = 0.5 * (H + H.T)
     for it in range(max_iter):
@@ -141,7 +142,7 @@ def _quasi_newton(fg, theta0: np.ndarray, tol: float = 1e-9, max_iter: int = 100
         floor = np.where(th > 1e-3, 0.1 * th, 0.0)
         for _ in range(40):
             cand = np.maximum(th + t * p, floor)
-            fc, gc, mc = fg(cand)
+            fc, gc, mc = fg(cand, False, m)
             if fc <= f + 1e-4 * float(g @ (cand - th)):
                 break
             if dec < 1e-6:           # finite-precision floor: no decrease is measurable
@@ -173,7 +174,7 @@ def _em_start(fg, prob: Problem, theta: np.ndarray, steps: int = 2) -> np.ndarra
             break
         tr = m.system.block_traces(prob.levels)
         new = np.sqrt(th ** 2 * (prob.sum_squares(m.u) + tr) / prob.total_levels())
-        fn, _, mn = fg(new)
+        fn, _, mn = fg(new, False, m)
         if not fn < f:
             break
         th, f, m = new, fn, mn
@@ -189,11 +190,14 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Searc
     R = len(theta0)
     cache: dict[bytes, tuple[float, np.ndarray, Mode | None]] = {}
 
-    def fg(th: np.ndarray) -> tuple[float, np.ndarray, Mode | None]:
-        key = np.asarray(th, dtype=np.float64).tobytes()
+    def fg(th: np.ndarray, rough: bool = False,
+           base: Mode | None = None) -> tuple[float, np.ndarray, Mode | None]:
+        # rough: the gradient for a finite-difference Hessian, whose error
+        # (first order in the mode's) need only be small against H * step
+        key = np.asarray(th, dtype=np.float64).tobytes() + bytes([rough])
         if key not in cache:
             try:
-                m = ev.joint(th)
+                m = ev.joint(th, 1e-16 if rough else 1e-20, base)
                 cache[key] = (m.deviance, theta_gradient_joint(prob, m), m)
             except (PirlsError, np.linalg.LinAlgError, FloatingPointError):
                 cache[key] = (np.inf, np.zeros(R), None)

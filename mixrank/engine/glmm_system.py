@@ -241,14 +241,14 @@ class System:
         L = self.L[:nv, :nv]
         y0 = g0 / self.a0
         rhs = gv - B.T @ y0
-        xv = sla.cho_solve((L, True), rhs) if nv else rhs
+        xv = sla.cho_solve((L, True), rhs, check_finite=False) if nv else rhs
         x0 = y0 - (B @ xv) / self.a0
         return x0, xv
 
     def vcov_beta(self) -> np.ndarray:
         """``[A^{-1}]_{beta,beta}``: the inverse of the model block's Schur complement."""
         Lb = self.L[self.nr:, self.nr:]
-        inv = sla.solve_triangular(Lb, np.eye(self.M), lower=True)
+        inv = sla.solve_triangular(Lb, np.eye(self.M), lower=True, check_finite=False)
         return inv.T @ inv
 
     def schur_beta(self) -> np.ndarray:
@@ -265,8 +265,8 @@ class System:
             Luu = self.L[: self.nr, : self.nr]
             Bu = self.B[:, : self.nr]
             Bu = Bu if isinstance(Bu, np.ndarray) else Bu.toarray()
-            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True)
-            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True)
+            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True, check_finite=False)
+            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True, check_finite=False)
             self._inv = (np.ascontiguousarray(P.T), np.ascontiguousarray(Li.T))
         return self._inv
 
@@ -353,19 +353,18 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         B[np.concatenate(rows), np.concatenate(cols)] = vals
     else:
         B = sp.csr_matrix((vals, (np.concatenate(rows), np.concatenate(cols))), shape=(q0, nv))
-    S = np.zeros((nv, nv))
+    diag = np.zeros(nv)
+    diag[:nr] = 1.0
     for f, (kind, col) in enumerate(pat["diag"]):
-        S[np.arange(nv), np.arange(nv)] += sums(kind, col, nv) * famscale[f] ** 2
-    S[np.arange(nr), np.arange(nr)] += 1.0
+        diag += sums(kind, col, nv) * famscale[f] ** 2
+    if isinstance(B, np.ndarray):
+        S = -(B.T @ (B / a0[:, None]))
+    else:
+        S = -(B.T @ (sp.diags(1.0 / a0) @ B)).toarray()
+    S[np.diag_indices(nv)] += diag
     for a, b, kind, ra, cb, inv in pat["dense"]:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
-    if isinstance(B, np.ndarray):
-        Bs = B / np.sqrt(a0)[:, None]
-        S -= Bs.T @ Bs
-    else:
-        Bs = sp.diags(1.0 / np.sqrt(a0)) @ B
-        S -= (Bs.T @ Bs).toarray()
     L = np.linalg.cholesky(S) if nv else S
     return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M, mult=prob.mult)

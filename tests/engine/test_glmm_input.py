@@ -146,3 +146,16 @@ def test_pairs_restrict_rows_and_response_scale_delta_method():
     g = np.array([(ame(f.beta + e) - ame(f.beta - e)) / 2e-6 for e in np.eye(4) * 1e-6])
     assert con["estimate"].iloc[0] == pytest.approx(ame(f.beta), abs=1e-12)
     assert con["std_error"].iloc[0] == pytest.approx(np.sqrt(g @ f.vcov @ g), rel=1e-6)
+
+
+def test_split_count_rows_need_replicate():
+    """Count rows are one per (model, cell); split ones are added up only with replicate=."""
+    counts = pd.read_csv(REF + "kofn.csv.gz")
+    half = counts.assign(k=counts.k // 2, n=counts.n // 2, part=0)
+    rest = counts.assign(k=counts.k - half.k, n=counts.n - half.n, part=1)
+    split = pd.concat([half, rest], ignore_index=True)
+    with pytest.raises(mixrank.DataError, match=r"several count rows.*replicate="):
+        _fit("cbind(k, n - k) ~ model + (1|question)", split)
+    a = _fit("cbind(k, n - k) ~ model + (1|question)", split, replicate="part", nagq=0)
+    b = _fit("cbind(k, n - k) ~ model + (1|question)", counts, nagq=0)
+    pd.testing.assert_frame_equal(a.fixed_effects(), b.fixed_effects(), rtol=1e-7)
