@@ -67,13 +67,15 @@ def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairF
 
 
 def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray | None,
-                   method: str = "reml") -> PairFit | None:
+                   method: str = "reml", *, ss: float | None = None,
+                   unit_counts: np.ndarray | None = None) -> PairFit | None:
     """:func:`degenerate_pair` given the pair's differences ``d`` over its common cells
-    ``idx`` (None: every cell), so a fitter that has ``d`` computes it once."""
+    ``idx`` (None: every cell), so a fitter that has ``d`` computes it once; likewise
+    ``ss`` (``sum (d - mean)^2``) and the unit's level counts over the cells."""
     n = int(d.size)
     a, b = frame.models[j], frame.models[k]
     mean = float(d.mean())
-    ss = float(np.sum((d - mean) ** 2))
+    ss = float(np.sum((d - mean) ** 2)) if ss is None else ss
     reason, estimate = "", mean
     if ss <= 2 * ZERO_VARIANCE_RTOL * float(d @ d):
         reason = (f"all {n} paired differences are identical ({mean:.6g}); no variance can be "
@@ -81,7 +83,9 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
     elif frame.spec.random:
         unit = frame.spec.random[0].name
         codes = frame.term_codes[unit] if idx is None else frame.term_codes[unit][idx]
-        T = int(np.count_nonzero(np.bincount(codes, minlength=frame.term_levels[unit])))  # no sort
+        if unit_counts is None:
+            unit_counts = np.bincount(codes, minlength=frame.term_levels[unit])
+        T = int(np.count_nonzero(unit_counts))                     # no sort
         if T < 2:
             reason = (f"the {n} common cells fall in {T} level of the unit {unit!r}; at least 2 "
                       "are needed to generalise over it")
@@ -110,6 +114,9 @@ class _StructureCache:
     def __init__(self, size: int = 3) -> None:
         self.size = size
         self.items: dict[bytes, tuple[Structure, list[str]]] = {}
+
+    def __contains__(self, key: bytes) -> bool:
+        return key in self.items
 
     def get(self, key: bytes,
             build: Callable[[], tuple[Structure, list[str]]]) -> tuple[Structure, list[str]]:
@@ -161,6 +168,28 @@ def _columns(frame: Frame) -> _Columns | ModelColumns:
     return cols
 
 
+_NESTING: weakref.WeakKeyDictionary[Frame, dict[tuple[str, str], np.ndarray]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _nesting(frame: Frame) -> dict[tuple[str, str], np.ndarray]:
+    """``{(child, parent): parent level of each child level}`` for the random terms nested in
+    another over the frame's cells (hence over any pair's), found once per frame."""
+    out = _NESTING.get(frame)
+    if out is None:
+        out = {}
+        lv, codes = frame.term_levels, frame.term_codes
+        for t in codes:
+            for u in codes:
+                if t != u and lv[t] > lv[u]:
+                    par = np.zeros(lv[t], dtype=np.int64)
+                    par[codes[t]] = codes[u]
+                    if np.array_equal(par[codes[t]], codes[u]):
+                        out[(t, u)] = par
+        _NESTING[frame] = out
+    return out
+
+
 def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str,
                      counts: dict[str, np.ndarray] | None = None) -> dict[str, int]:
     """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
@@ -205,6 +234,13 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str,
     return used
 
 
+def _gather(frame: Frame, idx: np.ndarray | None, names: list[str]
+            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each term's codes over a pair's common cells ``idx`` (None: all) and its level counts."""
+    codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
+    return codes, {t: np.bincount(c, minlength=frame.term_levels[t]) for t, c in codes.items()}
+
+
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None,
              control: Control = DEFAULT_CONTROL, cols: _Columns | ModelColumns | None = None,
@@ -217,10 +253,17 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
                           "are needed. Exclude the pair with pairs=[...] or add data")
     full = n == frame.n_cells
-    if flag_degenerate and (row := degenerate_row(frame, j, k, d, idx, method)) is not None:
-        return row
-    sigma_d = float(np.std(d, ddof=1))
     names = list(spec.term_names)
+    key = b"full" if full else np.packbits(mask).tobytes()
+    # a new common-cell pattern: its codes and level counts serve the checks and the structure
+    pre = _gather(frame, idx, names) if method == "reml" and idx is not None \
+        and key not in cache else None
+    ss = float(np.sum((d - float(d.mean())) ** 2))
+    unit_counts = pre[1].get(spec.random[0].name) if pre is not None and spec.random else None
+    if flag_degenerate and (row := degenerate_row(frame, j, k, d, idx, method, ss=ss,
+                                                  unit_counts=unit_counts)) is not None:
+        return row
+    sigma_d = math.sqrt(ss / (n - 1))
     if method == "aggregate":
         return _aggregate(frame, mask, full, d, a, b, n, only_a, only_b, sigma_d)
 
@@ -235,13 +278,12 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                            message=r_bal.message, gls_estimate=r_bal.mu, gls_variance=r_bal.var_mu)
 
     def build():
-        codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
-        counts = {t: np.bincount(c, minlength=frame.term_levels[t]) for t, c in codes.items()}
+        codes, counts = pre if pre is not None else _gather(frame, idx, names)
         used = _usable_terms(codes, n, a, b, counts)
         return build_structure([codes[t] for t in used], [frame.term_levels[t] for t in used],
-                               used, n=n, counts=[counts[t] for t in used]), used
+                               used, n=n, counts=[counts[t] for t in used],
+                               parents=_nesting(frame)), used
 
-    key = b"full" if full else np.packbits(mask).tobytes()
     st, used = cache.get(key, build)
     if len(used) < len(names):
         dropped = [t for t in names if t not in used]

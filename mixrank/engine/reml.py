@@ -11,9 +11,12 @@ mkMerMod`` and can be called one by one:
 
 1. :func:`~mixrank.engine.objective.make_objective` -- the REML criterion as
    a function of ``psi = (sigma_r / sigma)^2`` alone (:mod:`mixrank.engine.objective`);
-2. :func:`optimise` -- bounded L-BFGS-B over ``psi >= 0`` from the control's
-   starts (moment estimates, lme4's default), then each boundary face; the
-   REML criterion is the arbiter.  The gradient is analytic in dense mode
+2. :func:`optimise` -- in dense mode first an exact Newton search
+   (:mod:`mixrank.engine.newton1d` for one term; :mod:`mixrank.engine.newton`
+   from Henderson's method-1 estimates for several, docs/speed.md §3); then,
+   without a KKT certificate, bounded L-BFGS-B over ``psi >= 0`` from the
+   control's starts (moment estimates, lme4's default) and each boundary
+   face; the REML criterion is the arbiter.  The gradient is analytic in dense mode
    (:mod:`mixrank.engine.reml_grad`), central differences in sparse mode;
 3. :func:`check_convergence` -- the KKT conditions of the bounded problem
    (zero gradient on interior components, non-negative on components at 0);
@@ -160,8 +163,10 @@ def _newton_start(obj: Objective, x0: np.ndarray, control: Control) -> np.ndarra
 def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
     """Minimise the REML criterion over ``psi >= 0`` (cf. lme4's ``optimizeLmer``).
 
-    From the first of ``control.starts``; with ``control.certify``, stop
-    there when :func:`check_convergence` certifies the optimum (KKT).
+    From the first of ``control.starts`` (in dense mode by exact Newton, from
+    Henderson's method-1 estimates when that start is ``"moment"`` and there
+    are several terms); with ``control.certify``, stop there when
+    :func:`check_convergence` certifies the optimum (KKT).
     Otherwise from the remaining starts, then (``control.check_faces``) on
     each boundary face through the best point (kept when better by more
     than ``control.boundary_tol``), then a polishing restart.

@@ -49,6 +49,7 @@ class Structure:
     perm: np.ndarray | None = None  # (L1,) term-1 levels ordered by group (stable)
     starts: np.ndarray | None = None       # (G,) first row of each group in ``zsort``
     zsort: np.ndarray | None = None        # (L1, q2) rows of z12 in ``perm`` order (float32 if exact)
+    parents: tuple[np.ndarray | None, ...] = ()  # per block-2 term: its level of each term-1 level, if nested
     triu: tuple[np.ndarray, np.ndarray] | None = None  # np.triu_indices(q2): G's packing
     h: np.ndarray | None = None     # (G, q2): sum_{i in v} z_i c1_i
     cc1: np.ndarray | None = None   # (G,): sum_{i in v} c1_i^2
@@ -103,11 +104,18 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
 
 
 def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str],
-                    n: int | None = None, counts: list[np.ndarray] | None = None) -> Structure:
+                    n: int | None = None, counts: list[np.ndarray] | None = None,
+                    parents: dict[tuple[str, str], np.ndarray] | None = None) -> Structure:
     """Build the d-independent structure from per-term codes of one pair's cells.
 
     ``counts`` (optional): each term's level counts over the same cells,
-    when the caller has them already.
+    when the caller has them already.  ``parents`` (optional): for a term
+    ``child`` nested in a term ``parent`` (every level of ``child`` within one
+    level of ``parent``), ``parents[(child, parent)]`` maps each level of
+    ``child`` to its ``parent`` level; when the first term is nested in a
+    block-2 term, that block of ``z12`` is the first term's counts placed at
+    the parents (no pass over the cells), and :func:`pair_sums` sums the
+    term's levels from the first term's sums.
     """
     n = int(len(codes[0])) if n is None else int(n)
     R = len(codes)
@@ -152,11 +160,16 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     rank[perm] = np.arange(L1)
     exact32 = float(cc1.max()) < 2.0 ** 24 and n < 2 ** 24
     zsort = np.empty((L1, q2), dtype=np.float32 if exact32 else np.float64)
-    code1 = rank[codes_o[0]]
+    par = tuple((parents or {}).get((names_o[0], names_o[r])) for r in range(1, R))
+    code1 = rank[codes_o[0]] if any(p is None for p in par) else None
     for r in range(1, R):
-        Lr = levels_o[r]
-        zsort[:, off[r - 1]:off[r]] = np.bincount(code1 * Lr + codes_o[r],
-                                                  minlength=L1 * Lr).reshape(L1, Lr)
+        Lr, blk = levels_o[r], zsort[:, off[r - 1]:off[r]]
+        if par[r - 1] is not None:                       # nested: one entry per row
+            blk[...] = 0
+            blk[np.arange(L1), cast(np.ndarray, par[r - 1])[perm]] = c1[perm]
+        else:
+            blk[...] = np.bincount(cast(np.ndarray, code1) * Lr + codes_o[r],
+                                   minlength=L1 * Lr).reshape(L1, Lr)
     z22 = np.zeros((q2, q2))
     for a in range(1, R):
         for b in range(a, R):
@@ -179,12 +192,17 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     h = vals[:, None] * np.add.reduceat(zsort, starts, axis=0).astype(np.float64)
     return Structure(mode="dense", c1=c1, z22=z22, c2=c2, G=G,
                      triu=triu if G is not None else None, h=h, perm=perm, starts=starts,
-                     zsort=zsort, **grouping, **base)
+                     zsort=zsort, parents=par, **grouping, **base)
 
 
 def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
     """The d-dependent sums for ``st`` (d over the same cells, same order)."""
-    s = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(st.codes, st.levels))
+    par = st.parents or (None,) * max(len(st.levels) - 1, 0)
+    s1 = np.bincount(st.codes[0], weights=d, minlength=st.levels[0]) if st.levels else None
+    s = tuple(cast(np.ndarray, s1) if r == 0 else
+              np.bincount(c, weights=d, minlength=L) if par[r - 1] is None else
+              np.bincount(cast(np.ndarray, par[r - 1]), weights=s1, minlength=L)
+              for r, (c, L) in enumerate(zip(st.codes, st.levels)))
     base: dict[str, Any] = dict(n=st.n, sum_d=float(d.sum()), sumsq_d=float(d @ d), s=s)
     if st.mode != "dense":
         return PairSums(**base)

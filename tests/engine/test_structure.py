@@ -51,3 +51,24 @@ def test_grouped_sums_match_their_definitions(kind):
     s1 = np.bincount(codes[0], weights=d, minlength=levels[0])
     want_k = np.stack([(z12[grp == g] * s1[grp == g, None]).sum(0) for g in range(nG)])
     np.testing.assert_allclose(ps.k, want_k, rtol=1e-12, atol=1e-12 * np.abs(want_k).max())
+
+
+def test_nested_first_term_gives_the_same_structure_and_sums():
+    # items nested in subjects: with the parent map the subject block of z12 is placed,
+    # not counted, and the subject sums come from the item sums; same numbers either way
+    rng = np.random.default_rng(5)
+    codes, levels = _design("small", rng)
+    names = ["item", "sub", "prompt"]
+    parents = {("item", "sub"): np.arange(300) // 10}
+    fast = build_structure(codes, levels, names, parents=parents)
+    plain = build_structure(codes, levels, names)
+    assert [p is not None for p in fast.parents] == [True, False]
+    assert fast.names == plain.names
+    for field in ("G", "h", "z22", "c2", "zsort"):
+        np.testing.assert_array_equal(getattr(fast, field), getattr(plain, field))
+    np.testing.assert_array_equal(fast.z12, plain.z12)
+    d = rng.normal(size=codes[0].size)
+    pf, pp = pair_sums(fast, d), pair_sums(plain, d)
+    for a, b in zip(pf.s, pp.s):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(pf.k, pp.k, rtol=1e-12, atol=1e-12)
