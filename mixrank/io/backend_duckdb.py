@@ -114,6 +114,16 @@ def duckdb_cells(src: Source, spec: Spec, *, pair_by: Sequence[str] | None,
 
 
 
+def _compressed(con: Any, duckdb: Any, pa: Any, base: str, src: Source, spec: Spec,
+                keys: tuple[str, ...], replicate: str | None, levels: dict[str, Any],
+                kw: dict[str, Any]) -> ColumnTable | None:
+    """Pass 2, compressed: scores model by model (docs/scale.md); None: use the dense pass."""
+    try:
+        return duckdb_columns(con, pa, base, spec, keys, replicate, levels, kw)
+    except duckdb.Error as exc:
+        raise _duckdb_error(duckdb, exc, f"aggregate {src.label}") from exc
+
+
 def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
                       keys: tuple[str, ...], replicate: str | None, na: str,
                       layout: str = "dense") -> CellTable | ColumnTable:
@@ -169,11 +179,8 @@ def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
         con.register(f"__mixrank_lv{i}",
                      pa.table({"v": arr, "c": pa.array(np.arange(len(arr), dtype=np.int32))}))
     if layout == "compressed" or (layout == "auto" and int(n_kept[row]) > DENSE_MAX_ENTRIES):
-        try:   # pass 2, compressed: scores model by model (docs/scale.md)
-            table = duckdb_columns(con, pa, base, spec, keys, replicate, levels, kw)
-        except duckdb.Error as exc:
-            raise _duckdb_error(duckdb, exc, f"aggregate {src.label}") from exc
-        if table is not None:
+        if (table := _compressed(con, duckdb, pa, base, src, spec, keys, replicate, levels,
+                                 kw)) is not None:
             return table
     # pass 2: GROUP BY the integer codes of (keys, model)
     joins = " ".join(f"JOIN __mixrank_lv{i} AS l{i} ON b.{_qi(c)} = l{i}.v"
