@@ -20,13 +20,15 @@ prints rows per second of the aggregation (source -> Frame), the fit time of
 all 1,225 pairs and the peak resident memory (``ru_maxrss``) of the process
 (and, for Dask, of each worker).
 
-Why samples: every backend must hand the engine the dense cells x models
-score matrix, so the memory bound is set by cells x models, not by rows.
-With one row per (model, cell), 100M rows are 100M matrix entries: 0.8 GB
-for the float64 scores, 0.8 GB for the replicate counts and as much again for
-each temporary of the sufficient statistics -- several GB whatever the
-backend (measured: 10M rows with one sample, i.e. the same 10M entries as
-below, peak 1.36 GB with DuckDB, 1.75 GB with pandas).  Out-of-core
+Why samples: this part measures aggregation (rows >> entries); the pandas
+and Dask backends hand the engine the dense cells x models score matrix,
+so their memory bound is set by cells x models, not by rows (Part 3 covers
+one row per entry with DuckDB's compressed frame).  In the dense layout,
+100M rows with one row per (model, cell) are 100M matrix entries: 0.8 GB
+for the float64 scores, 0.8 GB for the replicate counts and as much again
+for each temporary of the sufficient statistics (measured: 10M rows with
+one sample, peak 1.36 GB with DuckDB's dense layout, 1.75 GB with
+pandas).  Out-of-core
 aggregation pays when rows outnumber (model, cell) entries, as with repeated
 generations: here 100M rows reduce to 200,000 cells x 50 models = 10M entries.
 
