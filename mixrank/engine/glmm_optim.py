@@ -5,8 +5,10 @@ Inputs: a :class:`~mixrank.engine.glmm_system.Problem`.  Outputs:
 the covariance of beta and convergence diagnostics (docs/glmm.md §2-§4).
 
 * nAGQ = 0: the deviance at the joint conditional mode of (u, beta) is
-  minimised over theta alone; ``Cov(beta)`` is the inverse of the model
-  block's Schur complement at the mode (lme4's ``RX``).
+  minimised over theta alone -- up to two EM-type steps, then a projected
+  quasi-Newton search with the exact gradient (docs/glmm.md §3);
+  ``Cov(beta)`` is the inverse of the model block's Schur complement at the
+  mode (lme4's ``RX``).
 * nAGQ = 1 (Laplace): the Laplace deviance is minimised over (theta, beta),
   starting from the nAGQ = 0 optimum: theta by a bounded quasi-Newton
   search on the profile ``min_beta D(theta, beta)``, beta inside by Newton

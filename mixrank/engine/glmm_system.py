@@ -222,7 +222,6 @@ class System:
     nr: int
     M: int
     mult: np.ndarray | None = None
-    _inv: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _gram: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def logdet_u(self) -> float:
@@ -256,20 +255,6 @@ class System:
         Lb = self.L[self.nr:, self.nr:]
         return Lb @ Lb.T
 
-    def _inverse_parts(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(L_uu^{-1} F')'`` (q0 x nr, ``F = B_u / a0``) and ``L_uu^{-T}`` (nr x nr), cached.
-
-        Stored transposed so that gathering one row per observation is contiguous.
-        """
-        if self._inv is None:
-            Luu = self.L[: self.nr, : self.nr]
-            Bu = self.B[:, : self.nr]
-            Bu = Bu if isinstance(Bu, np.ndarray) else Bu.toarray()
-            P = sla.solve_triangular(Luu, (Bu / self.a0[:, None]).T, lower=True, check_finite=False)
-            Li = sla.solve_triangular(Luu, np.eye(self.nr), lower=True, check_finite=False)
-            self._inv = (np.ascontiguousarray(P.T), np.ascontiguousarray(Li.T))
-        return self._inv
-
     def leverage(self, pat: dict, offsets: np.ndarray) -> np.ndarray:
         """``diag(Z Lam C^{-1} Lam' Z')`` for every distinct random-level combination.
 
@@ -287,7 +272,6 @@ class System:
             return h
         # ||th0 P[l0] - sum_r th_r Li[c_r]||^2 expanded into Gram entries: a few
         # gathers per combination instead of one row of length nr per term
-        PT, LiT = self._inverse_parts()
         pn, G, K = self._grams()
         h = h + th[0] ** 2 * pn[l0]
         cols = [offsets[r - 1] + combos[:, r] for r in range(1, combos.shape[1])]
@@ -298,10 +282,20 @@ class System:
         return h
 
     def _grams(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``||P_l||^2``, ``P Li'`` and ``Li Li'`` (rows of :meth:`_inverse_parts`), cached."""
+        """Gram matrices of the u-block's inverse (cached) for the leverages and traces.
+
+        ``K = S_uu^{-1}``, ``G = F K`` and ``pn = diag(F K F')`` with
+        ``F = B_u / a0`` and ``S_uu = L_uu L_uu'``.  (The rows ``P_l = L_uu^{-1} F_l`` and ``Li_i = L_uu^{-1} e_i`` of the
+        leverage formula have ``||P_l||^2 = pn``, ``P_l . Li_i = G`` and
+        ``Li_i . Li_j = K``.)
+        """
         if self._gram is None:
-            PT, LiT = self._inverse_parts()
-            self._gram = (np.einsum("ij,ij->i", PT, PT), PT @ LiT.T, LiT @ LiT.T)
+            Luu = self.L[: self.nr, : self.nr]
+            Bu = self.B[:, : self.nr]
+            F = (Bu if isinstance(Bu, np.ndarray) else Bu.toarray()) / self.a0[:, None]
+            K = sla.cho_solve((Luu, True), np.eye(self.nr), check_finite=False)
+            G = F @ K
+            self._gram = (np.einsum("ij,ij->i", G, F), G, K)
         return self._gram
 
     def block_traces(self, levels: tuple[int, ...]) -> np.ndarray:

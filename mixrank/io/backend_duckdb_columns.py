@@ -9,15 +9,18 @@ sorted order, per model the sorted cell indices and their scores -- built
 without a cells x models matrix and without the aggregated table in Python
 memory (docs/scale.md).
 
-Steps: (1) a ``GROUP BY`` of (model code, cell key) into a DuckDB temporary
-table, where the cell key is the mixed-radix number of the sorted key codes
-(so its order is the frame's lexicographic cell order); DuckDB spills it to
-its temp directory beyond ``memory_limit``; (2) duplicate and replicate
-checks on that table; (3) its distinct cell keys, sorted, number the cells;
-(4) the table is streamed in record batches and each entry appended to its
-model's arrays (cell index int32, score uint8 for 0/1 scores without
-replicates, float64 otherwise); each model's arrays are sorted by cell at
-the end.
+The cell key of an entry is the mixed-radix number of its sorted key codes,
+so its order is the frame's lexicographic cell order.  Without a replicate
+column each kept row is one entry: the rows (model code, cell key, score)
+are streamed out of DuckDB in record batches and appended to their model's
+arrays (no aggregation); each model's keys are then sorted, equal
+neighbours are duplicated (model, cell) rows (an error), and the sorted
+union of all keys numbers the cells.  With a replicate column a
+``GROUP BY`` of (model code, cell key) goes into a DuckDB temporary table
+(spilled to its temp directory beyond ``memory_limit``), the duplicate and
+replicate checks run on it, its distinct keys number the cells and it is
+streamed the same way.  Scores are uint8 for 0/1 scores without
+replicates, float64 otherwise.
 
 Contents: :func:`duckdb_columns`.
 """
@@ -59,6 +62,18 @@ def _where(k: int, m: int, keys: Sequence[str], strides: list[int], sizes: list[
     return {c: key_levels[c][(k // strides[i]) % sizes[i]] for i, c in enumerate(keys)}
 
 
+def _duplicates(count: int, k: int, m: int, spec: Any, keys: Sequence[str], strides: list[int],
+                sizes: list[int], key_levels: dict[str, np.ndarray],
+                models: np.ndarray) -> DataError:
+    """Several rows for ``count`` (model, cell)s, the first (in cell order) at key ``k``, model ``m``."""
+    where = _where(k, m, keys, strides, sizes, key_levels)
+    where[spec.comparison] = models[m]
+    return DataError(
+        f"{count} (model, cell) combination(s) have several rows, first {where}; a cell is "
+        f"keyed by {list(keys)}. Pass replicate='sample' (the column distinguishing repeated "
+        "generations) to average them, or add the distinguishing column to pair_by")
+
+
 def _checks(con: Any, spec: Any, keys: Sequence[str], replicate: str | None, max_n: int,
             strides: list[int], sizes: list[int], key_levels: dict[str, np.ndarray],
             models: np.ndarray) -> None:
@@ -66,12 +81,7 @@ def _checks(con: Any, spec: Any, keys: Sequence[str], replicate: str | None, max
     if replicate is None and max_n > 1:
         count, k, m = con.sql(f"SELECT count(*) OVER (), k, m FROM {_AGG} WHERE n > 1 "
                               "ORDER BY k, m LIMIT 1").fetchall()[0]
-        where = _where(k, m, keys, strides, sizes, key_levels)
-        where[spec.comparison] = models[m]
-        raise DataError(
-            f"{count} (model, cell) combination(s) have several rows, first {where}; a cell is "
-            f"keyed by {list(keys)}. Pass replicate='sample' (the column distinguishing repeated "
-            "generations) to average them, or add the distinguishing column to pair_by")
+        raise _duplicates(count, k, m, spec, keys, strides, sizes, key_levels, models)
     if replicate is not None:
         first = con.sql(f"SELECT count(*) OVER (), k, m FROM {_AGG} WHERE rep > 0 "
                         "ORDER BY k, m LIMIT 1").fetchall()
@@ -84,30 +94,87 @@ def _checks(con: Any, spec: Any, keys: Sequence[str], replicate: str | None, max
                 "unique within a (model, cell)")
 
 
+def _batches(rel: Any) -> Any:
+    return rel.to_arrow_reader(BATCH_ROWS) if hasattr(rel, "to_arrow_reader") \
+        else rel.fetch_record_batch(BATCH_ROWS)                  # duckdb < 1.4
+
+
+def _split(batch: Any, n_models: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The batch's row order grouped by model, the group bounds and the models present."""
+    m = batch.column(0).to_numpy()
+    order = np.argsort(m, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(m, minlength=n_models))])
+    return order, bounds, [int(j) for j in np.flatnonzero(bounds[1:] > bounds[:-1])]
+
+
+def _rows(con: Any, query: str, n_models: int, compact: bool, kdtype: Any,
+          dup: Any) -> tuple[np.ndarray, ModelColumns]:
+    """Without replicates: stream the kept rows themselves (one per entry), no aggregation.
+
+    Each model's cell keys are sorted; equal neighbours are duplicated
+    (model, cell) rows (``dup(count, k, m)`` returns the error); the sorted
+    union of the keys numbers the cells (a stable sort of two sorted runs is
+    a linear merge).
+    """
+    ks: list[list[np.ndarray]] = [[] for _ in range(n_models)]
+    vals: list[list[np.ndarray]] = [[] for _ in range(n_models)]
+    for batch in _batches(con.sql(query)):
+        order, bounds, present = _split(batch, n_models)
+        k = batch.column(1).to_numpy()[order].astype(kdtype)
+        s = batch.column(2).to_numpy()[order]
+        val = s.astype(np.uint8) if compact else s
+        for j in present:
+            ks[j].append(k[bounds[j]:bounds[j + 1]])
+            vals[j].append(val[bounds[j]:bounds[j + 1]])
+        del batch, order, k, s, val
+    keys_m: list[np.ndarray] = []
+    out_v: list[np.ndarray] = []
+    cell_keys = np.zeros(0, dtype=kdtype)
+    n_dup, first = 0, None
+    for j in range(n_models):
+        k = np.concatenate(ks[j]) if ks[j] else np.zeros(0, kdtype)
+        order = np.argsort(k, kind="stable")
+        k = k[order]
+        out_v.append((np.concatenate(vals[j]) if vals[j] else np.zeros(0))[order])
+        ks[j] = vals[j] = []
+        same = k[1:] == k[:-1]
+        if same.any():
+            rep = np.unique(k[1:][same])
+            n_dup += len(rep)
+            first = min(first or (int(rep[0]), j), (int(rep[0]), j))
+        keys_m.append(k)
+        merged = np.concatenate([cell_keys, k])
+        merged.sort(kind="stable")
+        cell_keys = merged[np.concatenate([[True], merged[1:] != merged[:-1]])]
+    if first is not None:
+        raise dup(n_dup, first[0], first[1])
+    cells = []
+    for j in range(n_models):
+        cells.append(np.searchsorted(cell_keys, keys_m[j]).astype(np.int32))
+        keys_m[j] = np.zeros(0, kdtype)
+    return cell_keys.astype(np.int64), ModelColumns(n_cells=len(cell_keys), cells=tuple(cells),
+                                                    values=tuple(out_v))
+
+
 def _stream(con: Any, n_models: int, cell_keys: np.ndarray, compact: bool,
             with_counts: bool) -> ModelColumns:
     """Stream the aggregated table into per-model sorted arrays."""
     cells: list[list[np.ndarray]] = [[] for _ in range(n_models)]
     vals: list[list[np.ndarray]] = [[] for _ in range(n_models)]
     cnts: list[list[np.ndarray]] = [[] for _ in range(n_models)]
-    rel = con.sql(f"SELECT m, k, n, s FROM {_AGG}")
-    reader = rel.to_arrow_reader(BATCH_ROWS) if hasattr(rel, "to_arrow_reader") \
-        else rel.fetch_record_batch(BATCH_ROWS)                  # duckdb < 1.4
-    for batch in reader:
-        m = batch.column(0).to_numpy()
-        order = np.argsort(m, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(m, minlength=n_models))])
+    for batch in _batches(con.sql(f"SELECT m, k, n, s FROM {_AGG}")):
+        order, bounds, present = _split(batch, n_models)
         cell = np.searchsorted(cell_keys, batch.column(1).to_numpy()).astype(np.int32)[order]
         n = batch.column(2).to_numpy()[order]
         s = batch.column(3).to_numpy()[order]
         val = s.astype(np.uint8) if compact else s / n
-        for jj in np.flatnonzero(bounds[1:] > bounds[:-1]):
-            j, lo, hi = int(jj), bounds[jj], bounds[jj + 1]
+        for j in present:
+            lo, hi = bounds[j], bounds[j + 1]
             cells[j].append(cell[lo:hi])
             vals[j].append(val[lo:hi])
             if with_counts:
                 cnts[j].append(n[lo:hi].astype(np.int32))
-        del batch, m, order, cell, n, s, val
+        del batch, order, cell, n, s, val
     out_c, out_v, out_n = [], [], []
     for j in range(n_models):
         c = np.concatenate(cells[j]) if cells[j] else np.zeros(0, np.int32)
@@ -146,6 +213,18 @@ def duckdb_columns(con: Any, pa: Any, base: str, spec: Any, keys: tuple[str, ...
     joins = " ".join(f"JOIN __mixrank_sv{i} AS l{i} ON b.{_qi(c)} = l{i}.v"
                      for i, c in enumerate(cols))
     kexpr = " + ".join(f"CAST(l{i}.c AS BIGINT) * {strides[i]}" for i in range(len(keys)))
+    models = key_levels[spec.comparison]
+    mcode = f"CAST(l{len(keys)}.c AS INTEGER) AS m"
+    if replicate is None:      # one row per entry (or duplicates): no aggregation needed
+        kdtype = np.uint32 if int(np.prod(sizes, dtype=object)) < 2**32 else np.int64
+
+        def dup(count: int, k: int, m: int) -> DataError:
+            return _duplicates(count, k, m, spec, keys, strides, sizes, key_levels, models)
+
+        cell_keys, columns = _rows(
+            con, f"{base} SELECT {mcode}, {kexpr} AS k, b.{SCORE_COL} AS s FROM base AS b "
+            f"{joins} WHERE NOT b.{MISSING_COL}", len(models), not kw["n_nonbinary"], kdtype, dup)
+        return _table(keys, key_levels, cell_keys, strides, sizes, models, columns, kw)
     rep_sel = ""
     if replicate:
         r = len(cols)
@@ -153,13 +232,12 @@ def duckdb_columns(con: Any, pa: Any, base: str, spec: Any, keys: tuple[str, ...
         distinct = (f"bit_count(bit_or(CAST(1 AS UBIGINT) << l{r}.c))"
                     if len(levels[replicate]) <= MAX_BITS else f"count(DISTINCT l{r}.c)")
         rep_sel = f", CAST(count(*) - {distinct} AS INTEGER) AS rep"
-    con.sql(f"CREATE OR REPLACE TEMP TABLE {_AGG} AS {base} SELECT CAST(l{len(keys)}.c AS "
-            f"INTEGER) AS m, {kexpr} AS k, CAST(count(*) AS INTEGER) AS n, "
+    con.sql(f"CREATE OR REPLACE TEMP TABLE {_AGG} AS {base} SELECT {mcode}, "
+            f"{kexpr} AS k, CAST(count(*) AS INTEGER) AS n, "
             f"sum(b.{SCORE_COL}) AS s{rep_sel} FROM base AS b {joins} "
             f"WHERE NOT b.{MISSING_COL} GROUP BY ALL")
     try:
         max_n = int(con.sql(f"SELECT max(n) FROM {_AGG}").fetchall()[0][0])
-        models = key_levels[spec.comparison]
         _checks(con, spec, keys, replicate, max_n, strides, sizes, key_levels, models)
         cell_keys = con.sql(f"SELECT DISTINCT k FROM {_AGG} ORDER BY k").to_arrow_table() \
             .column(0).to_numpy()
@@ -167,6 +245,12 @@ def duckdb_columns(con: Any, pa: Any, base: str, spec: Any, keys: tuple[str, ...
         columns = _stream(con, len(models), cell_keys, compact, max_n > 1)
     finally:
         con.sql(f"DROP TABLE IF EXISTS {_AGG}")
+    return _table(keys, key_levels, cell_keys, strides, sizes, models, columns, kw)
+
+
+def _table(keys: tuple[str, ...], key_levels: dict[str, np.ndarray], cell_keys: np.ndarray,
+           strides: list[int], sizes: list[int], models: np.ndarray, columns: ModelColumns,
+           kw: dict[str, Any]) -> ColumnTable:
     cell_key_codes = {c: (cell_keys // strides[i]) % sizes[i] for i, c in enumerate(keys)}
     table_kw = {k: v for k, v in kw.items() if k != "replicate_repeats"}
     return ColumnTable(keys=keys, key_levels={c: key_levels[c] for c in keys},

@@ -154,3 +154,15 @@ def test_compressed_meets_lme4_reference(case):
         assert d["std_error_rel"] <= LME4["std_error_rel"]
         if not ref["isSingular"]:
             assert d["df_rel"] <= LME4["df_rel"]
+
+
+def test_common_counts_across_blocks(monkeypatch):
+    """The blockwise common-cell counts do not depend on the block size."""
+    from mixrank.frame import columns as columns_mod
+
+    frame = build_frame(unbalanced(13), "correct ~ model + (1|subject)")
+    cols = compress_frame(frame).columns
+    assert cols is not None
+    for size in (1, 7, 64, frame.n_cells + 5):
+        monkeypatch.setattr(columns_mod, "_CHUNK", size)
+        np.testing.assert_array_equal(cols.n_common(), frame.stats.n_common)

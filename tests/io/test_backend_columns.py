@@ -124,3 +124,15 @@ def test_layout_rule_and_option(monkeypatch):
     assert_same_frame(dense, auto)
     with pytest.raises(DataError, match=r"layout.*'sparse'.*expected one of"):
         load_frame(df, SUBJ, backend="duckdb", options={"layout": "sparse"})
+
+
+def test_duplicates_in_several_models_name_the_first_cell_like_pandas():
+    df = mixrank.simulate(4, 5, 6, 2, rng=12)
+    last = df[df["model"] == df["model"].unique()[-1]]
+    first = df[df["model"] == df["model"].unique()[0]]
+    df = pd.concat([df, last.iloc[[3, 0]], first.iloc[[40]]])     # 3 repeated (model, cell)s
+    with pytest.raises(DataError) as ref:
+        load_frame(df, FULL)
+    with pytest.raises(DataError) as got:
+        load_frame(df, FULL, backend="duckdb", options=OPTS)
+    assert str(got.value) == str(ref.value) and str(ref.value).startswith("3 (model, cell)")
