@@ -42,6 +42,21 @@ def _pattern(a: np.ndarray, b: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndar
     return uniq // nb, uniq % nb, inv.ravel()
 
 
+def _unique_rows(cols: list[np.ndarray], sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of the code columns (each ``0 <= c < size``) and each row's index."""
+    if float(np.prod(np.asarray(sizes, dtype=np.float64))) >= 2.0 ** 62:
+        uniq, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        return uniq, inv.ravel()
+    key = np.zeros(len(cols[0]), dtype=np.int64)
+    for c, q in zip(cols, sizes):                # mixed radix: one integer per row
+        key = key * q + c
+    ukey, inv = np.unique(key, return_inverse=True)
+    out = np.empty((len(ukey), len(cols)), dtype=np.int64)
+    for j in range(len(cols) - 1, -1, -1):
+        ukey, out[:, j] = np.divmod(ukey, sizes[j])
+    return out, inv.ravel()
+
+
 @dataclass(eq=False)
 class Problem:
     """A binomial GLMM with random intercepts and a model factor (cell-means coding).
@@ -194,10 +209,10 @@ class Problem:
         diag = [("obs", f) if fc is None else ("cell", fc) for f, fc in zip(fam, fcell)]
         per_cell = [c for c in (self.cell_level(r) for r in range(len(self.codes))) if c is not None]
         if len(per_cell) == len(self.codes) and self.cell is not None:
-            uniq, cinv = np.unique(np.stack(per_cell, axis=1), axis=0, return_inverse=True)
-            cinv = cinv.ravel()[self.cell]
+            uniq, cinv = _unique_rows(per_cell, self.levels)
+            cinv = cinv[self.cell]
         else:
-            uniq, cinv = np.unique(np.stack(self.codes, axis=1), axis=0, return_inverse=True)
+            uniq, cinv = _unique_rows(list(self.codes), self.levels)
         pat = dict(cross=cross, dense=dense, diag=diag, a0=("obs", c0) if c0cell is None
                    else ("cell", c0cell), combos=uniq, combo_index=cinv.ravel())
         self._cache["pat"] = pat
