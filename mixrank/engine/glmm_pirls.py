@@ -198,41 +198,42 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
     # so its products with r, w and hw3 are taken over cells, not observations
     rc, wc, hc = prob.aggregate(r), prob.aggregate(w), prob.aggregate(hw3)
     hm = np.bincount(prob.model, weights=hw3, minlength=M)
-
-    def hw3_dot(beta_d: np.ndarray, u_d: np.ndarray) -> float:
-        """``hw3' (X beta_d + Z Lam u_d)`` without forming the linear predictor."""
-        out, shared = float(hm @ beta_d), None
-        for t, codes in enumerate(prob.codes):
-            cc, ud = prob.cell_level(t), u_d[starts[t]:starts[t + 1]]
-            if cc is not None and hc is not None:
-                shared = theta[t] * ud[cc] + (0.0 if shared is None else shared)
-            else:
-                out += theta[t] * float(hw3 @ ud[codes])
-        return out + (float(hc @ shared) if shared is not None and hc is not None else 0.0)
-
-    grad = np.zeros(len(theta))
-    sens = np.zeros((len(theta), len(u) + M))
+    R = len(theta)
+    rhs, rb = np.zeros((len(u), R)), np.zeros((M, R))
+    rv, hv, direct = np.zeros(R), np.zeros(R), np.zeros(R)
     for t, (codes, q) in enumerate(zip(prob.codes, prob.levels)):
         ut = u[starts[t]:starts[t + 1]]
         cc = prob.cell_level(t)
         if cc is not None and rc is not None and wc is not None and hc is not None:
             vcell = ut[cc]                                # Z_t u_t per cell
             wv, wvc = w * vcell[prob.cell], wc * vcell
-            rv, hv = float(rc @ vcell), float(hc @ vcell)
+            rv[t], hv[t] = rc @ vcell, hc @ vcell
             zt_r = np.bincount(cc, weights=rc, minlength=q)
         else:
             v = ut[codes]                                 # Z_t u_t per observation
             wv, wvc = w * v, None
-            rv, hv = float(r @ v), float(hw3 @ v)
+            rv[t], hv[t] = r @ v, hw3 @ v
             zt_r = np.bincount(codes, weights=r, minlength=q)
-        direct = 2.0 * (nlev[t] - traces[t]) / theta[t] if abs(theta[t]) > 1e-10 else 0.0
-        # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t
+        if abs(theta[t]) > 1e-10:
+            direct[t] = 2.0 * (nlev[t] - traces[t]) / theta[t]
         z0, zr = _zt(prob, theta, wv, wvc)
-        rhs = np.concatenate([z0, zr])
-        rhs[starts[t]:starts[t + 1]] -= zt_r
-        rb = np.bincount(prob.model, weights=wv, minlength=M)
-        d0, dv = sysm.solve(-rhs[:q0], -np.concatenate([rhs[q0:], rb]), joint=True)
-        sens[t] = np.concatenate([d0, dv])
-        grad[t] = -2.0 * rv + direct + hv + hw3_dot(dv[nr:], sens[t, : len(u)])
+        rhs[:q0, t], rhs[q0:, t] = z0, zr
+        rhs[starts[t]:starts[t + 1], t] -= zt_r
+        rb[:, t] = np.bincount(prob.model, weights=wv, minlength=M)
+    # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t, all terms in one solve
+    d0, dv = sysm.solve(-rhs[:q0], -np.vstack([rhs[q0:], rb]), joint=True)
+    sens = np.vstack([d0, dv]).T                          # (terms, u and beta)
+    # hw3' (X dbeta + Z Lam du) for every term at once, without the linear predictor
+    hdot = hm @ dv[nr:]
+    shared = np.zeros((prob.n_cells, R)) if hc is not None else None
+    for s, codes in enumerate(prob.codes):
+        cc, ud = prob.cell_level(s), sens[:, starts[s]:starts[s + 1]].T
+        if cc is not None and shared is not None:
+            shared += theta[s] * ud[cc]
+        else:
+            hdot += theta[s] * (hw3 @ ud[codes])
+    if shared is not None and hc is not None:
+        hdot += hc @ shared
+    grad = -2.0 * rv + direct + hv + hdot
     mode.sens = sens
     return grad

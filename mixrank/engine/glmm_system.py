@@ -249,14 +249,16 @@ class System:
         return first + 2.0 * float(np.sum(np.log(d)))
 
     def solve(self, g0: np.ndarray, gv: np.ndarray, joint: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Solve ``A x = g``; ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
+        """Solve ``A x = g`` (``g`` a vector or one column per right-hand side);
+        ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
         nv = self.nr + (self.M if joint else 0)
         B = self.B if joint else self.B[:, : self.nr]
         L = self.L[:nv, :nv]
-        y0 = g0 / self.a0
+        a0 = self.a0 if g0.ndim == 1 else self.a0[:, None]
+        y0 = g0 / a0
         rhs = gv - B.T @ y0
         xv = sla.cho_solve((L, True), rhs, check_finite=False) if nv else rhs
-        x0 = y0 - (B @ xv) / self.a0
+        x0 = y0 - (B @ xv) / a0
         return x0, xv
 
     def vcov_beta(self) -> np.ndarray:
