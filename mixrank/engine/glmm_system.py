@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg import lapack
 
 __all__ = ["Problem", "System", "assemble", "MAX_DENSE"]
 
@@ -40,6 +41,22 @@ def _pattern(a: np.ndarray, b: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndar
     flat = a.astype(np.int64) * nb + b
     uniq, inv = np.unique(flat, return_inverse=True)
     return uniq // nb, uniq % nb, inv.ravel()
+
+
+def _cholesky(S: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor by LAPACK directly (the wrappers' overhead dominates small blocks)."""
+    L, info = lapack.dpotrf(S, lower=1, clean=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"matrix not positive definite (LAPACK dpotrf info {info})")
+    return L
+
+
+def _cho_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(L L')^{-1} b`` by LAPACK ``dpotrs``."""
+    x, info = lapack.dpotrs(L, b, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"LAPACK dpotrs info {info}")
+    return x
 
 
 def _unique_rows(cols: list[np.ndarray], sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -257,7 +274,7 @@ class System:
         a0 = self.a0 if g0.ndim == 1 else self.a0[:, None]
         y0 = g0 / a0
         rhs = gv - B.T @ y0
-        xv = sla.cho_solve((L, True), rhs, check_finite=False) if nv else rhs
+        xv = _cho_solve(L, rhs) if nv else rhs
         x0 = y0 - (B @ xv) / a0
         return x0, xv
 
@@ -311,7 +328,7 @@ class System:
             Luu = self.L[: self.nr, : self.nr]
             Bu = self.B[:, : self.nr]
             F = (Bu if isinstance(Bu, np.ndarray) else Bu.toarray()) / self.a0[:, None]
-            K = sla.cho_solve((Luu, True), np.eye(self.nr), check_finite=False)
+            K = _cho_solve(Luu, np.eye(self.nr))
             G = F @ K
             self._gram = (np.einsum("ij,ij->i", G, F), G, K)
         return self._gram
@@ -379,5 +396,5 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
-    L = np.linalg.cholesky(S) if nv else S
+    L = _cholesky(S) if nv else S
     return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M, mult=prob.mult)
