@@ -90,8 +90,7 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     by = list(keys) + [spec.comparison]
     encoded = _encoded_once(df, by)
     if encoded is not None or _one_row_each(df, by):
-        columns = encoded or {c: df[c].reset_index(drop=True) for c in by}
-        table = CellTable(columns=columns, n=n.astype(np.int64), sums=k, n_rows=int(n.sum()),
+        table = CellTable(columns=encoded or {c: df[c].reset_index(drop=True) for c in by}, n=n.astype(np.int64), sums=k, n_rows=int(n.sum()),
                           source="the data")
     else:                                  # several count rows per (model, cell): add them up
         tmp = df[by].copy()
@@ -131,8 +130,8 @@ def _encoded_once(df: pd.DataFrame, by: list[str]) -> dict[str, pd.Series] | Non
         if isinstance(dt, pd.CategoricalDtype):
             c, cat = s.cat.codes.to_numpy().astype(np.int64), s.reset_index(drop=True)
             q = len(dt.categories)
-        elif dt != object and (pd.api.types.is_string_dtype(dt)
-                               or pd.api.types.is_integer_dtype(dt)):
+        elif not pd.api.types.is_object_dtype(dt) and (
+                pd.api.types.is_string_dtype(dt) or pd.api.types.is_integer_dtype(dt)):
             c, lev = pd.factorize(s)
             # object categories: checked for uniqueness by a hash of Python objects (fast)
             lev = pd.Index(np.asarray(lev, dtype=object), dtype=object)
