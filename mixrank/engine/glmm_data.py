@@ -90,7 +90,8 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     by = list(keys) + [spec.comparison]
     encoded = _encoded_once(df, by)
     if encoded is not None or _one_row_each(df, by):
-        table = CellTable(columns=encoded or {c: df[c].reset_index(drop=True) for c in by}, n=n.astype(np.int64), sums=k, n_rows=int(n.sum()),
+        cols = encoded or {c: df[c].reset_index(drop=True) for c in by}
+        table = CellTable(columns=cols, n=n.astype(np.int64), sums=k, n_rows=int(n.sum()),
                           source="the data")
     else:                                  # several count rows per (model, cell): add them up
         tmp = df[by].copy()
