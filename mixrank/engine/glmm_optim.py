@@ -170,13 +170,13 @@ def _em_start(fg, prob: Problem, theta: np.ndarray, steps: int = 2) -> np.ndarra
     (docs/glmm.md §3).  The quasi-Newton search starts from the result.
     """
     th = np.asarray(theta, dtype=np.float64)
-    f, _, m = fg(th)
+    f, _, m = fg(th, grad=False)
     for _ in range(steps):
         if m is None:
             break
         tr = m.system.block_traces(prob.levels)
         new = np.sqrt(th ** 2 * (prob.sum_squares(m.u) + tr) / prob.total_levels())
-        fn, _, mn = fg(new, False, m)
+        fn, _, mn = fg(new, False, m, grad=False)
         if not fn < f:
             break
         th, f, m = new, fn, mn
@@ -190,20 +190,26 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Searc
     :func:`~mixrank.engine.glmm_pirls.theta_gradient_joint` at that mode.
     """
     R = len(theta0)
-    cache: dict[bytes, tuple[float, np.ndarray, Mode | None]] = {}
+    cache: dict[bytes, tuple[float, np.ndarray | None, Mode | None]] = {}
 
-    def fg(th: np.ndarray, rough: bool = False,
-           base: Mode | None = None) -> tuple[float, np.ndarray, Mode | None]:
+    def fg(th: np.ndarray, rough: bool = False, base: Mode | None = None,
+           grad: bool = True) -> tuple[float, np.ndarray, Mode | None]:
         # rough: the gradient for a finite-difference Hessian, whose error
-        # (first order in the mode's) need only be small against H * step
+        # (first order in the mode's) need only be small against H * step.
+        # grad=False: the gradient is not needed now (EM steps); it is computed
+        # on a later request (the mode's sensitivities, the warm start, always are)
         key = np.asarray(th, dtype=np.float64).tobytes() + bytes([rough])
         if key not in cache:
             try:
                 m = ev.joint(th, 1e-16 if rough else 1e-20, base)
-                cache[key] = (m.deviance, theta_gradient_joint(prob, m), m)
+                cache[key] = (m.deviance, theta_gradient_joint(prob, m, grad), m)
             except (PirlsError, np.linalg.LinAlgError, FloatingPointError):
                 cache[key] = (np.inf, np.zeros(R), None)
-        return cache[key]
+        f, g, mc = cache[key]
+        if g is None and grad and mc is not None:
+            g = theta_gradient_joint(prob, mc)
+            cache[key] = (f, g, mc)
+        return f, (np.zeros(R) if g is None else g), mc
 
     best = _quasi_newton(fg, _em_start(fg, prob, theta0))
     # theta = 0 is a stationary point of the (even) deviance: a search that

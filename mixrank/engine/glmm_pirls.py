@@ -173,7 +173,7 @@ def beta_gradient(prob: Problem, mode: Mode) -> np.ndarray:
             - np.bincount(prob.model, weights=w * zx, minlength=M))
 
 
-def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
+def theta_gradient_joint(prob: Problem, mode: Mode, gradient: bool = True) -> np.ndarray | None:
     """Exact gradient in theta of the nAGQ = 0 deviance (joint mode of u and beta).
 
     ``dD/dtheta_r = -2 r'(Z_r u_r) + 2 (q_r - tr_r C^{-1}) / theta_r
@@ -182,40 +182,37 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
     derivative of ``log det C`` at fixed weights, and its change through the
     weights, with ``d eta / d theta_r = Z_r u_r + [Z Lam, X] d(u, beta)/d theta_r``
     from the implicit mode equations.  Checked against finite differences.
+    Sets ``mode.sens`` (the warm start of the next evaluation); with
+    ``gradient=False`` only that (no leverages) and returns None.
     """
-    pat = prob.patterns()
     theta, u, sysm = mode.theta, mode.u, mode.system
     mu = expit(mode.eta)
     w = prob.n * mu * (1.0 - mu)
     r = prob.k - prob.n * mu
-    h = sysm.leverage(pat, prob.offsets)[pat["combo_index"]]
-    hw3 = h * w * (1.0 - 2.0 * mu)
-    traces = sysm.block_traces(prob.levels)
-    nlev = prob.total_levels()
     M, q0, nr = prob.n_models, prob.levels[0], prob.n_rest
     starts = np.concatenate([[0], np.cumsum(prob.levels)])
     # per-cell sums: a term without the model factor is constant within a cell,
     # so its products with r, w and hw3 are taken over cells, not observations
-    rc, wc, hc = prob.aggregate(r), prob.aggregate(w), prob.aggregate(hw3)
-    hm = np.bincount(prob.model, weights=hw3, minlength=M)
+    rc, wc = prob.aggregate(r), prob.aggregate(w)
     R = len(theta)
     rhs, rb = np.zeros((len(u), R)), np.zeros((M, R))
-    rv, hv, direct = np.zeros(R), np.zeros(R), np.zeros(R)
+    rv = np.zeros(R)
+    vs: list[tuple[np.ndarray, bool]] = []
     for t, (codes, q) in enumerate(zip(prob.codes, prob.levels)):
         ut = u[starts[t]:starts[t + 1]]
         cc = prob.cell_level(t)
-        if cc is not None and rc is not None and wc is not None and hc is not None:
+        if cc is not None and rc is not None and wc is not None:
             vcell = ut[cc]                                # Z_t u_t per cell
             wv, wvc = w * vcell[prob.cell], wc * vcell
-            rv[t], hv[t] = rc @ vcell, hc @ vcell
+            rv[t] = rc @ vcell
             zt_r = np.bincount(cc, weights=rc, minlength=q)
+            vs.append((vcell, True))
         else:
             v = ut[codes]                                 # Z_t u_t per observation
             wv, wvc = w * v, None
-            rv[t], hv[t] = r @ v, hw3 @ v
+            rv[t] = r @ v
             zt_r = np.bincount(codes, weights=r, minlength=q)
-        if abs(theta[t]) > 1e-10:
-            direct[t] = 2.0 * (nlev[t] - traces[t]) / theta[t]
+            vs.append((v, False))
         z0, zr = _zt(prob, theta, wv, wvc)
         rhs[:q0, t], rhs[q0:, t] = z0, zr
         rhs[starts[t]:starts[t + 1], t] -= zt_r
@@ -223,8 +220,32 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
     # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t, all terms in one solve
     d0, dv = sysm.solve(-rhs[:q0], -np.vstack([rhs[q0:], rb]), joint=True)
     sens = np.vstack([d0, dv]).T                          # (terms, u and beta)
+    mode.sens = sens
+    if not gradient:
+        return None
+    return _theta_gradient(prob, mode, w, mu, rv, vs, dv[nr:], starts)
+
+
+def _theta_gradient(prob: Problem, mode: Mode, w: np.ndarray, mu: np.ndarray, rv: np.ndarray,
+                    vs: list[tuple[np.ndarray, bool]], dbeta: np.ndarray,
+                    starts: np.ndarray) -> np.ndarray:
+    """The gradient terms of :func:`theta_gradient_joint` that need the leverages."""
+    pat = prob.patterns()
+    theta, sysm, sens = mode.theta, mode.system, mode.sens
+    assert sens is not None
+    h = sysm.leverage(pat, prob.offsets)[pat["combo_index"]]
+    hw3 = h * w * (1.0 - 2.0 * mu)
+    hc = prob.aggregate(hw3)
+    traces = sysm.block_traces(prob.levels)
+    nlev = prob.total_levels()
+    R = len(theta)
+    direct, hv = np.zeros(R), np.zeros(R)
+    for t, (v, per_cell) in enumerate(vs):
+        hv[t] = (hc @ v) if per_cell and hc is not None else hw3 @ v
+        if abs(theta[t]) > 1e-10:
+            direct[t] = 2.0 * (nlev[t] - traces[t]) / theta[t]
     # hw3' (X dbeta + Z Lam du) for every term at once, without the linear predictor
-    hdot = hm @ dv[nr:]
+    hdot = np.bincount(prob.model, weights=hw3, minlength=prob.n_models) @ dbeta
     shared = np.zeros((prob.n_cells, R)) if hc is not None else None
     for s, codes in enumerate(prob.codes):
         cc, ud = prob.cell_level(s), sens[:, starts[s]:starts[s + 1]].T
@@ -234,6 +255,4 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
             hdot += theta[s] * (hw3 @ ud[codes])
     if shared is not None and hc is not None:
         hdot += hc @ shared
-    grad = -2.0 * rv + direct + hv + hdot
-    mode.sens = sens
-    return grad
+    return -2.0 * rv + direct + hv + hdot
