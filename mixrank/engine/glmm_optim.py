@@ -170,13 +170,16 @@ def _em_start(fg, prob: Problem, theta: np.ndarray, steps: int = 2) -> np.ndarra
     (docs/glmm.md §3).  The quasi-Newton search starts from the result.
     """
     th = np.asarray(theta, dtype=np.float64)
-    f, _, m = fg(th, grad=False)
-    for _ in range(steps):
+    # the points before the last are solved to a decrement of 1e-10 only: their D
+    # (within ~1e-3) just decides whether a step is kept (their cache entries are
+    # separate, so the search re-solves such a point exactly if it starts there)
+    f, _, m = fg(th, 2 if steps else 0, grad=False)
+    for i in range(steps):
         if m is None:
             break
         tr = m.system.block_traces(prob.levels)
         new = np.sqrt(th ** 2 * (prob.sum_squares(m.u) + tr) / prob.total_levels())
-        fn, _, mn = fg(new, False, m, grad=False)
+        fn, _, mn = fg(new, 2 if i < steps - 1 else 0, m, grad=False)
         if not fn < f:
             break
         th, f, m = new, fn, mn
@@ -192,16 +195,17 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Searc
     R = len(theta0)
     cache: dict[bytes, tuple[float, np.ndarray | None, Mode | None]] = {}
 
-    def fg(th: np.ndarray, rough: bool = False, base: Mode | None = None,
+    def fg(th: np.ndarray, rough: int = 0, base: Mode | None = None,
            grad: bool = True) -> tuple[float, np.ndarray, Mode | None]:
-        # rough: the gradient for a finite-difference Hessian, whose error
-        # (first order in the mode's) need only be small against H * step.
+        # rough = 1: the gradient for a finite-difference Hessian, whose error
+        # (first order in the mode's) need only be small against H * step;
+        # rough = 2: an EM step that only needs D to compare (see _em_start).
         # grad=False: the gradient is not needed now (EM steps); it is computed
         # on a later request (the mode's sensitivities, the warm start, always are)
         key = np.asarray(th, dtype=np.float64).tobytes() + bytes([rough])
         if key not in cache:
             try:
-                m = ev.joint(th, 1e-16 if rough else 1e-20, base)
+                m = ev.joint(th, (1e-20, 1e-16, 1e-10)[int(rough)], base)
                 cache[key] = (m.deviance, theta_gradient_joint(prob, m, grad), m)
             except (PirlsError, np.linalg.LinAlgError, FloatingPointError):
                 cache[key] = (np.inf, np.zeros(R), None)

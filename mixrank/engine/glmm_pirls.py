@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 
 from .glmm_system import Problem, System, assemble
 
@@ -48,6 +47,28 @@ class Mode:
     #: d(u, beta)/d theta (one row per term; set by theta_gradient_joint): predicts the
     #: mode at a nearby theta, the warm start of the next evaluation
     sens: np.ndarray | None = None
+    #: mean, IRLS weight and residual ``k - n mu`` at the mode (for the gradients)
+    mu: np.ndarray | None = None
+    w: np.ndarray | None = None
+    r: np.ndarray | None = None
+
+
+def expit(eta: np.ndarray) -> np.ndarray:
+    """``1 / (1 + e^-eta)`` (a quarter of scipy's ``expit`` time on small arrays; an overflow
+    of ``e^-eta`` for ``eta < -709`` gives the limit 0)."""
+    with np.errstate(over="ignore"):
+        e = np.exp(-eta)
+    e += 1.0
+    return np.reciprocal(e, out=e)
+
+
+def _irls(prob: Problem, mode: Mode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``mu``, the IRLS weights and the residuals at the mode (as PIRLS left them)."""
+    if mode.mu is None or mode.w is None or mode.r is None:
+        mu = expit(mode.eta)
+        nmu = prob.n * mu
+        return mu, nmu * (1.0 - mu), prob.k - nmu
+    return mode.mu, mode.w, mode.r
 
 
 def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -133,7 +154,8 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
             pen = prob.penalty(u)
             dev = pdev - pen
             return Mode(theta=theta, beta=beta, u=u, eta=eta, system=system, dev=dev,
-                        penalty=pen, deviance=dev + pen + system.logdet_u(), iterations=it)
+                        penalty=pen, deviance=dev + pen + system.logdet_u(), iterations=it,
+                        mu=mu, w=w, r=r)
         nr = prob.n_rest
         step = 1.0
         for _ in range(30):
@@ -160,8 +182,7 @@ def beta_gradient(prob: Problem, mode: Mode) -> np.ndarray:
     """
     pat = prob.patterns()
     theta = mode.theta
-    mu = expit(mode.eta)
-    w = prob.n * mu * (1.0 - mu)
+    mu, w, _ = _irls(prob, mode)
     h = mode.system.leverage(pat, prob.offsets)[pat["combo_index"]]
     v = h * w * (1.0 - 2.0 * mu)
     M = prob.n_models
@@ -186,9 +207,7 @@ def theta_gradient_joint(prob: Problem, mode: Mode, gradient: bool = True) -> np
     ``gradient=False`` only that (no leverages) and returns None.
     """
     theta, u, sysm = mode.theta, mode.u, mode.system
-    mu = expit(mode.eta)
-    w = prob.n * mu * (1.0 - mu)
-    r = prob.k - prob.n * mu
+    mu, w, r = _irls(prob, mode)
     M, q0, nr = prob.n_models, prob.levels[0], prob.n_rest
     starts = np.concatenate([[0], np.cumsum(prob.levels)])
     # per-cell sums: a term without the model factor is constant within a cell,

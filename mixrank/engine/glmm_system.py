@@ -238,49 +238,49 @@ class Problem:
         return dict(pat)
 
     def plan(self) -> dict | None:
-        """Flat indices that assemble the coupling, the dense block and ``a0`` in one pass.
+        """Flat indices that assemble the coupling, ``a0`` and the dense block in few passes.
 
-        Every entry of ``B`` (first term x dense block, row-major), of the
-        upper triangle of the dense block's ``Z'WZ`` part and of the first
-        term's weight sums is a sum of weights: of the observations (index
-        ``obs``, weights ``w`` repeated ``n_obs_parts`` times) or of the cells
-        (``cell``, the per-cell sums).  One ``bincount`` then replaces a
-        pass per pattern (docs/glmm.md §3).  None when the coupling is held
-        sparse or the index would be large (the per-pattern path).
+        Every entry of ``B`` (first term x dense block, row-major) and of the
+        first term's weight sums ``a0`` is a sum of weights: of the
+        observations (index ``obs``, weights ``w`` repeated ``n_obs_parts``
+        times) or of the cells (``cell``, the per-cell sums), so one
+        ``bincount`` gives them all.  The dense block's ``Z'WZ`` part depends
+        on the observations only through their combination of dense-block
+        columns (``combo``: typically unit x model, far fewer than the
+        observations), so the weights are summed per combination first and
+        the upper triangle gathered from those sums (``pairs``).  The sums are
+        those of the per-pattern assembly (docs/glmm.md §3).  None when the
+        coupling is held sparse or the index would be large.
         """
         if "plan" in self._cache:
             return self._cache["plan"]
         q0, nv = self.levels[0], self.n_rest + self.n_models
         fam, fcell = self.families(), self._cell_families()
-        size0, size1 = q0 * nv, nv * nv
+        size0 = q0 * nv
         c0, c0cell = self.codes[0], self.cell_level(0)
         obs: list[np.ndarray] = []
         cell: list[np.ndarray] = []
-
-        def part(a_obs, a_cell, b_obs, b_cell, stride, base):
-            if a_cell is not None and b_cell is not None:
-                cell.append(base + a_cell.astype(np.int64) * stride + b_cell)
-            else:
-                obs.append(base + a_obs.astype(np.int64) * stride + b_obs)
-
         for f, fc in zip(fam, fcell):
-            part(c0, c0cell, f, fc, nv, 0)
-        for a in range(len(fam)):
-            for b in range(a, len(fam)):
-                part(fam[a], fcell[a], fam[b], fcell[b], nv, size0)
+            if c0cell is not None and fc is not None:
+                cell.append(c0cell.astype(np.int64) * nv + fc)
+            else:
+                obs.append(c0.astype(np.int64) * nv + f)
         if c0cell is not None and self.cell is not None:
-            cell.append(size0 + size1 + c0cell.astype(np.int64))
+            cell.append(size0 + c0cell.astype(np.int64))
         else:
-            obs.append(size0 + size1 + c0.astype(np.int64))
+            obs.append(size0 + c0.astype(np.int64))
+        uniq, combo = _unique_rows(list(fam), (nv,) * len(fam))
+        pairs = [uniq[:, a] * nv + uniq[:, b] for a in range(len(fam)) for b in range(a, len(fam))]
         col_family = np.concatenate([np.full(q, r, dtype=np.int64)
                                      for r, q in enumerate(self.levels[1:])]
                                     + [np.full(self.n_models, len(self.levels) - 1, dtype=np.int64)])
-        n_idx = self.n_obs * len(obs) + self.n_cells * len(cell)
+        n_idx = self.n_obs * len(obs) + self.n_cells * len(cell) + len(uniq) * len(pairs)
         plan = None
         if size0 <= DENSE_COUPLING and n_idx <= PLAN_MAX:
             plan = dict(obs=np.concatenate(obs) if obs else None, n_obs_parts=len(obs),
                         cell=np.concatenate(cell) if cell else None, n_cell_parts=len(cell),
-                        size=(size0, size1, q0), col_family=col_family)
+                        combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
+                        n_pairs=len(pairs), size=(size0, q0), col_family=col_family)
         self._cache["plan"] = plan
         return plan
 
@@ -453,22 +453,24 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
 
 
 def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) -> System:
-    """:func:`assemble` by one ``bincount`` over the plan's flat indices (:meth:`Problem.plan`)."""
-    size0, size1, q0 = plan["size"]
+    """:func:`assemble` by ``bincount`` over the plan's flat indices (:meth:`Problem.plan`)."""
+    size0, q0 = plan["size"]
     nr, M = prob.n_rest, prob.n_models
     nv = nr + M
-    total = size0 + size1 + q0
+    total = size0 + q0
     flat = (np.bincount(plan["obs"], weights=np.tile(w, plan["n_obs_parts"]), minlength=total)
             if plan["obs"] is not None else np.zeros(total))
     wc = prob.aggregate(w)
     if plan["cell"] is not None and wc is not None:
         flat += np.bincount(plan["cell"], weights=np.tile(wc, plan["n_cell_parts"]),
                             minlength=total)
+    wcombo = np.bincount(plan["combo"], weights=w, minlength=plan["n_combo"])
+    U = np.bincount(plan["pairs"], weights=np.tile(wcombo, plan["n_pairs"]),
+                    minlength=nv * nv).reshape(nv, nv)
     cs = np.concatenate([th[1:], [1.0]])[plan["col_family"]]
     B = flat[:size0].reshape(q0, nv)
     B *= th[0] * cs
-    a0 = th[0] ** 2 * flat[size0 + size1:] + (1.0 if prob.mult is None else prob.mult)
-    U = flat[size0:size0 + size1].reshape(nv, nv)
+    a0 = th[0] ** 2 * flat[size0:] + (1.0 if prob.mult is None else prob.mult)
     U *= np.multiply.outer(cs, cs)
     Bs = B / np.sqrt(a0)[:, None]
     S = U + U.T
