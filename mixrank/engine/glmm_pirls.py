@@ -180,7 +180,7 @@ def beta_gradient(prob: Problem, mode: Mode) -> np.ndarray:
     derivative of the IRLS weight in ``eta``) and ``J = X - Z Lam C^{-1}
     Lam'Z'W X`` the total derivative of the linear predictor at the mode.
     """
-    pat = prob.patterns()
+    pat = prob.combos()
     theta = mode.theta
     mu, w, _ = _irls(prob, mode)
     h = mode.system.leverage(pat, prob.offsets)[pat["combo_index"]]
@@ -249,7 +249,7 @@ def _theta_gradient(prob: Problem, mode: Mode, w: np.ndarray, mu: np.ndarray, rv
                     vs: list[tuple[np.ndarray, bool]], dbeta: np.ndarray,
                     starts: np.ndarray) -> np.ndarray:
     """The gradient terms of :func:`theta_gradient_joint` that need the leverages."""
-    pat = prob.patterns()
+    pat = prob.combos()
     theta, sysm, sens = mode.theta, mode.system, mode.sens
     assert sens is not None
     h = sysm.leverage(pat, prob.offsets)[pat["combo_index"]]

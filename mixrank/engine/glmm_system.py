@@ -226,16 +226,23 @@ class Problem:
             for b in range(a + 1, len(fam)):
                 dense.append((a, b) + pattern(fam[a], fcell[a], fam[b], fcell[b]))
         diag = [("obs", f) if fc is None else ("cell", fc) for f, fc in zip(fam, fcell)]
-        per_cell = [c for c in (self.cell_level(r) for r in range(len(self.codes))) if c is not None]
-        if len(per_cell) == len(self.codes) and self.cell is not None:
-            uniq, cinv = _unique_rows(per_cell, self.levels)
-            cinv = cinv[self.cell]
-        else:
-            uniq, cinv = _unique_rows(list(self.codes), self.levels)
         pat = dict(cross=cross, dense=dense, diag=diag, a0=("obs", c0) if c0cell is None
-                   else ("cell", c0cell), combos=uniq, combo_index=cinv.ravel())
+                   else ("cell", c0cell), **self.combos())
         self._cache["pat"] = pat
         return dict(pat)
+
+    def combos(self) -> dict:
+        """Distinct random-level combinations (``combos``) and each observation's (``combo_index``)."""
+        if "combos" not in self._cache:
+            per_cell = [c for c in (self.cell_level(r) for r in range(len(self.codes)))
+                        if c is not None]
+            if len(per_cell) == len(self.codes) and self.cell is not None:
+                uniq, cinv = _unique_rows(per_cell, self.levels)
+                cinv = cinv[self.cell]
+            else:
+                uniq, cinv = _unique_rows(list(self.codes), self.levels)
+            self._cache["combos"] = dict(combos=uniq, combo_index=cinv.ravel())
+        return dict(self._cache["combos"])
 
     def plan(self) -> dict | None:
         """Flat indices that assemble the coupling, ``a0`` and the dense block in few passes.
@@ -277,9 +284,8 @@ class Problem:
         n_idx = self.n_obs * len(obs) + self.n_cells * len(cell) + len(uniq) * len(pairs)
         plan = None
         if size0 <= DENSE_COUPLING and n_idx <= PLAN_MAX:
-            plan = dict(obs=np.concatenate(obs) if obs else None, n_obs_parts=len(obs),
-                        cell=np.concatenate(cell) if cell else None, n_cell_parts=len(cell),
-                        combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
+            plan = dict(index=np.concatenate(obs + cell), n_obs_parts=len(obs),
+                        n_cell_parts=len(cell), combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
                         n_pairs=len(pairs), size=(size0, q0), col_family=col_family)
         self._cache["plan"] = plan
         return plan
@@ -458,12 +464,11 @@ def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) 
     nr, M = prob.n_rest, prob.n_models
     nv = nr + M
     total = size0 + q0
-    flat = (np.bincount(plan["obs"], weights=np.tile(w, plan["n_obs_parts"]), minlength=total)
-            if plan["obs"] is not None else np.zeros(total))
-    wc = prob.aggregate(w)
-    if plan["cell"] is not None and wc is not None:
-        flat += np.bincount(plan["cell"], weights=np.tile(wc, plan["n_cell_parts"]),
-                            minlength=total)
+    parts = [w] * plan["n_obs_parts"]
+    wc = prob.aggregate(w) if plan["n_cell_parts"] else None
+    if wc is not None:
+        parts += [wc] * plan["n_cell_parts"]
+    flat = np.bincount(plan["index"], weights=np.concatenate(parts), minlength=total)
     wcombo = np.bincount(plan["combo"], weights=w, minlength=plan["n_combo"])
     U = np.bincount(plan["pairs"], weights=np.tile(wcombo, plan["n_pairs"]),
                     minlength=nv * nv).reshape(nv, nv)
