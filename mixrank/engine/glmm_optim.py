@@ -144,8 +144,9 @@ def _quasi_newton(fg, theta0: np.ndarray, tol: float = 1e-9, max_iter: int = 100
         floor = np.where(th > 1e-3, 0.1 * th, 0.0)
         for _ in range(40):
             cand = np.maximum(th + t * p, floor)
-            fc, gc, mc = fg(cand, False, m)
+            fc, _, mc = fg(cand, False, m, grad=False)      # the gradient once accepted
             if fc <= f + 1e-4 * float(g @ (cand - th)):
+                fc, gc, mc = fg(cand)
                 break
             if dec < 1e-6:           # finite-precision floor: no decrease is measurable
                 return _Search(th, f, m, g, True, f"Newton decrement {dec:.1e} after {it} "

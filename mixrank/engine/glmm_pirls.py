@@ -51,6 +51,8 @@ class Mode:
     mu: np.ndarray | None = None
     w: np.ndarray | None = None
     r: np.ndarray | None = None
+    #: the intermediate sums of a theta_gradient_joint(gradient=False) call, for a later one
+    grad_parts: tuple | None = None
 
 
 def expit(eta: np.ndarray) -> np.ndarray:
@@ -206,6 +208,8 @@ def theta_gradient_joint(prob: Problem, mode: Mode, gradient: bool = True) -> np
     Sets ``mode.sens`` (the warm start of the next evaluation); with
     ``gradient=False`` only that (no leverages) and returns None.
     """
+    if mode.sens is not None and mode.grad_parts is not None:
+        return _theta_gradient(prob, mode, *mode.grad_parts) if gradient else None
     theta, u, sysm = mode.theta, mode.u, mode.system
     mu, w, r = _irls(prob, mode)
     M, q0, nr = prob.n_models, prob.levels[0], prob.n_rest
@@ -240,9 +244,11 @@ def theta_gradient_joint(prob: Problem, mode: Mode, gradient: bool = True) -> np
     d0, dv = sysm.solve(-rhs[:q0], -np.vstack([rhs[q0:], rb]), joint=True)
     sens = np.vstack([d0, dv]).T                          # (terms, u and beta)
     mode.sens = sens
+    parts = (w, mu, rv, vs, dv[nr:], starts)
     if not gradient:
+        mode.grad_parts = parts
         return None
-    return _theta_gradient(prob, mode, w, mu, rv, vs, dv[nr:], starts)
+    return _theta_gradient(prob, mode, *parts)
 
 
 def _theta_gradient(prob: Problem, mode: Mode, w: np.ndarray, mu: np.ndarray, rv: np.ndarray,
