@@ -218,8 +218,12 @@ def _unit_codes(frame: Frame, factors: Sequence[str]) -> np.ndarray:
                           f"{list(frame.pair_by)}; add them to pair_by")
     codes = np.zeros(frame.n_cells, dtype=np.int64)
     for f in factors:
-        c, lev = pd.factorize(frame.cells[f], sort=True)
-        codes = codes * (len(lev) + 1) + c
+        if f in frame.term_codes:          # a one-factor term: the same sorted-level codes
+            c, n_lev = frame.term_codes[f], frame.term_levels[f]
+        else:
+            c, lev = pd.factorize(frame.cells[f], sort=True)
+            n_lev = len(lev)
+        codes = codes * (n_lev + 1) + c
     return np.unique(codes, return_inverse=True)[1].ravel()
 
 
@@ -303,7 +307,9 @@ def _level_signatures(prob: Problem) -> tuple[np.ndarray, np.ndarray] | None:
             h += rng.normal(size=int(col.max()) + 1)[col]
     counts = np.bincount(c0, minlength=q0)
     screen = np.round(np.bincount(c0, weights=np.cos(3.0 * h), minlength=q0), 9)
-    if len(np.unique(np.stack([screen, counts]), axis=1)[0]) > 0.8 * q0:
+    order = np.lexsort((screen, counts))             # distinct (screen, count) pairs
+    s_, c_ = screen[order], counts[order]
+    if 1 + np.count_nonzero((s_[1:] != s_[:-1]) | (c_[1:] != c_[:-1])) > 0.8 * q0:
         return None
     width = int(counts.max())
     if q0 * width > 4 * prob.n_obs + 1000:
