@@ -49,13 +49,18 @@ def _pair_by(gf: GlmmFormula, columns: list[str], pair_by: Sequence[str] | None,
 def _count_values(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
     if col not in df.columns:
         raise DataError(f"column {col!r} ({what}) is not in the data; available: {list(df.columns)}")
-    s = pd.to_numeric(df[col], errors="coerce")
-    bad = s.isna() | ~np.isfinite(s) | (s < 0) | (s != np.round(s))
+    col_data = df[col]
+    if col_data.dtype.kind in "iuf":
+        x = col_data.to_numpy(dtype=np.float64)
+    else:
+        x = pd.to_numeric(col_data, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(x) | (x < 0) | (x != np.round(x))
     if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
+        row = int(np.flatnonzero(bad)[0])
         raise DataError(f"column {col!r} ({what}) must hold non-negative whole numbers; row {row} "
                         f"holds {df[col].iloc[row]!r}")
-    return s.to_numpy(dtype=np.float64)
+    return x
 
 
 def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,

@@ -68,9 +68,10 @@ def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.n
     return eta
 
 
-def _zt(prob: Problem, theta: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``Lam'Z'v`` split into the first term and the rest."""
-    vc = prob.aggregate(v)
+def _zt(prob: Problem, theta: np.ndarray, v: np.ndarray,
+        vc: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``Lam'Z'v`` split into the first term and the rest (``vc``: ``v`` summed per cell, if known)."""
+    vc = prob.aggregate(v) if vc is None else vc
     parts = []
     for r, (th, c, q) in enumerate(zip(theta, prob.codes, prob.levels)):
         cc = prob.cell_level(r)
@@ -191,24 +192,48 @@ def theta_gradient_joint(prob: Problem, mode: Mode) -> np.ndarray:
     hw3 = h * w * (1.0 - 2.0 * mu)
     traces = sysm.block_traces(prob.levels)
     nlev = prob.total_levels()
-    M, q0 = prob.n_models, prob.levels[0]
+    M, q0, nr = prob.n_models, prob.levels[0], prob.n_rest
     starts = np.concatenate([[0], np.cumsum(prob.levels)])
-    grad = np.zeros(len(theta))
-    sens = np.zeros((len(theta), len(u) + M))
+    # per-cell sums: a term without the model factor is constant within a cell,
+    # so its products with r, w and hw3 are taken over cells, not observations
+    rc, wc, hc = prob.aggregate(r), prob.aggregate(w), prob.aggregate(hw3)
+    hm = np.bincount(prob.model, weights=hw3, minlength=M)
+    R = len(theta)
+    rhs, rb = np.zeros((len(u), R)), np.zeros((M, R))
+    rv, hv, direct = np.zeros(R), np.zeros(R), np.zeros(R)
     for t, (codes, q) in enumerate(zip(prob.codes, prob.levels)):
         ut = u[starts[t]:starts[t + 1]]
-        v = ut[codes]                                     # Z_t u_t per observation
-        direct = 2.0 * (nlev[t] - traces[t]) / theta[t] if abs(theta[t]) > 1e-10 else 0.0
-        # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t
-        z0, zr = _zt(prob, theta, w * v)
-        zt_r = np.bincount(codes, weights=r, minlength=q)
-        rhs = np.concatenate([z0, zr])
-        rhs[starts[t]:starts[t + 1]] -= zt_r
-        rb = np.bincount(prob.model, weights=w * v, minlength=M)
-        d0, dv = sysm.solve(-rhs[:q0], -np.concatenate([rhs[q0:], rb]), joint=True)
-        nr = prob.n_rest
-        sens[t] = np.concatenate([d0, dv])
-        deta = v + linear_predictor(prob, theta, dv[nr:], sens[t, : len(u)])
-        grad[t] = -2.0 * float(r @ v) + direct + float(hw3 @ deta)
+        cc = prob.cell_level(t)
+        if cc is not None and rc is not None and wc is not None and hc is not None:
+            vcell = ut[cc]                                # Z_t u_t per cell
+            wv, wvc = w * vcell[prob.cell], wc * vcell
+            rv[t], hv[t] = rc @ vcell, hc @ vcell
+            zt_r = np.bincount(cc, weights=rc, minlength=q)
+        else:
+            v = ut[codes]                                 # Z_t u_t per observation
+            wv, wvc = w * v, None
+            rv[t], hv[t] = r @ v, hw3 @ v
+            zt_r = np.bincount(codes, weights=r, minlength=q)
+        if abs(theta[t]) > 1e-10:
+            direct[t] = 2.0 * (nlev[t] - traces[t]) / theta[t]
+        z0, zr = _zt(prob, theta, wv, wvc)
+        rhs[:q0, t], rhs[q0:, t] = z0, zr
+        rhs[starts[t]:starts[t + 1], t] -= zt_r
+        rb[:, t] = np.bincount(prob.model, weights=wv, minlength=M)
+    # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t, all terms in one solve
+    d0, dv = sysm.solve(-rhs[:q0], -np.vstack([rhs[q0:], rb]), joint=True)
+    sens = np.vstack([d0, dv]).T                          # (terms, u and beta)
+    # hw3' (X dbeta + Z Lam du) for every term at once, without the linear predictor
+    hdot = hm @ dv[nr:]
+    shared = np.zeros((prob.n_cells, R)) if hc is not None else None
+    for s, codes in enumerate(prob.codes):
+        cc, ud = prob.cell_level(s), sens[:, starts[s]:starts[s + 1]].T
+        if cc is not None and shared is not None:
+            shared += theta[s] * ud[cc]
+        else:
+            hdot += theta[s] * (hw3 @ ud[codes])
+    if shared is not None and hc is not None:
+        hdot += hc @ shared
+    grad = -2.0 * rv + direct + hv + hdot
     mode.sens = sens
     return grad

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg import lapack
 
 __all__ = ["Problem", "System", "assemble", "MAX_DENSE"]
 
@@ -40,6 +41,37 @@ def _pattern(a: np.ndarray, b: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndar
     flat = a.astype(np.int64) * nb + b
     uniq, inv = np.unique(flat, return_inverse=True)
     return uniq // nb, uniq % nb, inv.ravel()
+
+
+def _cholesky(S: np.ndarray) -> np.ndarray:
+    """Lower Cholesky factor by LAPACK directly (the wrappers' overhead dominates small blocks)."""
+    L, info = lapack.dpotrf(S, lower=1, clean=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"matrix not positive definite (LAPACK dpotrf info {info})")
+    return L
+
+
+def _cho_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(L L')^{-1} b`` by LAPACK ``dpotrs``."""
+    x, info = lapack.dpotrs(L, b, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"LAPACK dpotrs info {info}")
+    return x
+
+
+def _unique_rows(cols: list[np.ndarray], sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of the code columns (each ``0 <= c < size``) and each row's index."""
+    if float(np.prod(np.asarray(sizes, dtype=np.float64))) >= 2.0 ** 62:
+        uniq, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        return uniq, inv.ravel()
+    key = np.zeros(len(cols[0]), dtype=np.int64)
+    for c, q in zip(cols, sizes):                # mixed radix: one integer per row
+        key = key * q + c
+    ukey, inv = np.unique(key, return_inverse=True)
+    out = np.empty((len(ukey), len(cols)), dtype=np.int64)
+    for j in range(len(cols) - 1, -1, -1):
+        ukey, out[:, j] = np.divmod(ukey, sizes[j])
+    return out, inv.ravel()
 
 
 @dataclass(eq=False)
@@ -194,10 +226,10 @@ class Problem:
         diag = [("obs", f) if fc is None else ("cell", fc) for f, fc in zip(fam, fcell)]
         per_cell = [c for c in (self.cell_level(r) for r in range(len(self.codes))) if c is not None]
         if len(per_cell) == len(self.codes) and self.cell is not None:
-            uniq, cinv = np.unique(np.stack(per_cell, axis=1), axis=0, return_inverse=True)
-            cinv = cinv.ravel()[self.cell]
+            uniq, cinv = _unique_rows(per_cell, self.levels)
+            cinv = cinv[self.cell]
         else:
-            uniq, cinv = np.unique(np.stack(self.codes, axis=1), axis=0, return_inverse=True)
+            uniq, cinv = _unique_rows(list(self.codes), self.levels)
         pat = dict(cross=cross, dense=dense, diag=diag, a0=("obs", c0) if c0cell is None
                    else ("cell", c0cell), combos=uniq, combo_index=cinv.ravel())
         self._cache["pat"] = pat
@@ -234,14 +266,16 @@ class System:
         return first + 2.0 * float(np.sum(np.log(d)))
 
     def solve(self, g0: np.ndarray, gv: np.ndarray, joint: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Solve ``A x = g``; ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
+        """Solve ``A x = g`` (``g`` a vector or one column per right-hand side);
+        ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
         nv = self.nr + (self.M if joint else 0)
         B = self.B if joint else self.B[:, : self.nr]
         L = self.L[:nv, :nv]
-        y0 = g0 / self.a0
+        a0 = self.a0 if g0.ndim == 1 else self.a0[:, None]
+        y0 = g0 / a0
         rhs = gv - B.T @ y0
-        xv = sla.cho_solve((L, True), rhs, check_finite=False) if nv else rhs
-        x0 = y0 - (B @ xv) / self.a0
+        xv = _cho_solve(L, rhs) if nv else rhs
+        x0 = y0 - (B @ xv) / a0
         return x0, xv
 
     def vcov_beta(self) -> np.ndarray:
@@ -274,11 +308,12 @@ class System:
         # gathers per combination instead of one row of length nr per term
         pn, G, K = self._grams()
         h = h + th[0] ** 2 * pn[l0]
+        Kf, Gf, nr = K.reshape(-1), G.reshape(-1), self.nr
         cols = [offsets[r - 1] + combos[:, r] for r in range(1, combos.shape[1])]
-        for r, c in enumerate(cols, start=1):
-            h = h + th[r] ** 2 * K[c, c] - 2.0 * th[0] * th[r] * G[l0, c]
+        for r, c in enumerate(cols, start=1):          # flat gathers (faster than 2-d)
+            h += th[r] ** 2 * Kf[c * (nr + 1)] - 2.0 * th[0] * th[r] * Gf[l0 * nr + c]
             for s, d in enumerate(cols[r:], start=r + 1):
-                h = h + 2.0 * th[r] * th[s] * K[c, d]
+                h += 2.0 * th[r] * th[s] * Kf[c * nr + d]
         return h
 
     def _grams(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -293,7 +328,7 @@ class System:
             Luu = self.L[: self.nr, : self.nr]
             Bu = self.B[:, : self.nr]
             F = (Bu if isinstance(Bu, np.ndarray) else Bu.toarray()) / self.a0[:, None]
-            K = sla.cho_solve((Luu, True), np.eye(self.nr), check_finite=False)
+            K = _cho_solve(Luu, np.eye(self.nr))
             G = F @ K
             self._gram = (np.einsum("ij,ij->i", G, F), G, K)
         return self._gram
@@ -352,7 +387,8 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     for f, (kind, col) in enumerate(pat["diag"]):
         diag += sums(kind, col, nv) * famscale[f] ** 2
     if isinstance(B, np.ndarray):
-        S = -(B.T @ (B / a0[:, None]))
+        Bs = B / np.sqrt(a0)[:, None]
+        S = -(Bs.T @ Bs)               # numpy computes X'X by a symmetric rank-k update
     else:
         S = -(B.T @ (sp.diags(1.0 / a0) @ B)).toarray()
     S[np.diag_indices(nv)] += diag
@@ -360,5 +396,5 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
-    L = np.linalg.cholesky(S) if nv else S
+    L = _cholesky(S) if nv else S
     return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M, mult=prob.mult)

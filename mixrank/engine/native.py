@@ -236,9 +236,16 @@ def _usable_terms(codes: dict[str, np.ndarray], n: int, a: str, b: str,
 
 def _gather(frame: Frame, idx: np.ndarray | None, names: list[str]
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Each term's codes over a pair's common cells ``idx`` (None: all) and its level counts."""
+    """Each term's codes over a pair's common cells ``idx`` (None: all) and its level counts
+    (a term another one is nested in: summed from that term's counts, docs/speed.md §4)."""
     codes = {t: frame.term_codes[t] if idx is None else frame.term_codes[t][idx] for t in names}
-    return codes, {t: np.bincount(c, minlength=frame.term_levels[t]) for t, c in codes.items()}
+    nest = _nesting(frame)
+    counts: dict[str, np.ndarray] = {}
+    for t in sorted(names, key=lambda t: -frame.term_levels[t]):      # children first
+        child = next((c for c in counts if (c, t) in nest), None)
+        counts[t] = np.bincount(codes[t], minlength=frame.term_levels[t]) if child is None else \
+            np.bincount(nest[(child, t)], weights=counts[child], minlength=frame.term_levels[t])
+    return codes, counts
 
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,

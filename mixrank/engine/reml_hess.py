@@ -126,13 +126,13 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     if q2 == 0:
         return val, grad, hess
     lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
-    M2w, P1, P2 = _block2(st, a, np.stack([w, w2, w3v]))
+    W = np.stack([w, w2, w3v])
+    M2w, P1, P2 = _block2(st, a, W)
     M2 = cast(np.ndarray, st.z22) - a * M2w
     hk = np.stack([cast(np.ndarray, st.h), cast(np.ndarray, ps.k)], axis=2)    # (G, q2, 2)
+    whk = (W @ hk.reshape(len(w), 2 * q2)).reshape(3, q2, 2)
     base = np.stack([cast(np.ndarray, st.c2), cast(np.ndarray, ps.s2)], axis=1)
-    u = base - a * np.tensordot(w, hk, axes=1)
-    du = -np.tensordot(w2, hk, axes=1)
-    d2u = np.tensordot(w3v, hk, axes=1)
+    u, du, d2u = base - a * whk[0], -whk[1], whk[2]
     S = lam[:, None] * M2 * lam[None, :]
     S.flat[:: q2 + 1] += 1.0
     L, info = _potrf(S, lower=1, clean=1, overwrite_a=1)
@@ -163,8 +163,8 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
         val[m] += Qv[x, y]
         grad[m, 0] += Qa[x, y]
         hess[m, 0, 0] += Qaa[x, y]
-    grad[0, 0] -= float(np.sum(B * P1))
-    hess[0, 0, 0] += float(np.sum(B * P2)) - float(np.sum(BP1 * BP1.T))
+    grad[0, 0] -= float(np.vdot(B, P1))
+    hess[0, 0, 0] += float(np.vdot(B, P2)) - float(np.einsum("ij,ji->", BP1, BP1))
     offs = np.cumsum((0,) + tuple(st.levels[1:]))
     blocks = [slice(int(offs[i]), int(offs[i + 1])) for i in range(R - 1)]
     V = [C[:, bi] @ z[bi] for bi in blocks]              # C E_i z

@@ -42,7 +42,6 @@ class Structure:
     z22: np.ndarray | None = None   # (q2, q2)
     c2: np.ndarray | None = None    # (q2,) counts of block-2 levels
     groups: np.ndarray | None = None       # (L1,) group index of each term-1 level
-    onehot: sp.csr_matrix | None = None     # (G, L1) group indicator
     group_sizes: np.ndarray | None = None   # (G,) levels per group
     group_values: np.ndarray | None = None  # (G,) the count value of each group
     G: np.ndarray | None = None     # (G, q2 (q2 + 1) / 2) packed upper triangles, or None (ungrouped)
@@ -56,6 +55,14 @@ class Structure:
     # sparse mode
     ztz: sp.csc_matrix | None = None
     offsets: tuple[int, ...] = ()
+
+    @property
+    def onehot(self) -> sp.csr_matrix | None:
+        """(G, L1) indicator of each term-1 level's count group (dense mode)."""
+        if self.groups is None or self.group_values is None:
+            return None
+        L1, nG = len(self.groups), len(self.group_values)
+        return sp.csr_matrix((np.ones(L1), (self.groups, np.arange(L1))), shape=(nG, L1))
 
     @property
     def z12(self) -> np.ndarray | None:
@@ -143,10 +150,9 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     L1 = levels_o[0]
     vals, grp = np.unique(c1, return_inverse=True)
     nG = len(vals)
-    onehot = sp.csr_matrix((np.ones(L1), (grp, np.arange(L1))), shape=(nG, L1))
     sizes = np.bincount(grp, minlength=nG).astype(np.float64)
     cc1 = np.bincount(grp, weights=c1 * c1, minlength=nG)
-    grouping: dict[str, Any] = dict(groups=grp, onehot=onehot, group_sizes=sizes,
+    grouping: dict[str, Any] = dict(groups=grp, group_sizes=sizes,
                                     group_values=vals, cc1=cc1)
     if R == 1:
         return Structure(mode="dense", c1=c1, z12_=np.zeros((L1, 0)), z22=np.zeros((0, 0)),
@@ -209,7 +215,6 @@ def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
     # dense mode: build_structure set every dense-mode field
     group_values = cast(np.ndarray, st.group_values)
     groups, c1 = cast(np.ndarray, st.groups), cast(np.ndarray, st.c1)
-    onehot = cast(sp.csr_matrix, st.onehot)
     s1 = s[0]
     nG = len(group_values)
     if st.zsort is not None:
@@ -222,7 +227,8 @@ def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
             k[g] = s1p[lo:hi] @ zsort[lo:hi]
     else:
         z12 = cast(np.ndarray, st.z12)
-        k = np.asarray(onehot @ (z12 * s1[:, None])) if z12.shape[1] else np.zeros((nG, 0))
+        k = np.asarray(cast(sp.csr_matrix, st.onehot) @ (z12 * s1[:, None])) if z12.shape[1] \
+            else np.zeros((nG, 0))
     cs1 = np.bincount(groups, weights=c1 * s1, minlength=nG)
     ss1 = np.bincount(groups, weights=s1 * s1, minlength=nG)
     s2 = np.concatenate(s[1:]) if len(s) > 1 else np.zeros(0)

@@ -69,3 +69,28 @@ def test_distinct_levels_are_not_merged():
     frame, _, _ = binomial_frame(gf, df)
     prob = build_problem(frame, gf)
     assert merge_exchangeable(prob) is prob
+
+
+def test_model_by_unit_first_term_merges_exactly():
+    """A model-by-unit first term ((1|subject:model), one level per subject and model):
+    levels with the same model and the same 0/1 answers per question merge, exactly."""
+    rng = np.random.default_rng(5)
+    S, Q, M = 300, 3, 3
+    b = rng.normal(0, 1, (S, M))
+    s, q, m = np.meshgrid(np.arange(S), np.arange(Q), np.arange(M), indexing="ij")
+    y = rng.random(s.shape) < 1 / (1 + np.exp(-(0.5 + b[s, m])))
+    df = pd.DataFrame({"model": [f"m{j}" for j in m.ravel()], "subject": s.ravel(),
+                       "question": q.ravel(), "correct": y.ravel().astype(int)})
+    gf = parse_glmm("correct ~ model + (1|subject:model) + (1|question)")
+    frame, _, _ = binomial_frame(gf, df)
+    prob = build_problem(frame, gf)
+    merged = merge_exchangeable(prob)
+    assert prob.names[0] == "subject:model" and merged.levels[0] < prob.levels[0] / 10
+    beta, _ = _start(prob)
+    th = np.array([0.8, 0.4])
+    full = pirls(prob, th, beta, np.zeros(sum(prob.levels)), joint=True)
+    red = pirls(merged, th, beta, np.zeros(sum(merged.levels)), joint=True)
+    assert red.deviance == pytest.approx(full.deviance, rel=1e-12, abs=1e-8)
+    np.testing.assert_allclose(merged.expand_u(red.u), full.u, atol=1e-8)
+    np.testing.assert_allclose(theta_gradient_joint(merged, red), theta_gradient_joint(prob, full),
+                               rtol=1e-7, atol=1e-7)

@@ -35,7 +35,7 @@ def _pair(seed: int, sds: tuple[float, float, float], missing: float):
     return reml.make_objective(st, pair_sums(st, d))
 
 
-CASES = [(seed, sds, missing) for seed in range(4)
+CASES = [(seed, sds, missing) for seed in range(2)
          for sds, missing in [((0.4, 0.6, 0.2), 0.36), ((0.3, 0.5, 0.0), 0.2), ((0.0, 0.0, 0.3), 0.5)]]
 
 
