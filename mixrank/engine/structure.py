@@ -102,12 +102,14 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     """
     q2 = zsort.shape[1]
     z = zsort.astype(np.float32) if bound < 2.0 ** 24 and zsort.dtype != np.float32 else zsort
-    full = np.empty((len(starts), q2, q2), dtype=z.dtype)
+    flat = triu[0] * q2 + triu[1]
+    out = np.empty((len(starts), len(flat)))
+    buf = np.empty((q2, q2), dtype=z.dtype)          # one product at a time: no (G, q2, q2) copy
     for g, (a, m) in enumerate(zip(starts, sizes)):
         zz = z[a:a + m]
-        np.matmul(zz.T, zz, out=full[g])
-    flat = triu[0] * q2 + triu[1]
-    return full.reshape(len(starts), q2 * q2).take(flat, axis=1).astype(np.float64)
+        np.matmul(zz.T, zz, out=buf)
+        out[g] = buf.ravel().take(flat)
+    return out
 
 
 def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str],
