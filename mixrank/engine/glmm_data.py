@@ -88,9 +88,11 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     keys = resolve_keys(spec, columns, pair_by=_pair_by(gf, columns, pair_by, replicate),
                         replicate=replicate, na="error")
     by = list(keys) + [spec.comparison]
-    if _one_row_each(df, by):
-        table = CellTable(columns={c: df[c].reset_index(drop=True) for c in by},
-                          n=n.astype(np.int64), sums=k, n_rows=int(n.sum()), source="the data")
+    encoded = _encoded_once(df, by)
+    if encoded is not None or _one_row_each(df, by):
+        columns = encoded or {c: df[c].reset_index(drop=True) for c in by}
+        table = CellTable(columns=columns, n=n.astype(np.int64), sums=k, n_rows=int(n.sum()),
+                          source="the data")
     else:                                  # several count rows per (model, cell): add them up
         tmp = df[by].copy()
         tmp["__k"], tmp["__n"] = k, n
@@ -109,6 +111,43 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     return frame, len(df), float(np.sum(log_choose(n, k)))
 
 
+def _encoded_once(df: pd.DataFrame, by: list[str]) -> dict[str, pd.Series] | None:
+    """The ``by`` columns as categoricals when every (model, cell) has one row, else None.
+
+    The fast path of the common case (one count row per (model, cell)):
+    each column is factorised once, for the uniqueness check and for the
+    frame, which encodes a categorical by its codes (sorting the levels
+    only).  Columns of text or integer type without missing values only;
+    anything else (object columns, whose mixed types the frame reports;
+    missing keys; repeated rows) returns None for the general path and its
+    messages.
+    """
+    out: dict[str, pd.Series] = {}
+    code = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for col in by:
+        s = df[col]
+        dt = s.dtype
+        if isinstance(dt, pd.CategoricalDtype):
+            c, cat = s.cat.codes.to_numpy().astype(np.int64), s.reset_index(drop=True)
+            q = len(dt.categories)
+        elif dt != object and (pd.api.types.is_string_dtype(dt)
+                               or pd.api.types.is_integer_dtype(dt)):
+            c, lev = pd.factorize(s)
+            # object categories: checked for uniqueness by a hash of Python objects (fast)
+            lev = pd.Index(np.asarray(lev, dtype=object), dtype=object)
+            cat, q = pd.Series(pd.Categorical.from_codes(c, lev), copy=False), len(lev)
+        else:
+            return None
+        size *= q
+        if size >= 2 ** 62 or (len(c) and int(c.min()) < 0):
+            return None
+        code = code * q + c
+        out[col] = cat
+    code.sort()
+    return None if bool(np.any(code[1:] == code[:-1])) else out
+
+
 def _one_row_each(df: pd.DataFrame, by: list[str]) -> bool:
     """Whether every combination of the ``by`` columns occurs in one row only."""
     code = np.zeros(len(df), dtype=np.int64)
@@ -124,7 +163,12 @@ def _one_row_each(df: pd.DataFrame, by: list[str]) -> bool:
 
 
 def log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``log C(n, k)`` elementwise."""
+    """``log C(n, k)`` elementwise (``n``, ``k`` whole numbers, ``0 <= k <= n``)."""
+    top = int(np.max(n)) if len(n) else 0
+    if top <= max(4096, 4 * len(n)):     # a table of log n! (same values, fewer gammaln calls)
+        lf = gammaln(np.arange(top + 1, dtype=np.float64) + 1.0)
+        ni, ki = n.astype(np.int64), k.astype(np.int64)
+        return lf[ni] - lf[ki] - lf[ni - ki]
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
 
 

@@ -275,10 +275,14 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
                             "least two levels: drop the term or add data")
         first = np.empty(n, dtype=np.int64)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
-        lab = pd.Series(key_levels[f0][cell_key_codes[f0][first]]).astype(str)
-        for f in term.factors[1:]:
-            lab = lab + ":" + pd.Series(key_levels[f][cell_key_codes[f][first]]).astype(str)
-        labels = lab.to_numpy(dtype=object)
+        lab0 = key_levels[f0][cell_key_codes[f0][first]]
+        if len(term.factors) == 1 and all(isinstance(v, str) for v in key_levels[f0]):
+            labels = lab0                     # text levels are their own labels
+        else:
+            lab = pd.Series(lab0).astype(str)
+            for f in term.factors[1:]:
+                lab = lab + ":" + pd.Series(key_levels[f][cell_key_codes[f][first]]).astype(str)
+            labels = lab.to_numpy(dtype=object)
         term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
 
     if columns is not None:

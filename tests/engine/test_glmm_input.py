@@ -159,3 +159,58 @@ def test_split_count_rows_need_replicate():
     a = _fit("cbind(k, n - k) ~ model + (1|question)", split, replicate="part", nagq=0)
     b = _fit("cbind(k, n - k) ~ model + (1|question)", counts, nagq=0)
     pd.testing.assert_frame_equal(a.fixed_effects(), b.fixed_effects(), rtol=1e-7)
+
+
+def _frames_equal(a, b):
+    assert (a.models, a.pair_by, a.n_rows, a.binary) == (b.models, b.pair_by, b.n_rows, b.binary)
+    pd.testing.assert_frame_equal(a.cells, b.cells)
+    for name in a.term_codes:
+        np.testing.assert_array_equal(a.term_codes[name], b.term_codes[name])
+        assert list(a.term_labels[name]) == list(b.term_labels[name])
+    np.testing.assert_array_equal(a.scores, b.scores)
+    np.testing.assert_array_equal(a.replicates, b.replicates)
+
+
+@pytest.mark.parametrize("kind", ["str", "category", "int"])
+def test_count_frame_fast_path_equals_general_path(kind):
+    """Key columns of text, categorical or integer type (factorised once on the fast path)
+    give the frame of the general path (object columns), row order shuffled."""
+    from mixrank.engine.glmm_data import _encoded_once, binomial_frame
+    from mixrank.formula.glmm_terms import parse_glmm
+
+    df = pd.read_csv(REF + "kofn.csv.gz").sample(frac=1.0, random_state=1)
+    keys = ["model", "subject", "question"]
+    if kind == "int":
+        df["question"] = 7 * pd.factorize(df["question"])[0] + 3
+    if kind == "category":
+        for c in keys:      # unsorted categories with an unused one
+            df[c] = pd.Categorical(df[c], categories=["zz"] + sorted(set(df[c]))[::-1])
+    general = df.astype({c: object for c in keys})
+    if kind == "category":
+        general = general.astype({c: str for c in keys}).astype({c: object for c in keys})
+    gf = parse_glmm("cbind(k, n - k) ~ model + (1|subject) + (1|question) + (1|subject:model)")
+    assert _encoded_once(df, keys) is not None and _encoded_once(general, keys) is None
+    fa, na_, la = binomial_frame(gf, df)
+    fb, nb, lb = binomial_frame(gf, general)
+    _frames_equal(fa, fb)
+    assert (na_, la) == (nb, lb)
+
+
+def test_missing_key_in_text_column_raises_as_general_path():
+    df = pd.read_csv(REF + "kofn.csv.gz")
+    df.loc[5, "question"] = None
+    with pytest.raises(mixrank.DataError, match="column 'question' has a missing value"):
+        _fit("cbind(k, n - k) ~ model + (1|question)", df)
+
+
+def test_log_choose_table_matches_gammaln():
+    from scipy.special import gammaln
+
+    from mixrank.engine.glmm_data import log_choose
+
+    rng = np.random.default_rng(3)
+    for top in (10, 5000, 10 ** 7):
+        n = rng.integers(1, top + 1, 300).astype(float)
+        k = np.floor(rng.random(300) * (n + 1))
+        np.testing.assert_array_equal(log_choose(n, k),
+                                      gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1))
