@@ -92,8 +92,9 @@ def _cross_counts(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> np.ndarray:
 
 
 def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bound: float,
-                    triu: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Packed upper triangles of ``sum_{i in g} z_i z_i'`` for each group of rows of ``zsort``.
+                    triu: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Packed upper triangles of ``sum_{i in g} z_i z_i'`` for each group of rows of ``zsort``,
+    and the groups' row sums ``sum_{i in g} z_i`` (read while the rows are at hand).
 
     The entries are sums of products of counts, each at most ``bound``
     (``max_g sum_{i in g} c1_i^2``); below 2^24 every partial sum is an
@@ -102,12 +103,16 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     """
     q2 = zsort.shape[1]
     z = zsort.astype(np.float32) if bound < 2.0 ** 24 and zsort.dtype != np.float32 else zsort
-    full = np.empty((len(starts), q2, q2), dtype=z.dtype)
+    flat = triu[0] * q2 + triu[1]
+    out = np.empty((len(starts), len(flat)))
+    sums = np.empty((len(starts), q2))
+    buf = np.empty((q2, q2), dtype=z.dtype)          # one product at a time: no (G, q2, q2) copy
     for g, (a, m) in enumerate(zip(starts, sizes)):
         zz = z[a:a + m]
-        np.matmul(zz.T, zz, out=full[g])
-    flat = triu[0] * q2 + triu[1]
-    return full.reshape(len(starts), q2 * q2).take(flat, axis=1).astype(np.float64)
+        np.matmul(zz.T, zz, out=buf)
+        out[g] = buf.ravel().take(flat)
+        zz.sum(axis=0, dtype=np.float64, out=sums[g])
+    return out, sums
 
 
 def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str],
@@ -193,9 +198,11 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
         # packed upper triangles: each evaluation streams G once, so half the bytes is
         # half the time of its memory-bound products
         triu = np.triu_indices(q2)
-        G = _group_products(zsort, starts, isz, float(cc1.max()), triu)
+        G, zsum = _group_products(zsort, starts, isz, float(cc1.max()), triu)
+    else:
+        zsum = np.add.reduceat(zsort, starts, axis=0).astype(np.float64)
     # c1 is the group's count value on every level of a group: h_g = v_g sum_{i in g} z_i
-    h = vals[:, None] * np.add.reduceat(zsort, starts, axis=0).astype(np.float64)
+    h = vals[:, None] * zsum
     return Structure(mode="dense", c1=c1, z22=z22, c2=c2, G=G,
                      triu=triu if G is not None else None, h=h, perm=perm, starts=starts,
                      zsort=zsort, parents=par, **grouping, **base)
