@@ -241,7 +241,15 @@ class Problem:
                 cinv = cinv[self.cell]
             else:
                 uniq, cinv = _unique_rows(list(self.codes), self.levels)
-            self._cache["combos"] = dict(combos=uniq, combo_index=cinv.ravel())
+            # flat gather indices of the leverage's Gram entries (System.leverage)
+            nr, off = self.n_rest, self.offsets
+            l0 = np.ascontiguousarray(uniq[:, 0])
+            cols = [off[r - 1] + uniq[:, r] for r in range(1, uniq.shape[1])]
+            gather = dict(l0=l0, diag=[c * (nr + 1) for c in cols],
+                          cross=[l0 * nr + c for c in cols],
+                          pairs=[(r, s, c * nr + cols[s - 1]) for r, c in enumerate(cols, start=1)
+                                 for s in range(r + 1, len(cols) + 1)])
+            self._cache["combos"] = dict(combos=uniq, combo_index=cinv.ravel(), gather=gather)
         return dict(self._cache["combos"])
 
     def plan(self) -> dict | None:
@@ -351,24 +359,21 @@ class System:
         ``h = theta_0^2 / a0[l] + ||L_uu^{-1}(theta_0 F[l] - s)||^2`` where ``s``
         holds ``theta_r`` at each other term's level.
         """
-        combos = pat["combos"]
-        th = self.theta
-        l0 = combos[:, 0]
-        h = th[0] ** 2 / self.a0[l0]
-        if self.mult is not None:
-            h = h * self.mult[l0]
+        th, ix = self.theta, pat["gather"]
+        first = 1.0 / self.a0 if self.mult is None else self.mult / self.a0
         if not self.nr:
-            return h
+            return th[0] ** 2 * first[ix["l0"]]
         # ||th0 P[l0] - sum_r th_r Li[c_r]||^2 expanded into Gram entries: a few
-        # gathers per combination instead of one row of length nr per term
+        # gathers per combination (precomputed flat indices) instead of one row
+        # of length nr per term
         pn, G, K = self._grams()
-        h = h + th[0] ** 2 * pn[l0]
-        Kf, Gf, nr = K.reshape(-1), G.reshape(-1), self.nr
-        cols = [offsets[r - 1] + combos[:, r] for r in range(1, combos.shape[1])]
-        for r, c in enumerate(cols, start=1):          # flat gathers (faster than 2-d)
-            h += th[r] ** 2 * Kf[c * (nr + 1)] - 2.0 * th[0] * th[r] * Gf[l0 * nr + c]
-            for s, d in enumerate(cols[r:], start=r + 1):
-                h += 2.0 * th[r] * th[s] * Kf[c * nr + d]
+        h = (th[0] ** 2 * (first + pn))[ix["l0"]]
+        Kf, Gf = K.reshape(-1), G.reshape(-1)
+        for r, (kd, gc) in enumerate(zip(ix["diag"], ix["cross"]), start=1):
+            h += th[r] ** 2 * Kf[kd]
+            h -= 2.0 * th[0] * th[r] * Gf[gc]
+        for r, s, kp in ix["pairs"]:
+            h += 2.0 * th[r] * th[s] * Kf[kp]
         return h
 
     def _grams(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
