@@ -295,6 +295,8 @@ def _level_signatures(prob: Problem) -> tuple[np.ndarray, np.ndarray] | None:
     unequal in size to compare as rows.
     """
     q0, c0 = prob.levels[0], prob.codes[0]
+    if _distinct_by_counts(prob) > 0.8 * q0:
+        return None
     cols = [prob.model, prob.k, prob.n, *prob.codes[1:]]
     # cheap screen: per level, the sum of a random hash of each observation's tuple
     rng = np.random.default_rng(20261130)
@@ -334,6 +336,28 @@ def _level_signatures(prob: Problem) -> tuple[np.ndarray, np.ndarray] | None:
     group[by_row] = np.cumsum(new_group) - 1
     first = by_row[new_group]
     return group, first
+
+
+def _distinct_by_counts(prob: Problem) -> int:
+    """A lower bound on the number of distinct observation multisets of the first term's levels.
+
+    Per level the sum of ``k R1[model] + n R2[model]`` (random integer
+    weights; exact in floating point while below 2**53, so the order of
+    summation does not matter) and the number of observations: equal
+    multisets give equal pairs.  Cheap (two bincounts); 0 when the sums could
+    be inexact.
+    """
+    q0, c0 = prob.levels[0], prob.codes[0]
+    counts = np.bincount(c0, minlength=q0)
+    top = float(np.max(prob.n)) * 2.0 * float(counts.max()) if prob.n_obs else 0.0
+    if not 0 < top * 2.0 ** 20 < 2.0 ** 52:
+        return 0
+    R = np.random.default_rng(14).integers(1, 2 ** 20, (2, prob.n_models)).astype(np.float64)
+    key = np.bincount(c0, weights=prob.k * R[0][prob.model] + prob.n * R[1][prob.model],
+                      minlength=q0)
+    order = np.lexsort((key, counts))
+    k_, c_ = key[order], counts[order]
+    return 1 + int(np.count_nonzero((k_[1:] != k_[:-1]) | (c_[1:] != c_[:-1])))
 
 
 def merge_exchangeable(prob: Problem) -> Problem:
