@@ -253,13 +253,14 @@ class Problem:
         return dict(self._cache["combos"])
 
     def plan(self) -> dict | None:
-        """Flat indices that assemble the coupling, ``a0`` and the dense block in few passes.
+        """Flat indices that assemble the coupling and the dense block in few passes.
 
-        Every entry of ``B`` (first term x dense block, row-major) and of the
-        first term's weight sums ``a0`` is a sum of weights: of the
-        observations (index ``obs``, weights ``w`` repeated ``n_obs_parts``
-        times) or of the cells (``cell``, the per-cell sums), so one
-        ``bincount`` gives them all.  The dense block's ``Z'WZ`` part depends
+        Every entry of ``B`` (first term x dense block, row-major) is a sum of
+        weights: of the observations (``w``, once per observation-level
+        family) or of the cells (the per-cell sums, once per cell-level
+        family), so one ``bincount`` over ``index`` gives them all (``rows``:
+        each entry's row, for the row scaling; ``part_family``: each part's
+        family, for the column scaling).  The dense block's ``Z'WZ`` part depends
         on the observations only through their combination of dense-block
         columns (``combo``: typically unit x model, far fewer than the
         observations), so the weights are summed per combination first and
@@ -275,15 +276,15 @@ class Problem:
         c0, c0cell = self.codes[0], self.cell_level(0)
         obs: list[np.ndarray] = []
         cell: list[np.ndarray] = []
-        for f, fc in zip(fam, fcell):
+        obs_fam: list[int] = []
+        cell_fam: list[int] = []
+        for i, (f, fc) in enumerate(zip(fam, fcell)):
             if c0cell is not None and fc is not None:
                 cell.append(c0cell.astype(np.int64) * nv + fc)
+                cell_fam.append(i)
             else:
                 obs.append(c0.astype(np.int64) * nv + f)
-        if c0cell is not None and self.cell is not None:
-            cell.append(size0 + c0cell.astype(np.int64))
-        else:
-            obs.append(size0 + c0.astype(np.int64))
+                obs_fam.append(i)
         uniq, combo = _unique_rows(list(fam), (nv,) * len(fam))
         pairs = [uniq[:, a] * nv + uniq[:, b] for a in range(len(fam)) for b in range(a, len(fam))]
         col_family = np.concatenate([np.full(q, r, dtype=np.int64)
@@ -292,8 +293,9 @@ class Problem:
         n_idx = self.n_obs * len(obs) + self.n_cells * len(cell) + len(uniq) * len(pairs)
         plan = None
         if size0 <= DENSE_COUPLING and n_idx <= PLAN_MAX:
-            plan = dict(index=np.concatenate(obs + cell), n_obs_parts=len(obs),
-                        n_cell_parts=len(cell), combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
+            index = np.concatenate(obs + cell)
+            plan = dict(index=index, rows=index // nv, part_family=obs_fam + cell_fam,
+                        n_obs_parts=len(obs), n_cell_parts=len(cell), combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
                         n_pairs=len(pairs), size=(size0, q0), col_family=col_family)
         self._cache["plan"] = plan
         return plan
@@ -305,18 +307,20 @@ class System:
 
     ``A = [[Lam'Z'WZLam + I, Lam'Z'WX], [X'WZLam, X'WX]]`` in the order
     (first term's ``u``; other terms' ``u``; ``beta``), held as the diagonal
-    ``a0`` of the first block, the sparse coupling ``B`` (first term x dense
-    block) and the Cholesky factor ``L`` of the dense Schur complement.
+    ``a0`` of the first block, the coupling ``B`` (first term x dense block)
+    scaled by rows, ``Bs = a0^{-1/2} B`` (the form the Schur complement
+    needs), and the Cholesky factor ``L`` of the dense Schur complement.
     """
 
     theta: np.ndarray
     a0: np.ndarray
-    B: np.ndarray | sp.csr_matrix
+    Bs: np.ndarray | sp.csr_matrix
     L: np.ndarray
     q0: int
     nr: int
     M: int
     mult: np.ndarray | None = None
+    sqa0: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)   # sqrt(a0)
     _gram: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def logdet_u(self) -> float:
@@ -332,13 +336,13 @@ class System:
         """Solve ``A x = g`` (``g`` a vector or one column per right-hand side);
         ``joint=False`` solves the u-block alone (``gv`` = rest u)."""
         nv = self.nr + (self.M if joint else 0)
-        B = self.B if joint else self.B[:, : self.nr]
+        Bs = self.Bs if joint else self.Bs[:, : self.nr]
         L = self.L[:nv, :nv]
-        a0 = self.a0 if g0.ndim == 1 else self.a0[:, None]
-        y0 = g0 / a0
-        rhs = gv - B.T @ y0
+        sq = self.sqa0 if g0.ndim == 1 else self.sqa0[:, None]
+        t = g0 / sq                    # with B = sq Bs: y0 = g0 / a0, B'y0 = Bs't
+        rhs = gv - Bs.T @ t
         xv = _cho_solve(L, rhs) if nv else rhs
-        x0 = y0 - (B @ xv) / a0
+        x0 = (t - Bs @ xv) / sq        # y0 - B xv / a0
         return x0, xv
 
     def vcov_beta(self) -> np.ndarray:
@@ -386,8 +390,8 @@ class System:
         """
         if self._gram is None:
             Luu = self.L[: self.nr, : self.nr]
-            Bu = self.B[:, : self.nr]
-            F = (Bu if isinstance(Bu, np.ndarray) else Bu.toarray()) / self.a0[:, None]
+            Bu = self.Bs[:, : self.nr]
+            F = (Bu if isinstance(Bu, np.ndarray) else Bu.toarray()) / self.sqa0[:, None]
             K = _cho_solve(Luu, np.eye(self.nr))
             G = F @ K
             self._gram = (np.einsum("ij,ij->i", G, F), G, K)
@@ -449,44 +453,53 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     diag[:nr] = 1.0
     for f, (kind, col) in enumerate(pat["diag"]):
         diag += sums(kind, col, nv) * famscale[f] ** 2
+    sq = np.sqrt(a0)
+    Bs: np.ndarray | sp.csr_matrix
     if isinstance(B, np.ndarray):
-        Bs = B / np.sqrt(a0)[:, None]
+        Bs = B / sq[:, None]
         S = -(Bs.T @ Bs)               # numpy computes X'X by a symmetric rank-k update
     else:
-        S = -(B.T @ (sp.diags(1.0 / a0) @ B)).toarray()
+        Bs = sp.csr_matrix(sp.diags(1.0 / sq) @ B)
+        S = -(Bs.T @ Bs).toarray()
     S[np.diag_indices(nv)] += diag
     for a, b, kind, ra, cb, inv in pat["dense"]:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
     L = _cholesky(S) if nv else S
-    return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M, mult=prob.mult)
+    return System(theta=th, a0=a0, Bs=Bs, L=L, q0=q0, nr=nr, M=M, mult=prob.mult, sqa0=sq)
 
 
 def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) -> System:
-    """:func:`assemble` by ``bincount`` over the plan's flat indices (:meth:`Problem.plan`)."""
+    """:func:`assemble` by ``bincount`` over the plan's flat indices (:meth:`Problem.plan`).
+
+    ``a0`` first, so that the row scaling of ``Bs`` and the column scaling
+    by ``theta`` enter the weights of the one ``bincount`` (no pass over
+    the matrix)."""
     size0, q0 = plan["size"]
     nr, M = prob.n_rest, prob.n_models
     nv = nr + M
-    total = size0 + q0
-    parts = [w] * plan["n_obs_parts"]
-    wc = prob.aggregate(w) if plan["n_cell_parts"] else None
+    wc = prob.aggregate(w)
+    c0cell = prob.cell_level(0)
+    s0 = (np.bincount(c0cell, weights=wc, minlength=q0) if c0cell is not None and wc is not None
+          else np.bincount(prob.codes[0], weights=w, minlength=q0))
+    a0 = th[0] ** 2 * s0 + (1.0 if prob.mult is None else prob.mult)
+    sq = np.sqrt(a0)
+    fs = np.concatenate([th[1:], [1.0]]) * th[0]            # theta_0 theta_f per family
+    parts = [w * fs[f] for f in plan["part_family"][: plan["n_obs_parts"]]]
     if wc is not None:
-        parts += [wc] * plan["n_cell_parts"]
-    flat = np.bincount(plan["index"], weights=np.concatenate(parts), minlength=total)
+        parts += [wc * fs[f] for f in plan["part_family"][plan["n_obs_parts"]:]]
+    weights = np.concatenate(parts) / sq[plan["rows"]]
+    Bs = np.bincount(plan["index"], weights=weights, minlength=size0).reshape(q0, nv)
     wcombo = np.bincount(plan["combo"], weights=w, minlength=plan["n_combo"])
     U = np.bincount(plan["pairs"], weights=np.tile(wcombo, plan["n_pairs"]),
                     minlength=nv * nv).reshape(nv, nv)
     cs = np.concatenate([th[1:], [1.0]])[plan["col_family"]]
-    B = flat[:size0].reshape(q0, nv)
-    B *= th[0] * cs
-    a0 = th[0] ** 2 * flat[size0:] + (1.0 if prob.mult is None else prob.mult)
     U *= np.multiply.outer(cs, cs)
-    Bs = B / np.sqrt(a0)[:, None]
     S = U + U.T
     d = S.reshape(-1)[:: nv + 1]          # a view: the diagonal, counted twice above
     d *= 0.5
     d[:nr] += 1.0
     S -= Bs.T @ Bs
     L = _cholesky(S)
-    return System(theta=th, a0=a0, B=B, L=L, q0=q0, nr=nr, M=M, mult=prob.mult)
+    return System(theta=th, a0=a0, Bs=Bs, L=L, q0=q0, nr=nr, M=M, mult=prob.mult, sqa0=sq)

@@ -110,5 +110,5 @@ def test_one_pass_assembly_equals_per_pattern_assembly(case, formula, shared_dat
         fast = assemble(p, theta, w)
         p._cache["plan"] = None                      # force the per-pattern path
         slow = assemble(p, theta, w)
-        for a, b in [(fast.a0, slow.a0), (fast.B, slow.B), (fast.L, slow.L)]:
+        for a, b in [(fast.a0, slow.a0), (fast.Bs, slow.Bs), (fast.L, slow.L)]:
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
