@@ -329,11 +329,20 @@ def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.n
 
 
 def _start(prob: Problem) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical logits of each model (beta) and zero random effects."""
+    """Empirical logits of each model (beta); the first term's effects from its levels'
+    empirical logits less their models' (shrunk by 0.8: it saves one or two Newton
+    steps of the first PIRLS run), the other terms' zero."""
     ks = np.bincount(prob.model, weights=prob.k, minlength=prob.n_models)
     ns = np.bincount(prob.model, weights=prob.n, minlength=prob.n_models)
     p = (ks + 0.5) / (ns + 1.0)
-    return np.log(p / (1 - p)), np.zeros(sum(prob.levels))
+    beta = np.log(p / (1 - p))
+    u = np.zeros(sum(prob.levels))
+    c0, q0 = prob.codes[0], prob.levels[0]
+    kl = np.bincount(c0, weights=prob.k, minlength=q0)
+    nl = np.bincount(c0, weights=prob.n, minlength=q0)
+    offset = np.bincount(c0, weights=prob.n * beta[prob.model], minlength=q0) / nl
+    u[:q0] = 0.8 * (np.log((kl + 0.5) / (nl - kl + 0.5)) - offset)
+    return beta, u
 
 
 @functools.lru_cache(maxsize=1)
