@@ -50,19 +50,12 @@ from .frame import Frame
 __all__ = ["CellTable", "frame_from_cells", "check_levels", "ColumnTable", "frame_from_columns"]
 
 
-@dataclass(frozen=True, eq=False)
-class CellTable:
-    """Scores aggregated to one entry per (model, cell) group.
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ScanCounts:
+    """What a scan of the source counted, shared by :class:`CellTable` and :class:`ColumnTable`.
 
     Attributes
     ----------
-    columns : dict column name -> pandas.Series
-        The value of every pairing key and of the comparison factor for each
-        group (plain or categorical; categorical code -1 = missing value).
-    n : ndarray of int (n_groups,)
-        Rows kept in each group (missing scores excluded under ``na="drop"``).
-    sums : ndarray of float (n_groups,)
-        Sum of the kept scores of each group.
     n_rows : int
         Rows in the source, before dropping missing scores.
     n_missing : int
@@ -77,16 +70,10 @@ class CellTable:
         Kept rows whose score is neither 0 nor 1.
     replicate_missing : int
         Kept rows with a missing replicate value.
-    replicate_repeats : ndarray of int (n_groups,) or None
-        Per group: kept rows minus distinct replicate values (0 when every
-        replicate value is unique); None without a replicate column.
     source : str
         Description of the source, for messages.
     """
 
-    columns: dict[str, pd.Series]
-    n: np.ndarray
-    sums: np.ndarray
     n_rows: int
     n_missing: int = 0
     n_nonnumeric: int = 0
@@ -94,8 +81,34 @@ class CellTable:
     n_infinite: int = 0
     n_nonbinary: int = 0
     replicate_missing: int = 0
-    replicate_repeats: np.ndarray | None = None
     source: str = "the data"
+
+
+@dataclass(frozen=True, eq=False)
+class CellTable(ScanCounts):
+    """Scores aggregated to one entry per (model, cell) group.
+
+    Attributes
+    ----------
+    columns : dict column name -> pandas.Series
+        The value of every pairing key and of the comparison factor for each
+        group (plain or categorical; categorical code -1 = missing value).
+    n : ndarray of int (n_groups,)
+        Rows kept in each group (missing scores excluded under ``na="drop"``).
+    sums : ndarray of float (n_groups,)
+        Sum of the kept scores of each group.
+    replicate_repeats : ndarray of int (n_groups,) or None
+        Per group: kept rows minus distinct replicate values (0 when every
+        replicate value is unique); None without a replicate column.
+    n_rows, n_missing, n_nonnumeric, nonnumeric_example, n_infinite, n_nonbinary, \
+replicate_missing, source
+        As in :class:`ScanCounts` (keyword-only).
+    """
+
+    columns: dict[str, pd.Series]
+    n: np.ndarray
+    sums: np.ndarray
+    replicate_repeats: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.n)
@@ -267,7 +280,7 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
 
 
 @dataclass(frozen=True, eq=False)
-class ColumnTable:
+class ColumnTable(ScanCounts):
     """Scores aggregated to (model, cell) entries, keys encoded, stored model by model.
 
     Attributes
@@ -284,7 +297,7 @@ class ColumnTable:
         Per model the sorted cell indices it is scored on and their scores.
     n_rows, n_missing, n_nonnumeric, nonnumeric_example, n_infinite, n_nonbinary, \
 replicate_missing, source
-        As in :class:`CellTable`.
+        As in :class:`ScanCounts` (keyword-only).
     """
 
     keys: tuple[str, ...]
@@ -292,14 +305,6 @@ replicate_missing, source
     cell_key_codes: dict[str, np.ndarray]
     models: np.ndarray
     columns: ModelColumns
-    n_rows: int
-    n_missing: int = 0
-    n_nonnumeric: int = 0
-    nonnumeric_example: Any = None
-    n_infinite: int = 0
-    n_nonbinary: int = 0
-    replicate_missing: int = 0
-    source: str = "the data"
 
 
 def frame_from_columns(table: ColumnTable, formula: str | Spec, *, replicate: str | None = None,

@@ -22,7 +22,15 @@ from mixrank import DataError, MissingDataWarning
 from mixrank.frame import columns as columns_mod
 from mixrank.frame.columns import CompressedFrame
 from mixrank.io.backends import load_frame
-from tests.io.test_backends import FULL, SUBJ, _bad, assert_same_fit, assert_same_frame, write_parts
+from tests.io.test_backends import (
+    FULL,
+    MALFORMED,
+    SUBJ,
+    _bad,
+    assert_same_fit,
+    assert_same_frame,
+    write_parts,
+)
 
 pytest.importorskip("duckdb")
 
@@ -80,13 +88,7 @@ def test_continuous_scores_and_missing_dropped(tmp_path):
     assert_same_frame(ref, got)
 
 
-@pytest.mark.parametrize("kind, pattern", [
-    ("duplicate", r"1 \(model, cell\) combination\(s\) have several rows.*replicate='sample'"),
-    ("key", "column 'subject' has a missing value"),
-    ("text", r"must be numeric, but 1 value\(s\).*'yes'"),
-    ("inf", r"has 1 infinite value"),
-    ("nan", r"has 1 missing value\(s\)"),
-])
+@pytest.mark.parametrize("kind, pattern", MALFORMED)
 def test_malformed_data_errors(tmp_path, kind, pattern):
     folder = write_parts(_bad(kind), tmp_path / kind, n_files=2)
     with pytest.raises(DataError, match=pattern):

@@ -293,14 +293,17 @@ def _bad(kind: str) -> pd.DataFrame:
     return df
 
 
-@pytest.mark.parametrize("backend", OUT_OF_CORE)
-@pytest.mark.parametrize("kind, pattern", [
+MALFORMED = [   # each kind of bad data of _bad() and the message every backend gives for it
     ("duplicate", r"1 \(model, cell\) combination\(s\) have several rows.*replicate='sample'"),
     ("key", "column 'subject' has a missing value"),
     ("text", r"must be numeric, but 1 value\(s\).*'yes'"),
     ("inf", r"has 1 infinite value"),
     ("nan", r"has 1 missing value\(s\)"),
-])
+]
+
+
+@pytest.mark.parametrize("backend", OUT_OF_CORE)
+@pytest.mark.parametrize("kind, pattern", MALFORMED)
 def test_malformed_data_errors(tmp_path, client, backend, kind, pattern):
     df = _bad(kind)
     with pytest.raises(DataError):  # the reference: the pandas path rejects it too
