@@ -12,20 +12,13 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.cli import build_parser, main
+from mixrank.cli import build_parser
 from tests.test_cli import assert_same as cli_assert_same
-from tests.test_cli import csv_of
+from tests.test_cli import csv_of, run
 
 FU = "correct ~ model + (1|subject) + (1|subject:model)"   # subject is the unit
 FC = "correct ~ model + (1|subject)"                       # cells are the unit (warns)
 BIN = ("--family", "binomial")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def api(formula: str = FU, **kw):

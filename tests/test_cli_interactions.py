@@ -10,16 +10,9 @@ import warnings
 import pandas as pd
 
 import mixrank
-from mixrank.cli import main
+from tests.test_cli import run
 
 F = "correct ~ model * prompt + (1|subject)"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def api():

@@ -11,16 +11,9 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.cli import main
+from tests.test_cli import run
 
 F1 = "correct ~ model + (1|subject)"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)
