@@ -119,24 +119,32 @@ def check_anova(res, p, ref) -> None:
             assert abs(row["den_df"] - an["den_df"][k]) <= LME4["df_rel"] * an["den_df"][k]
 
 
+def check_levels(rows, ref, by, *, blank_note: bool) -> None:
+    """Rows indexed by the levels of ``by`` vs R's contest rows for ``by``: estimate, SE and
+    (unless R's fit is singular) df; a level R cannot estimate is NaN with a note in mixrank;
+    ``blank_note``: estimable rows carry no note."""
+    got = {c["level"]: c for c in ref["contrasts"] if c["by"] == by}
+    for lev, row in rows.iterrows():
+        if lev not in got:
+            assert np.isnan(row["estimate"]) and row["note"], (lev, row)
+            continue
+        c = got[lev]
+        scale = max(abs(c["estimate"]), c["std_error"])
+        assert abs(row["estimate"] - c["estimate"]) <= LME4["estimate_rel"] * scale
+        assert abs(row["std_error"] - c["std_error"]) <= LME4["std_error_rel"] * c["std_error"]
+        if not ref["isSingular"]:
+            assert abs(row["df"] - c["df"]) <= LME4["df_rel"] * c["df"]
+        if blank_note:
+            assert row["note"] == ""
+
+
 def check_contrasts(res, p, ref, by_list) -> None:
     """Per-level gaps (and numeric slopes) vs contest on the same reference grid; a level
     R cannot estimate is NaN with a note in mixrank."""
     for by in by_list:
         tab = res.contrasts(by=by)
         tab = tab[(tab.model_a == p.model_a) & (tab.model_b == p.model_b)].set_index(by)
-        got = {c["level"]: c for c in ref["contrasts"] if c["by"] == by}
-        for lev, row in tab.iterrows():
-            if lev not in got:
-                assert np.isnan(row["estimate"]) and row["note"], (lev, row)
-                continue
-            c = got[lev]
-            scale = max(abs(c["estimate"]), c["std_error"])
-            assert abs(row["estimate"] - c["estimate"]) <= LME4["estimate_rel"] * scale
-            assert abs(row["std_error"] - c["std_error"]) <= LME4["std_error_rel"] * c["std_error"]
-            if not ref["isSingular"]:
-                assert abs(row["df"] - c["df"]) <= LME4["df_rel"] * c["df"]
-            assert row["note"] == ""
+        check_levels(tab, ref, by, blank_note=True)
 
 
 @pytest.mark.parametrize("name,i", _params())
@@ -185,18 +193,7 @@ def check_model_scores(res, case) -> None:
     for by in case["by"]:
         tab = res.model_scores(by=by)
         for ref in case["models"]:
-            rows = tab[tab.model == ref["model"]].set_index(by)
-            got = {c["level"]: c for c in ref["contrasts"] if c["by"] == by}
-            for lev, row in rows.iterrows():
-                if lev not in got:
-                    assert np.isnan(row["estimate"]) and row["note"], (lev, row)
-                    continue
-                c = got[lev]
-                scale = max(abs(c["estimate"]), c["std_error"])
-                assert abs(row["estimate"] - c["estimate"]) <= LME4["estimate_rel"] * scale
-                assert abs(row["std_error"] - c["std_error"]) <= LME4["std_error_rel"] * c["std_error"]
-                if not ref["isSingular"]:
-                    assert abs(row["df"] - c["df"]) <= LME4["df_rel"] * c["df"]
+            check_levels(tab[tab.model == ref["model"]].set_index(by), ref, by, blank_note=False)
 
 
 @pytest.mark.parametrize("name", list(CASES))
