@@ -128,14 +128,20 @@ def test_level_without_common_cells_is_nan_with_a_note():
     assert (an.loc[an.model_a == "a", "num_df"] == 1).all()
 
 
-def test_cells_estimand_is_the_mean_of_fitted_cell_differences():
+def _fitted_differences(estimand):
+    """Pair (a, b) of the unbalanced data under ``estimand``: the fit, its frame, the common
+    cells and the fitted difference on each of them."""
     df = _data(drop_level_for="a")
-    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df, estimand="cells",
+    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df, estimand=estimand,
                       pairs=[("a", "b")])
     fr = res.frame
     both = fr.observed[:, 0] & fr.observed[:, 1]
     fp = res.pairs[0].fixed
-    fitted = fp.design.X[:, fp.kept] @ fp.fit.beta
+    return res, fr, both, fp.design.X[:, fp.kept] @ fp.fit.beta
+
+
+def test_cells_estimand_is_the_mean_of_fitted_cell_differences():
+    res, fr, both, fitted = _fitted_differences("cells")
     assert abs(res.contrasts()["estimate"].iloc[0] - fitted.mean()) < 1e-12
     assert len(fitted) == both.sum()
 
@@ -258,13 +264,7 @@ def test_degenerate_pair_is_a_flagged_row_not_a_crash():
 
 
 def test_units_estimand_averages_fitted_differences_per_unit():
-    df = _data(drop_level_for="a")
-    res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df, estimand="units",
-                      pairs=[("a", "b")])
-    fr = res.frame
-    both = fr.observed[:, 0] & fr.observed[:, 1]
-    fp = res.pairs[0].fixed
-    fitted = fp.design.X[:, fp.kept] @ fp.fit.beta
+    res, fr, both, fitted = _fitted_differences("units")
     units = fr.term_codes["subject"][both]
     per_unit = [fitted[units == u].mean() for u in np.unique(units)]
     assert abs(res.pairs[0].estimate - float(np.mean(per_unit))) < 1e-12
