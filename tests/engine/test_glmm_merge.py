@@ -19,7 +19,7 @@ from mixrank.engine.glmm_optim import _start
 from mixrank.engine.glmm_pirls import beta_gradient, pirls, theta_gradient_joint
 from mixrank.formula.glmm_terms import parse_glmm
 from tests.engine.test_glmm_reference import CASES as REF_CASES
-from tests.engine.test_glmm_reference import _case_data
+from tests.reference.cases import case_frame
 
 CASES = [("nested", "correct ~ model + (1|subject) + (1|subject:question)"),
          ("ceiling", "correct ~ model + (1|question)"),
@@ -29,7 +29,7 @@ CASES = [("nested", "correct ~ model + (1|subject) + (1|subject:question)"),
 def _problems(case, formula, shared_data):
     if case == "jailbreakbench":   # the reference case: crossed, with a model-by-unit term
         ref = REF_CASES[case]
-        df = _case_data(ref, shared_data)
+        df = case_frame(ref, shared_data, "glmm_cases")
         assert ref["formula"] == formula
     else:
         df = pd.read_csv(f"tests/reference/glmm_cases/{case}.csv.gz")

@@ -15,26 +15,16 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import mixrank
+from tests.reference.cases import case_frame
 from tests.reference.tolerances import GLMER
 
 REF = Path(__file__).resolve().parents[1] / "reference"
 DATA = json.loads((REF / "glmer.json").read_text())
 CASES = DATA["cases"]
 _FITS: dict = {}
-
-
-def _case_data(case: dict, shared_data) -> pd.DataFrame:
-    if case["source"] == "simulated":
-        return pd.read_csv(REF / "glmm_cases" / case["file"])
-    name = case["dataset"].split("/")[0]
-    df = shared_data("multiprompt" if name == "multiprompt" else name)
-    for col, value in (case["filter"] or {}).items():
-        df = df[df[col].isin(value if isinstance(value, list) else [value])]
-    return df
 
 
 def _fit(name: str, nagq: int, shared_data):
@@ -44,7 +34,7 @@ def _fit(name: str, nagq: int, shared_data):
         opts = case.get("options") or {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.MixrankWarning)
-            _FITS[key] = mixrank.fit(case["formula"], _case_data(case, shared_data),
+            _FITS[key] = mixrank.fit(case["formula"], case_frame(case, shared_data, "glmm_cases"),
                                      family="binomial", nagq=nagq, **opts)
     return _FITS[key]
 

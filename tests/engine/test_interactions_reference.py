@@ -39,10 +39,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import mixrank
+from tests.reference.cases import case_frame
 from tests.reference.tolerances import LME4
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -54,10 +54,7 @@ _FITS: dict[str, mixrank.FitResult] = {}
 def _fit(name: str, shared_data) -> mixrank.FitResult:
     if name not in _FITS:
         case = CASES[name]
-        if case["source"] == "simulated":
-            df = pd.read_csv(REF / "interaction_cases" / case["file"])
-        else:
-            df = shared_data(case["dataset"])
+        df = case_frame(case, shared_data, "interaction_cases")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.SingularFitWarning)
             _FITS[name] = mixrank.fit(case["formula"], df,

@@ -47,10 +47,10 @@ import json
 import warnings
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 import mixrank
+from tests.reference.cases import case_frame
 from tests.reference.tolerances import LME4, discrepancies
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -64,21 +64,10 @@ KNOWN: dict[tuple[str, str, str, str], str] = {}
 _FITS: dict[str, mixrank.FitResult] = {}
 
 
-def _case_data(case: dict, shared_data) -> pd.DataFrame:
-    if case["source"] == "simulated":
-        return pd.read_csv(REF / "engine_cases" / case["file"])
-    df = shared_data(case["dataset"])
-    for col, value in case["filter"].items():
-        df = df[df[col] == value]
-    if case["drop_missing"]:
-        df = df.dropna(subset=case["drop_missing"])
-    return df
-
-
 def _fit(name: str, shared_data) -> mixrank.FitResult:
     if name not in _FITS:
         case = CASES[name]
-        df = _case_data(case, shared_data)
+        df = case_frame(case, shared_data, "engine_cases")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.SingularFitWarning)
             _FITS[name] = mixrank.fit(case["formula"], df,

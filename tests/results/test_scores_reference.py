@@ -29,11 +29,11 @@ import json
 import warnings
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 import mixrank
 from mixrank.results.scores import model_fits
+from tests.reference.cases import case_frame
 from tests.reference.tolerances import LME4, discrepancies
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -45,13 +45,7 @@ _FITS: dict[str, mixrank.FitResult] = {}
 def _fit(name: str, shared_data) -> mixrank.FitResult:
     if name not in _FITS:
         case = CASES[name]
-        if case["source"] == "simulated":
-            df = pd.read_csv(REF / "engine_cases" / case["file"])
-        else:
-            df = shared_data(case["dataset"])
-            for col, value in case["filter"].items():
-                df = df[df[col] == value]
-            df = df[df["model"].isin(case["models_used"])]
+        df = case_frame(case, shared_data, "engine_cases")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.MixrankWarning)
             _FITS[name] = mixrank.fit(case["formula"], df, pair_by=case["pair_by"],
