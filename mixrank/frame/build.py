@@ -178,11 +178,16 @@ def duplicate_cells_error(rows: np.ndarray, flat: np.ndarray, spec: Spec, keys: 
     first = int(order[np.flatnonzero(bad[order])[0]])
     where = {k: key_levels[k][key_codes[k][first]] for k in keys}
     where[spec.comparison] = models[model_codes[first]]
+    return several_rows_error(len(np.unique(flat[bad])), where, keys)
+
+
+def several_rows_error(count: int, where: dict[str, Any], keys: Sequence[str]) -> DataError:
+    """The error for ``count`` (model, cell)s with several rows, the first at ``where``
+    (key and comparison values); every backend and layout raises this one."""
     return DataError(
-        f"{len(np.unique(flat[bad]))} (model, cell) combination(s) have several rows, first "
-        f"{where}; a cell is keyed by {list(keys)}. Pass replicate='sample' (the column "
-        "distinguishing repeated generations) to average them, or add the distinguishing "
-        "column to pair_by")
+        f"{count} (model, cell) combination(s) have several rows, first {where}; a cell is "
+        f"keyed by {list(keys)}. Pass replicate='sample' (the column distinguishing repeated "
+        "generations) to average them, or add the distinguishing column to pair_by")
 
 
 def cell_scores(flat: np.ndarray, n: np.ndarray, sums: np.ndarray, ncell: int, M: int,

@@ -34,16 +34,13 @@ from .sources import (
     schema_error,
     stops_early,
 )
+from .sources import quote_ident as _qi
 
 __all__ = ["duckdb_cells", "LAYOUTS"]
 
 #: ``options["layout"]``: "auto" (compressed above DENSE_MAX_ENTRIES kept rows), "dense",
 #: "compressed" (docs/scale.md).
 LAYOUTS = ("auto", "dense", "compressed")
-
-
-def _qi(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _ql(text: str) -> str:

@@ -34,10 +34,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError
+from ..frame.build import several_rows_error
 from ..frame.cells import ColumnTable
 from ..frame.columns import ModelColumns
 from ..frame.encode import encode_column
 from .sources import MAX_BITS, MISSING_COL, SCORE_COL
+from .sources import quote_ident as _qi
 
 __all__ = ["duckdb_columns", "BATCH_ROWS", "MAX_KEY_SPACE", "UINT32_KEY_SPACE"]
 
@@ -49,10 +51,6 @@ MAX_KEY_SPACE = 2**62
 #: Key spaces below this size keep the cell keys as uint32 while streaming.
 UINT32_KEY_SPACE = 2**32
 _AGG = "__mixrank_agg"
-
-
-def _qi(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _sorted_codes(arr: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -73,10 +71,7 @@ def _duplicates(count: int, k: int, m: int, spec: Any, keys: Sequence[str], stri
     """Several rows for ``count`` (model, cell)s, the first (in cell order) at key ``k``, model ``m``."""
     where = _where(k, m, keys, strides, sizes, key_levels)
     where[spec.comparison] = models[m]
-    return DataError(
-        f"{count} (model, cell) combination(s) have several rows, first {where}; a cell is "
-        f"keyed by {list(keys)}. Pass replicate='sample' (the column distinguishing repeated "
-        "generations) to average them, or add the distinguishing column to pair_by")
+    return several_rows_error(count, where, keys)
 
 
 def _checks(con: Any, spec: Any, keys: Sequence[str], replicate: str | None, max_n: int,

@@ -31,7 +31,7 @@ from ..frame.source import FILE_TYPES, check_unique_columns, folder_files, input
 
 __all__ = ["Source", "resolve_source", "is_glob", "read_into_memory", "stops_early",
            "empty_cells", "schema_error", "PARQUET_SUFFIXES", "MAX_BITS", "SCORE_COL",
-           "MISSING_COL"]
+           "MISSING_COL", "quote_ident"]
 
 PARQUET_SUFFIXES = FILE_TYPES["parquet"]
 #: Replicate values up to this count are checked for repeats with a 64-bit mask.
@@ -68,6 +68,11 @@ class Source:
     root: str | None = None
     label: str = "the data"
     hive: bool = False
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier (embedded double quotes doubled)."""
+    return '"' + str(name).replace('"', '""') + '"'
 
 
 def is_glob(text: str) -> bool:
