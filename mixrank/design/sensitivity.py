@@ -313,7 +313,8 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     out = _finish(rows, kk, full)
     keep = ["model_a", "model_b", "estimate", "n", "sigma_d", "weight_factor", "std_error",
             "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]
-    meta = dict(table="sensitivity", kinds=kinds, unit=uname, family=family, alpha=al,
+    meta = dict(table="sensitivity", kinds=kinds, unit=uname,
+                n_units=int(frame.term_levels[uname]), family=family, alpha=al,
                 power=pw, estimand=fit.estimand, method=fit.method, B=B, n_random=n_random,
                 formula=fit.frame.spec.formula,
                 engine_path={"loso": "engine", "clusterings": "engine (named), one-way "
