@@ -18,6 +18,7 @@ from .engine.control import DEFAULT_CONTROL, Control, act
 from .engine.lme4_engine import fit_pairs_lme4
 from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
 from .engine.statsmodels_engine import fit_pairs_statsmodels
+from .engine.unit_se import check_df, resolve_df
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -157,8 +158,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None
-        ) -> FitResult | GlmmResult:
+        nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        df: str | None = None) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -223,6 +224,16 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         so far (the native engine reports about 50 times; the cross-check
         engines once at the end).  The command line draws its progress bar
         with it.
+    df : {"cr2", "containment", "satterthwaite"}, optional
+        How the contrasts' standard error and df are obtained
+        (:data:`mixrank.engine.unit_se.DF_METHODS`; docs/methods.md, "Validity
+        with few units").  ``"cr2"`` (the default for ``method="reml"`` with a
+        unit of at least 3 levels): cluster-robust CR2 variance at the unit
+        with Bell-McCaffrey df, valid with few units and at the boundary;
+        ``"containment"``: the REML variance with df = units - 1;
+        ``"satterthwaite"``: lme4 + lmerTest's answer (REML variance,
+        Satterthwaite df; the default when there is no unit, for
+        ``method="aggregate"`` and for model x covariate formulas).
 
     Returns
     -------
@@ -235,9 +246,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     Raises
     ------
     FormulaError, DataError, DesignError
-        DesignError for an unknown ``method``, ``engine``, ``estimand`` or
-        ``family`` or a level outside (0, 1) (the message lists the valid
-        values).  DataError also for a source that does not exist, a parquet schema
+        DesignError for an unknown ``method``, ``engine``, ``estimand``,
+        ``df`` or ``family`` or a level outside (0, 1) (the message lists the
+        valid values); for ``df="cr2"``/``"containment"`` without a unit of at
+        least 3 levels.  DataError also for a source that does not exist, a parquet schema
         missing a formula column, or a Dask scheduler that cannot be reached.
     MissingDependencyError
         ``backend="duckdb"``/``"dask"`` without the ``scale`` extra.
@@ -263,13 +275,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     level = check_level(level, DesignError)
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
+    if df is not None:
+        check_df(df)
     if family == "binomial":
         if _is_interaction(formula):
             raise DesignError("family='binomial' does not support covariates in the fixed part "
                               "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
                                         ("estimand", estimand, "gls"), ("control", control, None),
-                                        ("progress", progress, None))
+                                        ("progress", progress, None), ("df", df, None))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
@@ -285,6 +299,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                                              pair_by=pair_by, replicate=replicate, na=na,
                                              control=control)
         check_fits(ifits, frame, iidx, control)
+        if df not in (None, "satterthwaite"):
+            raise DesignError(f"df={df!r} is not available for model x covariate formulas; "
+                              "they report Satterthwaite df (df='satterthwaite' or leave df "
+                              "unset; docs/interactions.md)")
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
                          estimand=estimand, level=level)
     fitter = _fitter(family, engine, method, estimand)
@@ -306,8 +324,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
                     progress, chunked=eng == "native")
     check_fits(fits, frame, idx, control)
+    how, inference = resolve_df(frame, fits, method=method, estimand=estimand, df=df)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
-                     estimand=estimand, level=level)
+                     estimand=estimand, level=level, df_method=how, inference=inference)
 
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:

@@ -31,11 +31,12 @@ from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
 from mixrank.inference.multiplicity import adjust as adjust_p
+from mixrank.inference.randomization import flip_draws, randomization_maxt
 
 __all__ = ["ADJUST", "adjust_contrasts", "contrast_draws", "rank_probabilities_fit"]
 
 #: Adjustments of ``FitResult.contrasts(adjust=...)``.
-ADJUST = ("none", "holm", "bh", "maxt")
+ADJUST = ("none", "holm", "bh", "maxt", "stepdown")
 _CHUNK = 2048
 
 
@@ -57,11 +58,21 @@ def check_draws(B: Any) -> int:
 def _live(fit: Any) -> np.ndarray:
     """Pairs with a variance and df (degenerate fits, variance 0, are left out of the draws)."""
     return np.array([p.variance > 0 and np.isfinite(p.variance) and np.isfinite(p.df)
-                     for p in fit.pairs], dtype=bool)
+                     for p in _pairs(fit)], dtype=bool)
+
+
+def _pairs(fit: Any) -> tuple:
+    """The fit's pairs with the variance and df of its df method."""
+    return fit.inference_pairs() if hasattr(fit, "inference_pairs") else fit.pairs
+
+
+def randomized(fit: Any) -> bool:
+    """True when the fit's family-wise answers come from unit sign flips (``df="cr2"``)."""
+    return getattr(fit, "df_method", "satterthwaite") == "cr2"
 
 
 def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
-    cov, info = contrast_covariance(fit.frame, fit.pairs, method=fit.method,
+    cov, info = contrast_covariance(fit.frame, _pairs(fit), method=fit.method,
                                     estimand=fit.estimand)
     live = _live(fit)
     sd = np.sqrt(np.diag(cov)[live])
@@ -115,6 +126,30 @@ def _maxt(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any) -> dict[s
                 mc_se_of_p=f"<= {0.5 / np.sqrt(B):.2g}")
 
 
+def _randomization(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any,
+                   stepdown: bool) -> dict[str, Any]:
+    """Randomization (unit sign-flip) max-t or step-down, in place on ``tab``."""
+    if len(tab) != len(fit.pairs):
+        raise DesignError(f"adjust={'stepdown' if stepdown else 'maxt'!r} needs the contrasts "
+                          "of every fitted pair")
+    r = randomization_maxt(fit, level=level, B=B, rng=rng, stepdown=stepdown)
+    live = r["live"] & np.isfinite(tab["p_value"].to_numpy(dtype=float))
+    tab["p_adjusted"] = np.where(live, r["p_adjusted"], tab["p_value"])
+    meta = dict(flips=r["flips"], exact=r["exact"], unit=r["unit"], n_units=r["n_units"],
+                mc_se_of_p="0 (all flips)" if r["exact"] else f"<= {0.5 / np.sqrt(B):.2g}",
+                assumes="unit effects exchangeable and symmetric about 0 under the null")
+    if stepdown:
+        return dict(meta, ci="marginal", p_adjusted="randomization step-down max-t "
+                    "(Westfall-Young) over unit sign flips")
+    c = r["critical_value"]
+    se = r["std_error"]
+    est = tab["estimate"].to_numpy(dtype=float)
+    tab["ci_lower"] = np.where(live, est - c * se, tab["ci_lower"])
+    tab["ci_upper"] = np.where(live, est + c * se, tab["ci_upper"])
+    return dict(meta, critical_value_t=c, ci="simultaneous (randomization max-t)",
+                p_adjusted="single-step randomization max-t over unit sign flips")
+
+
 def adjust_contrasts(fit: Any, tab: pd.DataFrame, *, adjust: str, level: float, B: int,
                      rng: Any) -> pd.DataFrame:
     """Add ``p_adjusted`` after ``p_value`` (and simultaneous CIs for ``maxt``).
@@ -129,7 +164,15 @@ def adjust_contrasts(fit: Any, tab: pd.DataFrame, *, adjust: str, level: float, 
     p = out["p_value"].to_numpy(dtype=float)
     ok = np.isfinite(p)
     meta: dict[str, Any] = dict(adjust=how, family_size=int(ok.sum()), ci="marginal")
-    if how == "maxt":
+    if how == "stepdown" and not randomized(fit):
+        raise DesignError("adjust='stepdown' is the randomization step-down over unit sign "
+                          "flips; it needs fit(df='cr2') (the default with a unit of at least "
+                          f"3 levels); this fit uses df={getattr(fit, 'df_method', None)!r}. Use "
+                          "adjust='holm' or 'maxt'.")
+    if how in ("maxt", "stepdown") and randomized(fit):
+        out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", np.nan)
+        meta.update(_randomization(fit, out, level, check_draws(B), rng, how == "stepdown"))
+    elif how == "maxt":
         out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", np.nan)
         with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
             meta.update(_maxt(fit, out, level, check_draws(B), rng))
@@ -158,30 +201,44 @@ def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.D
         raise DataError("rank probabilities need every pair of models fitted; refit with "
                         "pairs=None (pairs without common cells cannot be ranked)")
     pos = {m: i for i, m in enumerate(models)}
-    a = np.array([pos[p.model_a] for p in fit.pairs])
-    b = np.array([pos[p.model_b] for p in fit.pairs])
-    est = np.array([p.estimate for p in fit.pairs])
-    se = np.array([p.std_error for p in fit.pairs])
-    df = np.array([p.df for p in fit.pairs])
+    pairs = _pairs(fit)
+    a = np.array([pos[p.model_a] for p in pairs])
+    b = np.array([pos[p.model_b] for p in pairs])
     counts = np.zeros((M, M))
-    with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
-        draws, live, info = contrast_draws(fit, B=B, rng=rng)
-        chunks = list(draws)
-    for z in chunks:
-        d = np.tile(est, (len(z), 1))                         # draws of model_a - model_b
-        d[:, live] += se[live] * special.stdtrit(df[live], special.ndtr(z))
-        beaten = np.zeros((z.shape[0], M), dtype=np.int64)     # models that beat each model
+    for d in _rank_draws(fit, pairs, B, rng):
+        beaten = np.zeros((d.shape[0], M), dtype=np.int64)     # models that beat each model
         np.add.at(beaten.T, b, (d > 0).T)
         np.add.at(beaten.T, a, (d < 0).T)
         for j in range(M):
             counts[j] += np.bincount(beaten[:, j], minlength=M)[:M]
-    prob = counts / B
+    prob = counts / counts[0].sum()
     scores = fit.model_scores().set_index("model")["estimate"]
     rows = [dict(model=m, rank=r + 1, probability=prob[j, r], p_best=prob[j, 0])
             for j, m in sorted(enumerate(models), key=lambda t: (-scores[t[1]], t[1]))
             for r in range(M)]
     return tidy(rows, table="rank_probabilities", formula=fit.frame.spec.formula,
-                method=fit.method, estimand=fit.estimand, engine=fit.engine, draws=B,
+                method=fit.method, estimand=fit.estimand, engine=fit.engine,
+                draws=int(counts[0].sum()), df_method=getattr(fit, "df_label", "satterthwaite"),
+                draw_method="Rademacher sign flips of the units' CR2 residual totals (all "
+                "flips when the unit has at most 14 levels)" if randomized(fit) else
+                "Gaussian copula of the contrasts' t distributions",
                 rank="1 + number of models whose contrast draw is above this model's",
-                no_model_beats_all=float(1.0 - prob[:, 0].sum()),
-                **{k: v for k, v in info.items() if k != "B"})
+                no_model_beats_all=float(1.0 - prob[:, 0].sum()))
+
+
+def _rank_draws(fit: Any, pairs: tuple, B: int, rng: Any) -> Iterator[np.ndarray]:
+    """Chunks of joint draws of all contrasts ``model_a - model_b`` (draws x pairs)."""
+    if randomized(fit):
+        chunks, _, _ = flip_draws(fit, B=B, rng=rng)
+        yield from chunks
+        return
+    est = np.array([p.estimate for p in pairs])
+    se = np.array([p.std_error for p in pairs])
+    df = np.array([p.df for p in pairs])
+    with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
+        draws, live, _ = contrast_draws(fit, B=B, rng=rng)
+        chunks_g = list(draws)
+    for z in chunks_g:
+        d = np.tile(est, (len(z), 1))
+        d[:, live] += se[live] * special.stdtrit(df[live], special.ndtr(z))
+        yield d

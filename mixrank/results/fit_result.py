@@ -15,7 +15,7 @@ cycle (``tests/test_import_graph.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -54,14 +54,34 @@ class FitResult:
     engine: str
     estimand: str
     level: float
+    df_method: str = "satterthwaite"
+    inference: tuple[tuple[float, float], ...] = ()
 
     # ------------------------------------------------------------------ meta
     def _meta(self, table: str, **extra: Any) -> dict:
         m = dict(table=table, formula=self.frame.spec.formula, method=self.method,
-                 engine=self.engine, estimand=self.estimand,
-                 df_method="satterthwaite" if self.method == "reml" else "units - 1")
+                 engine=self.engine, estimand=self.estimand, df_method=self.df_label)
         m.update(extra)
         return m
+
+    @property
+    def df_label(self) -> str:
+        """Which SE and df the contrasts use (docs/methods.md, "Validity with few units")."""
+        if self.method == "aggregate":
+            return "units - 1"
+        return {"cr2": f"CR2 at {self.frame.spec.unit!r}, Bell-McCaffrey df",
+                "containment": "REML SE, containment df (units - 1)",
+                }.get(self.df_method, "satterthwaite")
+
+    def inference_pairs(self) -> tuple[PairFit, ...]:
+        """The pairs with the ``variance`` and ``df`` of the fit's df method.
+
+        Identical to :attr:`pairs` for ``df="satterthwaite"``; for a unit-level
+        method (``fit(df=...)``) each pair carries its unit-level variance and df.
+        """
+        if not self.inference:
+            return self.pairs
+        return tuple(replace(p, variance=v, df=d) for p, (v, d) in zip(self.pairs, self.inference))
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -138,8 +158,9 @@ class FitResult:
         if by is not None:
             return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
         rows = []
-        q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
-        for p, qq in zip(self.pairs, np.atleast_1d(q)):
+        pairs = self.inference_pairs()
+        q = stats.t.ppf(0.5 + lev / 2, [p.df for p in pairs]) if pairs else []
+        for p, qq in zip(pairs, np.atleast_1d(q)):
             se = p.std_error
             if p.degenerate:  # no variance estimable: no evidence either way
                 rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,

@@ -58,7 +58,8 @@ def _fit(name: str, shared_data) -> mixrank.FitResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.SingularFitWarning)
             _FITS[name] = mixrank.fit(case["formula"], df,
-                                      pairs=[(p["model_a"], p["model_b"]) for p in case["pairs"]])
+                                      pairs=[(p["model_a"], p["model_b"]) for p in case["pairs"]],
+                                      df="satterthwaite")   # lmerTest's answer
     return _FITS[name]
 
 

@@ -72,13 +72,16 @@ def _fit(name: str, shared_data) -> mixrank.FitResult:
             warnings.simplefilter("ignore", mixrank.SingularFitWarning)
             _FITS[name] = mixrank.fit(case["formula"], df,
                                       pairs=[(p["model_a"], p["model_b"]) for p in case["pairs"]],
-                                      pair_by=case["pair_by"], replicate=case["replicate"])
+                                      pair_by=case["pair_by"], replicate=case["replicate"],
+                                      df="satterthwaite")   # lme4 + lmerTest's answer
     return _FITS[name]
 
 
 def _pair(name: str, i: int, shared_data):
     ref = CASES[name]["pairs"][i]
-    fit = _fit(name, shared_data).pairs[i]
+    res = _fit(name, shared_data)
+    fit = res.inference_pairs()[i]          # what contrasts() reports under df="satterthwaite"
+    assert fit is res.pairs[i] and res.df_method == "satterthwaite"
     assert (fit.model_a, fit.model_b) == (ref["model_a"], ref["model_b"])
     return fit, ref
 

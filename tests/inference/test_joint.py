@@ -119,9 +119,15 @@ def test_needs_every_pair():
     df = _data(rng, models=3, missing=0.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mixrank.MixrankWarning)
-        fit = mixrank.fit("correct ~ model + (1|subject)", df, pairs=[("m0", "m1"), ("m0", "m2")])
+        fit = mixrank.fit("correct ~ model + (1|subject)", df, pairs=[("m0", "m1"), ("m0", "m2")],
+                          df="satterthwaite")
     with pytest.raises(mixrank.DesignError, match="every pair.*'m1', 'm2'"):
         contrast_covariance(fit.frame, fit.pairs)
     with pytest.raises(mixrank.DesignError, match="every pair"):
         fit.contrasts(adjust="maxt")
+    # the unit sign-flip max-t (df="cr2") needs no joint covariance: any family of pairs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        cr2 = mixrank.fit("correct ~ model + (1|subject)", df, pairs=[("m0", "m1"), ("m0", "m2")])
+    assert cr2.contrasts(adjust="maxt")["p_adjusted"].notna().all()
     assert "p_adjusted" in fit.contrasts().columns   # holm needs no joint covariance

@@ -1,0 +1,183 @@
+"""Stage engine: standard errors and df at the unit (the ``df=`` option of :func:`mixrank.fit`).
+
+Inputs: a :class:`~mixrank.frame.Frame`, the engine's :class:`~mixrank.engine.records.PairFit`
+rows, the estimand and the df method.
+Outputs: per pair ``(variance, df)`` of the estimate under the chosen method
+(:func:`unit_inference`), and the per-unit weighted contrast totals the
+randomization max-t flips (:func:`unit_totals`).
+Contents (docs/methods.md, "Validity with few units"):
+
+* ``"satterthwaite"`` -- the engine's REML variance with lmerTest's df (lme4's answer);
+* ``"containment"`` -- the engine's REML variance with df = T_pair - 1 (units on the
+  pair's common cells minus one; the between-within / containment df);
+* ``"cr2"`` -- a cluster-robust CR2 variance at the unit with Bell-McCaffrey df
+  (working covariance from the fitted unit and residual components).
+
+:data:`DF_METHODS` lists the valid values; :func:`check_df` validates a value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import DesignError
+from ..frame import Frame
+from .records import PairFit
+
+__all__ = ["DF_METHODS", "UNIT_METHODS", "check_df", "resolve_df", "unit_inference", "pair_unit_data",
+           "cr2_bell_mccaffrey", "unit_weights"]
+
+#: valid values of ``fit(df=)``.
+DF_METHODS = ("cr2", "containment", "satterthwaite")
+#: the methods that need the unit's levels (at least 3 of them).
+UNIT_METHODS = ("cr2", "containment")
+
+
+def check_df(df: object) -> str:
+    """``df`` if valid, else a DesignError listing :data:`DF_METHODS`."""
+    if not isinstance(df, str) or df not in DF_METHODS:
+        raise DesignError(f"df={df!r} is not a df/SE method; expected one of "
+                          f"{list(DF_METHODS)} ('satterthwaite' is lme4 + lmerTest's answer; "
+                          "docs/methods.md, 'Validity with few units').")
+    return df
+
+
+def pair_unit_data(frame: Frame, pair: PairFit, unit: str) -> tuple[np.ndarray, np.ndarray]:
+    """``d = y_a - y_b`` over the pair's common cells and their unit codes (0..T_pair-1)."""
+    from .native import _columns
+
+    j, k = frame.model_index(pair.model_a), frame.model_index(pair.model_b)
+    cells = _columns(frame).pair(j, k)
+    codes = frame.term_codes[unit]
+    codes = codes if cells.idx is None else codes[cells.idx]
+    return np.asarray(cells.d, dtype=float), np.unique(codes, return_inverse=True)[1]
+
+
+def unit_weights(estimand: str, codes: np.ndarray, pair: PairFit, unit: str) -> np.ndarray:
+    """Cell weights (summing to 1) of the estimator at the unit.
+
+    ``cells``: ``1/n``; ``units``: ``1/(T n_t)``; ``gls``: the GLS weights of the
+    unit-level working model ``sigma_e^2 / (sigma_e^2 + n_t tau^2)`` with ``tau^2`` the
+    unit's fitted component and ``sigma_e^2`` the sum of the other components
+    (exact for ``(1|unit)`` alone).
+    """
+    counts = np.bincount(codes).astype(float)
+    if estimand == "cells":
+        w = np.ones(codes.size)
+    elif estimand == "units":
+        w = 1.0 / counts[codes]
+    else:
+        comps = {k: float(v) for k, v in pair.components.items()}
+        tau2 = comps.get(unit, 0.0)
+        tau2 = tau2 if np.isfinite(tau2) else 0.0
+        other = sum(v for k, v in comps.items() if k != unit and np.isfinite(v))
+        other = other if other > 0 else 1.0
+        w = 1.0 / (other + counts[codes] * tau2)
+    return w / w.sum()
+
+
+def cr2_bell_mccaffrey(d: np.ndarray, codes: np.ndarray, w: np.ndarray,
+                       tau2_ratio: float = 0.0) -> tuple[float, float]:
+    """CR2 variance of ``w'd`` clustered by ``codes`` and its Bell-McCaffrey df.
+
+    With ``W_t`` the weight of unit t and ``e_t = sum_{i in t} w_i (d_i - w'd)``,
+    ``V = sum_t e_t^2 / (1 - W_t)``.  The df are ``tr(M)^2 / tr(M^2)`` with
+    ``M = C' Omega C`` (``C`` the CR2 contrast vectors, ``Omega = I + tau2_ratio Z Z'``
+    the working covariance in units of the residual variance); closed form, O(T^2).
+    """
+    T = int(codes.max()) + 1
+    W = np.bincount(codes, weights=w, minlength=T)
+    est = float(w @ d)
+    e = np.bincount(codes, weights=w * d, minlength=T) - W * est
+    one_minus = np.clip(1.0 - W, 1e-12, None)
+    var = float(np.sum(e * e / one_minus))
+    Q = np.bincount(codes, weights=w * w, minlength=T)
+    Qs, WW = float(Q.sum()), float(W @ W)
+    M = (np.diag(Q) - np.outer(W, Q) - np.outer(Q, W) + np.outer(W, W) * Qs)
+    if tau2_ratio > 0:
+        M += tau2_ratio * np.outer(W, W) * (np.eye(T) - W[:, None] - W[None, :] + WW)
+    s = 1.0 / np.sqrt(one_minus)
+    M *= np.outer(s, s)
+    tr2 = float(np.sum(M * M))
+    df = float(np.trace(M) ** 2 / tr2) if tr2 > 0 else float("nan")
+    return var, df
+
+
+def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: str,
+                   unit: str) -> list[tuple[float, float, int]]:
+    """Per pair ``(variance, df, units)`` under ``how`` (see the module docstring).
+
+    A degenerate pair, and a pair whose common cells fall in fewer than 3 units,
+    keeps the engine's variance and df (the caller warns).
+    """
+    out: list[tuple[float, float, int]] = []
+    for p in pairs:
+        if how == "satterthwaite" or p.degenerate:
+            out.append((p.variance, p.df, 0))
+            continue
+        d, codes = pair_unit_data(frame, p, unit)
+        T = int(codes.max()) + 1 if codes.size else 0
+        if T < 3:
+            out.append((p.variance, p.df, T))
+            continue
+        if how == "containment":
+            out.append((p.variance, float(T - 1), T))
+            continue
+        w = unit_weights(estimand, codes, p, unit)
+        comps = {k: float(v) for k, v in p.components.items()}
+        tau2 = comps.get(unit, 0.0)
+        other = sum(v for k, v in comps.items() if k != unit and np.isfinite(v))
+        ratio = tau2 / other if other > 0 and math.isfinite(tau2) else 0.0
+        var, df = cr2_bell_mccaffrey(d, codes, w, ratio)
+        out.append((var, min(df, float(T - 1)), T))
+    return out
+
+
+def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: str,
+               df: str | None) -> tuple[str, tuple[tuple[float, float], ...]]:
+    """The df method a fit uses and its per-pair ``(variance, df)`` (empty for the engine's).
+
+    ``df=None`` picks ``"cr2"`` for REML with a unit of at least 3 levels, else the
+    engine's own (``"satterthwaite"``, or ``"units - 1"`` for the aggregate method)
+    with a :class:`~mixrank.errors.SmallSampleWarning` when the unit has fewer than
+    3 levels.  An explicit unit-level method where it cannot apply is a DesignError.
+    """
+    import warnings
+
+    from ..errors import SmallSampleWarning
+
+    if method == "aggregate":
+        if df is not None:
+            raise DesignError(f"df={df!r} with method='aggregate': the aggregate method already "
+                              "tests at the unit (t over unit means, df = units - 1); leave df "
+                              "unset or use method='reml'.")
+        return "units - 1", ()
+    how = "cr2" if df is None else check_df(df)
+    if how == "satterthwaite":
+        return how, ()
+    unit = frame.spec.unit
+    levels = 0 if unit is None else int(frame.term_levels[unit])
+    if levels < 3:
+        why = (f"the formula {frame.spec.formula!r} has no random term naming a unit"
+               if unit is None else f"the unit {unit!r} has {levels} level(s)")
+        if df is not None:
+            raise DesignError(f"df={df!r} corrects the inference at the unit, but {why}; at "
+                              "least 3 are needed. Use df='satterthwaite' (lme4's answer) or "
+                              "add units.")
+        if unit is not None:
+            warnings.warn(f"{why}: too few for a unit-level correction, so the contrasts use "
+                          "lme4's Satterthwaite df (df='satterthwaite'), which is not valid "
+                          "with this few units (docs/methods.md, 'Validity with few units')",
+                          SmallSampleWarning, stacklevel=3)
+        return "satterthwaite", ()
+    rows = unit_inference(frame, fits, estimand, how, str(unit))
+    few = [f"{p.model_a} vs {p.model_b}" for p, r in zip(fits, rows)
+           if not p.degenerate and r[2] < 3]
+    if few:
+        warnings.warn(f"{len(few)} pair(s) have common cells in fewer than 3 levels of "
+                      f"{unit!r} ({', '.join(few[:5])}{' ...' if len(few) > 5 else ''}); they "
+                      "keep lme4's Satterthwaite SE and df", SmallSampleWarning, stacklevel=3)
+    return how, tuple((v, d) for v, d, _ in rows)
