@@ -138,7 +138,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
+        progress: Callable[[int, int], Any] | None = ..., df: str | None = ...) -> GlmmResult:
     ...
 
 
@@ -148,7 +148,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
+        progress: Callable[[int, int], Any] | None = ..., df: str | None = ...) -> FitResult:
     ...
 
 

@@ -88,13 +88,18 @@ print(f"p_value < 0.05: {(con['p_value'] < 0.05).sum()} of {len(con)} pairs; "
       f"Holm-adjusted: {(con['p_adjusted'] < 0.05).sum()}")
 maxt = res.contrasts(adjust="maxt", rng=1)
 print(f"max-t adjusted: {(maxt['p_adjusted'] < 0.05).sum()}; simultaneous critical value "
-      f"{maxt.attrs['mixrank']['critical_value_normal']:.3f} (normal scale)")
+      f"{maxt.attrs['mixrank']['critical_value_t']:.3f} (t scale, from "
+      f"{maxt.attrs['mixrank']['flips']} sign flips of the topics)")
 maxt[["model_a", "model_b", "estimate", "p_value", "p_adjusted", "ci_lower", "ci_upper"]].head(8)
 
 # %% [markdown]
-# The max-t intervals hold for all 28 gaps at once; they use the joint
-# covariance of the contrasts (docs/model_scores.md §3), so they are
-# narrower than Bonferroni's.
+# The max-t intervals hold for all 28 gaps at once.  With the default
+# `df="cr2"` their critical value comes from flipping the sign of each
+# topic's vector of contrast totals (a randomization max-t at the unit,
+# docs/methods.md "Validity with few units"); with `df="satterthwaite"`
+# from the Gaussian joint covariance of the contrasts (docs/model_scores.md
+# §3).  Either way they account for the correlation of the gaps, so they
+# are narrower than Bonferroni's.
 
 # %% [markdown]
 # ## How likely is each model to be the best?

@@ -377,7 +377,8 @@ _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint m
                  "fit; drop --method"),
                 ("--estimand", "estimand", "gls", "its contrasts are log-odds differences of the "
                  "fixed effects (--scale response: probability differences averaged over cells); "
-                 "drop --estimand"))
+                 "drop --estimand"),
+                ("--df", "df", None, "the GLMM's contrasts are glmer's Wald tests; drop --df"))
 
 
 def refuse_for_binomial(args: argparse.Namespace,
@@ -423,7 +424,8 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
+                   df=getattr(args, "df", None))
     finally:
         if bar is not None:
             bar.close()
@@ -475,6 +477,10 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    help="--family binomial: glmer's nAGQ (1 = Laplace, the default; 0 = faster)")
     p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
     p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"])
+    p.add_argument("--df", default=None, choices=["cr2", "containment", "satterthwaite"],
+                   help="SE and df of the contrasts: cr2 (cluster-robust at the unit, "
+                   "Bell-McCaffrey df; the default with a unit of >= 3 levels), containment "
+                   "(REML SE, units - 1 df) or satterthwaite (lme4 + lmerTest's answer)")
     p.add_argument("--pair", action="append", metavar="A,B",
                    help="fit only this pair (repeatable); quote names holding commas or spaces: "
                    "'\"A, v2\",B'")

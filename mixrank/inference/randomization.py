@@ -33,7 +33,7 @@ from ..engine.unit_se import pair_unit_data, unit_weights
 from ..errors import DesignError
 
 __all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "flips",
-           "randomization_maxt", "flip_draws"]
+           "randomization_maxt", "directed_stepdown", "flip_draws"]
 
 #: enumerate every sign flip up to this many units (2^(T-1) flips).
 EXACT_MAX = 14
@@ -62,7 +62,11 @@ class UnitContributions:
         return np.clip(self.a0[cols] - 2.0 * est * a + est * est * self.c2[cols], 1e-300, None)
 
     def t(self, E: np.ndarray) -> np.ndarray:
-        """``|t|`` of the live pairs under the sign flips ``E`` (flips x units).
+        """``|t|`` of the live pairs under the sign flips ``E`` (flips x units)."""
+        return np.abs(self.signed_t(E))
+
+    def signed_t(self, E: np.ndarray) -> np.ndarray:
+        """CR2 ``t`` of the live pairs (``model_a - model_b``) under the sign flips ``E``.
 
         The flipped CR2 variance is summed from the flipped residuals directly
         (flips x units x pairs; an expansion in sums of squares cancels badly when
@@ -72,7 +76,7 @@ class UnitContributions:
         est = E @ D
         r = E[:, :, None] * D[None] - W[None] * est[:, None, :]
         var = np.einsum("ctp,tp->cp", r * r, self.inv[:, self.live])
-        return np.abs(est) / np.sqrt(np.clip(var, 1e-300, None))
+        return est / np.sqrt(np.clip(var, 1e-300, None))
 
 
 def unit_contributions(fit: Any) -> UnitContributions:
@@ -200,3 +204,60 @@ def flip_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], np.
             yield est[None, :] + E @ resid
 
     return chunks(), uc.live, total
+
+
+def _stepdown_counts(stats: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    """Per hypothesis (sorted by ``obs`` descending): flips whose max over the rest reaches it."""
+    succ = np.maximum.accumulate(stats[:, ::-1], axis=1)[:, ::-1]
+    return np.sum(succ >= obs[None, :] - 1e-9 * np.abs(obs[None, :]), axis=0)
+
+
+def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
+                      rng: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Randomization step-down adjusted p-values of the directed hypotheses "j better than k".
+
+    The randomization counterpart of
+    :func:`mixrank.inference.ranks_maxt.stepdown_maxt` (same families, same
+    output): the directed statistics are the CR2 t of each pair and its
+    negation, their joint null distribution the unit sign flips.  Returns
+    ``adj_a, adj_b`` (M x M; marginal families report ``min(1, 2 adjusted)``).
+    """
+    uc = unit_contributions(fit)
+    M = len(models)
+    pos = {m: i for i, m in enumerate(models)}
+    live = np.flatnonzero(uc.live)
+    a = np.array([pos[fit.pairs[i].model_a] for i in live], dtype=np.int64)
+    b = np.array([pos[fit.pairs[i].model_b] for i in live], dtype=np.int64)
+    t_obs = uc.estimate[live] / uc.std_error[live]
+    obs = np.full((M, M), -np.inf)
+    obs[a, b], obs[b, a] = t_obs, -t_obs
+    if coverage == "simultaneous":
+        fams = [np.flatnonzero(~np.eye(M, dtype=bool).ravel())]
+    else:
+        fams = [j * M + np.array([k for k in range(M) if k != j]) for j in range(M)]
+        fams += [np.array([k * M + j for k in range(M) if k != j]) for j in range(M)]
+    orders = [f[np.argsort(-obs.ravel()[f], kind="stable")] for f in fams]
+    counts = [np.zeros(len(f)) for f in fams]
+    chunks, total, _ = flips(uc.n_units, B=B, rng=rng)
+    size = max(1, _CELLS // max(1, M * M + live.size * uc.n_units))
+    for E in chunks(size):
+        tt = uc.signed_t(E)
+        S3 = np.full((len(E), M, M), -np.inf)
+        S3[:, a, b], S3[:, b, a] = tt, -tt
+        S = S3.reshape(len(E), M * M)
+        for o, c in zip(orders, counts):
+            c += _stepdown_counts(S[:, o], obs.ravel()[o])
+    adj_a = np.full((M, M), np.nan)
+    adj_b = np.full((M, M), np.nan)
+    flat_obs = obs.ravel()
+    for i, (o, c) in enumerate(zip(orders, counts)):
+        p = np.maximum.accumulate(np.minimum(c / total, 1.0))
+        p = np.where(np.isfinite(flat_obs[o]), p, 1.0)
+        if coverage == "simultaneous":
+            adj_a.ravel()[o] = p
+            adj_b.ravel()[o] = p
+        elif i < M:
+            adj_a.ravel()[o] = np.minimum(1.0, 2.0 * p)
+        else:
+            adj_b.ravel()[o] = np.minimum(1.0, 2.0 * p)
+    return adj_a, adj_b

@@ -208,12 +208,32 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
                         "fitted: drop one model of each such pair from the data, or refit with "
                         "pairs=None")
     spec = fit.frame.spec
-    tab = rank_intervals_from_contrasts(fit.model_scores(), fit.contrasts(), level=level,
-                                        coverage=coverage, method=method, B=B, rng=rng)
+    if method == "maxt" and getattr(fit, "df_method", "") == "cr2":
+        tab = _randomization_ranks(fit, level=level, coverage=coverage, B=B, rng=rng)
+    else:
+        tab = rank_intervals_from_contrasts(fit.model_scores(), fit.contrasts(), level=level,
+                                            coverage=coverage, method=method, B=B, rng=rng)
     tab.attrs["mixrank"].update(source="fit", formula=spec.formula,
                                 unit=spec.unit or "cell",
                                 fit_method=fit.method, estimand=fit.estimand, engine=fit.engine)
     return tab
+
+
+def _randomization_ranks(fit: FitResult, *, level: float, coverage: str, B: int,
+                         rng: Any) -> pd.DataFrame:
+    """Rank intervals from the unit sign-flip step-down (``df="cr2"`` fits, ``method="maxt"``)."""
+    from mixrank.inference.randomization import directed_stepdown
+
+    alpha = alpha_from_level(level)
+    check_options(coverage, "maxt")
+    models, est, n = read_scores(fit.model_scores())
+    mats = contrast_matrices(fit.contrasts(adjust="none"), models)
+    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=rng)
+    extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
+                 statistic=mats["statistic"], n=mats["n"])
+    return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
+                    method="maxt", extra=extra, source="contrasts",
+                    reference="randomization: sign flips of the unit's contrast totals")
 
 
 for _f in (rank_intervals_from_contrasts, rank_intervals_fit):

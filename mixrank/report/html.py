@@ -144,7 +144,7 @@ def _contrasts(fit: Any, ctx: dict) -> str:
     con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(fit.design_effect(), ctx["pairs"]),
                      full.attrs.get("mixrank", {}))
     parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
-                f"with {meta.get('df_method', 'Satterthwaite')} degrees of freedom; p_adjusted: "
+                f"with SE and df by {meta.get('df_method', 'satterthwaite')}; p_adjusted: "
                 f"{meta.get('adjust')} across all {meta.get('family_size')} pairs.")]
     parts.append(guard("Forest plot", lambda: figure_html(
         _plot("contrasts", fit, ctx), name="contrasts", alt="forest plot of the contrasts",

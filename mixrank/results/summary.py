@@ -65,8 +65,9 @@ class Summary:
         spec = fit.frame.spec
         lines = []
         if fit.method == "reml":
-            lines.append("Linear mixed model fit by REML. t-tests use Satterthwaite's method "
-                         f"[{fit.engine} engine]")
+            lines.append("Linear mixed model fit by REML. t-tests use "
+                         + ("Satterthwaite's method" if fit.df_method == "satterthwaite"
+                            else f"SE and df: {fit.df_label}") + f" [{fit.engine} engine]")
         else:
             lines.append("Aggregate paired t-test over the top unit [mixrank]")
         lines.append(f"Formula: {spec.formula}")
@@ -115,7 +116,7 @@ class Summary:
         lines = [f"Paired mixed models ({fit.method}, {fit.engine} engine, estimand {fit.estimand})",
                  f"Formula: {fit.frame.spec.formula}",
                  f"{len(fit.pairs)} pairs of {len(fit.models)} models; {fit.frame.n_cells:,} cells",
-                 ""]
+                 f"SE and df: {fit.df_label}", ""]
         show = c[["model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value",
                   "p_adjusted", "n"]]
         with_fmt = show.copy()

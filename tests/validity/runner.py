@@ -1,0 +1,80 @@
+"""One replicate of the validity suite: every answer the suite checks, per df method.
+
+Used by tests/validity/test_validity.py (seeded, slow) and
+benchmarks/bench_validity.py (the table in docs/methods.md, "Validity with few units").
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import mixrank
+
+from .designs import simulate
+
+FORMULA = "correct ~ model + (1|subject)"
+
+
+def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "binary",
+              sd_model_subject: float = 0.3, sd_model_question: float = 0.0,
+              gaps: np.ndarray | None = None, ranks: bool = False,
+              methods: tuple[str, ...] = ("cr2", "satterthwaite")) -> dict[str, float]:
+    """Rejections of one data set: per method ``{method}_{answer}`` -> value.
+
+    Answers: ``pair`` (share of null pairs rejected at 0.05 two-sided), ``cover`` (share
+    of pairs whose 95% CI covers the true gap), ``holm``, ``maxt``, ``stepdown`` (any null
+    pair rejected by the family-wise adjustment), ``power`` (share of non-null pairs
+    rejected by Holm), ``rank_cover`` (the simultaneous max-t rank intervals contain every
+    true rank; ``ranks=True``).
+    """
+    rng = np.random.default_rng(seed)
+    gaps_arr = np.zeros(n_models) if gaps is None else np.asarray(gaps, float)
+    data = simulate(n_models, n_subjects, rng, outcome=outcome, sd_model_subject=sd_model_subject,
+                    sd_model_question=sd_model_question, gaps=gaps_arr)
+    out: dict[str, float] = {}
+    names = [f"m{m:02d}" for m in range(n_models)]
+    true = dict(zip(names, gaps_arr))
+    for how in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = mixrank.fit(FORMULA, data, df=how)
+            c = fit.contrasts(adjust="holm")
+            mt = fit.contrasts(adjust="maxt", B=2000, rng=seed)
+        gap = np.array([true[a] - true[b] for a, b in zip(c["model_a"], c["model_b"])])
+        null = np.isclose(gap, 0.0)
+        # latent gaps: on the 0/1 scale the true difference is 0 exactly when the gap is 0
+        rej = (c["p_value"] < 0.05).to_numpy()
+        if null.any():
+            out[f"{how}_pair"] = float(rej[null].mean())
+            out[f"{how}_holm"] = float((c["p_adjusted"] < 0.05).to_numpy()[null].any())
+            out[f"{how}_maxt"] = float((mt["p_adjusted"] < 0.05).to_numpy()[null].any())
+            if how == "cr2":
+                sd = fit.contrasts(adjust="stepdown", B=2000, rng=seed)
+                out[f"{how}_stepdown"] = float((sd["p_adjusted"] < 0.05).to_numpy()[null].any())
+        if outcome != "binary" or null.all():
+            lo, hi = c["ci_lower"].to_numpy(), c["ci_upper"].to_numpy()
+            out[f"{how}_cover"] = float(np.mean((lo <= gap) & (gap <= hi)))
+        if (~null).any():
+            out[f"{how}_power"] = float((c["p_adjusted"] < 0.05).to_numpy()[~null].mean())
+        if ranks:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = fit.rank_intervals(coverage="simultaneous", method="maxt", B=2000, rng=seed)
+            rank = {m: 1 + sum(true[k] > true[m] for k in names) for m in names}
+            lo_ok = [lo <= rank[m] <= hi for m, lo, hi in
+                     zip(r["model"], r["rank_lower"], r["rank_upper"])]
+            out[f"{how}_rank_cover"] = float(all(lo_ok))
+    return out
+
+
+def run(seeds: range, *args, **kw) -> dict[str, tuple[float, float]]:
+    """Mean and Monte Carlo SE of each answer over the seeds."""
+    rows = [replicate(s, *args, **kw) for s in seeds]
+    keys = sorted(set().union(*rows))
+    res = {}
+    for k in keys:
+        v = np.array([r[k] for r in rows if k in r])
+        res[k] = (float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))))
+    return res
