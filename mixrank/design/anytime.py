@@ -45,7 +45,17 @@ from mixrank.design.checks import (
 from mixrank.design.eprocess import monitor_bernoulli
 from mixrank.errors import DataError, DesignError
 
+#: The benchmark size the monitor is tuned for when no ``n_plan`` is given
+#: (data-independent; docs/anytime.md, "A plan fixed before the data").
+DEFAULT_N_PLAN = 1000.0
+#: Discordance share that turns ``n_plan`` into the Bernoulli prior's planned
+#: discordant cells when ``d_plan`` is not given (a planning value, never the
+#: stream's own share).
+PLAN_DISCORDANCE = 0.25
+
 __all__ = [
+    "DEFAULT_N_PLAN",
+    "PLAN_DISCORDANCE",
     "tune_rho0",
     "anytime_threshold",
     "anytime_inflation",
@@ -363,7 +373,8 @@ def _differences(x: Any, y: Any) -> np.ndarray:
 
 def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None = None,
             n_plan: float | None = None, rho0: float | None = None,
-            variance: str = "null", anytime: str = "auto") -> pd.DataFrame:
+            variance: str = "null", anytime: str = "auto",
+            d_plan: float | None = None) -> pd.DataFrame:
     """Monitor a stream of paired outcomes with an anytime-valid boundary.
 
     Parameters
@@ -379,7 +390,10 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         Known SD of one paired difference.  Default: estimated from the
         differences seen so far (a plug-in; see ``variance``).
     n_plan : float, optional
-        The benchmark's N that rho0 is tuned for; default the stream length.
+        The benchmark's N the boundary is tuned for, fixed before the data;
+        default :data:`DEFAULT_N_PLAN` (data-independent: the path of the
+        first n items never depends on how many items follow, so the monitor
+        may be re-called on every prefix; docs/anytime.md).
     rho0 : float, optional
         Fixed mixing parameter in units of V (overrides the tuning).
     variance : {"null", "sample"}, default "null"
@@ -390,10 +404,14 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     anytime : {"auto", "normal", "bernoulli"}, default "auto"
         ``"bernoulli"``: the paired-Bernoulli mixture e-process
         (:func:`mixrank.design.eprocess.monitor_bernoulli`; 0/1 scores,
-        prior tuned for ``n_plan`` times the stream's discordance share, or
-        for the stream's discordant cells); ``"normal"``: the normal-mixture
+        prior tuned for ``d_plan`` discordant cells, else ``n_plan`` times
+        :data:`PLAN_DISCORDANCE`, else
+        :data:`~mixrank.design.eprocess.DEFAULT_D_PLAN`); ``"normal"``: the normal-mixture
         boundary below; ``"auto"``: bernoulli when every difference is -1, 0
         or 1 and neither ``sigma`` nor ``rho0`` is given, normal otherwise.
+    d_plan : float, optional
+        Bernoulli e-process only: the planned number of discordant cells its
+        prior is tuned for (overrides ``n_plan``).
 
     Returns
     -------
@@ -491,12 +509,14 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         if sigma is not None or rho0 is not None:
             raise DesignError("sigma and rho0 belong to the normal mixture; the Bernoulli "
                               "e-process needs no variance. Drop them or use anytime='normal'.")
-        plan_d = None
-        if n_plan is not None:
-            share = float(np.mean(d != 0))
+        plan_d = d_plan
+        if plan_d is None and n_plan is not None:     # the plan, never the stream's share
             plan_d = float(check_positive("n_plan", n_plan, hint="n_plan is the benchmark's "
-                                           "N.")) * share if share > 0 else None
+                                          "N.")) * PLAN_DISCORDANCE
         return monitor_bernoulli(d, alpha=al, d_plan=plan_d)
+    if d_plan is not None:
+        raise DesignError("d_plan (planned discordant cells) belongs to the Bernoulli "
+                          "e-process of 0/1 scores; for the normal mixture pass n_plan.")
     n = d.size
     steps = np.arange(1, n + 1, dtype=float)
     s_n = np.cumsum(d)
@@ -504,7 +524,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         raise DesignError(
             f"pass either rho0 or n_plan, not both; received rho0={rho0!r}, n_plan={n_plan!r}."
         )
-    plan = float(n) if n_plan is None else float(check_positive(
+    plan = DEFAULT_N_PLAN if n_plan is None else float(check_positive(
         "n_plan", n_plan, hint="n_plan is the benchmark's N."))
     r_units = plan / (float(anytime_x_star(al)) - 1.0)
     r_fixed = None if rho0 is None else float(check_positive(

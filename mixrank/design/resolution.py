@@ -477,6 +477,13 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     out["estimate"] = observed
     meta = dict(out.attrs["mixrank"])
     scores = fit.model_scores().sort_values(["estimate", "model"], ascending=[False, True])
+    unit = fit.frame.spec.unit
+    if meta.get("anytime") and unit is not None:
+        meta["anytime"] = dict(meta["anytime"], null=(
+            f"cell-level: the anytime column treats cells as independent, so it tests the "
+            f"per-cell null, not the null at the unit {unit!r}; with effects that vary by "
+            f"{unit} it can cross when the average gap is 0 (docs/methods.md, 'Validity with "
+            "few units'). Use the cluster column for the unit-level verdict."))
     meta.update(formula=fit.frame.spec.formula, estimand=fit.estimand, method=fit.method,
                 pairs=pairs if isinstance(pairs, str) else "explicit",
                 family=[tuple(x) for x in family],

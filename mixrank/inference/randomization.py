@@ -102,7 +102,10 @@ def unit_contributions(fit: Any) -> UnitContributions:
                                                   frame.model_index(p.model_b))])
         if levels.size < 3:
             continue
-        w = unit_weights(fit.estimand, compact, p, unit)
+        # design-only weights (invariant under the flips, so the test stays exact): the
+        # units estimand's 1/(T n_t), else the cells' 1/n -- never the GLS weights, which
+        # depend on variance components that the flips would change
+        w = unit_weights("units" if fit.estimand == "units" else "cells", compact, p, unit)
         D[levels, j] = np.bincount(compact, weights=w * d, minlength=levels.size)
         W[levels, j] = np.bincount(compact, weights=w, minlength=levels.size)
         live[j] = True

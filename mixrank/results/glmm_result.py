@@ -32,6 +32,8 @@ __all__ = ["GlmmResult", "unit_line"]
 
 SCALES = ("logit", "response")
 ADJUST = ("holm", "none", "bh", "bonferroni")
+#: references of ``GlmmResult.contrasts(df=)``.
+GLMM_DF = ("containment", "wald")
 
 
 def unit_line(gf: GlmmFormula) -> str:
@@ -87,8 +89,34 @@ class GlmmResult:
         return [(j, k) for j in range(M) for k in range(j + 1, M) if j in keep and k in keep]
 
     # ---------------------------------------------------------------- tables
+    def unit_levels(self) -> int:
+        """Levels of the unit of the first model-by-unit term (0 without one: cells are units)."""
+        comp = self.formula.spec.comparison
+        if not self.formula.model_terms:
+            return 0
+        cols = [f for f in self.formula.model_terms[0] if f != comp]
+        if not all(c in self.frame.cells.columns for c in cols):
+            return 0
+        return int(self.frame.cells[cols].drop_duplicates().shape[0])
+
+    def _reference(self, df: str | None) -> tuple[str, float]:
+        """The contrasts' reference: ("containment", T - 1) or ("wald", inf) (docs/glmm.md)."""
+        if df is not None and df not in GLMM_DF:
+            raise DesignError(f"df={df!r} is not a reference for the binomial contrasts; "
+                              f"expected one of {list(GLMM_DF)} ('wald' is glmer's z test).")
+        T = self.unit_levels()
+        if df == "wald" or (df is None and T < 3):
+            return "wald", np.inf
+        if T < 3:
+            raise DesignError("df='containment' refers the contrasts to t with (units - 1) df "
+                              "at the unit of a model-by-unit term such as (1|subject:model); "
+                              + ("the formula has none" if T == 0 else f"its unit has {T} "
+                                 "level(s), at least 3 are needed")
+                              + ". Use df='wald' (glmer's z).")
+        return "containment", float(T - 1)
+
     def contrasts(self, level: float | None = None, *, scale: str = "logit",
-                  adjust: str = "holm") -> pd.DataFrame:
+                  adjust: str = "holm", df: str | None = None) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` with Wald tests, as glmer.
 
         Parameters
@@ -102,12 +130,19 @@ class GlmmResult:
             effect), SE by the delta method (docs/glmm.md §5).
         adjust : {"holm", "none", "bh", "bonferroni"}, default "holm"
             Multiplicity adjustment of ``p_adjusted`` across the rows shown.
+        df : {"containment", "wald"}, optional
+            Reference distribution.  ``"containment"`` (the default when the
+            formula has a model-by-unit term such as ``(1|subject:model)``
+            whose unit has at least 3 levels): t with ``T - 1`` df, T the
+            unit's levels, the small-sample correction of docs/glmm.md
+            ("Small-sample reference"); ``"wald"`` (the default otherwise):
+            glmer's z test (df inf).
 
         Returns
         -------
         pandas.DataFrame
-            ``model_a, model_b, estimate, std_error, df`` (inf: normal
-            reference, as glmer's z tests), ``statistic`` (z), ``p_value``
+            ``model_a, model_b, estimate, std_error, df`` (T - 1, or inf:
+            normal reference, as glmer's z tests), ``statistic``, ``p_value``
             (two-sided), ``p_adjusted``, ``p_greater`` (H1: model_a better), ``ci_lower,
             ci_upper, level, n`` (cells where both are scored); on the
             logit scale also ``odds_ratio, odds_ratio_lower,
@@ -117,14 +152,17 @@ class GlmmResult:
         Notes
         -----
         Validated against lme4 1.1 ``glmer`` (fixed effects, ``vcov``) on the
-        designs of ``tests/reference/glmer.R``.
+        designs of ``tests/reference/glmer.R``; coverage of the containment t
+        by seeded simulation (``tests/validity/test_validity.py``).
         """
         lev = self.level if level is None else check_level(level, DesignError)
         if scale not in SCALES:
             raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
         if adjust not in ADJUST:
             raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
-        q = stats.norm.ppf(0.5 + lev / 2)
+        ref, dof = self._reference(df)
+        dist = stats.norm if ref == "wald" else stats.t(dof)
+        q = dist.ppf(0.5 + lev / 2)
         f = self.fit
         beta, V = f.beta, f.vcov
         if scale == "response":
@@ -143,16 +181,17 @@ class GlmmResult:
             se = float(np.sqrt(max(g @ V @ g, 0.0)))
             z = est / se if se > 0 else np.nan
             row = dict(model_a=self.models[j], model_b=self.models[k], estimate=float(est),
-                       std_error=se, df=np.inf, statistic=z,
-                       p_value=float(2 * stats.norm.sf(abs(z))), p_greater=float(stats.norm.sf(z)),
+                       std_error=se, df=dof, statistic=z,
+                       p_value=float(2 * dist.sf(abs(z))), p_greater=float(dist.sf(z)),
                        ci_lower=est - q * se, ci_upper=est + q * se, level=lev,
                        n=int(self.frame.stats.n_common[j, k]))
             if scale == "logit":
                 row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
                            odds_ratio_upper=float(np.exp(est + q * se)))
             rows.append(row)
-        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust,
-                                      df_method="Wald z (normal), as glmer"))
+        how = ("Wald z (normal), as glmer" if ref == "wald" else
+               f"Wald SE, t with containment df (units - 1 = {dof:g})")
+        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust, df_method=how))
         if len(out):
             p = out["p_value"].to_numpy()
             adj = p.copy() if adjust == "none" else p_adjust(np.nan_to_num(p, nan=1.0), adjust)

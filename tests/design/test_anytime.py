@@ -21,6 +21,7 @@ from mixrank.design.anytime import (
     anytime_inflation,
     anytime_n_star,
     anytime_threshold,
+    DEFAULT_N_PLAN,
     monitor,
     tune_rho0,
 )
@@ -166,12 +167,16 @@ def test_monitor_detects_a_real_effect():
     np.testing.assert_array_equal(y, y0)
     # differences passed directly give the same table
     pd.testing.assert_frame_equal(monitor(x - y, anytime="normal"), tab)
-    # the known-sigma boundary is anytime_threshold with rho0 tuned for the stream length
+    # the known-sigma boundary is anytime_threshold with rho0 tuned for the plan: n_plan,
+    # else the data-independent default (never the stream length)
     sd = float(np.std(x - y, ddof=1))
-    known = monitor(x, y, sigma=sd)
+    known = monitor(x, y, sigma=sd, n_plan=4000)
     np.testing.assert_allclose(known["boundary"],
                                anytime_threshold(np.arange(1, 4001), sigma=sd, n_plan=4000),
                                rtol=1e-12)
+    np.testing.assert_allclose(monitor(x, y, sigma=sd)["boundary"],
+                               anytime_threshold(np.arange(1, 4001), sigma=sd,
+                                                 n_plan=DEFAULT_N_PLAN), rtol=1e-12)
     assert known.attrs["mixrank"]["resolved_at"] is not None
     assert known.attrs["mixrank"]["inflation"] == pytest.approx(anytime_inflation(4000))
 

@@ -17,7 +17,8 @@ import pytest
 from scipy import integrate, stats
 
 import mixrank
-from mixrank.design.anytime import anytime_inflation, anytime_n_star, monitor
+from mixrank.design.anytime import PLAN_DISCORDANCE, anytime_inflation, anytime_n_star, monitor
+from mixrank.design.eprocess import DEFAULT_D_PLAN
 from mixrank.design.eprocess import (
     bernoulli_inflation,
     bernoulli_log_e,
@@ -121,13 +122,15 @@ def test_monitor_bernoulli_is_the_default_for_binary_streams():
     i = 1234
     want = bernoulli_log_e(int(d[: i + 1].sum()), int(np.sum(d[: i + 1] != 0)), a=meta["a"])
     assert tab["log_e_value"].iloc[i] == pytest.approx(want, rel=1e-12)
-    assert meta["a"] == pytest.approx(tune_beta(np.sum(d != 0)))
+    assert meta["a"] == pytest.approx(tune_beta(DEFAULT_D_PLAN))   # fixed before the data
     at = meta["resolved_at"]
     assert at is not None and not tab["crossed"].iloc[: at - 1].any()
     assert abs(tab["sum"].iloc[at - 1]) >= tab["boundary"].iloc[at - 1]
-    # explicit choice, and the plan through n_plan (discordance share x N)
-    same = monitor(x, y, anytime="bernoulli", n_plan=4000)
+    # explicit choice, and the plan through n_plan (the planning discordance share x N)
+    same = monitor(x, y, anytime="bernoulli", n_plan=DEFAULT_D_PLAN / PLAN_DISCORDANCE)
     pd.testing.assert_frame_equal(same, tab)
+    planned = monitor(x, y, d_plan=4000 * 0.2)
+    assert planned.attrs["mixrank"]["a"] == pytest.approx(tune_beta(800.0))
     # identical outputs: no discordant cell, never crosses
     none = monitor(x, x.copy())
     assert none.attrs["mixrank"]["resolved_at"] is None and not none["crossed"].any()
