@@ -18,10 +18,10 @@ import pytest
 from scipy import optimize, stats
 
 from mixrank.design.anytime import (
+    DEFAULT_N_PLAN,
     anytime_inflation,
     anytime_n_star,
     anytime_threshold,
-    DEFAULT_N_PLAN,
     monitor,
     tune_rho0,
 )

@@ -18,8 +18,8 @@ from scipy import integrate, stats
 
 import mixrank
 from mixrank.design.anytime import PLAN_DISCORDANCE, anytime_inflation, anytime_n_star, monitor
-from mixrank.design.eprocess import DEFAULT_D_PLAN
 from mixrank.design.eprocess import (
+    DEFAULT_D_PLAN,
     bernoulli_inflation,
     bernoulli_log_e,
     bernoulli_n_star,

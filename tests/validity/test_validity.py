@@ -77,10 +77,10 @@ def test_satterthwaite_reproduces_the_inflated_familywise_error():
 
 
 def test_simultaneous_rank_intervals_cover_with_gaps():
-    """6 models x 10 subjects, 0/1, gaps 0..0.5 on the logit scale: every true rank inside
+    """6 models x 10 subjects, 0/1, gaps 0..1.5 on the logit scale: every true rank inside
     the randomization max-t simultaneous rank intervals."""
     R = 100
-    res = run(range(2000, 2000 + R), 6, 10, gaps=np.linspace(0, 0.5, 6), ranks=True,
+    res = run(range(2000, 2000 + R), 6, 10, gaps=np.linspace(0, 1.5, 6), ranks=True,
               methods=("cr2",), answers=("rank_cover", "power"))
     print({k: round(v[0], 3) for k, v in res.items()})
     cover = res["cr2_rank_cover"][0]
