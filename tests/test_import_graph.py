@@ -53,7 +53,7 @@ STAGES: dict[str, int] = {
     "io": 3,
     "engine": 4,
     "inference": 5, "design": 5, "change": 5,
-    "results": 6,
+    "results": 6, "judge": 6,
     "fit": 7, "fit_binomial": 7, "fit_fixed": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
 }
