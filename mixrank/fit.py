@@ -280,7 +280,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                          replicate=replicate, na=na, progress=progress,
                          changed={k: v for k, v, d in (
                              ("method", method, "reml"), ("engine", engine, "auto"),
-                             ("estimand", estimand, fit.__kwdefaults__["estimand"]),
+                             ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
                              ("backend", backend, "pandas"), ("family", family, "gaussian"),
                              ("control", control, None), ("nagq", nagq, 1), ("client", client, None),
                              ("backend_options", backend_options, None)) if v != d})

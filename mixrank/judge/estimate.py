@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +86,7 @@ def pair_record(jd: JudgeData, j: int, k: int, c: Corrected) -> PairFit:
     """
     fr = jd.frame
     oa, ob = fr.observed[:, j], fr.observed[:, k]
-    base = dict(model_a=fr.models[j], model_b=fr.models[k], n=c.n,
+    base: dict[str, Any] = dict(model_a=fr.models[j], model_b=fr.models[k], n=c.n,
                 only_a=int(np.count_nonzero(oa & ~ob)), only_b=int(np.count_nonzero(ob & ~oa)),
                 components={})
     if c.ppi is None:

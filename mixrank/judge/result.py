@@ -29,6 +29,7 @@ from ..results import FitResult
 from .data import JudgeData, judge_data
 from .diagnostics import judge_table
 from .estimate import Corrected, model_estimate, pair_estimate, pair_record
+from .joint import contrast_covariance_ppi
 from .plan import n_labels_star
 
 __all__ = ["JudgeResult", "fit_judge", "check_lam"]
@@ -268,6 +269,11 @@ class JudgeResult(FitResult):
         if not rows:
             raise DataError("no corrected pair to plan: every pair lacks reference labels")
         return tidy(rows, **self._meta("plan_labels"))
+
+    def contrast_covariance(self) -> tuple[np.ndarray, dict[str, Any]]:
+        """Joint covariance of the corrected contrasts (pair order), for ``adjust="maxt"``
+        and ``rank_probabilities``; see :func:`mixrank.judge.joint.contrast_covariance_ppi`."""
+        return contrast_covariance_ppi(self._data, self.pairs, self.corrections)
 
     def judge(self, level: float | None = None) -> pd.DataFrame:
         """Judge diagnostics per model; see :func:`mixrank.judge.diagnostics.judge_table`
