@@ -48,6 +48,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "power",
     "rci",
     "report",
+    "judge",
 )
 
 
