@@ -27,6 +27,9 @@ and of lower stages, never of a higher one:
    inference/design (a FitResult is passed in), but the imports go the
    other way: inference and design name ``FitResult`` only under
    ``TYPE_CHECKING`` and check a fit by its fields, so there is no cycle;
+   ``judge`` (PPI++ judge-corrected fits) sits beside ``results``: its
+   ``JudgeResult`` subclasses ``FitResult``, and nothing in ``results``
+   imports it;
 7. ``fit``, ``fit_binomial``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
    the public entry points that compose the stages;
 8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
