@@ -107,6 +107,9 @@ def judge_data(data: Any, spec: Spec, gold: Any, *, pair_by: Sequence[str] | Non
     if not isinstance(gold, str):
         raise DesignError(f"gold={gold!r}; expected the name of the reference-label column, "
                           "e.g. gold='human'")
+    if isinstance(data, Frame):
+        raise DesignError("gold= needs the rows (a DataFrame or a file), not a prebuilt Frame: "
+                          "a Frame holds the judge's cell scores only, not the labels")
     df = to_pandas(data)
     columns = [str(c) for c in df.columns]
     if gold not in columns:

@@ -51,6 +51,9 @@ def correct(jd: JudgeData, cells: np.ndarray, y: np.ndarray, yhat: np.ndarray,
     groups_l = [jd.frame.term_codes[t][lab] for t in spec.term_names] or None
     groups_u = [jd.frame.term_codes[t][unl] for t in spec.term_names] or None
     est = ppi_mean(y[lab], yhat[lab], yhat[unl], groups_l=groups_l, groups_u=groups_u, lam=lam)
+    if not (est.variance > 0 and np.isfinite(est.variance)):
+        return Corrected(None, n, f"no variance: the corrected values are constant "
+                                  f"(estimate {est.estimate:.6g}); nothing to test")
     return Corrected(est, n)
 
 

@@ -63,9 +63,9 @@ def contrast_covariance_ppi(jd: JudgeData, pairs: Sequence[PairFit],
         S = np.zeros((Psi.shape[1], Psi.shape[1]))
         for r in range(1, len(terms) + 1):
             for sub in itertools.combinations(terms, r):
-                _, codes = np.unique(np.column_stack([fr.term_codes[t] for t in sub]), axis=0,
-                                     return_inverse=True)
-                codes = codes.ravel()
+                codes = (fr.term_codes[sub[0]].astype(np.int64) if r == 1 else np.unique(
+                    np.column_stack([fr.term_codes[t] for t in sub]), axis=0,
+                    return_inverse=True)[1].ravel())
                 sums = np.zeros((int(codes.max()) + 1, Psi.shape[1]))
                 np.add.at(sums, codes, Psi)
                 S += (1 if r % 2 else -1) * (sums.T @ sums)

@@ -100,10 +100,12 @@ def _group_sets(groups_l: Sequence[np.ndarray], groups_u: Sequence[np.ndarray]
     out = []
     for r in range(1, k + 1):
         for sub in itertools.combinations(range(k), r):
-            stacked = np.concatenate([np.column_stack([groups_l[i] for i in sub]),
-                                      np.column_stack([groups_u[i] for i in sub])])
-            _, codes = np.unique(stacked, axis=0, return_inverse=True)
-            codes = codes.ravel()
+            if r == 1:   # one grouping: its codes are already non-negative integers
+                codes = np.concatenate([groups_l[sub[0]], groups_u[sub[0]]]).astype(np.int64)
+            else:
+                stacked = np.concatenate([np.column_stack([groups_l[i] for i in sub]),
+                                          np.column_stack([groups_u[i] for i in sub])])
+                codes = np.unique(stacked, axis=0, return_inverse=True)[1].ravel()
             out.append((r, codes[:len(groups_l[0])], codes[len(groups_l[0]):]))
     return out
 
