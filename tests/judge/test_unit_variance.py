@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -72,7 +74,8 @@ def test_constant_corrected_values_are_degenerate_not_infinite():
 
 def test_prebuilt_frame_is_refused():
     df, _ = simulate(14, models=2, subjects=6, questions=5)
-    with pytest.warns(mixrank.SingularFitWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         frame = mixrank.fit("score ~ model + (1|subject)", df.drop(columns="human")).frame
     with pytest.raises(DesignError, match="not a prebuilt Frame"):
         mixrank.fit("score ~ model + (1|subject)", frame, gold="human")
