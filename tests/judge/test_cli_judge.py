@@ -56,6 +56,7 @@ def test_judge_subcommand(capsys, path):
     (["judge", "{p}", "-f", F], "needs --gold COLUMN"),
     (["scores", "{p}", "-f", F, "--gold", "humn"], "did you mean 'human'"),
     (["scores", "{p}", "-f", F, "--lam", "0.3"], "lam=0.3 needs gold="),
+    (["components", "{p}", "-f", F, "--gold", "human"], "has no variance components"),
     (["scores", "{p}", "-f", F, "--gold", "human", "--family", "binomial"],
      "--gold human is not available with --family binomial"),
 ])
