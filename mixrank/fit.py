@@ -276,8 +276,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
     if gold is not None or lam is not None:
-        return _fit_gold(formula, data, gold, lam, level=level, pairs=pairs, pair_by=pair_by,
-                         replicate=replicate, na=na, progress=progress,
+        from .judge.result import fit_judge  # docs/judge.md
+
+        return fit_judge(formula, data, gold, lam=lam, level=level, pairs=pairs, pair_by=pair_by,
+                         replicate=replicate, na=na, progress=progress, resolve=resolve_pairs,
                          changed={k: v for k, v, d in (
                              ("method", method, "reml"), ("engine", engine, "auto"),
                              ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
@@ -329,34 +331,6 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)
-
-
-def _fit_gold(formula: str | Spec, data: Any, gold: Any, lam: Any, *, level: float, pairs: Any,
-              pair_by: Any, replicate: Any, na: str, progress: Any,
-              changed: dict[str, Any]) -> FitResult:
-    """``fit(..., gold=)``: the PPI++ judge-corrected fit (docs/judge.md)."""
-    from .judge.result import fit_judge
-
-    if gold is None:
-        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
-                          "judge-scored benchmark (docs/judge.md)")
-    if changed.get("estimand") == "cells":
-        del changed["estimand"]
-    if changed:
-        raise DesignError(f"gold= (judge correction, PPI++) does not take "
-                          f"{', '.join(f'{k}={v!r}' for k, v in changed.items())}: its estimate "
-                          "is the plain mean of the reference labels (estimand='cells'), its "
-                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
-                          "those options")
-    spec = parse(formula) if isinstance(formula, str) else formula
-    if isinstance(spec, InteractionSpec):
-        raise DesignError("gold= takes a formula without covariates, e.g. "
-                          "'score ~ model + (1|subject)'")
-    if progress is not None and not callable(progress):
-        raise DesignError(f"progress={progress!r} is not callable; expected a function "
-                          "progress(done, total) or None")
-    return fit_judge(spec, data, gold, pairs=pairs, level=level, lam=lam, pair_by=pair_by,
-                     replicate=replicate, na=na, resolve=resolve_pairs, progress=progress)
 
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:

@@ -24,7 +24,7 @@ from scipy import stats
 
 from .._util import check_level, listed, tidy
 from ..errors import DataError, DesignError, MixrankWarning
-from ..formula import Spec
+from ..formula import InteractionSpec, Spec, parse
 from ..results import FitResult
 from .data import JudgeData, judge_data
 from .diagnostics import judge_table
@@ -291,11 +291,34 @@ class JudgeResult(FitResult):
                 f"{len(self.pairs)} pair(s) of {len(self.models)} models, PPI++>")
 
 
-def fit_judge(spec: Spec, data: Any, gold: str, *, pairs: Any, level: float,
-              lam: float | None, pair_by: Sequence[str] | None, replicate: str | None,
-              na: str, resolve: Callable[..., list[tuple[int, int]]],
-              progress: Callable[[int, int], Any] | None = None) -> JudgeResult:
-    """Build the judge data, correct every model and pair, package a :class:`JudgeResult`."""
+def fit_judge(formula: str | Spec, data: Any, gold: Any, *, lam: Any, level: float, pairs: Any,
+              pair_by: Sequence[str] | None, replicate: str | None, na: str,
+              resolve: Callable[..., list[tuple[int, int]]],
+              progress: Callable[[int, int], Any] | None = None,
+              changed: Mapping[str, Any] | None = None) -> JudgeResult:
+    """``mixrank.fit(..., gold=)``: build the judge data, correct every model and pair.
+
+    ``changed`` holds the options of :func:`mixrank.fit` set away from their
+    defaults that a judge fit cannot honour (refused, named); ``resolve`` is
+    :func:`mixrank.fit.resolve_pairs`.
+    """
+    if gold is None:
+        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
+                          "judge-scored benchmark (docs/judge.md)")
+    bad = {k: v for k, v in (changed or {}).items() if not (k == "estimand" and v == "cells")}
+    if bad:
+        raise DesignError(f"gold= (judge correction, PPI++) does not take "
+                          f"{', '.join(f'{k}={v!r}' for k, v in bad.items())}: its estimate "
+                          "is the plain mean of the reference labels (estimand='cells'), its "
+                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
+                          "those options")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):
+        raise DesignError("gold= takes a formula without covariates, e.g. "
+                          "'score ~ model + (1|subject)'")
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
     lam = check_lam(lam)
     jd = judge_data(data, spec, gold, pair_by=pair_by, replicate=replicate, na=na)
     fr = jd.frame
