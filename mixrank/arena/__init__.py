@@ -12,6 +12,7 @@ Modules: :mod:`.data` (reading, validation, counts), :mod:`.estimate`
 
 from .api import arena
 from .data import battles_from_scores, read_battles
+from .monitor import ArenaMonitor
 from .result import ArenaResult, ArenaSummary
 
-__all__ = ["arena", "ArenaResult", "ArenaSummary", "battles_from_scores", "read_battles"]
+__all__ = ["arena", "ArenaMonitor", "ArenaResult", "ArenaSummary", "battles_from_scores", "read_battles"]
