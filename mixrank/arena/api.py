@@ -124,7 +124,7 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     pt = patterns(bt)
     K = len(bt.models)
     if prior > 0:
-        check_graph(pt, bt.models, "half")   # connectivity only: the prior makes every pair tie
+        check_graph(pt, bt.models, ties, finite=False)   # the prior keeps strengths finite
         fit_pt = with_prior(pt, float(prior))
     else:
         check_graph(pt, bt.models, ties)

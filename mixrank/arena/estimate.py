@@ -77,8 +77,12 @@ def _names(models: tuple[str, ...], idx: np.ndarray) -> str:
     return listed([models[i] for i in idx], 8)
 
 
-def check_graph(pt: Patterns, models: tuple[str, ...], ties: str) -> None:
+def check_graph(pt: Patterns, models: tuple[str, ...], ties: str, *,
+                finite: bool = True) -> None:
     """Refuse a disconnected comparison graph and (MLE) strengths that run to infinity.
+
+    ``finite=False`` checks the connection only (a prior keeps strengths
+    finite).
 
     Raises
     ------
@@ -98,6 +102,8 @@ def check_graph(pt: Patterns, models: tuple[str, ...], ties: str) -> None:
                         f"met each other ({desc}{' ...' if ncomp > 5 else ''}); strengths are "
                         "only comparable within a group. Add battles between the groups or fit "
                         "each group separately")
+    if not finite:
+        return
     tie_both = pt.tie > 0 if ties != "drop" else np.zeros(pt.a.size, dtype=bool)
     beat_ab = (pt.win > 0) | tie_both           # edge a -> b: a won (or tied) against b
     beat_ba = (pt.loss > 0) | tie_both
