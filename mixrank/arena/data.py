@@ -273,17 +273,17 @@ def battles_from_scores(data: pd.DataFrame, *, model: str = "model", score: str 
 # ----------------------------------------------------------------------------- encoding
 
 def _outcome(col: pd.Series, name: str) -> np.ndarray:
-    v = col.to_numpy(dtype=object)
-    out = np.full(v.size, np.nan)
-    for key, code in WINNER_CODES.items():
-        if isinstance(key, str):
-            out[np.array([isinstance(s, str) and s.strip().lower() == key for s in v],
-                         dtype=bool)] = code
-    num = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    for key in (1.0, 0.0, 0.5):
-        out[(num == key) & np.isnan(out)] = key
+    codes, uniq = pd.factorize(col, use_na_sentinel=True)
+    table = np.full(len(uniq) + 1, np.nan)   # last slot: NaN values (code -1)
+    for i, u in enumerate(uniq):
+        if isinstance(u, str):
+            table[i] = WINNER_CODES.get(u.strip().lower(), np.nan)
+        elif isinstance(u, (int, float, np.integer, np.floating)) and not isinstance(u, bool):
+            table[i] = WINNER_CODES.get(float(u), np.nan) if float(u) in (0, 0.5, 1) else np.nan
+    out = table[codes]
     bad = np.isnan(out)
     if bad.any():
+        v = col.to_numpy(dtype=object)
         vals = list(pd.unique(pd.Series(v[bad], dtype=object).astype(str)))
         i = int(np.flatnonzero(bad)[0])
         raise DataError(f"column {name!r} has {int(bad.sum())} unknown winner value(s), first "
@@ -342,17 +342,24 @@ def encode_battles(data: Any, *, winner: str = "winner",
         if c not in df.columns:
             raise DataError(f"the battle log has no column {c!r}; expected one row per vote with "
                             f"columns model_a, model_b, winner; columns: {listed(df.columns)}")
+    side_codes, side_names = [], []
     for c in (model_a, model_b):
-        if df[c].isna().any():
-            i = int(np.flatnonzero(df[c].isna().to_numpy())[0])
+        codes, uniq = pd.factorize(df[c])
+        if (codes < 0).any():
+            i = int(np.flatnonzero(codes < 0)[0])
             raise DataError(f"column {c!r} has a missing model name in row {i}; drop that battle")
-    ma, mb = df[model_a].astype(str).to_numpy(), df[model_b].astype(str).to_numpy()
-    selfb = ma == mb
+        side_codes.append(codes)
+        side_names.append([str(u) for u in uniq])
+    allnames = sorted(set(side_names[0]) | set(side_names[1]))
+    where = {m: i for i, m in enumerate(allnames)}
+    ca = np.array([where[m] for m in side_names[0]], dtype=np.intp)[side_codes[0]]
+    cb = np.array([where[m] for m in side_names[1]], dtype=np.intp)[side_codes[1]]
+    selfb = ca == cb
     if selfb.any():
         rows = np.flatnonzero(selfb)
         raise DataError(f"{rows.size} self-battle(s) (a model against itself), e.g. row "
-                        f"{int(rows[0])}: {ma[rows[0]]!r} vs itself; a battle needs two "
-                        "different models: drop those rows")
+                        f"{int(rows[0])}: {allnames[ca[rows[0]]]!r} vs itself; a battle needs "
+                        "two different models: drop those rows")
     out = _outcome(df[winner], winner)
     x = _covariates(df, terms)
     cl = None
@@ -367,16 +374,19 @@ def encode_battles(data: Any, *, winner: str = "winner",
     if ties == "drop":
         keep = out != 0.5
         dropped = int((~keep).sum())
-    codes, models = pd.factorize(np.concatenate([ma[keep], mb[keep]]), sort=True)
+    ca, cb = ca[keep], cb[keep]
+    used = np.zeros(len(allnames), dtype=bool)
+    used[ca] = used[cb] = True
+    models = [m for m, u in zip(allnames, used) if u]
     if len(models) < 2:
-        raise DataError(f"the battle log has fewer than two models ({list(models)}) after "
+        raise DataError(f"the battle log has fewer than two models ({models}) after "
                         f"dropping {dropped} tie(s)" if dropped else
-                        f"the battle log has fewer than two models ({list(models)})")
-    n = int(keep.sum())
-    return Battles(models=tuple(str(m) for m in models), a=codes[:n].astype(np.intp),
-                   b=codes[n:].astype(np.intp), outcome=out[keep], x=x[keep],
-                   features=tuple(f for f, _ in terms), cluster=None if cl is None else cl[keep],
-                   cluster_name=cluster, n_ties_dropped=dropped)
+                        f"the battle log has fewer than two models ({models})")
+    remap = np.cumsum(used) - 1
+    return Battles(models=tuple(models), a=remap[ca].astype(np.intp), b=remap[cb].astype(np.intp),
+                   outcome=out[keep], x=x[keep], features=tuple(f for f, _ in terms),
+                   cluster=None if cl is None else cl[keep], cluster_name=cluster,
+                   n_ties_dropped=dropped)
 
 
 def patterns(bt: Battles) -> Patterns:
@@ -393,8 +403,11 @@ def patterns(bt: Battles) -> Patterns:
                                 return_inverse=True)
         ukey = uniq[:, 0].astype(np.int64)
         ux = uniq[:, 1:]
-    else:
-        ukey, index = np.unique(key, return_inverse=True)
+    else:   # keys < K^2: a counting pass instead of a sort
+        present = np.bincount(key, minlength=K * K) > 0
+        ukey = np.flatnonzero(present)
+        lookup = np.cumsum(present) - 1
+        index = lookup[key]
         ux = np.zeros((ukey.size, 0))
     index = index.reshape(-1)
     m = ukey.size
