@@ -72,6 +72,9 @@ def cmd_arena(args: argparse.Namespace) -> None:
                 se=args.se, B=1000 if args.draws is None else args.draws, rng=args.seed,
                 prior=args.prior, level=args.level)
     anchor = _anchor(args.anchor)
+    if args.report:
+        _write_report(res, args)
+        return
     parts = []
     want = TABLES[:-1] if args.table == "all" else (args.table,)
     if args.table == "all" and not res.fit.n_features and res.ties != "davidson":
@@ -95,6 +98,24 @@ def cmd_arena(args: argparse.Namespace) -> None:
         emit(head + render(parts[0][1], args.format), args)
     else:
         emit(titled(parts, args.format), args)
+
+
+def _write_report(res: Any, args: argparse.Namespace) -> None:
+    import sys
+
+    from ..report.html import render_report
+
+    if args.table != "scores" or args.output or args.anchor:
+        raise UsageError("--report writes the HTML page with every table; drop --table, "
+                         "--anchor and -o/--output")
+    text = render_report(res, level=args.level)
+    try:
+        with open(args.report, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report {args.report!r} (--report): "
+                         f"{exc.strerror or exc}; choose a writable path") from None
+    print(f"wrote {args.report}", file=sys.stderr)
 
 
 def register(sub: Any) -> None:
@@ -128,6 +149,8 @@ def register(sub: Any) -> None:
                    help="rank intervals' coverage")
     s.add_argument("--anchor", default=None, metavar="MODEL=VALUE",
                    help="pin this model's displayed score (default: mean 1000)")
+    s.add_argument("--report", default=None, metavar="PATH",
+                   help="write the self-contained HTML report (all tables and plots) to PATH")
     s.add_argument("--from-scores", action="store_true",
                    help="the data are per-item scores (model, keys, score): every pair of "
                    "models on every common item is a judged battle, higher score wins")

@@ -130,3 +130,20 @@ def test_cli_arena(tmp_path, capsys):
     assert main(["arena", str(tmp_path / "b.csv"), "--anchor", "m01"]) == 2
     err = capsys.readouterr().err
     assert "--se bootstrap" in err and "MODEL=VALUE" in err
+
+
+def test_html_report(tmp_path, capsys):
+    log = simulate_battles(1500, BETA, rng=8)
+    log.to_csv(tmp_path / "b.csv", index=False)
+    out = tmp_path / "r.html"
+    assert main(["arena", str(tmp_path / "b.csv"), "-f", "winner ~ style(len)", "--report",
+                 str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<script" not in text
+    for sid in ("battles", "leaderboard", "covariates", "contrasts", "ranks", "resolution"):
+        assert f'<section id="{sid}">' in text
+    assert 'data-plot="scores"' in text and 'data-plot="ranks"' in text
+    assert "class=\"omitted\"" not in text
+    assert main(["arena", str(tmp_path / "b.csv"), "--report", str(tmp_path / "no" / "r.html")
+                 ]) == 2
+    assert "--report" in capsys.readouterr().err
