@@ -178,7 +178,9 @@ class ArenaResult:
                             "df": np.inf, "statistic": z, "p_value": p, "p_adjusted": padj,
                             "p_greater": stats.norm.sf(z), "ci_lower": vals["ci_lower"],
                             "ci_upper": vals["ci_upper"], "level": lev, "n": c["n"].astype(int),
-                            "wins_a": pc[:, 0], "wins_b": pc[:, 1], "ties": pc[:, 2]})
+                            "wins_a": pc[:, 0].round().astype(int),
+                            "wins_b": pc[:, 1].round().astype(int),
+                            "ties": pc[:, 2].round().astype(int)})
         return tidy(tab, **self._meta("contrasts", **meta))
 
     def _maxt(self, z: np.ndarray, lev: float, B: int, rng: Any) -> tuple[float, np.ndarray]:
@@ -260,8 +262,10 @@ class ArenaResult:
         ties = np.bincount(c.a, c.tie, K) + np.bincount(c.b, c.tie, K)
         tab = pd.DataFrame({"model": list(self.models), "estimate": est, "std_error": se,
                             "ci_lower": lo, "ci_upper": hi, "level": lev,
-                            "n": (wins + losses + ties).astype(int), "wins": wins,
-                            "losses": losses, "ties": ties})
+                            "n": (wins + losses + ties).astype(int),
+                            "wins": wins.round().astype(int),
+                            "losses": losses.round().astype(int),
+                            "ties": ties.round().astype(int)})
         return tidy(tab, **self._meta("model_scores", scale=scale,
                                       anchor=None if anchor is None else list(anchor)))
 
