@@ -398,11 +398,13 @@ def patterns(bt: Battles) -> Patterns:
     x = np.where(flip[:, None], -bt.x, bt.x)
     K = len(bt.models)
     key = a.astype(np.int64) * K + b
-    if x.shape[1]:
-        uniq, index = np.unique(np.column_stack([key.astype(float), x]), axis=0,
-                                return_inverse=True)
-        ukey = uniq[:, 0].astype(np.int64)
-        ux = uniq[:, 1:]
+    if x.shape[1]:   # hash group-by (sorted groups: an order independent of the rows)
+        cols = {"k": key, **{f"x{j}": x[:, j] for j in range(x.shape[1])}}
+        index = pd.DataFrame(cols).groupby(list(cols), sort=True).ngroup().to_numpy()
+        first = np.full(int(index.max()) + 1, key.size)
+        np.minimum.at(first, index, np.arange(key.size))
+        ukey = key[first]
+        ux = x[first]
     else:   # keys < K^2: a counting pass instead of a sort
         present = np.bincount(key, minlength=K * K) > 0
         ukey = np.flatnonzero(present)
