@@ -269,6 +269,7 @@ def _battle_scores(pt: Patterns, fit: BTFit, outcome: np.ndarray) -> np.ndarray:
     if fit.ties != "davidson":
         return (o - _expit(d))[:, None]
     _, _, _, probs = _terms(pt, fit.theta, K, p, "davidson")
+    assert probs is not None   # davidson always returns its three probabilities
     pa, pb, ptie = probs[pt.index].T
     sd = 0.5 * ((o == 1.0).astype(float) - (o == 0.0)) - 0.5 * (pa - pb)
     return np.column_stack([sd, (o == 0.5) - ptie])

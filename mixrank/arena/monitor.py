@@ -88,7 +88,7 @@ class ArenaMonitor:
         self.d = np.zeros(m)
         self.log_e = np.zeros(m)
         self.resolved_at = np.full(m, -1, dtype=np.int64)
-        self.seen = 0
+        self.seen: int = 0
 
     def update(self, data: Any, *, winner: str = "winner") -> ArenaMonitor:
         """Feed battles (a battle log, rows in arrival order); returns ``self``.
@@ -138,14 +138,14 @@ class ArenaMonitor:
         ok = D > 0
         le[ok] = bernoulli_log_e(S[ok], D[ok], a=self.a)
         hit = le >= np.log(1.0 / self.alpha_pair)
-        first = np.full(start.size, c.size)
+        first = np.full(start.size, c.size, dtype=np.int64)
         np.minimum.at(first, grp[hit], np.flatnonzero(hit))
         ends = np.r_[start[1:], c.size] - 1
         last = np.where(first < c.size, first, ends)
-        j = c[start]
-        self.resolved_at[j] = np.where(first < c.size, self.n[j] + pos[last], -1)
-        self.n[j] += pos[last]
-        self.s[j], self.d[j], self.log_e[j] = S[last], D[last], le[last]
+        g = c[start]   # the pair of each group
+        self.resolved_at[g] = np.where(first < c.size, self.n[g] + pos[last], -1)
+        self.n[g] += pos[last]
+        self.s[g], self.d[g], self.log_e[g] = S[last], D[last], le[last]
         return self
 
     @property

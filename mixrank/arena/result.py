@@ -360,8 +360,8 @@ class ArenaResult:
                 raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of "
                                   "(model_a, model_b)")
         else:
-            fam = [tuple(p) for p in pairs]
-            bad = [p for p in fam if len(p) != 2 or p[0] not in self.models
+            fam = [(p[0], p[1]) if len(p) == 2 else (p[0], p[0]) for p in pairs]
+            bad = [p for p in fam if p[0] not in self.models
                    or p[1] not in self.models or p[0] == p[1]]
             if bad:
                 raise DesignError(f"pairs {bad[:3]} are not pairs of two different models among "

@@ -76,7 +76,7 @@ def cmd_arena(args: argparse.Namespace) -> None:
         _write_report(res, args)
         return
     parts = []
-    want = TABLES[:-1] if args.table == "all" else (args.table,)
+    want: tuple[str, ...] = TABLES[:-1] if args.table == "all" else (args.table,)
     if args.table == "all" and not res.fit.n_features and res.ties != "davidson":
         want = want[:-1]   # no covariate table to show
     for name in want:

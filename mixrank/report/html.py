@@ -373,12 +373,11 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ``Frame.describe``, the plot functions) and formats the tables; numbers
     are rounded for display only.
     """
+    from mixrank.arena import ArenaResult
     from mixrank.change.result import ReliableChange
     from mixrank.errors import require
     from mixrank.report.plots_resolution import plot_resolution
     from mixrank.results import FitResult
-
-    from mixrank.arena import ArenaResult
 
     if isinstance(fit, ArenaResult):  # an arena fit has its own page (html_arena.py)
         from mixrank.report.html_arena import render_arena_report
