@@ -205,7 +205,7 @@ def battles_from_scores(data: pd.DataFrame, *, model: str = "model", score: str 
 
     The model with the higher score on a cell wins; equal scores are a tie
     (both right or both wrong for 0/1 scores).  This turns a benchmark into
-    a *derived* battle log (docs/arena.md §7): it is not a human preference
+    a *derived* battle log (docs/arena.md §2): it is not a human preference
     arena, and its battles on one cell share the cell (use ``cluster=``).
 
     Parameters

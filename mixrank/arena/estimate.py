@@ -6,7 +6,7 @@ Outputs: :class:`BTFit` -- strengths ``beta`` (first model = 0), covariate
 coefficients ``gamma``, Davidson's ``log_nu``, the observed information and
 its inverse; covariances from the observed information, the sandwich (per
 battle or clustered) and the multinomial bootstrap on the counts.
-Contents (docs/arena.md §3-§5): :func:`check_graph`, :func:`fit_bt`,
+Contents (docs/arena.md §3-§4): :func:`check_graph`, :func:`fit_bt`,
 :func:`sandwich`, :func:`bootstrap`.
 
 Parameterisation: ``d = beta_a - beta_b + x' gamma`` is the log-odds that
@@ -126,7 +126,7 @@ def check_graph(pt: Patterns, models: tuple[str, ...], ties: str, *,
         f"{{{_names(models, top)}}} never lost a battle to the other models they met, and "
         f"models {{{_names(models, bottom)}}} never won one against them, so their scores run "
         "to +/- infinity. Pass prior=0.5 (adds 0.5 pseudo-wins each way to every pair that "
-        "met, docs/arena.md §5), or collect more battles")
+        "met, docs/arena.md §4, \"Prior\"), or collect more battles")
 
 
 def with_prior(pt: Patterns, prior: float) -> Patterns:

@@ -6,7 +6,7 @@ Outputs: tidy tables with the vocabulary and defaults of
 :class:`~mixrank.results.FitResult` -- ``contrasts(level, adjust=, scale=)``,
 ``model_scores(level, scale=, anchor=)``, ``rank_intervals(level, ...)``,
 ``resolution(...)``, ``covariates()``, ``summary()``.
-Contents (docs/arena.md §5-§6).  Rank intervals reuse
+Contents (docs/arena.md §4-§6).  Rank intervals reuse
 :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`, multiplicity
 :func:`mixrank.inference.multiplicity.adjust`, verdicts
 :func:`mixrank.design.resolution.resolution_table`.
