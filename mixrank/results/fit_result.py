@@ -382,14 +382,19 @@ class FitResult:
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,
              pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8)) -> pd.DataFrame:
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False) -> pd.DataFrame:
         """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
 
         Parameters, returned columns, errors and validation: see
         :func:`mixrank.design.plan.plan_fit`, which this calls with the same
         arguments (``delta``; the hypothetical ``subjects``, ``questions``,
         ``prompts``; ``power``, ``alpha``; whose components, ``pair``; column
-        ``roles``; the ``grid`` of multiples tried).
+        ``roles``; the ``grid`` of multiples tried).  ``labels=True`` (a label
+        budget) needs a judge-corrected fit, ``mixrank.fit(..., gold=)`` (docs/judge.md §5).
         """
+        if labels:
+            raise DesignError("plan(labels=True) plans reference labels for a judge-scored "
+                              "benchmark: fit with mixrank.fit(..., gold='<label column>') first "
+                              "(docs/judge.md §5)")
         return plan_fit(self, delta, subjects=subjects, questions=questions, prompts=prompts,
                         power=power, alpha=alpha, pair=pair, roles=roles, grid=grid)

@@ -84,3 +84,10 @@ def test_accessors_that_need_a_mixed_model_refuse(df):
                  lambda: res.model_scores(estimand="gls")):
         with pytest.raises(DesignError):
             call()
+
+
+def test_label_plan_needs_a_judge_fit():
+    res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example(),
+                      pairs=[("m01", "m02")])
+    with pytest.raises(DesignError, match=r"fit with mixrank.fit\(..., gold="):
+        res.plan(0.05, labels=True)
