@@ -138,7 +138,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
         progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
-        lam: float | None = ...) -> GlmmResult:
+        lam: float | str | None = ...) -> GlmmResult:
     ...
 
 
@@ -149,7 +149,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
         progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
-        lam: float | None = ...) -> FitResult:
+        lam: float | str | None = ...) -> FitResult:
     ...
 
 
@@ -160,7 +160,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
         nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
-        gold: str | None = None, lam: float | None = None
+        gold: str | None = None, lam: float | str | None = None
         ) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
@@ -232,9 +232,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         scores and contrasts are then the PPI++ corrected means of the
         reference labels at the formula's unit, and the result is a
         :class:`~mixrank.judge.result.JudgeResult` (docs/judge.md).
-    lam : float in [0, 1], optional
-        With ``gold``: fix PPI++'s lambda (0: labelled cells only, 1:
-        classical PPI); default tuned per score and contrast.
+    lam : float in [0, 1], "unit" or None
+        With ``gold``: PPI++'s lambda -- None (default) its plug-in per score
+        and contrast (as ``ppi_py``), ``"unit"`` the minimiser of the
+        variance at the unit, or fixed (0: labelled cells only, 1: classical PPI).
 
     Returns
     -------

@@ -38,15 +38,16 @@ _NO_COMPONENTS = ("a judge-corrected fit (gold=) has no variance components: PPI
                   "its uncertainty cluster-robustly at the unit (docs/judge.md §3)")
 
 
-def check_lam(lam: Any) -> float | None:
-    """``lam`` as a float in [0, 1], or None (tuned); DesignError otherwise."""
-    if lam is None:
-        return None
+def check_lam(lam: Any) -> float | str | None:
+    """``lam`` as a float in [0, 1], ``"unit"`` or None (plug-in); DesignError otherwise."""
+    if lam is None or lam == "unit":
+        return lam
     ok = isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool) \
         and 0.0 <= float(lam) <= 1.0
     if not ok:
         raise DesignError(f"lam={lam!r}; expected a number in [0, 1] (0: labelled cells only, "
-                          "1: classical PPI) or None to tune it per quantity")
+                          "1: classical PPI), None (the PPI++ plug-in per quantity) or 'unit' "
+                          "(minimise the variance at the unit)")
     return float(lam)
 
 
@@ -60,7 +61,7 @@ class JudgeResult(FitResult):
     """
 
     data: JudgeData | None = None
-    lam: float | None = None
+    lam: float | str | None = None
     scores: tuple[Corrected, ...] = ()
     corrections: tuple[Corrected, ...] = ()
 
@@ -68,7 +69,7 @@ class JudgeResult(FitResult):
         m = super()._meta(table, **extra)
         m.update(df_method="normal (cell unit)" if self.frame.spec.unit is None
                  else "units - 1 (cluster-robust)", gold=self._data.column,
-                 lam="tuned" if self.lam is None else self.lam)
+                 lam="plug-in" if self.lam is None else self.lam)
         return m
 
     @property
