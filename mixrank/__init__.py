@@ -49,6 +49,8 @@ from .io.lighteval import read_lighteval
 from .io.lm_eval import read_lm_eval
 from .io.read import read
 from .io.wide import read_wide
+from .judge.plan import plan_labels
+from .judge.result import JudgeResult
 from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
@@ -64,4 +66,5 @@ __all__ = [
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
+    "plan_labels", "JudgeResult",
 ]

@@ -137,7 +137,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
+        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        lam: float | None = ...) -> GlmmResult:
     ...
 
 
@@ -147,7 +148,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
+        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        lam: float | None = ...) -> FitResult:
     ...
 
 
@@ -157,7 +159,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None
+        nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        gold: str | None = None, lam: float | None = None
         ) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
@@ -223,6 +226,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         so far (the native engine reports about 50 times; the cross-check
         engines once at the end).  The command line draws its progress bar
         with it.
+    gold : str, optional
+        Column of reference labels (humans, a stronger judge) on a subset of
+        cells, NaN elsewhere, when the response is an LLM judge's score:
+        scores and contrasts are then the PPI++ corrected means of the
+        reference labels at the formula's unit, and the result is a
+        :class:`~mixrank.judge.result.JudgeResult` (docs/judge.md).
+    lam : float in [0, 1], optional
+        With ``gold``: fix PPI++'s lambda (0: labelled cells only, 1:
+        classical PPI); default tuned per score and contrast.
 
     Returns
     -------
@@ -263,6 +275,15 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     level = check_level(level, DesignError)
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
+    if gold is not None or lam is not None:
+        return _fit_gold(formula, data, gold, lam, level=level, pairs=pairs, pair_by=pair_by,
+                         replicate=replicate, na=na, progress=progress,
+                         changed={k: v for k, v, d in (
+                             ("method", method, "reml"), ("engine", engine, "auto"),
+                             ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
+                             ("backend", backend, "pandas"), ("family", family, "gaussian"),
+                             ("control", control, None), ("nagq", nagq, 1), ("client", client, None),
+                             ("backend_options", backend_options, None)) if v != d})
     if family == "binomial":
         if _is_interaction(formula):
             raise DesignError("family='binomial' does not support covariates in the fixed part "
@@ -308,6 +329,34 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)
+
+
+def _fit_gold(formula: str | Spec, data: Any, gold: Any, lam: Any, *, level: float, pairs: Any,
+              pair_by: Any, replicate: Any, na: str, progress: Any,
+              changed: dict[str, Any]) -> FitResult:
+    """``fit(..., gold=)``: the PPI++ judge-corrected fit (docs/judge.md)."""
+    from .judge.result import fit_judge
+
+    if gold is None:
+        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
+                          "judge-scored benchmark (docs/judge.md)")
+    if changed.get("estimand") == "cells":
+        del changed["estimand"]
+    if changed:
+        raise DesignError(f"gold= (judge correction, PPI++) does not take "
+                          f"{', '.join(f'{k}={v!r}' for k, v in changed.items())}: its estimate "
+                          "is the plain mean of the reference labels (estimand='cells'), its "
+                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
+                          "those options")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):
+        raise DesignError("gold= takes a formula without covariates, e.g. "
+                          "'score ~ model + (1|subject)'")
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
+    return fit_judge(spec, data, gold, pairs=pairs, level=level, lam=lam, pair_by=pair_by,
+                     replicate=replicate, na=na, resolve=resolve_pairs, progress=progress)
 
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:

@@ -380,6 +380,12 @@ _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint m
                  "drop --estimand"))
 
 
+#: Judge-correction options the binomial GLMM does not take.
+_JUDGE_OPTIONS = (("--gold", "gold", None, "the judge correction (PPI++) is for the linear "
+                   "model of a judge's scores: use --family gaussian"),
+                  ("--lam", "lam", None, "--lam goes with --gold (--family gaussian)"))
+
+
 def refuse_for_binomial(args: argparse.Namespace,
                         options: Sequence[tuple[str, str, Any, str]]) -> None:
     """With ``--family binomial``, refuse each option set away from its default.
@@ -410,7 +416,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         raise UsageError(f"--nagq sets glmer's nAGQ of the binomial GLMM; with --family "
                          f"{getattr(args, 'family', 'gaussian')} it would be ignored: drop it or "
                          "pass --family binomial")
-    refuse_for_binomial(args, _LINEAR_ONLY)
+    refuse_for_binomial(args, _LINEAR_ONLY + _JUDGE_OPTIONS)
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
@@ -420,10 +426,12 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
                    pair_by=pair_by, replicate=args.replicate, na=args.na,
                    backend=getattr(args, "backend", "pandas"))
     bar = _Bar() if progress_enabled() else None
+    judge = {k: v for k in ("gold", "lam") if (v := getattr(args, k, None)) is not None}
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
+                   **judge)
     finally:
         if bar is not None:
             bar.close()
@@ -482,6 +490,12 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
     p.add_argument("--na", default="error", choices=["error", "drop"])
     p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--gold", default=None, metavar="COLUMN",
+                   help="reference labels (humans, a stronger judge) on a subset of cells, "
+                   "empty elsewhere, when the score is an LLM judge's: scores and contrasts "
+                   "become PPI++ corrected means of the labels (docs/judge.md)")
+    p.add_argument("--lam", type=float, default=None,
+                   help="with --gold: fix PPI++'s lambda in [0, 1] (default: tuned)")
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
                    help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
                    "of core; needs the scale extra)")

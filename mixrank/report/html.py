@@ -37,6 +37,7 @@ from mixrank.report.html_format import (
     guard,
     paragraph,
 )
+from mixrank.report.html_judge import is_judge_fit, judge_section
 from mixrank.report.plots import select_pairs
 from mixrank.report.plots_gaps import gaps_section
 from mixrank.report.plots_scores import plot_model_scores
@@ -58,6 +59,7 @@ _TITLES = {
     "diagnostics": "Fit diagnostics",
     "reliable_change": "Item-level reliable change",
     "gaps": "Where the gaps live",
+    "judge": "Judge",
 }
 
 
@@ -179,7 +181,8 @@ def _ranks(fit: Any, ctx: dict) -> str:
 
 _RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
                        "resolved_multiplicity", "resolved_anytime", "design_effect",
-                       "n_star_cluster", "resolved_cluster", "resolved_all")
+                       "n_star_cluster", "resolved_cluster", "resolved_all",
+                       "n_labelled", "n_labels_star")   # the last two: judge-corrected fits
 
 
 def _resolution(fit: Any, ctx: dict) -> str:
@@ -309,6 +312,7 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "reliable_change": _reliable_change,
     "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=figure_html, table=format_table_html,
                                           para=paragraph, guard=guard),   # model x covariate fits
+    "judge": judge_section,   # judge-corrected fits (gold=): mixrank.report.html_judge
 }
 
 
@@ -398,6 +402,11 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                         "reliable_change=mixrank.reliable_change(data, before=..., after=...)")
     if getattr(fit.frame.spec, "covariates", ()) and "gaps" not in sections:
         sections.insert(sections.index("contrasts") + 1 if "contrasts" in sections else 0, "gaps")
+    if is_judge_fit(fit):   # PPI++ fits: a Judge section, no variance components
+        sections = [s for s in sections if s != "components"]
+        if "judge" not in sections:
+            sections.insert(sections.index("leaderboard") + 1 if "leaderboard" in sections
+                            else 0, "judge")
     unknown = [s for s in sections if s not in _BUILDERS]
     if unknown:
         raise DataError(f"unknown report section(s) {unknown}; expected a subset of "
