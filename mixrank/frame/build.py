@@ -26,7 +26,7 @@ from ..formula.spec import Spec
 from .columns import CompressedFrame, ModelColumns
 from .encode import combine_codes, encode_column
 from .frame import Frame, compute_stats
-from .source import to_pandas
+from .source import row_origin, to_pandas
 
 __all__ = ["build_frame", "CONVENTIONAL_KEYS", "default_pair_by", "resolve_keys",
            "assemble_frame", "duplicate_cells_error", "cell_scores", "score_kind", "STRAY_SHARE"]
@@ -356,7 +356,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
             row = int(np.flatnonzero(nan)[0])
             raise DataError(
                 f"score column {spec.response!r} has {int(nan.sum())} missing value(s) (first at "
-                f"row {row}); fix them, or pass na='drop' to drop those rows (they are reported)")
+                f"{row_origin(df, row)}); fix them, or pass na='drop' to drop those rows (they are reported)")
         keep = ~nan
         n_dropped = int(nan.sum())
         warnings.warn(f"dropped {n_dropped} row(s) with a missing {spec.response!r} score",
@@ -364,8 +364,10 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
         y = y[keep]
     if np.isinf(y).any():
         row = int(np.flatnonzero(np.isinf(y))[0])
-        raise DataError(f"score column {spec.response!r} has an infinite value (row {row}); "
-                        "scores must be finite")
+        if keep is not None:
+            row = int(np.flatnonzero(keep)[row])
+        raise DataError(f"score column {spec.response!r} has an infinite value "
+                        f"({row_origin(df, row)}); scores must be finite")
     if len(y) == 0:
         raise DataError("no rows left after dropping missing scores")
 
