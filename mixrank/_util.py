@@ -8,9 +8,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION"]
+__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION", "MAX_DRAWS",
+           "check_max_draws"]
 
 MIXRANK_VERSION = "0.1.0"
+
+#: Upper bound of every number of random draws or resamples (``B``, ``--draws``,
+#: ``n_random``): a Monte Carlo p-value near 0.05 from 10^6 draws already has an
+#: error of about 2e-4, and larger counts only cost time and memory
+#: (docs/hardening.md §8).
+MAX_DRAWS = 1_000_000
+
+
+def check_max_draws(name: str, value: Any, error: type[Exception]) -> None:
+    """Raise ``error`` when the count ``value`` of argument ``name`` exceeds :data:`MAX_DRAWS`."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
+            and int(value) > MAX_DRAWS:
+        raise error(f"{name}={int(value)} draws exceed the upper bound {MAX_DRAWS:,}; a Monte "
+                    f"Carlo p-value from {MAX_DRAWS:,} draws has an error of about 2e-4 near "
+                    f"0.05 (docs/hardening.md §8): use {name} <= {MAX_DRAWS}")
 
 
 def as_rng(rng: Any = None) -> np.random.Generator:

@@ -97,12 +97,21 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
         if not out:
             raise DataError("no pair of models shares at least 2 cells; nothing to compare")
         return out
-    out = []
+    out, seen, repeated = [], set(), []
     for pr in _pair_list(pairs):
         j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
         if j == k:
             raise DataError(f"pair {tuple(pr)!r} compares a model with itself")
+        if (min(j, k), max(j, k)) in seen:   # a repeat or the reverse of an earlier pair
+            repeated.append(tuple(pr))
+            continue
+        seen.add((min(j, k), max(j, k)))
         out.append((j, k))
+    if repeated:
+        warnings.warn(f"pairs= (--pair) names {len(repeated)} pair(s) twice (repeated or reversed: "
+                      f"{repeated[:3]}{' ...' if len(repeated) > 3 else ''}); each pair is fitted "
+                      "once, in the orientation first given, and counts once in the "
+                      "multiplicity family", MixrankWarning, stacklevel=3)
     return out
 
 
