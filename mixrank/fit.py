@@ -238,8 +238,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     FitResult or GlmmResult
         A pair whose differences are identical on every common cell, or whose
         common cells fall in fewer than two levels of the unit, is kept as a
-        degenerate row (``diagnostics().degenerate``; p-value 1, no evidence)
-        with a :class:`~mixrank.errors.DegeneratePairWarning`.
+        degenerate row (``diagnostics().degenerate``) with a
+        :class:`~mixrank.errors.DegeneratePairWarning`; ``contrasts()`` gives
+        it the exact sign test's p-value (1 when the gap is 0, ``2 * 0.5^n``
+        when all ``n`` units favour one model; docs/hardening.md §1).
 
     Raises
     ------
@@ -353,8 +355,10 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[
     flagged = [p for p in fits if p.degenerate]
     if flagged:
         names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in flagged]
-        warnings.warn(f"{len(flagged)} degenerate pair(s) kept with p-value 1 (no evidence), "
-                      f"flagged in diagnostics(): {'; '.join(names[:3])}"
+        warnings.warn(f"{len(flagged)} degenerate pair(s) kept without a variance, flagged in "
+                      "diagnostics(); contrasts() tests them with the exact sign test (p = 1 "
+                      "for a zero gap, 2 * 0.5^n when all n units favour one model; "
+                      f"docs/hardening.md §1): {'; '.join(names[:3])}"
                       f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
     return fits
 
