@@ -166,3 +166,46 @@ def test_bootstrap_summary_with_an_estimate_of_exactly_zero():
     assert res.contrasts().estimate.iloc[0] == 0.0
     tab = quiet(res.sensitivity, "bootstrap", summary=True, B=200, rng=1).iloc[0]
     assert tab.n_star_cluster == np.inf and not tab.resolved_cluster
+
+
+# ------------------------------------------------------------ §7 input size
+def _one_item_each(m: int) -> pd.DataFrame:
+    return pd.DataFrame({"model": [f"m{i}" for i in range(m)],
+                         "question": [f"q{i}" for i in range(m)],
+                         "correct": np.arange(m) % 2})
+
+
+def test_hundred_thousand_models_with_one_item_each_is_a_data_error(monkeypatch, capsys,
+                                                                     tmp_path):
+    monkeypatch.setenv("MIXRANK_MEMORY_BYTES", str(16 * 2 ** 30))   # any machine alike
+    df = _one_item_each(100_000)
+    with pytest.raises(mixrank.DataError, match=r"100,000 models x 100,000 cells need about "
+                       r"670\.6 GiB.*16\.0 GiB are available.*1\.0 cell\(s\) each.*Way out"):
+        mixrank.fit("correct ~ model", df)
+    from tests.test_cli import run
+
+    path = tmp_path / "wide.csv"
+    df.to_csv(path, index=False)
+    monkeypatch.setenv("MIXRANK_PROGRESS", "0")
+    code, _, err = run(capsys, "fit", str(path), "-f", "correct ~ model")
+    assert code == 2 and "670.6 GiB" in err and "Traceback" not in err
+
+
+def test_dense_layout_refused_the_compressed_way_out_works(monkeypatch):
+    pytest.importorskip("duckdb")
+    rng = np.random.default_rng(2)
+    models, items = 200, 1000
+    df = pd.DataFrame({"model": np.repeat([f"m{i:03d}" for i in range(models)], items),
+                       "question": np.tile([f"q{i}" for i in range(items)], models),
+                       "correct": rng.integers(0, 2, models * items)})
+    # dense: 48 B x 200 x 1000 = 9.6 MB; pair statistics 24 B x 200^2 = 0.96 MB
+    monkeypatch.setenv("MIXRANK_MEMORY_BYTES", str(4_000_000))
+    with pytest.raises(mixrank.DataError, match=r"200 models x 1,000 cells.*layout': "
+                       r"'compressed'"):
+        mixrank.frame.build_frame(df, "correct ~ model")
+    fr = mixrank.io.backends.load_frame(df, "correct ~ model", backend="duckdb",
+                                        options={"layout": "compressed"})
+    assert fr.n_models == models
+    monkeypatch.setenv("MIXRANK_MEMORY_BYTES", "lots")
+    with pytest.raises(mixrank.DataError, match="MIXRANK_MEMORY_BYTES='lots'"):
+        mixrank.frame.build_frame(df.head(10), "correct ~ model")
