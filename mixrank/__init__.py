@@ -7,6 +7,7 @@ This module only re-exports the public API.
 
 from . import power
 from ._util import MIXRANK_VERSION as __version__
+from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
 from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
@@ -52,6 +53,7 @@ from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
     "__version__",
+    "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
