@@ -97,12 +97,21 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
         if not out:
             raise DataError("no pair of models shares at least 2 cells; nothing to compare")
         return out
-    out = []
+    out, seen, repeated = [], set(), []
     for pr in _pair_list(pairs):
         j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
         if j == k:
             raise DataError(f"pair {tuple(pr)!r} compares a model with itself")
+        if (min(j, k), max(j, k)) in seen:   # a repeat or the reverse of an earlier pair
+            repeated.append(tuple(pr))
+            continue
+        seen.add((min(j, k), max(j, k)))
         out.append((j, k))
+    if repeated:
+        warnings.warn(f"pairs= (--pair) names {len(repeated)} pair(s) twice (repeated or reversed: "
+                      f"{repeated[:3]}{' ...' if len(repeated) > 3 else ''}); each pair is fitted "
+                      "once, in the orientation first given, and counts once in the "
+                      "multiplicity family", MixrankWarning, stacklevel=3)
     return out
 
 
@@ -241,8 +250,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     FitResult or GlmmResult
         A pair whose differences are identical on every common cell, or whose
         common cells fall in fewer than two levels of the unit, is kept as a
-        degenerate row (``diagnostics().degenerate``; p-value 1, no evidence)
-        with a :class:`~mixrank.errors.DegeneratePairWarning`.
+        degenerate row (``diagnostics().degenerate``) with a
+        :class:`~mixrank.errors.DegeneratePairWarning`; ``contrasts()`` gives
+        it the exact sign test's p-value (1 when the gap is 0, ``2 * 0.5^n``
+        when all ``n`` units favour one model; docs/hardening.md §1).
 
     Raises
     ------
@@ -393,8 +404,10 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[
     flagged = [p for p in fits if p.degenerate]
     if flagged:
         names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in flagged]
-        warnings.warn(f"{len(flagged)} degenerate pair(s) kept with p-value 1 (no evidence), "
-                      f"flagged in diagnostics(): {'; '.join(names[:3])}"
+        warnings.warn(f"{len(flagged)} degenerate pair(s) kept without a variance, flagged in "
+                      "diagnostics(); contrasts() tests them with the exact sign test (p = 1 "
+                      "for a zero gap, 2 * 0.5^n when all n units favour one model; "
+                      f"docs/hardening.md §1): {'; '.join(names[:3])}"
                       f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
     return fits
 

@@ -472,7 +472,8 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
     Raises
     ------
     DataError
-        As :func:`render_report`, or the folder of ``path`` does not exist.
+        As :func:`render_report`, the folder of ``path`` does not exist, or the
+        file cannot be written (the message names the path and the reason).
     MissingDependencyError
         matplotlib is not installed.
 
@@ -497,5 +498,9 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
                          plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change,
                          sensitivity=sensitivity)
-    p.write_text(text, encoding="utf-8")
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:   # a full disk, no permission, a folder of that name
+        raise DataError(f"cannot write the report to {str(p)!r}: {exc.strerror or exc}; free "
+                        "space or choose another path (-o/--output)") from None
     return p
