@@ -22,12 +22,15 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
     MixrankError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
@@ -62,4 +65,5 @@ __all__ = [
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
+    "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
 ]

@@ -11,10 +11,9 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
-import numpy as np
-
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
+from .engine.estimability import unpaired_cells, weak_terms
 from .engine.lme4_engine import fit_pairs_lme4
 from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
 from .engine.statsmodels_engine import fit_pairs_statsmodels
@@ -27,7 +26,8 @@ from .errors import (
     FormulaError,
     MixrankWarning,
     SingularFitWarning,
-    SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 from .fit_binomial import fit_binomial
 from .fit_fixed import fit_interaction
@@ -152,7 +152,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
 
 
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
-        estimand: str = "gls", pairs: Sequence[tuple[str, str]] | None = None,
+        estimand: str = "cells", pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
@@ -247,9 +247,14 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
 
     Warns
     -----
-    SingularFitWarning, ConvergenceWarning, SmallSampleWarning
+    SingularFitWarning, ConvergenceWarning, WeakDesignWarning
         Per the control's ``singular``, ``convergence`` and ``small_sample``
-        actions (defaults: warning, warning, ignore).
+        actions (defaults: warning each).  WeakDesignWarning: a random term
+        with fewer than ``Control(min_units=5)`` levels among a pair's
+        common cells (docs/messy.md §2).
+    UnpairedCellsWarning
+        Cells of a model without a partner's score were left out of a pair
+        (counts per model; docs/methods.md §1).
 
     Examples
     --------
@@ -268,7 +273,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
             raise DesignError("family='binomial' does not support covariates in the fixed part "
                               "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
-                                        ("estimand", estimand, "gls"), ("control", control, None),
+                                        ("estimand", estimand, "cells"), ("control", control, None),
                                         ("progress", progress, None))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
@@ -371,7 +376,8 @@ def _fit_regular(frame: Frame, idx: list[tuple[int, int]], deg: dict[int, PairFi
 
 def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, int]],
                control: Control = DEFAULT_CONTROL) -> None:
-    """Apply the control's actions to singular, non-converged and small-sample pairs."""
+    """Apply the control's actions to singular, non-converged and weak-design pairs; warn once
+    about cells left out of the pairs (:func:`~mixrank.engine.estimability.unpaired_cells`)."""
     nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
     if nb and control.singular != "ignore":
         act(control.singular, f"boundary (singular) fit in {len(nb)} pair(s), variance estimated "
@@ -383,18 +389,17 @@ def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, i
             f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}); adjust Control(ftol=, "
             "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
             ConvergenceError, stacklevel=4)
-    spec = frame.spec
-    unit = spec.unit
-    if control.small_sample != "ignore" and unit is not None:
-        codes = frame.term_codes[unit]
-        few = []
-        for j, k in idx:
-            mask = frame.common_mask(j, k)
-            t = int(np.count_nonzero(np.bincount(codes[mask], minlength=frame.term_levels[unit])))
-            if t < control.min_units:
-                few.append(f"{frame.models[j]} vs {frame.models[k]}: {t}")
-        if few:
-            act(control.small_sample, f"{len(few)} pair(s) have fewer than "
-                f"Control(min_units={control.min_units}) levels of the unit {unit!r} with common "
-                f"cells ({'; '.join(few[:3])}{'; ...' if len(few) > 3 else ''}); their variance "
-                "components and df rest on few units", SmallSampleWarning, DesignError, stacklevel=4)
+    left = unpaired_cells(frame, idx)
+    if left:
+        shown = ", ".join(f"{m}: {c}" for m, c in list(left.items())[:8])
+        warnings.warn(f"cells scored for one model only were left out of its pairs (each pair "
+                      f"uses the cells both models were scored on; docs/methods.md §1): cells left "
+                      f"out per model {{{shown}{', ...' if len(left) > 8 else ''}}}; "
+                      "diagnostics() has only_a/only_b per pair", UnpairedCellsWarning,
+                      stacklevel=4)
+    if control.small_sample != "ignore":
+        weak = weak_terms(frame, idx, control.min_units)
+        if weak:
+            act(control.small_sample, "weak design: " + "; ".join(w.message() for w in weak)
+                + f" [threshold Control(min_units={control.min_units})]", WeakDesignWarning,
+                DesignError, stacklevel=4)

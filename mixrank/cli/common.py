@@ -375,7 +375,7 @@ def is_binomial(args: argparse.Namespace) -> bool:
 #: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
 _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
                  "fit; drop --method"),
-                ("--estimand", "estimand", "gls", "its contrasts are log-odds differences of the "
+                ("--estimand", "estimand", "cells", "its contrasts are log-odds differences of the "
                  "fixed effects (--scale response: probability differences averaged over cells); "
                  "drop --estimand"))
 
@@ -474,7 +474,7 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--nagq", type=int, default=None, choices=[0, 1],
                    help="--family binomial: glmer's nAGQ (1 = Laplace, the default; 0 = faster)")
     p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
-    p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"])
+    p.add_argument("--estimand", default="cells", choices=["cells", "gls", "units"])
     p.add_argument("--pair", action="append", metavar="A,B",
                    help="fit only this pair (repeatable); quote names holding commas or spaces: "
                    "'\"A, v2\",B'")

@@ -347,7 +347,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     pd.testing.assert_frame_equal(tab, rebuilt, check_like=False)
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"
-    assert meta["estimand"] == "gls" and meta["model_order"] == order
+    assert meta["estimand"] == "cells" and meta["model_order"] == order
     assert resolution_fit(small_fit).equals(tab)
     # q_cluster = delta^2 / (K Var_REML)
     var = np.array([small_fit.pair(a, b).variance for a, b in zip(tab["model_a"], tab["model_b"])])

@@ -51,7 +51,7 @@ def test_columns_and_iid_closed_form(example):
 
 def test_cells_estimand_is_the_leaderboard_mean(example):
     df = example.sample(frac=0.8, random_state=1)            # unbalanced
-    fit = _fit("correct ~ model + (1|subject)", df)
+    fit = _fit("correct ~ model + (1|subject)", df, estimand="gls")
     cells = fit.model_scores(estimand="cells").set_index("model")
     means = df.groupby("model")["correct"].mean()
     np.testing.assert_allclose(cells.loc[means.index, "estimate"], means, rtol=1e-12)
@@ -120,8 +120,8 @@ def test_same_engine_as_the_fit():
                           sd_model_subject=0.5, sd_model_question=0.5, sd_model_prompt=0.3,
                           sd_residual=1.0, missing=0.1, rng=3)
     f = "correct ~ model + (1|subject) + (1|prompt)"
-    nat = _fit(f, df).model_scores()
-    sm = _fit(f, df, engine="statsmodels").model_scores()
+    nat = _fit(f, df, estimand="gls").model_scores()
+    sm = _fit(f, df, engine="statsmodels", estimand="gls").model_scores()
     assert sm.attrs["mixrank"]["engine"] == "statsmodels"
     np.testing.assert_allclose(sm["estimate"], nat["estimate"], rtol=1e-4)
     np.testing.assert_allclose(sm["std_error"], nat["std_error"], rtol=1e-4)
