@@ -13,7 +13,14 @@ from typing import Any, Literal, overload
 
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
-from .engine.estimability import unpaired_cells, weak_terms
+from .engine.estimability import (
+    incomplete_pairs,
+    incomplete_row,
+    models_to_drop,
+    select_models,
+    unpaired_cells,
+    weak_terms,
+)
 from .engine.lme4_engine import fit_pairs_lme4
 from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
 from .engine.statsmodels_engine import fit_pairs_statsmodels
@@ -24,6 +31,7 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MixrankWarning,
     SingularFitWarning,
     UnpairedCellsWarning,
@@ -137,7 +145,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
+        progress: Callable[[int, int], Any] | None = ..., incomplete: str = ...) -> GlmmResult:
     ...
 
 
@@ -147,7 +155,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
+        progress: Callable[[int, int], Any] | None = ..., incomplete: str = ...) -> FitResult:
     ...
 
 
@@ -157,8 +165,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None
-        ) -> FitResult | GlmmResult:
+        nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        incomplete: str = "keep") -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -218,6 +226,16 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
         and small samples; default ``Control()``.
+    incomplete : {"keep", "drop"}
+        Pairs the formula cannot estimate on their common cells (a random
+        term with one cell per level there, fewer than 2 common cells; e.g.
+        a model scored under one prompt mode only with ``(1|question) +
+        (1|prompt)``): ``keep`` (default) keeps them as rows with NaN
+        estimate and the reason in ``note`` and fits the rest; ``drop``
+        removes the models involved (fewest first, greedily) before fitting
+        and says which (docs/messy.md §3).  Either way one
+        :class:`~mixrank.errors.IncompletePairWarning` names every affected
+        model and pair.
     progress : callable, optional
         Called as ``progress(done, total)`` with the number of pairs fitted
         so far (the native engine reports about 50 times; the cross-check
@@ -266,6 +284,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
+    _check_choice("incomplete", incomplete, INCOMPLETE)
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
     if family == "binomial":
@@ -274,7 +293,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                               "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
                                         ("estimand", estimand, "cells"), ("control", control, None),
-                                        ("progress", progress, None))
+                                        ("progress", progress, None),
+                                        ("incomplete", incomplete, "keep"))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
@@ -284,6 +304,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula
     if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
+        if incomplete != "keep":
+            raise DesignError(f"incomplete={incomplete!r} is not available for model x covariate "
+                              "formulas yet; filter the incomplete models out of the data")
         frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
                                              method=method, engine=engine, family=family,
                                              estimand=estimand, backend=backend,
@@ -291,7 +314,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                                              control=control)
         check_fits(ifits, frame, iidx, control)
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
-                         estimand=estimand, level=level)
+                         estimand=estimand, level=level, restricted=pairs is not None)
     fitter = _fitter(family, engine, method, estimand)
     if progress is not None and not callable(progress):
         raise DesignError(f"progress={progress!r} is not callable; expected a function "
@@ -307,12 +330,66 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         frame = load_frame(data, formula, backend=backend, client=client, pair_by=pair_by,
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
+    frame, idx, left_out = _screen(frame, idx, incomplete)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
     fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
                     progress, chunked=eng == "native")
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
-                     estimand=estimand, level=level)
+                     estimand=estimand, level=level, incomplete=left_out,
+                     restricted=pairs is not None)
+
+
+#: Values of ``fit(incomplete=)``.
+INCOMPLETE = ("keep", "drop")
+
+
+def _screen(frame: Frame, idx: list[tuple[int, int]], incomplete: str
+            ) -> tuple[Frame, list[tuple[int, int]], tuple[PairFit, ...]]:
+    """Split off the pairs the formula cannot estimate (docs/messy.md §3).
+
+    Returns the frame (without the dropped models for ``incomplete="drop"``),
+    the estimable index pairs and the NaN rows of the others (``keep``).  All
+    pairs not estimable is a DesignError: the formula does not fit the data.
+    """
+    bad = incomplete_pairs(frame, idx)
+    if not bad:
+        return frame, idx, ()
+    if len(bad) == len(idx):
+        why = next(iter(bad.values()))
+        raise DesignError(f"no pair can be estimated under the formula: {why}. Drop the term, "
+                          "add the key that distinguishes the cells within its levels, or "
+                          "check the pairing keys")
+    names = frame.models
+    badpairs = [idx[i] for i in bad]
+    per: dict[str, int] = {}
+    for pr in badpairs:
+        for m in pr:
+            per[names[m]] = per.get(names[m], 0) + 1
+    affected = ", ".join(f"{m} ({c} pair(s))" for m, c in sorted(per.items()))
+    shown = "; ".join(f"{names[j]} vs {names[k]}: {bad[i]}" for i, (j, k) in
+                      list(zip(bad, badpairs))[:3])
+    if incomplete == "drop":
+        drop = models_to_drop(names, badpairs)
+        keep = [j for j, m in enumerate(names) if m not in drop]
+        new = {j: i for i, j in enumerate(keep)}
+        warnings.warn(f"incomplete='drop' removed {len(drop)} model(s) {drop} before fitting: "
+                      f"{len(bad)} pair(s) cannot be estimated under the "
+                      f"formula (affected models: {affected}; e.g. {shown}); docs/messy.md §3",
+                      IncompletePairWarning,
+                      stacklevel=3)
+        idx2 = [(new[j], new[k]) for j, k in idx if j in new and k in new]
+        if not idx2:
+            raise DesignError(f"incomplete='drop' would remove {drop}, leaving no pair to fit; "
+                              f"{shown}")
+        return select_models(frame, keep), idx2, ()
+    warnings.warn(f"{len(bad)} pair(s) cannot be estimated under the formula and are kept as "
+                  f"rows with NaN estimate (reason in contrasts()['note']); affected models: "
+                  f"{affected}; pairs: {shown}{'; ...' if len(bad) > 3 else ''}. "
+                  "fit(..., incomplete='drop') removes those models (docs/messy.md §3)",
+                  IncompletePairWarning, stacklevel=3)
+    rows = tuple(incomplete_row(frame, j, k, bad[i]) for i, (j, k) in enumerate(idx) if i in bad)
+    return frame, [p for i, p in enumerate(idx) if i not in bad], rows
 
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:

@@ -375,6 +375,8 @@ def is_binomial(args: argparse.Namespace) -> bool:
 #: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
 _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
                  "fit; drop --method"),
+                ("--drop-incomplete", "drop_incomplete", False, "the binomial GLMM fits all "
+                 "models at once; filter the models in the data"),
                 ("--estimand", "estimand", "cells", "its contrasts are log-odds differences of the "
                  "fixed effects (--scale response: probability differences averaged over cells); "
                  "drop --estimand"))
@@ -423,7 +425,8 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
+                   incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep")
     finally:
         if bar is not None:
             bar.close()
@@ -481,6 +484,10 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--pair-by", default=None, help="comma-separated pairing keys")
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
     p.add_argument("--na", default="error", choices=["error", "drop"])
+    p.add_argument("--drop-incomplete", action="store_true",
+                   help="remove the models of pairs the formula cannot estimate (e.g. a model "
+                   "scored under one prompt mode only) before fitting, and say which; default: "
+                   "keep those pairs as rows with NaN estimate and a note (docs/messy.md §3)")
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
                    help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "

@@ -1,7 +1,11 @@
 """Stage engine: which pairs the formula can estimate, and how weak the estimable ones are.
 
 Inputs: a :class:`~mixrank.frame.Frame` and index pairs of models.
-Outputs: the reason a pair cannot be estimated (:func:`not_estimable`), the
+Outputs: the reason a pair cannot be estimated (:func:`not_estimable`,
+:func:`incomplete_pairs`), its NaN row (:func:`incomplete_row`), the models
+whose removal leaves only estimable pairs (:func:`models_to_drop`,
+:func:`select_models`; docs/messy.md §3), the groups of models whose scores
+share cells (:func:`score_groups`, §4), the
 random terms with few levels among the pairs' common cells
 (:func:`weak_terms`, docs/messy.md §2) and the cells left
 out of the fitted pairs per model (:func:`unpaired_cells`, docs/methods.md
@@ -12,13 +16,18 @@ report (the weak-design note next to the tables).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..frame import Frame
+from ..errors import DesignError
+from ..frame import Frame, compute_stats
+from ..frame.columns import CompressedFrame
+from .records import PairFit
 
-__all__ = ["WeakTerm", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS"]
+__all__ = ["WeakTerm", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
+           "incomplete_pairs", "incomplete_row", "models_to_drop", "select_models",
+           "score_groups"]
 
 #: Default threshold of the weak-design check: a random term with fewer levels
 #: among a pair's common cells than this (lme4's ``check.nlev.gtr.5`` uses 5 too).
@@ -118,3 +127,91 @@ def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, in
         if cnt:
             out[frame.models[j]] = cnt
     return out
+
+
+def incomplete_pairs(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """``{position in idx: reason}`` of the pairs :func:`not_estimable` refuses.
+
+    Pairs sharing every cell share one answer, computed once.
+    """
+    out: dict[int, str] = {}
+    full: str | None = None
+    for i, (j, k) in enumerate(idx):
+        if frame.stats.n_common[j, k] == frame.n_cells:
+            if full is None:
+                full = not_estimable(frame, j, k)
+            why = full.replace(f"{frame.models[j]!r} vs {frame.models[k]!r}", "the pair") \
+                if full else ""
+        else:
+            why = not_estimable(frame, j, k)
+        if why:
+            out[i] = why
+    return out
+
+
+def incomplete_row(frame: Frame, j: int, k: int, reason: str) -> PairFit:
+    """The row of a pair the formula cannot estimate: NaN estimate, variance and df."""
+    n = int(frame.stats.n_common[j, k])
+    per_model = frame.n_observed()
+    names = [*frame.spec.term_names, "residual"]
+    nan = float("nan")
+    return PairFit(model_a=frame.models[j], model_b=frame.models[k], n=n,
+                   only_a=int(per_model[j]) - n, only_b=int(per_model[k]) - n, estimate=nan,
+                   variance=nan, df=nan, sigma_d=nan, components={t: nan for t in names},
+                   converged=False, message=f"not estimable: {reason}")
+
+
+def models_to_drop(models: Sequence[str], bad: Sequence[tuple[int, int]]) -> list[str]:
+    """Models whose removal leaves no pair of ``bad``: greedily the model in most bad pairs
+    (ties by name), until none is left."""
+    left = [tuple(p) for p in bad]
+    out: list[str] = []
+    while left:
+        count: dict[int, int] = {}
+        for j, k in left:
+            count[j] = count.get(j, 0) + 1
+            count[k] = count.get(k, 0) + 1
+        worst = min(count, key=lambda m: (-count[m], str(models[m])))
+        out.append(str(models[worst]))
+        left = [p for p in left if worst not in p]
+    return out
+
+
+def select_models(frame: Frame, keep: Sequence[int]) -> Frame:
+    """The frame restricted to the models ``keep`` (indices, in frame order); cells and terms
+    unchanged.  Dense frames only (a compressed frame is a DesignError naming the way out)."""
+    if isinstance(frame, CompressedFrame) or frame.scores is None:
+        raise DesignError("dropping models from an out-of-core (compressed) frame is not "
+                          "supported; filter the models out of the data before fitting")
+    keep = list(keep)
+    scores, observed = frame.scores[:, keep], frame.observed[:, keep]
+    stats = compute_stats(scores, observed, frame.term_codes, frame.term_levels)
+    return replace(frame, models=tuple(frame.models[j] for j in keep), scores=scores,
+                   observed=observed, replicates=frame.replicates[:, keep], stats=stats)
+
+
+def score_groups(frame: Frame) -> list[int]:
+    """Group number (1, 2, ...) of each model: models linked by pairs sharing >= 2 cells.
+
+    Models in different groups were scored on cells with no pairing-key
+    level combination in common (e.g. judged by disjoint annotators), so
+    their plain scores are not on one scale (docs/messy.md §4).  Groups are
+    numbered in the order of their first model in the frame.
+    """
+    M = frame.n_models
+    link = frame.stats.n_common >= 2
+    group = [0] * M
+    g = 0
+    for s in range(M):
+        if group[s]:
+            continue
+        g += 1
+        group[s] = g
+        stack = [s]
+        while stack:
+            j = stack.pop()
+            for k in np.flatnonzero(link[j]):
+                if not group[int(k)]:
+                    group[int(k)] = g
+                    stack.append(int(k))
+    return group

@@ -95,8 +95,12 @@ def test_confounded_term_names_the_model():
                                      correct=rng.normal()))
     df = pd.DataFrame(rows)
     fit = _fit("correct ~ model + (1|subject:question)", df, pairs=[("a", "b")])
-    with pytest.raises(mixrank.DesignError, match=r"model 'c'.*\(1\|subject:question\).*confounded"):
-        fit.model_scores()
+    # one model not estimable under the formula: a NaN row with the reason, not an abort
+    with pytest.warns(mixrank.IncompletePairWarning, match=r"model 'c'.*\(1\|subject:question\)"):
+        sc = fit.model_scores().set_index("model")
+    assert np.isnan(sc.loc["c", "std_error"]) and "confounded" in sc.loc["c", "note"]
+    assert sc.loc["c", "estimate"] == pytest.approx(df[df.model == "c"].correct.mean(), rel=1e-12)
+    assert np.isfinite(sc.loc[["a", "b"], "std_error"]).all()
 
 
 @pytest.mark.parametrize("kw,match", [(dict(estimand="micro"), "'gls', 'cells', 'units'"),
@@ -110,7 +114,7 @@ def test_bad_options(example, kw, match):
 
 def test_summary_shows_scores(example):
     text = str(_fit("correct ~ model + (1|subject)", example).summary())
-    assert "Model scores (y ~ 1 + (1|subject), unit subject, 95% CI)" in text
+    assert "Model scores (y ~ 1 + (1|subject), estimand cells, unit subject, 95% CI)" in text
     assert "p_adjusted: holm across the 15 pairs" in text
 
 
