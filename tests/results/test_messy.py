@@ -336,3 +336,43 @@ def test_report_shows_the_warnings_next_to_the_tables():
     assert "Resampled unit: question (the formula&#x27;s only random term)" in page \
         or "Resampled unit: question (the random term with the fewest levels" in page
     assert "estimand cells" in page
+
+
+# ------------------------------------------------------------------ the command line
+
+def _cli(capsys, *argv):
+    from mixrank.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_drop_incomplete_and_restricted_pair(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("MIXRANK_PROGRESS", "0")
+    path = tmp_path / "pm.csv"
+    _prompt_modes().to_csv(path, index=False)
+    code, out, err = _cli(capsys, "fit", str(path), "-f", F_PROMPT, "--drop-incomplete",
+                          "--format", "csv")
+    assert code == 0 and "removed 2 model(s) ['m4', 'm5']" in err
+    assert "m4" not in out and "m5" not in out
+    # a fit of one unaffected pair keeps its scores table despite m4, m5
+    code, out, err = _cli(capsys, "fit", str(path), "-f", F_PROMPT, "--pair", "m0,m1")
+    assert code == 0 and "Model scores (" in out and "m5" in out
+    assert "Traceback" not in err
+
+
+def test_cli_scores_and_ranks_group_alike(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("MIXRANK_PROGRESS", "0")
+    path = tmp_path / "ann.csv"
+    _annotators().to_csv(path, index=False)
+    args = ["-f", "correct ~ model + (1|subject)", "--pair-by", "question,subject,annotator",
+            "--format", "csv"]
+    code, out, err = _cli(capsys, "scores", str(path), *args)
+    assert code == 0 and "2 groups that share no cells" in err
+    sc = pd.read_csv(__import__("io").StringIO(out))
+    code, out, _ = _cli(capsys, "ranks", str(path), *args)
+    rk = pd.read_csv(__import__("io").StringIO(out))
+    assert code == 0
+    assert dict(zip(sc.model, sc.group)) == dict(zip(rk.model, rk.group))
+    assert list(sc.group) == sorted(sc.group)
