@@ -307,14 +307,22 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         if incomplete != "keep":
             raise DesignError(f"incomplete={incomplete!r} is not available for model x covariate "
                               "formulas yet; filter the incomplete models out of the data")
-        frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
+        kept: list[tuple[PairFit, ...]] = []
+
+        def resolve_screened(fr: Frame, prs: Any) -> list[tuple[int, int]]:
+            _, good, rows = _screen(fr, resolve_pairs(fr, prs), "keep")
+            kept.append(rows)
+            return good
+
+        frame, ifits, iidx = fit_interaction(spec, data, resolve_screened, pairs=pairs,
                                              method=method, engine=engine, family=family,
                                              estimand=estimand, backend=backend,
                                              pair_by=pair_by, replicate=replicate, na=na,
                                              control=control)
         check_fits(ifits, frame, iidx, control)
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
-                         estimand=estimand, level=level, restricted=pairs is not None)
+                         estimand=estimand, level=level, restricted=pairs is not None,
+                         incomplete=kept[0] if kept else ())
     fitter = _fitter(family, engine, method, estimand)
     if progress is not None and not callable(progress):
         raise DesignError(f"progress={progress!r} is not callable; expected a function "

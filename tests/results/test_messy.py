@@ -376,3 +376,18 @@ def test_cli_scores_and_ranks_group_alike(capsys, tmp_path, monkeypatch):
     assert code == 0
     assert dict(zip(sc.model, sc.group)) == dict(zip(rk.model, rk.group))
     assert list(sc.group) == sorted(sc.group)
+
+
+def test_anova_of_a_covariate_fit_works_on_the_estimable_part():
+    df = _prompt_modes()
+    df["difficulty"] = ["easy" if int(q[1:]) % 2 else "hard" for q in df.question]
+    with pytest.warns(IncompletePairWarning, match=r"m4 \(5 pair\(s\)\)"):
+        res = mixrank.fit("correct ~ model * difficulty + (1|question) + (1|prompt)", df,
+                          control=mixrank.Control(singular="ignore", small_sample="ignore"))
+    c = res.contrasts()
+    assert c["estimate"].isna().sum() == 9 and c["note"].str.startswith("not estimable").sum() == 9
+    an = res.anova()
+    assert an.attrs["mixrank"]["left_out"] == ["m4", "m5"]
+    assert len(an) == 6 and np.isfinite(an["p_value"]).all()
+    with pytest.raises(DesignError, match="incomplete='drop' is not available for model x"):
+        mixrank.fit("correct ~ model * difficulty + (1|question)", df, incomplete="drop")
