@@ -41,6 +41,7 @@ from .fit_binomial import fit_binomial
 from .fit_fixed import fit_interaction
 from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
+from .frame.columns import CompressedFrame
 from .results import FitResult
 from .results.glmm_result import GlmmResult
 
@@ -378,6 +379,10 @@ def _screen(frame: Frame, idx: list[tuple[int, int]], incomplete: str
     shown = "; ".join(f"{names[j]} vs {names[k]}: {bad[i]}" for i, (j, k) in
                       list(zip(bad, badpairs))[:3])
     if incomplete == "drop":
+        if isinstance(frame, CompressedFrame):
+            raise DesignError(f"incomplete='drop' on an out-of-core (compressed) frame would "
+                              f"build its dense matrix; filter these models out of the data "
+                              f"instead: {affected}")
         drop = models_to_drop(names, badpairs)
         keep = [j for j, m in enumerate(names) if m not in drop]
         new = {j: i for i, j in enumerate(keep)}

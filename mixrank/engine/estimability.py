@@ -16,13 +16,11 @@ report (the weak-design note next to the tables).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..errors import DesignError
 from ..frame import Frame, compute_stats
-from ..frame.columns import CompressedFrame
 from .records import PairFit
 
 __all__ = ["WeakTerm", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
@@ -110,20 +108,23 @@ def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, in
     """Per model, its scored cells left out of at least one of its pairs in ``idx``.
 
     A cell of model j is left out of the pair (j, k) when model k has no
-    score there.  Models with no such cell are omitted.
+    score there.  Models with no such cell are omitted.  Reads the common
+    cells pair by pair (no dense matrix for a compressed frame).
     """
     partners: dict[int, set[int]] = {}
     for j, k in idx:
         partners.setdefault(j, set()).add(k)
         partners.setdefault(k, set()).add(j)
+    n_obs = frame.n_observed()
     out = {}
-    obs = frame.observed
     for j in sorted(partners):
-        ks = sorted(partners[j])
-        if all(frame.stats.n_common[j, k] == frame.stats.n_common[j, j] for k in ks):
+        ks = [k for k in sorted(partners[j]) if frame.stats.n_common[j, k] < n_obs[j]]
+        if not ks:
             continue
-        left = obs[:, j] & ~np.all(obs[:, ks], axis=1)
-        cnt = int(np.count_nonzero(left))
+        paired = frame.common_mask(j, ks[0])
+        for k in ks[1:]:
+            paired = paired & frame.common_mask(j, k)
+        cnt = int(n_obs[j]) - int(np.count_nonzero(paired))
         if cnt:
             out[frame.models[j]] = cnt
     return out
@@ -179,15 +180,15 @@ def models_to_drop(models: Sequence[str], bad: Sequence[tuple[int, int]]) -> lis
 
 def select_models(frame: Frame, keep: Sequence[int]) -> Frame:
     """The frame restricted to the models ``keep`` (indices, in frame order); cells and terms
-    unchanged.  Dense frames only (a compressed frame is a DesignError naming the way out)."""
-    if isinstance(frame, CompressedFrame) or frame.scores is None:
-        raise DesignError("dropping models from an out-of-core (compressed) frame is not "
-                          "supported; filter the models out of the data before fitting")
+    unchanged.  A compressed frame's dense matrices are built for it (as every accessor
+    that needs the whole matrix does, docs/scale.md)."""
     keep = list(keep)
     scores, observed = frame.scores[:, keep], frame.observed[:, keep]
     stats = compute_stats(scores, observed, frame.term_codes, frame.term_levels)
-    return replace(frame, models=tuple(frame.models[j] for j in keep), scores=scores,
-                   observed=observed, replicates=frame.replicates[:, keep], stats=stats)
+    kw = {f.name: getattr(frame, f.name) for f in fields(Frame)}
+    kw.update(models=tuple(frame.models[j] for j in keep), scores=scores, observed=observed,
+              replicates=frame.replicates[:, keep], stats=stats)
+    return Frame(**kw)
 
 
 def score_groups(frame: Frame) -> list[int]:

@@ -391,3 +391,24 @@ def test_anova_of_a_covariate_fit_works_on_the_estimable_part():
     assert len(an) == 6 and np.isfinite(an["p_value"]).all()
     with pytest.raises(DesignError, match="incomplete='drop' is not available for model x"):
         mixrank.fit("correct ~ model * difficulty + (1|question)", df, incomplete="drop")
+
+
+def test_compressed_frame_gives_the_same_rows_and_warnings():
+    from mixrank.frame.columns import compress_frame
+
+    df = _prompt_modes()
+    df = df.drop(df.index[(df.model == "m1") & (df.question == "q03")])
+    dense = mixrank.build_frame(df, F_PROMPT)
+    comp = compress_frame(dense)
+    got = {}
+    for name, fr in (("dense", dense), ("compressed", comp)):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            res = mixrank.fit(F_PROMPT, fr, control=mixrank.Control(singular="ignore"))
+        got[name] = (res.contrasts(), sorted((w.category.__name__, str(w.message)) for w in rec))
+    pd.testing.assert_frame_equal(got["dense"][0], got["compressed"][0])
+    assert got["dense"][1] == got["compressed"][1]
+    names = {n for n, _ in got["dense"][1]}
+    assert {"UnpairedCellsWarning", "IncompletePairWarning", "WeakDesignWarning"} <= names
+    with pytest.raises(DesignError, match="compressed.*filter these models"):
+        _quiet(F_PROMPT, comp, incomplete="drop")
