@@ -383,7 +383,9 @@ def is_binomial(args: argparse.Namespace) -> bool:
 #: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
 _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
                  "fit; drop --method"),
-                ("--estimand", "estimand", "gls", "its contrasts are log-odds differences of the "
+                ("--drop-incomplete", "drop_incomplete", False, "the binomial GLMM fits all "
+                 "models at once; filter the models in the data"),
+                ("--estimand", "estimand", "cells", "its contrasts are log-odds differences of the "
                  "fixed effects (--scale response: probability differences averaged over cells); "
                  "drop --estimand"))
 
@@ -439,6 +441,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
                    na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
+                   incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep",
                    **judge)
     finally:
         if bar is not None:
@@ -493,7 +496,7 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    help="reml: the paired mixed model (default); aggregate: average the "
                    "differences within the first random term's levels, then a paired t-test "
                    "over those units (docs/methods.md §3)")
-    p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"],
+    p.add_argument("--estimand", default="cells", choices=["cells", "gls", "units"],
                    help="what a gap and a score mean: cells = the plain mean over common cells "
                    "(the leaderboard number), gls = lme4's fixed effect, units = the mean of the "
                    "first random term's level means (default %(default)s; docs/methods.md §3)")
@@ -505,6 +508,10 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--na", default="error", choices=["error", "drop"],
                    help="missing scores: error (default) stops naming the first one; drop "
                    "drops those rows and reports how many")
+    p.add_argument("--drop-incomplete", action="store_true",
+                   help="remove the models of pairs the formula cannot estimate (e.g. a model "
+                   "scored under one prompt mode only) before fitting, and say which; default: "
+                   "keep those pairs as rows with NaN estimate and a note (docs/messy.md §3)")
     p.add_argument("--level", type=float, default=0.95,
                    help="confidence level of the intervals, in (0, 1) (default 0.95)")
     p.add_argument("--gold", default=None, metavar="COLUMN",
