@@ -23,12 +23,15 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
     MixrankError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
@@ -67,4 +70,5 @@ __all__ = [
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
     "plan_labels", "JudgeResult",
+    "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
 ]

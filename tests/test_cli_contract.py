@@ -38,8 +38,8 @@ REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m0
 FORMULA = {"anova": "correct ~ model * x + (1|subject)"}
 #: Extra options some subcommands need to run on the test data.
 EXTRA = {"rci": ["--sample", "prompt"], "report": ["--max-pairs", "3"],
-         "judge": ["--gold", "ref"],
-         "arena": ["--from-scores"]}
+         "arena": ["--from-scores"],
+         "judge": ["--gold", "ref"]}
 #: Commands that read no data argument (their inputs are options).
 NO_DATA_INPUT = {"demo": [], "power": ["--sigma-d", "0.5", "--delta", "0.05"]}
 

@@ -49,8 +49,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "power",
     "rci",
     "report",
-    "judge",
     "arena",
+    "judge",
 )
 
 

@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
@@ -51,6 +51,7 @@ def check_draws(B: Any) -> int:
     if not ok:
         raise DesignError(f"B={B!r} is not a usable number of draws; expected an integer "
                           ">= 1000 (default 10000)")
+    check_max_draws("B", B, DesignError)
     return int(B)
 
 

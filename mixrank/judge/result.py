@@ -23,7 +23,8 @@ import pandas as pd
 from scipy import stats
 
 from .._util import check_level, listed, tidy
-from ..errors import DataError, DesignError, MixrankWarning
+from ..engine.estimability import MIN_LEVELS
+from ..errors import DataError, DesignError, MixrankWarning, WeakDesignWarning
 from ..formula import InteractionSpec, Spec, parse
 from ..results import FitResult
 from .data import JudgeData, judge_data
@@ -185,7 +186,7 @@ class JudgeResult(FitResult):
                             "models (in at least 2 units) or drop them from the data")
 
     def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
@@ -334,6 +335,14 @@ def fit_judge(formula: str | Spec, data: Any, gold: Any, *, lam: Any, level: flo
     if missing:
         warnings.warn(f"{len(missing)} model(s) have too few reference labels to be corrected "
                       f"and get NaN rows: {listed(missing)}", MixrankWarning, stacklevel=3)
+    few = sorted({c.ppi.n_units for c in (*scores, *corr)
+                  if c.ppi is not None and c.ppi.n_units < MIN_LEVELS})
+    if few and fr.spec.unit is not None:
+        warnings.warn(f"weak design: the reference labels cover only {few[0]} level(s) of the "
+                      f"unit {fr.spec.unit!r} for some scores or pairs (fewer than {MIN_LEVELS}); "
+                      "their cluster-robust intervals rest on that many units -- label cells "
+                      "in more units (docs/judge.md §3)", WeakDesignWarning, stacklevel=3)
     recs = tuple(pair_record(jd, j, k, c) for (j, k), c in zip(idx, corr))
     return JudgeResult(frame=fr, pairs=recs, method="ppi", engine="native", estimand="cells",
-                       level=level, data=jd, lam=lam, scores=scores, corrections=tuple(corr))
+                       level=level, restricted=pairs is not None, data=jd, lam=lam,
+                       scores=scores, corrections=tuple(corr))

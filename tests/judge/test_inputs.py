@@ -102,3 +102,9 @@ def test_pairs_and_progress(df):
     assert calls[-1] == (1, 1)
     full = mixrank.fit(F, df, gold="human").contrasts().set_index(["model_a", "model_b"])
     assert con["estimate"].iloc[0] == pytest.approx(-full.loc[("m0", "m2"), "estimate"])
+
+
+def test_few_labelled_units_warn(df):
+    df.loc[df["subject"] >= 3, "human"] = np.nan
+    with pytest.warns(mixrank.errors.WeakDesignWarning, match=r"cover only [23] level\(s\)"):
+        mixrank.fit(F, df, gold="human")
