@@ -17,6 +17,7 @@ def df():
     return simulate(2, models=3, subjects=8, questions=6, frac=0.4)[0]
 
 
+@pytest.mark.row_order   # the messages name the first bad row
 @pytest.mark.parametrize("edit, gold, err, match", [
     (None, "humna", DataError, r"gold='humna' is not in the data \(did you mean 'human'\?\)"),
     ("all_nan", "human", DataError, r"'human' is empty \(all 144 values missing\)"),
