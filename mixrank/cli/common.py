@@ -383,9 +383,17 @@ def is_binomial(args: argparse.Namespace) -> bool:
 #: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
 _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
                  "fit; drop --method"),
-                ("--estimand", "estimand", "gls", "its contrasts are log-odds differences of the "
+                ("--drop-incomplete", "drop_incomplete", False, "the binomial GLMM fits all "
+                 "models at once; filter the models in the data"),
+                ("--estimand", "estimand", "cells", "its contrasts are log-odds differences of the "
                  "fixed effects (--scale response: probability differences averaged over cells); "
                  "drop --estimand"))
+
+
+#: Judge-correction options the binomial GLMM does not take.
+_JUDGE_OPTIONS = (("--gold", "gold", None, "the judge correction (PPI++) is for the linear "
+                   "model of a judge's scores: use --family gaussian"),
+                  ("--lam", "lam", None, "--lam goes with --gold (--family gaussian)"))
 
 
 def refuse_for_binomial(args: argparse.Namespace,
@@ -418,7 +426,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         raise UsageError(f"--nagq sets glmer's nAGQ of the binomial GLMM; with --family "
                          f"{getattr(args, 'family', 'gaussian')} it would be ignored: drop it or "
                          "pass --family binomial")
-    refuse_for_binomial(args, _LINEAR_ONLY)
+    refuse_for_binomial(args, _LINEAR_ONLY + _JUDGE_OPTIONS)
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
@@ -428,10 +436,13 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
                    pair_by=pair_by, replicate=args.replicate, na=args.na,
                    backend=getattr(args, "backend", "pandas"))
     bar = _Bar() if progress_enabled() else None
+    judge = {k: v for k in ("gold", "lam") if (v := getattr(args, k, None)) is not None}
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
+                   incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep",
+                   **judge)
     finally:
         if bar is not None:
             bar.close()
@@ -485,7 +496,7 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    help="reml: the paired mixed model (default); aggregate: average the "
                    "differences within the first random term's levels, then a paired t-test "
                    "over those units (docs/methods.md §3)")
-    p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"],
+    p.add_argument("--estimand", default="cells", choices=["cells", "gls", "units"],
                    help="what a gap and a score mean: cells = the plain mean over common cells "
                    "(the leaderboard number), gls = lme4's fixed effect, units = the mean of the "
                    "first random term's level means (default %(default)s; docs/methods.md §3)")
@@ -497,8 +508,18 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--na", default="error", choices=["error", "drop"],
                    help="missing scores: error (default) stops naming the first one; drop "
                    "drops those rows and reports how many")
+    p.add_argument("--drop-incomplete", action="store_true",
+                   help="remove the models of pairs the formula cannot estimate (e.g. a model "
+                   "scored under one prompt mode only) before fitting, and say which; default: "
+                   "keep those pairs as rows with NaN estimate and a note (docs/messy.md §3)")
     p.add_argument("--level", type=float, default=0.95,
                    help="confidence level of the intervals, in (0, 1) (default 0.95)")
+    p.add_argument("--gold", default=None, metavar="COLUMN",
+                   help="reference labels (humans, a stronger judge) on a subset of cells, "
+                   "empty elsewhere, when the score is an LLM judge's: scores and contrasts "
+                   "become PPI++ corrected means of the labels (docs/judge.md)")
+    p.add_argument("--lam", type=float, default=None,
+                   help="with --gold: fix PPI++'s lambda in [0, 1] (default: tuned)")
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
                    help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
                    "of core; needs the scale extra)")

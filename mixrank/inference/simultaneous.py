@@ -57,13 +57,14 @@ def check_draws(B: Any) -> int:
 
 def _live(fit: Any) -> np.ndarray:
     """Pairs with a variance and df (degenerate fits, variance 0, are left out of the draws)."""
-    return np.array([p.variance > 0 and np.isfinite(p.variance) and np.isfinite(p.df)
+    return np.array([p.variance > 0 and np.isfinite(p.variance) and p.df > 0
                      for p in fit.pairs], dtype=bool)
 
 
 def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
-    cov, info = contrast_covariance(fit.frame, fit.pairs, method=fit.method,
-                                    estimand=fit.estimand)
+    own = getattr(fit, "contrast_covariance", None)   # e.g. judge-corrected fits (PPI++)
+    cov, info = own() if callable(own) else contrast_covariance(
+        fit.frame, fit.pairs, method=fit.method, estimand=fit.estimand)
     live = _live(fit)
     sd = np.sqrt(np.diag(cov)[live])
     return cov[np.ix_(live, live)] / np.outer(sd, sd), live, info

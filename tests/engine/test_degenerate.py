@@ -108,7 +108,7 @@ def test_pair_within_one_unit():
 @pytest.mark.parametrize("engine", ["native", "statsmodels"])
 def test_other_engines_survive(engine):
     d = with_copy(mixrank.simulate(3, 6, 5, 1, family="gaussian", rng=2))
-    res = quiet_fit(F1, d, engine=engine)
+    res = quiet_fit(F1, d, engine=engine, estimand="gls")
     assert res.diagnostics().degenerate.sum() == 1 and len(res.pairs) == 6
 
 
@@ -174,7 +174,7 @@ def test_zero_residual_pair_is_the_limit_over_level_means():
         rows.append(dict(model="B", subject=s, question=f"q{i}", correct=0.5 - di / 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = mixrank.fit("correct ~ model + (1|subject)", pd.DataFrame(rows))
+        res = mixrank.fit("correct ~ model + (1|subject)", pd.DataFrame(rows), estimand="gls")
     row = res.contrasts().iloc[0]
     means = [0.5, -0.25, 1.0]
     ref = stats.ttest_1samp(means, 0.0)
