@@ -60,7 +60,7 @@ class BTFit:
 
     def covariance(self) -> np.ndarray:
         """Inverse observed information, padded with a zero row/column for ``beta[0]``."""
-        return pad(linalg.inv(self.info))
+        return pad(np.linalg.inv(self.info))
 
 
 def pad(cov_free: np.ndarray) -> np.ndarray:
@@ -284,7 +284,7 @@ def sandwich(pt: Patterns, fit: BTFit, outcome: np.ndarray,
     """
     K = fit.n_models
     s = _battle_scores(pt, fit, outcome)
-    bread = linalg.inv(fit.info)
+    bread = np.linalg.inv(fit.info)
     if cluster is None:
         q = s.shape[1]
         m = np.empty((pt.a.size, q, q))
