@@ -94,7 +94,8 @@ class MissingDataWarning(MixrankWarning):
 class DegeneratePairWarning(MixrankWarning):
     """A pair of models has no estimable variance (identical differences, one unit).
 
-    Its row is kept, flagged in ``diagnostics()``, with p-value 1 (no evidence).
+    Its row is kept, flagged in ``diagnostics()``; ``contrasts()`` tests it with the
+    exact sign test (p = 1 for identical vectors; docs/hardening.md §1).
     """
 
 

@@ -106,12 +106,21 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
         if not out:
             raise DataError("no pair of models shares at least 2 cells; nothing to compare")
         return out
-    out = []
+    out, seen, repeated = [], set(), []
     for pr in _pair_list(pairs):
         j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
         if j == k:
             raise DataError(f"pair {tuple(pr)!r} compares a model with itself")
+        if (min(j, k), max(j, k)) in seen:   # a repeat or the reverse of an earlier pair
+            repeated.append(tuple(pr))
+            continue
+        seen.add((min(j, k), max(j, k)))
         out.append((j, k))
+    if repeated:
+        warnings.warn(f"pairs= (--pair) names {len(repeated)} pair(s) twice (repeated or reversed: "
+                      f"{repeated[:3]}{' ...' if len(repeated) > 3 else ''}); each pair is fitted "
+                      "once, in the orientation first given, and counts once in the "
+                      "multiplicity family", MixrankWarning, stacklevel=3)
     return out
 
 
@@ -146,7 +155,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ..., incomplete: str = ...) -> GlmmResult:
+        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        lam: float | None = ..., incomplete: str = ...) -> GlmmResult:
     ...
 
 
@@ -156,7 +166,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ..., incomplete: str = ...) -> FitResult:
+        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        lam: float | None = ..., incomplete: str = ...) -> FitResult:
     ...
 
 
@@ -167,6 +178,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
         nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        gold: str | None = None, lam: float | None = None,
         incomplete: str = "keep") -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
@@ -242,14 +254,25 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         so far (the native engine reports about 50 times; the cross-check
         engines once at the end).  The command line draws its progress bar
         with it.
+    gold : str, optional
+        Column of reference labels (humans, a stronger judge) on a subset of
+        cells, NaN elsewhere, when the response is an LLM judge's score:
+        scores and contrasts are then the PPI++ corrected means of the
+        reference labels at the formula's unit, and the result is a
+        :class:`~mixrank.judge.result.JudgeResult` (docs/judge.md).
+    lam : float in [0, 1], optional
+        With ``gold``: fix PPI++'s lambda (0: labelled cells only, 1:
+        classical PPI); default tuned per score and contrast.
 
     Returns
     -------
     FitResult or GlmmResult
         A pair whose differences are identical on every common cell, or whose
         common cells fall in fewer than two levels of the unit, is kept as a
-        degenerate row (``diagnostics().degenerate``; p-value 1, no evidence)
-        with a :class:`~mixrank.errors.DegeneratePairWarning`.
+        degenerate row (``diagnostics().degenerate``) with a
+        :class:`~mixrank.errors.DegeneratePairWarning`; ``contrasts()`` gives
+        it the exact sign test's p-value (1 when the gap is 0, ``2 * 0.5^n``
+        when all ``n`` units favour one model; docs/hardening.md §1).
 
     Raises
     ------
@@ -288,6 +311,16 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     _check_choice("incomplete", incomplete, INCOMPLETE)
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
+    if gold is not None or lam is not None:
+        return _fit_gold(formula, data, gold, lam, level=level, pairs=pairs, pair_by=pair_by,
+                         replicate=replicate, na=na, progress=progress,
+                         changed={k: v for k, v, d in (
+                             ("method", method, "reml"), ("engine", engine, "auto"),
+                             ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
+                             ("backend", backend, "pandas"), ("family", family, "gaussian"),
+                             ("control", control, None), ("nagq", nagq, 1), ("client", client, None),
+                             ("backend_options", backend_options, None),
+                             ("incomplete", incomplete, "keep")) if v != d})
     if family == "binomial":
         if _is_interaction(formula):
             raise DesignError("family='binomial' does not support covariates in the fixed part "
@@ -405,6 +438,34 @@ def _screen(frame: Frame, idx: list[tuple[int, int]], incomplete: str
     return frame, [p for i, p in enumerate(idx) if i not in bad], rows
 
 
+def _fit_gold(formula: str | Spec, data: Any, gold: Any, lam: Any, *, level: float, pairs: Any,
+              pair_by: Any, replicate: Any, na: str, progress: Any,
+              changed: dict[str, Any]) -> FitResult:
+    """``fit(..., gold=)``: the PPI++ judge-corrected fit (docs/judge.md)."""
+    from .judge.result import fit_judge
+
+    if gold is None:
+        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
+                          "judge-scored benchmark (docs/judge.md)")
+    if changed.get("estimand") == "cells":
+        del changed["estimand"]
+    if changed:
+        raise DesignError(f"gold= (judge correction, PPI++) does not take "
+                          f"{', '.join(f'{k}={v!r}' for k, v in changed.items())}: its estimate "
+                          "is the plain mean of the reference labels (estimand='cells'), its "
+                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
+                          "those options")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):
+        raise DesignError("gold= takes a formula without covariates, e.g. "
+                          "'score ~ model + (1|subject)'")
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
+    return fit_judge(spec, data, gold, pairs=pairs, level=level, lam=lam, pair_by=pair_by,
+                     replicate=replicate, na=na, resolve=resolve_pairs, progress=progress)
+
+
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
     """The registered fitter for (family, engine, method); DesignError naming valid values."""
     _check_choice("family", family, (*FAMILIES, "binomial"))
@@ -439,8 +500,10 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[
     flagged = [p for p in fits if p.degenerate]
     if flagged:
         names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in flagged]
-        warnings.warn(f"{len(flagged)} degenerate pair(s) kept with p-value 1 (no evidence), "
-                      f"flagged in diagnostics(): {'; '.join(names[:3])}"
+        warnings.warn(f"{len(flagged)} degenerate pair(s) kept without a variance, flagged in "
+                      "diagnostics(); contrasts() tests them with the exact sign test (p = 1 "
+                      "for a zero gap, 2 * 0.5^n when all n units favour one model; "
+                      f"docs/hardening.md §1): {'; '.join(names[:3])}"
                       f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
     return fits
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
 from mixrank.design.sensitivity_frames import (
@@ -196,6 +196,7 @@ def _kinds(kind: Any) -> list[str]:
 def _whole(name: str, value: Any, lo: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
         raise DesignError(f"{name} must be a whole number >= {lo}; received {value!r}.")
+    check_max_draws(name, value, DesignError)
     return int(value)
 
 

@@ -37,6 +37,7 @@ from mixrank.report.html_format import (
     guard,
     paragraph,
 )
+from mixrank.report.html_judge import is_judge_fit, judge_section
 from mixrank.report.plots import select_pairs
 from mixrank.report.plots_gaps import gaps_section
 from mixrank.report.plots_scores import plot_model_scores
@@ -58,6 +59,7 @@ _TITLES = {
     "diagnostics": "Fit diagnostics",
     "reliable_change": "Item-level reliable change",
     "gaps": "Where the gaps live",
+    "judge": "Judge",
 }
 
 
@@ -207,7 +209,8 @@ def _ranks(fit: Any, ctx: dict) -> str:
 
 _RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
                        "resolved_multiplicity", "resolved_anytime", "design_effect",
-                       "n_star_cluster", "resolved_cluster", "resolved_all")
+                       "n_star_cluster", "resolved_cluster", "resolved_all",
+                       "n_labelled", "n_labels_star")   # the last two: judge-corrected fits
 
 
 def _resolution(fit: Any, ctx: dict) -> str:
@@ -341,6 +344,7 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "reliable_change": _reliable_change,
     "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=figure_html, table=format_table_html,
                                           para=paragraph, guard=guard),   # model x covariate fits
+    "judge": judge_section,   # judge-corrected fits (gold=): mixrank.report.html_judge
 }
 
 
@@ -405,11 +409,15 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ``Frame.describe``, the plot functions) and formats the tables; numbers
     are rounded for display only.
     """
+    from mixrank.arena import ArenaResult
     from mixrank.change.result import ReliableChange
     from mixrank.errors import require
     from mixrank.report.plots_resolution import plot_resolution
     from mixrank.results import FitResult
 
+    if isinstance(fit, ArenaResult):  # an arena fit has its own page (html_arena.py)
+        from mixrank.report.html_arena import render_arena_report
+        return render_arena_report(fit, title=title, level=level)
     if not isinstance(fit, FitResult):  # a binomial GLMM fit has its own page (html_glmm.py)
         from mixrank.report.html_glmm import glmm_or_error
         return glmm_or_error(fit, title=title, level=level, table=format_table_html)
@@ -426,6 +434,11 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                         "reliable_change=mixrank.reliable_change(data, before=..., after=...)")
     if getattr(fit.frame.spec, "covariates", ()) and "gaps" not in sections:
         sections.insert(sections.index("contrasts") + 1 if "contrasts" in sections else 0, "gaps")
+    if is_judge_fit(fit):   # PPI++ fits: a Judge section, no variance components
+        sections = [s for s in sections if s != "components"]
+        if "judge" not in sections:
+            sections.insert(sections.index("leaderboard") + 1 if "leaderboard" in sections
+                            else 0, "judge")
     unknown = [s for s in sections if s not in _BUILDERS]
     if unknown:
         raise DataError(f"unknown report section(s) {unknown}; expected a subset of "
@@ -491,7 +504,8 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
     Raises
     ------
     DataError
-        As :func:`render_report`, or the folder of ``path`` does not exist.
+        As :func:`render_report`, the folder of ``path`` does not exist, or the
+        file cannot be written (the message names the path and the reason).
     MissingDependencyError
         matplotlib is not installed.
 
@@ -516,5 +530,9 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
                          plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change,
                          sensitivity=sensitivity)
-    p.write_text(text, encoding="utf-8")
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:   # a full disk, no permission, a folder of that name
+        raise DataError(f"cannot write the report to {str(p)!r}: {exc.strerror or exc}; free "
+                        "space or choose another path (-o/--output)") from None
     return p

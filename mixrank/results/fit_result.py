@@ -39,6 +39,7 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.ranks import rank_intervals_fit
+from ..inference.sign_exact import degenerate_sign_test
 from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
 from .anova import anova_table
 from .interactions import adjust_by_level, contrasts_by, model_scores_by
@@ -163,10 +164,11 @@ class FitResult:
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
             se = p.std_error
-            if p.degenerate:  # no variance estimable: no evidence either way
+            if p.degenerate:  # no variance estimable: the exact sign test (docs/hardening.md §1)
+                p2, pg, _ = degenerate_sign_test(self.frame, p)
                 rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
-                                 std_error=se, df=p.df, statistic=np.nan, p_value=1.0,
-                                 p_greater=1.0, ci_lower=np.nan, ci_upper=np.nan, level=lev,
+                                 std_error=se, df=p.df, statistic=np.nan, p_value=p2,
+                                 p_greater=pg, ci_lower=np.nan, ci_upper=np.nan, level=lev,
                                  n=p.n, note=p.message))
                 continue
             t = p.estimate / se

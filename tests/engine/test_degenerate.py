@@ -1,7 +1,7 @@
 """Degenerate pairs: a pair with identical paired
 differences, or with its common cells in a single unit, is kept as a flagged
-row (p-value 1, no evidence) instead of killing the all-pairs fit; the
-zero-variance threshold is relative to the data's scale."""
+row instead of killing the all-pairs fit, tested by the exact sign test (p-value 1 for a
+zero gap: no evidence); the zero-variance threshold is relative to the data's scale."""
 
 from __future__ import annotations
 
@@ -67,8 +67,10 @@ def test_constant_nonzero_difference_and_estimate_reported():
     with pytest.warns(DegeneratePairWarning, match=r"identical \(0\.5\)"):
         res = mixrank.fit(F1, d)
     c = res.contrasts().iloc[0]
-    assert c.estimate == pytest.approx(0.5) and c.p_value == 1
-    # the resolution verdict reports the observed difference but judges it as no evidence
+    # issue 22: a consistent non-zero gap is evidence -- all 6 subjects agree on its sign
+    assert c.estimate == pytest.approx(0.5) and c.p_value == 2 * 0.5 ** 6
+    assert c.p_greater == 0.5 ** 6
+    # the resolution verdict reports the observed difference but has no variance for N*
     r = res.resolution(pairs="all").iloc[0]
     assert r.estimate == pytest.approx(0.5) and not r.resolved_all
 
