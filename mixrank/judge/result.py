@@ -184,7 +184,7 @@ class JudgeResult(FitResult):
                             "models (in at least 2 units) or drop them from the data")
 
     def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
