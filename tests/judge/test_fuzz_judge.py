@@ -98,3 +98,21 @@ def test_only_mixrank_errors_escape(seed, models, subjects, questions, labels, f
         except MixrankError:
             return
         _accessors(res)
+
+
+@pytest.mark.parametrize("seed, models, subjects, questions, labels, formula, lam", [
+    (5625, 4, 2, 3, "dense", "score ~ model + (1|subject) + (1|question)", 1),
+    (1691, 3, 2, 4, "dense", "score ~ model + (1|subject) + (1|subject:question)", "unit"),
+])
+def test_regression_multiway_joint_covariance(seed, models, subjects, questions, labels,
+                                              formula, lam):
+    """Found by fuzzing: a multiway covariance that is not positive for some pair gave NaN
+    correlations (numpy's eigh failed inside adjust='maxt')."""
+    df = _frame(seed, models, subjects, questions, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit(formula, df, gold="human", lam=lam)
+        cov, _ = res.contrast_covariance()
+        assert np.all(np.isfinite(cov))
+        res.contrasts(adjust="maxt", B=1000, rng=0)
+        res.rank_probabilities(B=1000, rng=0)
