@@ -177,6 +177,16 @@ class JudgeResult(FitResult):
         self._need_all_corrected("rank probabilities")
         return super().rank_probabilities(B=B, rng=rng)
 
+    def score_group_fits(self) -> list[tuple[int, FitResult]]:
+        """``[(1, self)]``; models scored on disjoint cells are refused (their per-group
+        sub-fits would not carry the correction)."""
+        groups = [g for _, g in super().score_group_fits()]
+        if len(groups) > 1:
+            raise DesignError("the models were judged on disjoint sets of cells (groups that "
+                              "share no cell); a judge-corrected ranking needs every pair -- "
+                              "fit each group separately with mixrank.fit(..., gold=)")
+        return [(1, self)]
+
     def _need_all_corrected(self, what: str) -> None:
         bad = [m for m, c in zip(self.models, self.scores) if c.ppi is None]
         bad += [f"{p.model_a} vs {p.model_b}" for p in self.pairs if p.degenerate]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pandas as pd
 import pytest
 
 import mixrank
@@ -109,3 +112,17 @@ def test_few_labelled_units_warn(df):
     df.loc[df["subject"] >= 3, "human"] = np.nan
     with pytest.warns(mixrank.errors.WeakDesignWarning, match=r"cover only [23] level\(s\)"):
         mixrank.fit(F, df, gold="human")
+
+
+def test_disjoint_model_groups_are_refused_for_ranking(df):
+    a = df[df["model"].isin(["m0", "m1"]) & (df["subject"] < 4)]
+    b = df[(df["model"] == "m2") & (df["subject"] >= 4)]
+    noise = np.random.default_rng(0).normal(size=len(b))
+    c = b.assign(model="m3", score=b["score"] + noise, human=b["human"] - noise / 2)
+    data = pd.concat([a, b, c], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit(F, data, gold="human")
+    assert len(res.contrasts()) == 2
+    with pytest.raises(DesignError, match="disjoint sets of cells"):
+        res.rank_intervals()
