@@ -5,8 +5,9 @@ R-style formulas and paired mixed models over long-format per-item results:
 This module only re-exports the public API.
 """
 
-from . import power
+from . import arena, power  # arena: a callable package, mixrank.arena(data, ...) fits
 from ._util import MIXRANK_VERSION as __version__
+from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
 from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
@@ -22,12 +23,15 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
     MixrankError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
@@ -48,10 +52,13 @@ from .io.lighteval import read_lighteval
 from .io.lm_eval import read_lm_eval
 from .io.read import read
 from .io.wide import read_wide
+from .judge.plan import plan_labels
+from .judge.result import JudgeResult
 from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
     "__version__",
+    "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
@@ -62,4 +69,6 @@ __all__ = [
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
+    "plan_labels", "JudgeResult",
+    "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
 ]

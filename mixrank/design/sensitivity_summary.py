@@ -38,8 +38,10 @@ def _boot_columns(g: pd.DataFrame, full: dict[str, Any], kk: float,
     est = est[np.isfinite(est)]
     raw = float(np.var(est, ddof=1)) if est.size > 1 else float("nan")
     var_boot = raw * small_cluster_factor(n_units)
-    iid = full["sigma_d"] ** 2 * full["weight_factor"] / full["n"]
-    delta2 = full["estimate"] ** 2
+    # numpy floats: an estimate of exactly 0 (or no spread) gives N* = inf, not a
+    # ZeroDivisionError (docs/hardening.md §6: N* of a vanishing difference is inf)
+    iid = np.float64(full["sigma_d"]) ** 2 * full["weight_factor"] / full["n"]
+    delta2 = np.float64(full["estimate"]) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         return dict(variance_bootstrap=var_boot, variance_bootstrap_raw=raw,
                     design_effect_bootstrap=var_boot / iid,

@@ -73,6 +73,7 @@ def _fit(name: str, shared_data) -> mixrank.FitResult:
             _FITS[name] = mixrank.fit(case["formula"], df,
                                       pairs=[(p["model_a"], p["model_b"]) for p in case["pairs"]],
                                       pair_by=case["pair_by"], replicate=case["replicate"],
+                                      estimand="gls",
                                       df="satterthwaite")   # lme4 + lmerTest's answer
     return _FITS[name]
 
