@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION"]
+from ._version import MIXRANK_VERSION
 
-MIXRANK_VERSION = "0.1.0"
+__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION"]
 
 
 def as_rng(rng: Any = None) -> np.random.Generator:

@@ -32,7 +32,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from .._util import MIXRANK_VERSION
+from .._version import MIXRANK_VERSION
 from ..errors import MixrankError
 from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output
 from .progress import Progress, progress_enabled

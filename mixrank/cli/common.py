@@ -19,12 +19,12 @@ import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import pandas as pd
-
-from ..frame.source import read_csv
 from .progress import Progress, progress_enabled
+
+if TYPE_CHECKING:  # pandas is imported where a table is read or written, not for --help
+    import pandas as pd
 
 #: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
 PROGRESS_MIN_PAIRS = 20
@@ -45,6 +45,7 @@ class Parser(argparse.ArgumentParser):
 
 def render(df: pd.DataFrame, fmt: str) -> str:
     """One table as text in ``fmt`` (table, csv, json or markdown)."""
+    import pandas as pd
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
@@ -243,7 +244,10 @@ def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFra
 
 def _stdin(kind: str) -> pd.DataFrame:
     """Standard input (``-``) as a table: CSV, or JSON lines with ``--input-format jsonl``."""
+    import pandas as pd
+
     from ..errors import DataError
+    from ..frame.source import read_csv
 
     if kind in _HARNESS_KINDS:
         raise UsageError(f"--input-format {kind} reads harness output files, not standard "
@@ -332,6 +336,8 @@ def frame_data(args: argparse.Namespace) -> pd.DataFrame:
 
 def selector(text: str, data: pd.DataFrame) -> Any:
     """``NAME`` -> a model name; ``col=v1,v2;col2=v`` -> a mapping with values typed as in data."""
+    import pandas as pd
+
     if "=" not in text:
         return text
     out: dict[str, list] = {}

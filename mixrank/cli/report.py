@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .common import (
     UsageError,
     fit_args,
@@ -46,6 +44,8 @@ _REPORT_LINEAR_ONLY = (
 
 
 def cmd_report(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from ..report.html import write_report
 
     refuse_for_binomial(args, _REPORT_LINEAR_ONLY)

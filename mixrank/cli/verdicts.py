@@ -11,8 +11,6 @@ import argparse
 import sys
 from typing import Any
 
-import pandas as pd
-
 from .common import (
     UsageError,
     alpha_power_args,
@@ -124,6 +122,8 @@ def cmd_resolution(args: argparse.Namespace) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     if is_binomial(args):
         raise UsageError("plan sizes designs from the linear model's variance components; the "
                          "binomial GLMM has no planner yet: use --family gaussian, or "
