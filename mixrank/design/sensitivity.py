@@ -13,7 +13,7 @@ Contents (docs/sensitivity.md): :func:`sensitivity_fit` (``kind="loso"``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,10 +26,10 @@ from mixrank.design.sensitivity_frames import (
     refit,
     regroup_frame,
     restrict_models,
-    subset_frame,
     unit_codes,
 )
 from mixrank.design.sensitivity_oneway import level_sums, oneway_fit
+from mixrank.design.sensitivity_refit import MakeReplicate, replicate_rows
 from mixrank.design.sensitivity_summary import stability
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
@@ -86,19 +86,27 @@ def _finish(rows: list[dict], kk: float, full: pd.DataFrame) -> pd.DataFrame:
     return t.drop(columns=["variance"])
 
 
-def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]],
-          unit: str | None) -> list[dict]:
+def _replicate_rows(kind: str, labels: Sequence[str], make: MakeReplicate, fit: Any,
+                    frame: Frame, family: list[tuple[str, str]], unit: str,
+                    progress: Callable[[int], Any] | None) -> list[dict]:
+    """Rows of refits of the family on each replicate (docs/sensitivity.md, "Speed")."""
+    res = replicate_rows(frame, family, len(labels), make, unit=unit, method=fit.method,
+                         estimand=fit.estimand, progress=progress)
+    return [dict(kind=kind, replicate=i + 1, label=label, model_a=a, model_b=b, **r)
+            for i, (label, per_pair) in enumerate(zip(labels, res))
+            for (a, b), r in zip(family, per_pair)]
+
+
+def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
+          progress: Callable[[int], Any] | None = None) -> list[dict]:
     name, codes = unit_codes(frame, unit)
     levels = np.unique(codes)
     if len(levels) < 3:
         raise DesignError(f"leave-one-out over {name!r} needs at least 3 levels (2 stay to "
                           f"estimate its variance); the data have {len(levels)}.")
-    rows: list[dict] = []
-    for i, lev in enumerate(levels):
-        sub = subset_frame(frame, np.flatnonzero(codes != lev))
-        label = str(frame.term_labels[name][lev])
-        rows += _rows_from_fits(fit, sub, family, kind="loso", replicate=i + 1, label=label)
-    return rows
+    labels = [str(frame.term_labels[name][lev]) for lev in levels]
+    return _replicate_rows("loso", labels, lambda i: (np.flatnonzero(codes != levels[i]), None),
+                           fit, frame, family, name, progress)
 
 
 def _pair_cells(frame: Frame, a: str, b: str, codes: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -115,7 +123,8 @@ def _fast_rows(kind: str, label: str, a: str, b: str, r: dict[str, np.ndarray]) 
 
 
 def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
-               B: int, gen: np.random.Generator) -> list[dict]:
+               B: int, gen: np.random.Generator,
+               progress: Callable[[int], Any] | None = None) -> list[dict]:
     name, codes = unit_codes(frame, unit)
     T = frame.term_levels[name]
     draws = gen.integers(0, T, size=(B, T))
@@ -127,15 +136,14 @@ def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str 
             r = oneway_fit(m[draws], s[draws], ss[draws], estimand=fit.estimand)
             rows += _fast_rows("bootstrap", "draw", a, b, r)
         return rows
-    rows = []
     members = [np.flatnonzero(codes == lev) for lev in range(T)]
-    for i in range(B):                           # general path: refit every draw
+
+    def make(i: int) -> tuple[np.ndarray, np.ndarray]:   # general path: refit every draw
         idx = np.concatenate([members[u] for u in draws[i]])
         copy = np.concatenate([np.full(len(members[u]), t) for t, u in enumerate(draws[i])])
-        sub = subset_frame(frame, idx, copy=copy, unit=name)
-        rows += _rows_from_fits(fit, sub, family, kind="bootstrap", replicate=i + 1,
-                                label="draw")
-    return rows
+        return idx, copy
+
+    return _replicate_rows("bootstrap", ["draw"] * B, make, fit, frame, family, name, progress)
 
 
 def _groupings(frame: Frame, groupings: Any) -> dict[str, np.ndarray]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mixrank.engine.control import Control
 from mixrank.engine.native import PairFit, fit_pairs
 from mixrank.errors import DesignError, MixrankWarning
 from mixrank.formula import parse
@@ -126,8 +127,12 @@ def regroup_frame(frame: Frame, name: str, groups: np.ndarray) -> Frame:
                  stats=compute_stats(frame.scores, frame.observed, codes, levels))
 
 
+#: Replicate refits run in this process: forking workers per replicate costs more than it saves.
+_SERIAL = Control(workers=1)
+
+
 def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
-          estimand: str) -> list[PairFit | None]:
+          estimand: str, control: Control | None = None) -> list[PairFit | None]:
     """Fit each pair of the family on ``frame`` (None where it cannot be fitted there).
 
     A pair without two common cells, or whose random term has a single level
@@ -136,16 +141,23 @@ def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
     (boundary fits, dropped terms) are expected across many replicates and
     silenced.
     """
-    out: list[PairFit | None] = []
-    for a, b in family:
-        j, k = frame.model_index(a), frame.model_index(b)
-        if frame.stats.n_common[j, k] < 3:
-            out.append(None)
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MixrankWarning)
-            try:
-                out.append(fit_pairs(frame, [(j, k)], method=method, estimand=estimand)[0])
-            except DesignError:
-                out.append(None)
+    control = _SERIAL if control is None else control
+    idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
+    ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
+    out: list[PairFit | None] = [None] * len(family)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixrankWarning)
+        try:      # one engine call: pairs on the same cells share structure and lattice
+            fits = fit_pairs(frame, [idx[h] for h in ok], method=method, estimand=estimand,
+                             control=control)
+        except DesignError:                    # some pair cannot be fitted: find it alone
+            fits = []
+            for h in ok:
+                try:
+                    fits.append(fit_pairs(frame, [idx[h]], method=method, estimand=estimand,
+                                          control=control)[0])
+                except DesignError:
+                    fits.append(None)
+    for h, p in zip(ok, fits):
+        out[h] = p
     return out
