@@ -145,11 +145,12 @@ def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
     idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
     ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
     out: list[PairFit | None] = [None] * len(family)
+    fits: list[PairFit | None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
         try:      # one engine call: pairs on the same cells share structure and lattice
-            fits = fit_pairs(frame, [idx[h] for h in ok], method=method, estimand=estimand,
-                             control=control)
+            fits = list(fit_pairs(frame, [idx[h] for h in ok], method=method,
+                                  estimand=estimand, control=control))
         except DesignError:                    # some pair cannot be fitted: find it alone
             fits = []
             for h in ok:

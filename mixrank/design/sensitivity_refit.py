@@ -105,16 +105,16 @@ def gls_weights(codes: Sequence[np.ndarray], comps: Sequence[float], sigma2: flo
         return v / v.sum()
     offs = np.cumsum([0] + [L for (_, L), _ in rest])
     c2 = [c + o for ((c, _), _), o in zip(rest, offs[:-1])]
-    a12 = np.zeros(L1 * q2)
+    flat = np.zeros(L1 * q2)
     a22 = np.zeros((q2, q2))
     b2 = np.zeros(q2)
     for i, ci in enumerate(c2):
-        a12 += np.bincount(c1 * q2 + ci, minlength=L1 * q2)
+        flat += np.bincount(c1 * q2 + ci, minlength=L1 * q2)
         b2 += np.bincount(ci, minlength=q2)
         for cj in c2[i:]:
             block = np.bincount(ci * q2 + cj, minlength=q2 * q2).reshape(q2, q2).astype(float)
             a22 += block if cj is ci else block + block.T
-    a12 = a12.reshape(L1, q2)
+    a12 = flat.reshape(L1, q2)
     a22[np.diag_indices(q2)] += np.concatenate([np.full(L, p) for (_, L), p in rest])
     s = a22 - a12.T @ (a12 / a11[:, None])
     x2 = np.linalg.solve(s, b2 - a12.T @ (cnt1 / a11))
