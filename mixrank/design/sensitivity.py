@@ -91,7 +91,7 @@ def _replicate_rows(kind: str, labels: Sequence[str], make: MakeReplicate, fit: 
                     progress: Callable[[int], Any] | None) -> list[dict]:
     """Rows of refits of the family on each replicate (docs/sensitivity.md, "Speed")."""
     res = replicate_rows(frame, family, len(labels), make, unit=unit, method=fit.method,
-                         estimand=fit.estimand, progress=progress)
+                         estimand=fit.estimand, progress=progress, full=fit.pairs)
     return [dict(kind=kind, replicate=i + 1, label=label, model_a=a, model_b=b, **r)
             for i, (label, per_pair) in enumerate(zip(labels, res))
             for (a, b), r in zip(family, per_pair)]

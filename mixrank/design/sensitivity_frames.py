@@ -14,7 +14,7 @@ cells), :func:`unit_codes`, :func:`refit`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -132,31 +132,36 @@ _SERIAL = Control(workers=1)
 
 
 def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
-          estimand: str, control: Control | None = None) -> list[PairFit | None]:
+          estimand: str, control: Control | None = None,
+          starts: Mapping[tuple[str, str], Mapping[str, float]] | None = None
+          ) -> list[PairFit | None]:
     """Fit each pair of the family on ``frame`` (None where it cannot be fitted there).
 
     A pair without two common cells, or whose random term has a single level
     left, cannot be compared on the frame; it gets None (counted by the
     caller) instead of stopping the whole check.  Warnings of the engine
     (boundary fits, dropped terms) are expected across many replicates and
-    silenced.
+    silenced.  ``starts``: per pair of the family, a warm start for its
+    fit (:func:`mixrank.engine.native.fit_pairs`).
     """
     control = _SERIAL if control is None else control
     idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
     ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
+    warm = None if starts is None else {idx[h]: starts[family[h]] for h in ok
+                                        if family[h] in starts}
     out: list[PairFit | None] = [None] * len(family)
     fits: list[PairFit | None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
         try:      # one engine call: pairs on the same cells share structure and lattice
             fits = list(fit_pairs(frame, [idx[h] for h in ok], method=method,
-                                  estimand=estimand, control=control))
+                                  estimand=estimand, control=control, starts=warm))
         except DesignError:                    # some pair cannot be fitted: find it alone
             fits = []
             for h in ok:
                 try:
                     fits.append(fit_pairs(frame, [idx[h]], method=method, estimand=estimand,
-                                          control=control)[0])
+                                          control=control, starts=warm)[0])
                 except DesignError:
                     fits.append(None)
     for h, p in zip(ok, fits):

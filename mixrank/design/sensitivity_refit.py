@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from mixrank.engine.native import PairFit
-from mixrank.engine.parallel import available_cores, run_pairs
+from mixrank.engine.parallel import available_cores, blas_controller, run_pairs
 from mixrank.frame import Frame
 
-__all__ = ["replicate_rows", "gls_weights", "MakeReplicate"]
+__all__ = ["replicate_rows", "gls_weights", "warm_starts", "MakeReplicate"]
 
 #: Replicate i -> (kept cell indices, draw number of each kept cell or None)
 MakeReplicate = Callable[[int], tuple[np.ndarray, "np.ndarray | None"]]
@@ -161,10 +161,24 @@ def _rows(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[PairFi
     return out
 
 
+def warm_starts(full: Sequence[PairFit], family: Sequence[tuple[str, str]]
+                ) -> dict[tuple[str, str], dict[str, float]]:
+    """Per family pair, the full fit's ``{term: sigma_r^2 / sigma^2}`` (pairs fitted there)."""
+    by = {frozenset((p.model_a, p.model_b)): p for p in full}
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for a, b in family:
+        p = by.get(frozenset((a, b)))
+        s2 = np.nan if p is None else float(p.components.get("residual", np.nan))
+        if p is None or not (np.isfinite(s2) and s2 > 0):
+            continue
+        out[(a, b)] = {t: float(v) / s2 for t, v in p.components.items() if t != "residual"}
+    return out
+
+
 def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
                    n_replicates: int, make: MakeReplicate, *, unit: str, method: str, estimand: str,
-                   progress: Callable[[int], Any] | None = None
-                   ) -> list[list[dict[str, float]]]:
+                   progress: Callable[[int], Any] | None = None,
+                   full: Sequence[PairFit] | None = None) -> list[list[dict[str, float]]]:
     """Refit the family on each replicate frame; per replicate, one dict per pair.
 
     Parameters
@@ -185,6 +199,10 @@ def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
         The fit's.
     progress : callable, optional
         Called with the number of replicates just finished.
+    full : sequence of PairFit, optional
+        The full fit's pairs: each replicate fit starts from the full fit's
+        variance ratios (a warm start; the optimum is still the certified
+        one).
 
     Returns
     -------
@@ -196,11 +214,13 @@ def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
     """
     from mixrank.design.sensitivity_frames import refit, subset_frame
 
+    starts = None if full is None else warm_starts(full, family)
+
     def task(item: tuple[int, int]) -> list[dict[str, float]]:
         rows, copy = make(item[0])
         sub = subset_frame(frame, rows, copy=copy, unit=unit if copy is not None else None)
-        return _rows(sub, family, refit(sub, family, method=method, estimand=estimand),
-                     method, estimand)
+        fits = refit(sub, family, method=method, estimand=estimand, starts=starts)
+        return _rows(sub, family, fits, method, estimand)
 
     items = [(i, 0) for i in range(n_replicates)]
     cores = available_cores()
@@ -209,7 +229,11 @@ def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
     out: list[list[dict[str, float]]] = []
     for r in range(rounds):
         part = items[r * len(items) // rounds:(r + 1) * len(items) // rounds]
-        out += run_pairs(task, part, workers if len(part) >= 2 * workers else 1)
+        if workers > 1 and len(part) >= 2 * workers:
+            out += run_pairs(task, part, workers)     # workers limit BLAS to one thread
+        else:
+            with blas_controller().limit(limits=1, user_api="blas"):
+                out += [task(it) for it in part]
         if progress is not None:
             progress(len(part))
     return out
