@@ -13,6 +13,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from ._progress import as_progress
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
 from .engine.lme4_engine import fit_pairs_lme4
@@ -137,7 +138,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
+        progress: Callable[[int, int], Any] | bool | None = ...) -> GlmmResult:
     ...
 
 
@@ -147,7 +148,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
+        progress: Callable[[int, int], Any] | bool | None = ...) -> FitResult:
     ...
 
 
@@ -157,7 +158,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None
+        nagq: int = 1, progress: Callable[[int, int], Any] | bool | None = None
         ) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
@@ -218,11 +219,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
         and small samples; default ``Control()``.
-    progress : callable, optional
+    progress : callable or bool, optional
         Called as ``progress(done, total)`` with the number of pairs fitted
         so far (the native engine reports about 50 times; the cross-check
-        engines once at the end).  The command line draws its progress bar
-        with it.
+        engines once at the end).  ``True``: a bar on stderr (tqdm when it
+        is installed, else a one-line text bar).  The command line draws its
+        progress bar with it.
 
     Returns
     -------
@@ -288,9 +290,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
                          estimand=estimand, level=level)
     fitter = _fitter(family, engine, method, estimand)
-    if progress is not None and not callable(progress):
-        raise DesignError(f"progress={progress!r} is not callable; expected a function "
-                          "progress(done, total) or None")
+    reporter = as_progress(progress, "fitting pairs")
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
@@ -303,8 +303,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
-    fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
-                    progress, chunked=eng == "native")
+    try:
+        fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand,
+                                                 control=control), reporter, chunked=eng == "native")
+    finally:
+        if reporter is not None:
+            reporter.close()
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level)

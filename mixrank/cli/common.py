@@ -373,6 +373,23 @@ class _Bar:
             self.bar.__exit__(None, None, None)
 
 
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars on stderr: only on a terminal, and not with ``--quiet``."""
+    return progress_enabled() and not getattr(args, "quiet", False)
+
+
+def progress_arg(args: argparse.Namespace) -> bool | None:
+    """The API's ``progress=`` for a long step: True (a bar on stderr) or None (silent)."""
+    return True if show_progress(args) else None
+
+
+def quiet_arg(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress bars (they are drawn on stderr only when it is a terminal)."""
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars on stderr (drawn only on a terminal, for steps that "
+                   "take a while: fits, sensitivity refits, the report)")
+
+
 def is_binomial(args: argparse.Namespace) -> bool:
     """Whether the options ask for the binomial GLMM (``--family binomial``)."""
     return getattr(args, "family", "gaussian") == "binomial"
@@ -425,7 +442,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
                    nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
                    pair_by=pair_by, replicate=args.replicate, na=args.na,
                    backend=getattr(args, "backend", "pandas"))
-    bar = _Bar() if progress_enabled() else None
+    bar = _Bar() if show_progress(args) else None
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,

@@ -17,6 +17,7 @@ from .common import (
     fit_args,
     fit_from_args,
     load,
+    progress_arg,
     rank_args,
     rank_kwargs,
     refuse_for_binomial,
@@ -86,7 +87,7 @@ def cmd_report(args: argparse.Namespace) -> None:
                        plan_delta=args.delta, max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in rank_kwargs(args).items() if k != "level"},
                        resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc,
-                       sensitivity=args.sensitivity)
+                       sensitivity=args.sensitivity, progress=progress_arg(args))
     print(f"wrote {out}", file=sys.stderr)
 
 

@@ -19,6 +19,7 @@ from .common import (
     fit_from_args,
     is_binomial,
     parse_pairs,
+    progress_arg,
     rank_args,
     rank_kwargs,
     refuse_for_binomial,
@@ -100,7 +101,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
                                power=args.power, B=1000 if args.boot is None else args.boot,
-                               rng=args.seed, summary=True)
+                               rng=args.seed, summary=True, progress=progress_arg(args))
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
     if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):

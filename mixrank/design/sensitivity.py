@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mixrank._progress import Reporter, as_progress
 from mixrank._util import as_rng, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
@@ -135,6 +136,8 @@ def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str 
             m, s, ss = level_sums(d, c, T)
             r = oneway_fit(m[draws], s[draws], ss[draws], estimand=fit.estimand)
             rows += _fast_rows("bootstrap", "draw", a, b, r)
+        if progress is not None:
+            progress(B)
         return rows
     members = [np.flatnonzero(codes == lev) for lev in range(T)]
 
@@ -190,6 +193,17 @@ def _clusterings(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: st
     return rows
 
 
+def _ticker(rep: Reporter, total: int) -> Callable[[int], None]:
+    """``tick(k)``: ``k`` more replicates done, reported to ``rep`` as ``(done, total)``."""
+    done = [0]
+
+    def tick(k: int) -> None:
+        done[0] += k
+        rep(done[0], total)
+
+    return tick
+
+
 def _kinds(kind: Any) -> list[str]:
     ks = [kind] if isinstance(kind, str) else list(kind)
     ks = [k.strip() for x in ks for k in str(x).split(",") if k.strip()]
@@ -211,7 +225,8 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                     models: Sequence[str] | None = None, top: int | None = None,
                     alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
                     B: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False) -> pd.DataFrame:
+                    rng: Any = None, summary: bool = False,
+                    progress: Any = None) -> pd.DataFrame:
     """How robust is the clustered verdict? Refit the family under perturbed clusterings.
 
     Parameters
@@ -245,6 +260,11 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
         Randomness of the bootstrap and of the random clusterings.
     summary : bool, default False
         Return :func:`stability` of the replicate table instead.
+    progress : callable or bool, optional
+        Progress of the checks that refit (leave-one-out; the bootstrap with
+        several random terms): called as ``progress(done, total)`` in
+        replicates, once per check in turn; ``True`` draws a bar on stderr
+        (tqdm when installed).
 
     Returns
     -------
@@ -311,13 +331,21 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     kk, gen = _k(al, pw), as_rng(rng)
     rows: list[dict] = []
     fast = len(frame.spec.random) == 1 and fit.method == "reml"
+    labels = {"loso": "leave-one-out", "bootstrap": "cluster bootstrap"}
     for k in kinds:
-        if k == "loso":
-            rows += _loso(fit, frame, family, unit)
-        elif k == "bootstrap":
-            rows += _bootstrap(fit, frame, family, unit, B, gen)
-        else:
-            rows += _clusterings(fit, frame, family, unit, groupings, n_random, gen)
+        rep = as_progress(progress, labels.get(k, k))
+        tick = None if rep is None else _ticker(rep, B if k == "bootstrap" else
+                                                 len(np.unique(unit_codes(frame, unit)[1])))
+        try:
+            if k == "loso":
+                rows += _loso(fit, frame, family, unit, tick)
+            elif k == "bootstrap":
+                rows += _bootstrap(fit, frame, family, unit, B, gen, tick)
+            else:
+                rows += _clusterings(fit, frame, family, unit, groupings, n_random, gen)
+        finally:
+            if rep is not None:
+                rep.close()
     out = _finish(rows, kk, full)
     keep = ["model_a", "model_b", "estimate", "n", "sigma_d", "weight_factor", "std_error",
             "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]

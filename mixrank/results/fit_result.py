@@ -365,7 +365,8 @@ class FitResult:
                     models: Sequence[str] | None = None, top: int | None = None,
                     alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
                     B: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False) -> pd.DataFrame:
+                    rng: Any = None, summary: bool = False, progress: Any = None
+                    ) -> pd.DataFrame:
         """How robust is the clustered verdict? (docs/sensitivity.md §2).
 
         Parameters, returned columns, errors and validation: see
@@ -373,11 +374,12 @@ class FitResult:
         with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
         ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
         ``alpha``, ``power``, ``unit``, ``B``, ``groupings``, ``n_random``,
-        ``rng``, ``summary`` for the per-pair stability table).
+        ``rng``, ``summary`` for the per-pair stability table, ``progress``
+        -- a callable ``progress(done, total)`` or True for a bar).
         """
         return sensitivity_fit(self, kind, pairs=pairs, models=models, top=top, alpha=alpha,
                                power=power, unit=unit, B=B, groupings=groupings,
-                               n_random=n_random, rng=rng, summary=summary)
+                               n_random=n_random, rng=rng, summary=summary, progress=progress)
 
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,
