@@ -116,3 +116,22 @@ def test_schur_gls_weights_equal_sparse_lu(seed):
     ref = _gls_weights(n, codes, comps, 1.3)
     np.testing.assert_allclose(w, ref, rtol=1e-9, atol=1e-12)
     assert abs(w.sum() - 1) < 1e-12
+
+
+def test_bootstrap_summary_with_a_zero_estimate_is_infinite_not_an_error():
+    """An adjacent pair with exactly equal scores: N* is infinite (no ZeroDivisionError)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in range(12):
+        for p in range(3):
+            y = float(rng.integers(0, 2))
+            rows += [("A", f"q{q}", f"p{p}", y), ("B", f"q{q}", f"p{p}", y if q < 10 else 1 - y)]
+    data = pd.DataFrame(rows, columns=["model", "question", "prompt", "correct"])
+    data.loc[(data.model == "B") & (data.question == "q11"), "correct"] = \
+        1 - data.loc[(data.model == "B") & (data.question == "q10"), "correct"].to_numpy()
+    fit = _quiet(mixrank.fit, "correct ~ model + (1|question)", data, estimand="cells")
+    est = float(fit.contrasts().estimate.iloc[0])
+    if est != 0.0:
+        pytest.skip("design did not give an exactly zero estimate")
+    summ = _quiet(fit.sensitivity, "bootstrap", B=20, rng=1, summary=True)
+    assert np.isinf(summ["n_star_cluster"]).all() or np.isnan(summ["n_star_cluster"]).all()
