@@ -136,8 +136,8 @@ def part_loso(rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:
     for missing in (0.0, 0.1):
         data = loso_data(missing)
         complete = data if missing == 0 else complete
-        fit_s, res = timed(lambda: mixrank.fit(LOSO_FORMULA, data), repeats=3)
-        loso_s, tab = timed(lambda: res.sensitivity("loso", unit="question"))
+        fit_s, res = timed(lambda d=data: mixrank.fit(LOSO_FORMULA, d), repeats=3)
+        loso_s, tab = timed(lambda r=res: r.sensitivity("loso", unit="question"))
         reps = tab["replicate"].nunique()
         pairs = len(tab) // reps
         kind = "complete" if missing == 0 else "10% of cells missing"
