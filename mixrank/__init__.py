@@ -27,17 +27,23 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
     MixrankError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 
 #: Public name -> the module that defines it (relative to this package).
 _LAZY: dict[str, str] = {
     "power": ".power",
+    "arena": ".arena", "ArenaResult": ".arena", "ArenaMonitor": ".arena",
+    "battles_from_scores": ".arena", "read_battles": ".arena",
+    "plan_labels": ".judge.plan", "JudgeResult": ".judge.result",
     "ReliableChange": ".change", "ReliableChangeSummary": ".change",
     "reliable_change": ".change",
     "monitor": ".design.anytime",
@@ -63,6 +69,7 @@ _LAZY: dict[str, str] = {
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import power
+    from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
     from .change import ReliableChange, ReliableChangeSummary, reliable_change
     from .design.anytime import monitor
     from .design.power import mde, n_star, sigma_d
@@ -89,6 +96,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .io.lm_eval import read_lm_eval
     from .io.read import read
     from .io.wide import read_wide
+    from .judge.plan import plan_labels
+    from .judge.result import JudgeResult
     from .results import FitResult, GlmmResult, Summary
 
 
@@ -107,18 +116,22 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+#: Public functions named like the submodule that defines them.
+_SHADOWED = frozenset({"fit", "arena"})
+
+
 class _Namespace(types.ModuleType):
-    """This package's module type: ``mixrank.fit`` stays the function.
+    """This package's module type: ``mixrank.fit`` and ``mixrank.arena`` stay the functions.
 
     Importing the submodule :mod:`mixrank.fit` (as the CLI does) makes the
     import system set the package attribute ``fit`` to that module; with the
-    re-exports lazy nothing would set it back, so that one assignment is
+    re-exports lazy nothing would set it back, so that assignment is
     dropped and ``mixrank.fit`` resolves to the function through
-    :func:`__getattr__`, as it did with eager re-exports.
+    :func:`__getattr__`, as it did with eager re-exports (likewise ``arena``).
     """
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "fit" and isinstance(value, types.ModuleType):
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
             return
         super().__setattr__(name, value)
 
@@ -128,6 +141,7 @@ sys.modules[__name__].__class__ = _Namespace
 
 __all__ = [
     "__version__",
+    "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
@@ -138,4 +152,6 @@ __all__ = [
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
+    "plan_labels", "JudgeResult",
+    "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
 ]

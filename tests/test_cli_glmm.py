@@ -146,7 +146,7 @@ def test_every_fitting_subcommand_takes_family_and_nagq():
 
 #: (argv, the option named in the message, the advice the message gives)
 BAD = [
-    (["fit", "--estimand", "cells"], "--estimand cells", "drop --estimand"),
+    (["fit", "--estimand", "gls"], "--estimand gls", "drop --estimand"),
     (["fit", "--method", "aggregate"], "--method aggregate", "drop --method"),
     (["contrasts", "--adjust", "maxt"], "--adjust maxt", "--adjust holm, bh or none"),
     (["contrasts", "--by", "subject"], "--by subject", "need --family gaussian"),

@@ -46,7 +46,7 @@ def test_sensitivity_progress_callable_counts_replicates():
         warnings.simplefilter("ignore")
         tab = res.sensitivity("loso", top=3, progress=lambda d, t: calls.append((d, t)))
         plain = res.sensitivity("loso", top=3)
-    n_levels = res.frame.term_levels["subject"]
+    n_levels = res.frame.term_levels[tab.attrs["mixrank"]["unit"]]
     _monotone_to_total(calls, n_levels)
     pd.testing.assert_frame_equal(tab, plain)
 

@@ -34,6 +34,9 @@ NEEDS = {
     "08_model_scores.py": ["chembench", "jailbreakbench"],
     "09_harness_outputs.py": [],
     "10_where_gaps_live.py": ["chembench", "jailbreakbench"],
+    "13_arena.py": ["chembench"],
+    "12_judge_correction.py": ["chembench"],
+    "11_messy_leaderboard.py": ["chembench"],
 }
 
 

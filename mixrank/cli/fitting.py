@@ -92,6 +92,13 @@ def cmd_anova(args: argparse.Namespace) -> None:
     if is_binomial(args):
         raise UsageError("anova tests covariate terms (model * x) of the linear model; the "
                          "binomial GLMM has none yet: use --family gaussian")
+    from ..formula import InteractionSpec, parse
+
+    if args.formula is not None and not isinstance(parse(args.formula), InteractionSpec):
+        # refused before reading and fitting every pair
+        raise UsageError(f"anova tests covariate terms, and the formula {args.formula!r} has no "
+                         "covariate in its fixed part (nothing to test); fit e.g. "
+                         "'correct ~ model * x + (1|subject)', where x is a cell-level column")
     res = fit_from_args(args)
     emit(table_of(res, res.anova(adjust=args.anova_adjust), args.format), args)
 
