@@ -68,8 +68,8 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
-    from . import power
-    from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
+    from . import arena, power  # arena: a callable package, mixrank.arena(data, ...) fits
+    from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
     from .change import ReliableChange, ReliableChangeSummary, reliable_change
     from .design.anytime import monitor
     from .design.power import mde, n_star, sigma_d
@@ -107,7 +107,7 @@ def __getattr__(name: str) -> Any:
     if target is None:
         raise AttributeError(f"module 'mixrank' has no attribute {name!r}")
     module = importlib.import_module(target, __name__)
-    value = module if name == "power" else getattr(module, name)
+    value = module if name in _MODULES else getattr(module, name)
     globals()[name] = value  # later accesses skip this function
     return value
 
@@ -116,18 +116,21 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+#: Public names that are modules themselves (``mixrank.arena`` is a callable package).
+_MODULES = frozenset({"power", "arena"})
+
 #: Public functions named like the submodule that defines them.
-_SHADOWED = frozenset({"fit", "arena"})
+_SHADOWED = frozenset({"fit"})
 
 
 class _Namespace(types.ModuleType):
-    """This package's module type: ``mixrank.fit`` and ``mixrank.arena`` stay the functions.
+    """This package's module type: ``mixrank.fit`` stays the function.
 
     Importing the submodule :mod:`mixrank.fit` (as the CLI does) makes the
     import system set the package attribute ``fit`` to that module; with the
     re-exports lazy nothing would set it back, so that assignment is
     dropped and ``mixrank.fit`` resolves to the function through
-    :func:`__getattr__`, as it did with eager re-exports (likewise ``arena``).
+    :func:`__getattr__`, as it did with eager re-exports.
     """
 
     def __setattr__(self, name: str, value: Any) -> None:

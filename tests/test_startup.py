@@ -74,14 +74,17 @@ def test_import_mixrank_is_lazy_but_complete() -> None:
             "before = sorted({m.split('.')[0] for m in sys.modules} & set(HEAVY))\n"
             "missing = [n for n in mixrank.__all__ if n not in dir(mixrank)]\n"
             "import mixrank.fit, mixrank.arena\n"  # the submodules must not shadow the functions
-            "kinds = {n: type(getattr(mixrank, n)).__name__ for n in mixrank.__all__}\n"
+            "import types\n"
+            "kinds = {n: 'module' if isinstance(getattr(mixrank, n), types.ModuleType) else "
+            "type(getattr(mixrank, n)).__name__ for n in mixrank.__all__}\n"
+            "kinds['arena_callable'] = callable(mixrank.arena)\n"
             "print(json.dumps({'before': before, 'missing': missing, 'kinds': kinds}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
     r = json.loads(out.stdout)
     assert r["before"] == [] and r["missing"] == []
     assert r["kinds"]["fit"] == "function" and r["kinds"]["power"] == "module"
-    assert r["kinds"]["arena"] == "function"
+    assert r["kinds"]["arena"] == "module" and r["kinds"]["arena_callable"]  # a callable package
     assert r["kinds"]["FitResult"] == "type" and r["kinds"]["__version__"] == "str"
 
 
