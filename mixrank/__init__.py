@@ -46,6 +46,7 @@ from .io.helm import read_helm
 from .io.inspect_logs import read_inspect
 from .io.lighteval import read_lighteval
 from .io.lm_eval import read_lm_eval
+from .io.pass_at_k import pass_at_k
 from .io.read import read
 from .io.wide import read_wide
 from .results import FitResult, GlmmResult, Summary
@@ -55,7 +56,7 @@ __all__ = [
     "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
+    "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
     "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",

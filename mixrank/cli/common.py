@@ -414,6 +414,10 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
+    if getattr(args, "pass_at", None) is not None:
+        from .pass_at import apply_pass_at
+
+        args.formula, data = apply_pass_at(args, data)
     if binomial:
         return fit(args.formula, data, family="binomial",
                    nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
@@ -480,6 +484,9 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    "'\"A, v2\",B'")
     p.add_argument("--pair-by", default=None, help="comma-separated pairing keys")
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
+    p.add_argument("--pass-at", type=int, default=None, metavar="K",
+                   help="fit the unbiased per-item pass@K of k-of-n input (a cbind(k, n - k) "
+                   "response, or 0/1 rows with --replicate) instead of the raw score")
     p.add_argument("--na", default="error", choices=["error", "drop"])
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
