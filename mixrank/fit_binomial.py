@@ -71,19 +71,25 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     if frame.n_models < 2:
         raise DesignError(f"comparison factor {gf.spec.comparison!r} has a single level "
                           f"{frame.models!r}; at least two models are needed")
-    keep = None
+    keep = requested = None
     if pairs is not None:
-        names = []
+        names: list[str] = []
+        ordered: dict[frozenset[str], tuple[str, str]] = {}
         for pr in pairs:
             if len(pr) != 2 or pr[0] == pr[1]:
                 raise DesignError(f"each pair must be two different models; got {pr!r}")
             for m in pr:
                 frame.model_index(m)
                 names.append(str(m))
-        keep = tuple(dict.fromkeys(names))
+            # a pair keeps the order it was requested in (a - b); a repeat is listed once
+            ordered.setdefault(frozenset(map(str, pr)), (str(pr[0]), str(pr[1])))
+        keep, requested = tuple(dict.fromkeys(names)), tuple(ordered.values())
+    form = ("counts (cbind(successes, failures))" if gf.trials or gf.failures
+            else "0/1 with replicates" if replicate is not None else "0/1")
     res = GlmmResult(frame=frame, formula=gf,
                      fit=fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose),
-                     level=level, pair_filter=keep)
+                     level=level, pair_filter=keep, pairs_requested=requested,
+                     response_form=form)
     if not gf.model_terms:
         warnings.warn(unit_line(gf)[0].upper() + unit_line(gf)[1:] + " (glmer's literal reading; "
                       "see docs/glmm.md)", UnitOfInferenceWarning, stacklevel=3)

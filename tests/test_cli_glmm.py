@@ -69,7 +69,10 @@ def test_contrasts_default_scale_is_logit_and_pair_restricts_rows(capsys):
     assert code == 0
     got = csv_of(out)
     assert_same(got, api(pairs=[("m02", "m01")], level=0.9).contrasts())
-    assert got[["model_a", "model_b"]].values.tolist() == [["m01", "m02"]]
+    # the requested order and sign are kept: m02 - m01
+    assert got[["model_a", "model_b"]].values.tolist() == [["m02", "m01"]]
+    full = api().contrasts().set_index(["model_a", "model_b"])
+    assert got.estimate.iloc[0] == pytest.approx(-full.loc[("m01", "m02"), "estimate"], abs=1e-6)
     assert got["level"].tolist() == [0.9]
 
 
@@ -240,3 +243,46 @@ def test_every_fitting_subcommand_binomial_contract(capsys, tmp_path, small_inpu
         assert code == 0, err
     if kind in ("stray", "one_model", "always_right") or refused:
         assert code == 2, out
+
+
+@pytest.mark.parametrize("scale", ["logit", "response"])
+def test_scores_scale_and_headers(capsys, scale):
+    code, out, _ = run(capsys, "scores", "example", "-f", FU, *BIN, "--nagq", "0",
+                       "--scale", scale, "--format", "csv")
+    assert code == 0
+    want = api(nagq=0).model_scores(scale=scale)
+    assert_same(csv_of(out), want.sort_values(["estimate", "model"], ascending=[False, True]))
+    code, out, _ = run(capsys, "ranks", "example", "-f", FU, *BIN, "--nagq", "0",
+                       "--scale", scale)
+    assert code == 0
+    assert "response: 0/1, 6 models, 960 cells (5,760 trials)" in out
+    assert f"scale: {scale}; estimate = " + ("log-odds" if scale == "logit" else "probability") \
+        in out
+    code, out, err = run(capsys, "scores", "example", "-f", "correct ~ model + (1|subject)",
+                         "--scale", scale)
+    assert code == 2 and "pass --family binomial" in err
+
+
+def test_header_names_the_response_form(capsys, tmp_path):
+    df = mixrank.load_example()
+    sub = df[df.model.isin(["m01", "m02", "m03"])]
+    counts = (sub.groupby(["model", "subject", "question"], as_index=False)["correct"]
+              .agg(k="sum", n="size"))
+    path = tmp_path / "counts.csv"
+    counts.to_csv(path, index=False)
+    code, out, err = run(capsys, "contrasts", str(path), "-f",
+                         "cbind(k, n - k) ~ model + (1|subject:question)", *BIN, "--nagq", "0")
+    assert code == 0, err
+    assert "response: counts (cbind(successes, failures)), 3 models, 240 cells (2,880 trials)" \
+        in out
+    assert "scores: binary" not in out
+    reps = sub.rename(columns={"prompt": "sample"})
+    path = tmp_path / "reps.csv"
+    reps.to_csv(path, index=False)
+    code, out, err = run(capsys, "contrasts", str(path), "-f",
+                         "correct ~ model + (1|subject:question)", *BIN, "--nagq", "0",
+                         "--replicate", "sample", "--pair", "m03,m01")
+    assert code == 0, err
+    assert "response: 0/1 with replicates, 3 models, 240 cells (2,880 trials)" in out
+    body = out.splitlines()[4].split()
+    assert body[:2] == ["m03", "m01"]

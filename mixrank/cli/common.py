@@ -109,17 +109,25 @@ def score_header(res: Any) -> str:
     A binomial GLMM fit adds a line with its family, nAGQ and unit of inference.
     """
     fr = res.frame
-    kind = "binary (0/1)" if fr.binary else "continuous"
-    head = (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
-            f"{fr.spec.formula}\n")
     if getattr(res, "family", "gaussian") == "binomial":
-        head += f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n"
-    return head
+        # n counts cells; the Bernoulli trials they hold are named beside them
+        return (f"response: {res.response_form}, {fr.n_models} models, {fr.n_cells:,} cells "
+                f"({int(res.fit.trials.sum()):,} trials); formula {res.formula.formula}\n"
+                f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n")
+    kind = "binary (0/1)" if fr.binary else "continuous"
+    return (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
+            f"{fr.spec.formula}\n")
 
 
 def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
-    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line."""
-    return (score_header(res) if fmt == "table" else "") + render(tab, fmt)
+    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line
+    (and, for a table on a stated scale, the scale and what ``estimate`` is)."""
+    head = score_header(res) if fmt == "table" else ""
+    meta = tab.attrs.get("mixrank", {})
+    if head and getattr(res, "family", "gaussian") == "binomial" and "scale" in meta:
+        head += f"scale: {meta['scale']}" + (f"; estimate = {meta['score']}" if "score" in meta
+                                              else "") + "\n"
+    return head + render(tab, fmt)
 
 
 def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
