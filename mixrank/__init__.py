@@ -13,6 +13,7 @@ from .design.power import mde, n_star, sigma_d
 from .design.power_summary import power_summary
 from .design.simulate import simulate
 from .engine.control import Control
+from .engine.glmm_control import GlmmControl
 from .engine.native import fit_pairs
 from .errors import (
     ConvergenceError,
@@ -53,7 +54,7 @@ from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
     "__version__",
-    "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example", "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
     "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",

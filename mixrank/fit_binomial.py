@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .engine.glmm import fit_glmm
+from .engine.glmm_control import as_glmm_control
 from .engine.glmm_data import binomial_frame
 from .errors import DesignError, MixrankWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
@@ -30,11 +31,13 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
                  pair_by: Sequence[str] | None = None, replicate: str | None = None,
                  na: str = "error", backend: str = "pandas", client: Any = None,
                  backend_options: Mapping[str, Any] | None = None,
-                 ignored: Mapping[str, Any] | None = None) -> GlmmResult:
+                 ignored: Mapping[str, Any] | None = None, control: Any = None) -> GlmmResult:
     """Fit ``glmer(formula, family = binomial, nAGQ = nagq)`` over all models at once.
 
     ``ignored`` holds options of the linear engine that were set to a
-    non-default value; they have no meaning here and raise.
+    non-default value; they have no meaning here and raise.  ``control``:
+    a :class:`~mixrank.GlmmControl` (or a :class:`~mixrank.Control` with
+    per-check actions only), see :func:`~mixrank.engine.glmm_control.as_glmm_control`.
 
     Raises
     ------
@@ -64,6 +67,7 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     if bad:
         raise DesignError(f"option(s) {bad} apply to the linear (gaussian) engine only; the "
                           "binomial GLMM is one joint maximum-likelihood fit (drop them)")
+    ctl = as_glmm_control(control)
     gf: GlmmFormula = parse_glmm(formula) if isinstance(formula, str) else parse_glmm(str(formula))
     frame, nobs, log_choose = binomial_frame(gf, data, pair_by=pair_by, replicate=replicate, na=na,
                                              backend=backend, client=client,
@@ -87,7 +91,8 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     form = ("counts (cbind(successes, failures))" if gf.trials or gf.failures
             else "0/1 with replicates" if replicate is not None else "0/1")
     res = GlmmResult(frame=frame, formula=gf,
-                     fit=fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose),
+                     fit=fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose,
+                                  control=ctl),
                      level=level, pair_filter=keep, pairs_requested=requested,
                      response_form=form)
     if not gf.model_terms:

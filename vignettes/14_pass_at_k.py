@@ -58,8 +58,7 @@ def board(frame, k):
     return ranks[["estimate", "rank", "rank_lower", "rank_upper"]].add_suffix(f"_at{k}")
 
 
-both = board(p1, 1).join(board(p2, 2)).sort_values("rank_at2")
-both
+board(p1, 1).join(board(p2, 2)).sort_values("rank_at2")
 
 # %% [markdown]
 # pass@2 raises every model (by 1 to 8 points here, most for the models

@@ -425,7 +425,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     if getattr(args, "pass_at", None) is not None:
         from .pass_at import apply_pass_at
 
-        args.formula, data = apply_pass_at(args, data)
+        args.formula, data = apply_pass_at(args, data, UsageError)
     if binomial:
         return fit(args.formula, data, family="binomial",
                    nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,

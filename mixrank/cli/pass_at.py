@@ -21,8 +21,12 @@ _CBIND = re.compile(r"^\s*cbind\s*\(\s*([A-Za-z_.][\w.]*)\s*,\s*(.+?)\s*\)\s*$")
 _MINUS = re.compile(r"^([A-Za-z_.][\w.]*)\s*-\s*([A-Za-z_.][\w.]*)$")
 
 
-def apply_pass_at(args: argparse.Namespace, data: Any) -> tuple[str, pd.DataFrame]:
+def apply_pass_at(args: argparse.Namespace, data: Any,
+                  UsageError: type[Exception]) -> tuple[str, pd.DataFrame]:
     """``(formula, data)`` for a fit of the per-item pass@K (``args.pass_at``).
+
+    ``UsageError``: the CLI's usage exception (passed in by
+    :mod:`mixrank.cli.common`, which imports this module).
 
     Raises
     ------
@@ -36,7 +40,6 @@ def apply_pass_at(args: argparse.Namespace, data: Any) -> tuple[str, pd.DataFram
     from ..frame.build import resolve_keys
     from ..frame.source import to_pandas
     from ..io.pass_at_k import pass_at_k
-    from .common import UsageError
 
     k = args.pass_at
     if getattr(args, "family", "gaussian") == "binomial":

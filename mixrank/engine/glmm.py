@@ -18,16 +18,23 @@ Contents: :class:`GlmmFit`, :func:`fit_glmm`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ConvergenceError, DesignError, MixrankWarning, SingularFitWarning
+from ..errors import (
+    ConvergenceError,
+    DesignError,
+    MixrankWarning,
+    SingularFitWarning,
+    SmallSampleWarning,
+)
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
-from .glmm_data import build_problem, check_separation, merge_exchangeable
-from .glmm_optim import SINGULAR_TOL, optimise
+from .control import act
+from .glmm_control import DEFAULT_GLMM_CONTROL, GlmmControl
+from .glmm_data import build_problem, check_separation, merge_exchangeable, unit_levels
+from .glmm_optim import optimise
 from .glmm_pirls import PirlsError
 
 __all__ = ["GlmmFit", "fit_glmm", "GlmmConvergenceWarning"]
@@ -121,7 +128,7 @@ def _cell_effects(frame: Frame, gf: GlmmFormula, prob, mode) -> np.ndarray:
 
 
 def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None = None,
-             log_choose: float = 0.0) -> GlmmFit:
+             log_choose: float = 0.0, control: GlmmControl = DEFAULT_GLMM_CONTROL) -> GlmmFit:
     """Fit the binomial GLMM of ``gf`` to ``frame`` (see module docstring).
 
     Raises
@@ -131,14 +138,23 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
     DataError
         Complete separation of a model (every trial succeeds or fails).
     ConvergenceError
-        The penalised IRLS fails at every theta tried.
+        The penalised IRLS fails at every theta tried; with
+        ``control.convergence="error"``, the optimiser's criterion not met.
+    DesignError
+        ``control.singular="error"`` and a singular fit;
+        ``control.small_sample="error"`` and a term with few levels.
 
     Warns
     -----
     SingularFitWarning
-        A term's standard deviation is below 1e-4 (boundary fit).
+        A term's standard deviation is below ``control.singular_tol``
+        (boundary fit; ``control.singular="warning"``, the default).
     GlmmConvergenceWarning
-        The optimiser's criterion was not met (the fit is returned).
+        The optimiser's criterion was not met (the fit is returned;
+        ``control.convergence="warning"``, the default).
+    SmallSampleWarning
+        ``control.small_sample="warning"`` and a random term whose grouping
+        has fewer than ``control.min_units`` levels.
     """
     if nagq not in (0, 1):
         raise DesignError(f"nagq={nagq!r}; expected 0 (PIRLS over the model effects too) or 1 "
@@ -146,9 +162,15 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
                           "not supported")
     prob = build_problem(frame, gf)
     check_separation(frame, prob)
+    few = {t: q for t, q in unit_levels(frame, gf).items() if q < control.min_units}
+    if few:
+        act(control.small_sample, "few levels: " + ", ".join(
+            f"(1|{t}) has {q} level(s) of its grouping" for t, q in few.items())
+            + f" (fewer than min_units={control.min_units}); its variance and the contrasts' "
+            "standard errors rest on few units", SmallSampleWarning, DesignError)
     prob = merge_exchangeable(prob)
     try:
-        opt = optimise(prob, nagq)
+        opt = optimise(prob, nagq, control)
     except PirlsError as exc:
         raise ConvergenceError(f"the binomial GLMM could not be fitted: {exc}. Check for "
                                "separation within random-effect levels or simplify the random "
@@ -156,14 +178,16 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
     order = [prob.names.index(t) for t in gf.term_names]
     theta = np.abs(opt.theta[order])
     terms = tuple(gf.term_names)
-    singular = tuple(t for t, th in zip(terms, theta) if th < SINGULAR_TOL)
+    singular = tuple(t for t, th in zip(terms, theta) if th < control.singular_tol)
     if singular:
-        warnings.warn(f"boundary (singular) fit: variance of {', '.join(singular)} estimated at "
-                      "(nearly) 0 on the logit scale", SingularFitWarning, stacklevel=3)
+        act(control.singular, f"boundary (singular) fit: variance of {', '.join(singular)} "
+            "estimated at (nearly) 0 on the logit scale", SingularFitWarning, DesignError)
     if not opt.converged:
-        warnings.warn(f"the GLMM optimiser did not meet its criterion ({opt.message}; max |gradient| "
-                      f"{opt.gradient:.2g}); the estimates are returned, check diagnostics()",
-                      GlmmConvergenceWarning, stacklevel=3)
+        act(control.convergence, f"the GLMM optimiser did not meet its criterion ({opt.message}; "
+            f"max |gradient| {opt.gradient:.2g})" + ("; the estimates are returned, check "
+                                                      "diagnostics()" if control.convergence
+                                                      == "warning" else ""),
+            GlmmConvergenceWarning, ConvergenceError)
     loglik = -0.5 * opt.deviance + log_choose
     n_params = len(opt.beta) + len(theta)
     n_resp = int(nobs if nobs is not None else frame.n_rows)

@@ -30,7 +30,7 @@ from ..frame.source import to_pandas
 from .glmm_system import Problem
 
 __all__ = ["binomial_frame", "build_problem", "check_separation", "log_choose",
-           "merge_exchangeable"]
+           "merge_exchangeable", "unit_levels"]
 
 
 def _pair_by(gf: GlmmFormula, columns: list[str], pair_by: Sequence[str] | None,
@@ -225,6 +225,20 @@ def _unit_codes(frame: Frame, factors: Sequence[str]) -> np.ndarray:
             n_lev = len(lev)
         codes = codes * (n_lev + 1) + c
     return np.unique(codes, return_inverse=True)[1].ravel()
+
+
+def unit_levels(frame: Frame, gf: GlmmFormula) -> dict[str, int]:
+    """Levels of each random term's grouping without the comparison factor (scored cells).
+
+    ``(1|subject:model)`` counts subjects; ``(1|question)`` counts questions.
+    The few-levels check of :class:`~mixrank.engine.glmm_control.GlmmControl`
+    compares them with ``min_units``.
+    """
+    out = {t: int(np.unique(frame.term_codes[t]).size) for t in gf.spec.term_names}
+    for factors in gf.model_terms:
+        base = _unit_codes(frame, [f for f in factors if f != gf.spec.comparison])
+        out[":".join(factors)] = int(np.unique(base).size)
+    return out
 
 
 def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
