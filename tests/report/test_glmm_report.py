@@ -35,6 +35,15 @@ def test_sections(page):
     assert "N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2" in page
 
 
+def test_each_ranked_table_states_its_scale(page):
+    assert "Scale: logit. Point ranks order estimate = log-odds beta_j" in page
+    assert "Scale: response. estimate = probability averaged over the frame&#x27;s cells" in page
+    assert "response 0/1" in page
+    for name in ("scores", "contrasts_logit", "contrasts_response", "components", "ranks",
+                 "resolution"):
+        assert f'data-plot="{name}"' in page
+
+
 def test_other_objects_still_rejected():
     with pytest.raises(mixrank.DataError, match="FitResult or GlmmResult"):
         render_report(object())
