@@ -268,9 +268,6 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
     if family == "binomial":
-        if _is_interaction(formula):
-            raise DesignError("family='binomial' does not support covariates in the fixed part "
-                              "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
                                         ("estimand", estimand, "gls"),
                                         ("progress", progress, None))

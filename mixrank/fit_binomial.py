@@ -17,6 +17,7 @@ from .engine.glmm_control import as_glmm_control
 from .engine.glmm_data import binomial_frame
 from .errors import DesignError, MixrankWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
+from .results.glmm_by import GlmmByResult
 from .results.glmm_result import GlmmResult, unit_line
 
 __all__ = ["fit_binomial", "UnitOfInferenceWarning"]
@@ -24,6 +25,46 @@ __all__ = ["fit_binomial", "UnitOfInferenceWarning"]
 
 class UnitOfInferenceWarning(MixrankWarning):
     """The binomial fit's contrasts are at the cell level (no model-by-unit term)."""
+
+
+def covariate_levels(frame: Any, gf: GlmmFormula, data: Any) -> tuple[Any, tuple[str, ...]]:
+    """The level of ``gf.by`` at every cell of ``frame`` and the level names (sorted).
+
+    Raises
+    ------
+    DataError
+        The covariate varies within a cell or is missing (as for the linear engine).
+    DesignError
+        A numeric covariate (only categorical covariates are supported with
+        family='binomial'); data given as a Frame; a covariate with one level.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .formula.fixed import InteractionSpec
+    from .frame import Frame
+    from .frame.covariates import attach_covariates
+
+    if isinstance(data, Frame):
+        raise DesignError("a binomial 'model * x' fit reads the covariate from the data; pass "
+                          "the DataFrame, not a Frame")
+    ispec = InteractionSpec(formula=gf.formula, response=gf.spec.response,
+                            comparison=gf.spec.comparison, random=gf.spec.random,
+                            fixed_terms=((str(gf.by),),), covariates=(str(gf.by),))
+    cells = attach_covariates(frame, data, ispec).cells[gf.by]
+    if not isinstance(cells.dtype, pd.CategoricalDtype):
+        raise DesignError(f"covariate {gf.by!r} is numeric; family='binomial' supports a "
+                          f"categorical covariate in '{gf.spec.comparison} * {gf.by}' (a slope "
+                          f"per model is not implemented yet). Cut it into levels first (e.g. "
+                          f"pandas.cut, or astype(str) for a few values), or use "
+                          "family='gaussian' (docs/glmm.md §9)")
+    codes = np.asarray(cells.cat.codes, dtype=np.int64)
+    used = np.unique(codes)
+    if len(used) < 2:
+        raise DesignError(f"covariate {gf.by!r} takes a single level over the cells; drop "
+                          f"'* {gf.by}' from the formula")
+    names = tuple(str(c) for c in cells.cat.categories[used])
+    return np.searchsorted(used, codes), names
 
 
 def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
@@ -88,13 +129,22 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
             # a pair keeps the order it was requested in (a - b); a repeat is listed once
             ordered.setdefault(frozenset(map(str, pr)), (str(pr[0]), str(pr[1])))
         keep, requested = tuple(dict.fromkeys(names)), tuple(ordered.values())
+    cell_level = level_names = None
+    if gf.by is not None:
+        cell_level, level_names = covariate_levels(frame, gf, data)
     form = ("counts (cbind(successes, failures))" if gf.trials or gf.failures
             else "0/1 with replicates" if replicate is not None else "0/1")
-    res = GlmmResult(frame=frame, formula=gf,
-                     fit=fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose,
-                                  control=ctl),
-                     level=level, pair_filter=keep, pairs_requested=requested,
-                     response_form=form)
+    fitted = fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose, control=ctl,
+                      cell_level=cell_level, level_names=level_names)
+    if gf.by is not None:
+        res: GlmmResult = GlmmByResult(frame=frame, formula=gf, fit=fitted, level=level,
+                                       pair_filter=keep, pairs_requested=requested,
+                                       response_form=form, by=gf.by,
+                                       by_levels=level_names or (),
+                                       cell_level=cell_level)
+    else:
+        res = GlmmResult(frame=frame, formula=gf, fit=fitted, level=level, pair_filter=keep,
+                         pairs_requested=requested, response_form=form)
     if not gf.model_terms:
         warnings.warn(unit_line(gf)[0].upper() + unit_line(gf)[1:] + " (glmer's literal reading; "
                       "see docs/glmm.md)", UnitOfInferenceWarning, stacklevel=3)

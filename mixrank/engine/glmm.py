@@ -33,7 +33,13 @@ from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
 from .control import act
 from .glmm_control import DEFAULT_GLMM_CONTROL, GlmmControl
-from .glmm_data import build_problem, check_separation, merge_exchangeable, unit_levels
+from .glmm_data import (
+    build_problem,
+    check_separation,
+    merge_exchangeable,
+    model_groups,
+    unit_levels,
+)
 from .glmm_optim import optimise
 from .glmm_pirls import PirlsError
 
@@ -81,6 +87,12 @@ class GlmmFit:
         Sum of the conditional modes of the terms without the comparison
         factor at each cell of the frame (shared by all models).
     trials, successes : ndarray (M,)
+        Per fixed-effect column (per model, or per (model, level) with a covariate).
+    groups : ndarray of int (P, 2) or None
+        ``model * x`` fits: the model index and covariate level index of each
+        entry of ``beta`` (cell-means coding over the (model, level)
+        combinations that have cells, docs/glmm.md §9); None otherwise (then
+        ``beta[j]`` is model j).
     """
 
     models: tuple[str, ...]
@@ -104,6 +116,7 @@ class GlmmFit:
     cell_effects: np.ndarray = field(repr=False)
     trials: np.ndarray = field(repr=False)
     successes: np.ndarray = field(repr=False)
+    groups: np.ndarray | None = field(default=None, repr=False)
 
     def fixef(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """glmer's treatment coding: names, ``(Intercept), model<level>...`` and covariance."""
@@ -128,8 +141,14 @@ def _cell_effects(frame: Frame, gf: GlmmFormula, prob, mode) -> np.ndarray:
 
 
 def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None = None,
-             log_choose: float = 0.0, control: GlmmControl = DEFAULT_GLMM_CONTROL) -> GlmmFit:
+             log_choose: float = 0.0, control: GlmmControl = DEFAULT_GLMM_CONTROL,
+             cell_level: np.ndarray | None = None,
+             level_names: tuple[str, ...] | None = None) -> GlmmFit:
     """Fit the binomial GLMM of ``gf`` to ``frame`` (see module docstring).
+
+    ``cell_level`` (with ``level_names``): the level of a categorical
+    covariate at each cell, for ``model * x`` (one fixed effect per (model,
+    level) combination with cells; docs/glmm.md §9).
 
     Raises
     ------
@@ -160,8 +179,14 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
         raise DesignError(f"nagq={nagq!r}; expected 0 (PIRLS over the model effects too) or 1 "
                           "(Laplace), as glmer's nAGQ; adaptive quadrature with more points is "
                           "not supported")
-    prob = build_problem(frame, gf)
-    check_separation(frame, prob)
+    prob = build_problem(frame, gf, cell_level)
+    groups = None
+    names = None
+    if cell_level is not None:
+        groups = model_groups(frame, cell_level)[1]
+        lv = level_names or tuple(str(i) for i in range(int(cell_level.max()) + 1))
+        names = [f"{frame.models[j]} at {gf.by}={lv[l]}" for j, l in groups]
+    check_separation(frame, prob, names)
     few = {t: q for t, q in unit_levels(frame, gf).items() if q < control.min_units}
     if few:
         act(control.small_sample, "few levels: " + ", ".join(
@@ -200,4 +225,4 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
         hessian_ok=opt.hessian_ok, nfev=opt.nfev,
         cell_effects=_cell_effects(frame, gf, prob, opt.mode),
         trials=np.bincount(prob.model, weights=prob.n, minlength=M),
-        successes=np.bincount(prob.model, weights=prob.k, minlength=M))
+        successes=np.bincount(prob.model, weights=prob.k, minlength=M), groups=groups)
