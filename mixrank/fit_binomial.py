@@ -136,7 +136,7 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
             else "0/1 with replicates" if replicate is not None else "0/1")
     fitted = fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose, control=ctl,
                       cell_level=cell_level, level_names=level_names)
-    if gf.by is not None:
+    if gf.by is not None and cell_level is not None:
         res: GlmmResult = GlmmByResult(frame=frame, formula=gf, fit=fitted, level=level,
                                        pair_filter=keep, pairs_requested=requested,
                                        response_form=form, by=gf.by,

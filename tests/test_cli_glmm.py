@@ -152,18 +152,18 @@ BAD = [
     (["fit", "--estimand", "cells"], "--estimand cells", "drop --estimand"),
     (["fit", "--method", "aggregate"], "--method aggregate", "drop --method"),
     (["contrasts", "--adjust", "maxt"], "--adjust maxt", "--adjust holm, bh or none"),
-    (["contrasts", "--by", "subject"], "--by subject", "need --family gaussian"),
+    (["contrasts", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
     (["contrasts", "--seed", "1"], "--seed 1", "drop it"),
     (["scores", "--probabilities"], "--probabilities", "mixrank ranks --family binomial"),
     (["scores", "--score-estimand", "cells"], "--score-estimand cells",
      "drop --score-estimand"),
-    (["ranks", "--by", "subject"], "--by subject", "need --family gaussian"),
+    (["ranks", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
     (["resolution", "--top", "3"], "--top 3", "name pairs with --pair"),
     (["resolution", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
     (["resolution", "--no-cluster"], "--no-cluster", "drop --no-cluster"),
     (["resolution", "--anytime", "bernoulli"], "--anytime bernoulli", "drop --anytime"),
     (["plan", "--delta", "0.05"], "plan", "use --family gaussian"),
-    (["anova"], "anova", "use --family gaussian"),
+    (["anova"], "anova", "write it as 'y ~ model * x"),
     (["report", "--delta", "0.05"], "--delta 0.05", "needs --family gaussian"),
     (["report", "--rank-method", "maxt"], "--rank-method maxt", "drop it"),
     (["report", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
@@ -286,3 +286,33 @@ def test_header_names_the_response_form(capsys, tmp_path):
     assert "response: 0/1 with replicates, 3 models, 240 cells (2,880 trials)" in out
     body = out.splitlines()[4].split()
     assert body[:2] == ["m03", "m01"]
+
+
+BY_CASE = "tests/reference/glmm_by_cases/levels3.csv.gz"
+BY_FORMULA = ("cbind(k, n - k) ~ model * difficulty + (1|subject:question) + "
+              "(1|subject:model)")
+
+
+@pytest.mark.parametrize("cmd, call", [
+    (["contrasts", "--by", "difficulty", "--scale", "response"],
+     lambda r: r.contrasts(scale="response", by="difficulty")),
+    (["contrasts"], lambda r: r.contrasts()),
+    (["scores", "--by", "difficulty"], lambda r: r.model_scores(by="difficulty")),
+    (["ranks", "--by", "difficulty"], lambda r: r.rank_intervals(by="difficulty")),
+    (["anova"], lambda r: r.anova()),
+])
+def test_model_by_covariate_on_the_command_line(capsys, cmd, call):
+    df = pd.read_csv(BY_CASE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit(BY_FORMULA, df, family="binomial", nagq=0)
+    code, out, err = run(capsys, cmd[0], BY_CASE, "-f", BY_FORMULA, *BIN, "--nagq", "0",
+                         *cmd[1:], "--format", "csv")
+    assert code == 0, err
+    got, want = csv_of(out), call(res)
+    if "note" in want.columns:
+        got["note"] = got["note"].fillna("").astype(str)
+    assert_same(got, want)
+    code, out, err = run(capsys, cmd[0], BY_CASE, "-f", BY_FORMULA, *BIN, "--nagq", "0",
+                         *cmd[1:])
+    assert code == 0 and "response: counts (cbind(successes, failures)), 4 models" in out

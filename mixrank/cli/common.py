@@ -404,6 +404,26 @@ def refuse_for_binomial(args: argparse.Namespace,
             raise UsageError(f"{shown} is not available with --family binomial; {instead}")
 
 
+def glmm_by(args: argparse.Namespace, by: str | None) -> dict[str, str]:
+    """``{"by": by}`` for a binomial ``model * x`` formula (``--by``), ``{}`` without ``--by``.
+
+    Called before the fit: a ``--by`` the formula cannot answer exits 2 at once.
+    """
+    from ..errors import FormulaError
+    from ..formula.glmm_terms import parse_glmm
+
+    if by is None or not is_binomial(args):
+        return {} if by is None else {"by": by}
+    try:
+        crossed = parse_glmm(args.formula).by
+    except FormulaError:
+        return {"by": by}                   # the fit reports the formula's error
+    if crossed != by:
+        raise UsageError(f"--by {by}: the formula has no covariate {by!r} crossed with the "
+                         f"model; write it as 'y ~ model * {by} + (random terms)'")
+    return {"by": by}
+
+
 def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None,
                   data: Any = None):
     """Fit as the options say (``data``: already loaded); a progress bar on a terminal.

@@ -17,6 +17,7 @@ from .common import (
     common_args,
     emit,
     fit_from_args,
+    glmm_by,
     is_binomial,
     refuse_for_binomial,
     table_of,
@@ -25,7 +26,6 @@ from .common import (
 
 #: scores options the binomial GLMM does not take: (flag, dest, default, instead).
 _SCORES_LINEAR_ONLY = (
-    ("--by", "by", None, "covariates in the fixed part (model * x) need --family gaussian"),
     ("--score-estimand", "score_estimand", None, "its scores are each model's share of "
      "successes, fitted log-odds and mean fitted probability; drop --score-estimand"),
     ("--probabilities", "probabilities", False, "rank probabilities need --family gaussian; "
@@ -39,11 +39,13 @@ def cmd_scores(args: argparse.Namespace) -> None:
     if args.scale is not None and not is_binomial(args):
         raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's scores; "
                          "pass --family binomial, or drop --scale")
+    by = glmm_by(args, args.by)
     res = fit_from_args(args)
     if is_binomial(args):
-        tab = res.model_scores(scale=args.scale or "logit")
-        tab = tab.sort_values(["estimate", "model"], ascending=[False, True],
-                              kind="stable").reset_index(drop=True)
+        tab = res.model_scores(scale=args.scale or "logit", **by)
+        if args.by is None:
+            tab = tab.sort_values(["estimate", "model"], ascending=[False, True],
+                                  kind="stable").reset_index(drop=True)
         emit(table_of(res, tab, args.format), args)
         return
     if args.by is not None:   # per level of a covariate (model * x formulas)

@@ -185,7 +185,7 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
     if cell_level is not None:
         groups = model_groups(frame, cell_level)[1]
         lv = level_names or tuple(str(i) for i in range(int(cell_level.max()) + 1))
-        names = [f"{frame.models[j]} at {gf.by}={lv[l]}" for j, l in groups]
+        names = [f"{frame.models[j]} at {gf.by}={lv[x]}" for j, x in groups]
     check_separation(frame, prob, names)
     few = {t: q for t, q in unit_levels(frame, gf).items() if q < control.min_units}
     if few:

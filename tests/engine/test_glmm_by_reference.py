@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +24,7 @@ GLMER_BY = json.loads((REF / "glmer_by.json").read_text())
 PARAMS = [(c, q) for c in CASES for q in (1, 0)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def fit(name: str, nagq: int):
     df = pd.read_csv(REF / "glmm_by_cases" / f"{name}.csv.gz")
     with warnings.catch_warnings():
