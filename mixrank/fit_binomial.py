@@ -57,7 +57,7 @@ def covariate_levels(frame: Any, gf: GlmmFormula, data: Any) -> tuple[Any, tuple
                           f"categorical covariate in '{gf.spec.comparison} * {gf.by}' (a slope "
                           f"per model is not implemented yet). Cut it into levels first (e.g. "
                           f"pandas.cut, or astype(str) for a few values), or use "
-                          "family='gaussian' (docs/glmm.md §9)")
+                          "family='gaussian' (docs/glmm.md §11)")
     codes = np.asarray(cells.cat.codes, dtype=np.int64)
     used = np.unique(codes)
     if len(used) < 2:

@@ -91,7 +91,7 @@ class GlmmFit:
     groups : ndarray of int (P, 2) or None
         ``model * x`` fits: the model index and covariate level index of each
         entry of ``beta`` (cell-means coding over the (model, level)
-        combinations that have cells, docs/glmm.md §9); None otherwise (then
+        combinations that have cells, docs/glmm.md §11); None otherwise (then
         ``beta[j]`` is model j).
     """
 
@@ -148,7 +148,7 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
 
     ``cell_level`` (with ``level_names``): the level of a categorical
     covariate at each cell, for ``model * x`` (one fixed effect per (model,
-    level) combination with cells; docs/glmm.md §9).
+    level) combination with cells; docs/glmm.md §11).
 
     Raises
     ------

@@ -245,7 +245,7 @@ def model_groups(frame: Frame, cell_level: np.ndarray | None) -> tuple[np.ndarra
     """The fixed-effect column of every scored (model, cell) and each column's (model, level).
 
     Without a covariate (``cell_level`` None) the columns are the models.
-    With one categorical covariate (``model * x``, docs/glmm.md §9) they are
+    With one categorical covariate (``model * x``, docs/glmm.md §11) they are
     the (model, level) combinations that have cells -- the cell-means coding
     of glmer's ``model * x``, the same column space as its treatment coding.
 

@@ -48,7 +48,7 @@ class GlmmFormula:
         trials column ``n``.
     by : str or None
         ``model * x``: the covariate crossed with the comparison factor
-        (docs/glmm.md §9).
+        (docs/glmm.md §11).
     """
 
     formula: str

@@ -128,6 +128,38 @@ def _resolution(res: Any, table: Callable[..., str]) -> str:
             + table(tab, max_rows=60, caption=tab.attrs["mixrank"]["n_star"]))
 
 
+def _gaps(res: Any, table: Callable[..., str], level: float | None) -> str:
+    """"Where the gaps live" for ``model * x``: the interaction tests, the per-level gaps
+    (probability scale, forest plot) and the rank intervals per level (logit scale)."""
+    from mixrank.report.plots_gaps import plot_gaps_by, plot_ranks_by
+
+    by = res.by
+    av = res.anova(adjust="holm")
+    con = res.contrasts(level, scale="response", by=by)
+    ranks = res.rank_intervals(by=by)
+    n_rows = len(con) + con[["model_a", "model_b"]].drop_duplicates().shape[0]
+
+    def ranks_plot(ax: Any) -> Any:
+        with style.style_context():
+            return plot_ranks_by(ranks, by, ax=ax, title=f"Rank intervals by {by} (logit)")
+
+    return "".join([
+        "<p>" + html.escape(f"Is the gap the same at every level of {by}? Wald chi-square "
+                            "tests of the log odds ratios per pair (Holm across pairs) and "
+                            "of the whole interaction (last row).") + "</p>",
+        table(av),
+        _figure(lambda ax: plot_gaps_by(con, by, ax=ax,
+                                        title=f"Gap per level of {by} (probability)"),
+                n_rows, name="gaps", alt=f"gaps per level of {by}",
+                caption="model_a \u2212 model_b per level: difference in probability averaged "
+                        "over the level's cells (delta-method CI)."),
+        table(con, max_rows=80),
+        _figure(ranks_plot, len(ranks), name="ranks_by", alt=f"rank intervals by {by}",
+                caption="Point rank and rank interval per level, both from the log-odds."),
+        table(ranks, max_rows=80),
+    ])
+
+
 def render_glmm_report(res: Any, *, table: Callable[..., str], title: str | None = None,
                        level: float | None = None) -> str:
     """The HTML text of the report of a binomial GLMM fit.
@@ -150,9 +182,11 @@ def render_glmm_report(res: Any, *, table: Callable[..., str], title: str | None
     str
         A complete HTML5 document; sections ``scores``, ``contrasts_logit``,
         ``contrasts_response``, ``components``, ``fixed_effects``, ``ranks``,
-        ``resolution``, ``diagnostics``, each plot as an embedded PNG
-        (``data-plot`` names ``scores, contrasts_logit, contrasts_response,
-        components, ranks, resolution``).
+        ``resolution``, ``diagnostics`` (and ``gaps`` for ``model * x``:
+        the interaction tests, the per-level gaps and rank intervals), each
+        plot as an embedded PNG (``data-plot`` names ``scores,
+        contrasts_logit, contrasts_response, components, ranks,
+        resolution``; ``gaps, ranks_by`` for ``model * x``).
     """
     formula = res.formula.formula
     page_title = title or f"mixrank report: {formula}"
@@ -172,6 +206,9 @@ def render_glmm_report(res: Any, *, table: Callable[..., str], title: str | None
          lambda: _resolution(res, table)),
         ("diagnostics", "Fit diagnostics", lambda: table(res.diagnostics())),
     ]
+    if getattr(res, "by", None):
+        sections.insert(5, ("gaps", f"Where the gaps live (model \u00d7 {res.by})",
+                            lambda: _gaps(res, table, level)))
     body = [f"<h1>{html.escape(page_title)}</h1>",
             f'<p class="meta">Formula <code>{html.escape(formula)}</code> \u00b7 '
             f"{len(res.models)} models \u00b7 family binomial \u00b7 nAGQ {res.fit.nagq} \u00b7 "

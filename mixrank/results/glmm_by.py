@@ -7,7 +7,7 @@ Outputs: :class:`GlmmByResult`, a :class:`~mixrank.results.glmm_result.GlmmResul
 whose accessors take ``by=``: ``contrasts(by=, scale=)`` (per-level
 log-odds ratios, per-level average marginal effects), ``model_scores(by=)``,
 ``rank_intervals(by=)``, and ``anova()`` (Wald chi-square tests of the
-interaction).  Statistical notes: docs/glmm.md §9.
+interaction).  Statistical notes: docs/glmm.md §11.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ __all__ = ["GlmmByResult"]
 
 @dataclass(frozen=True, eq=False)
 class GlmmByResult(GlmmResult):
-    """Result of ``fit("... ~ model * x + ...", family="binomial")`` (docs/glmm.md §9).
+    """Result of ``fit("... ~ model * x + ...", family="binomial")`` (docs/glmm.md §11).
 
     Without ``by`` the accessors report the overall gap: on the logit scale
     the average over the levels of ``x`` of the per-level log-odds (equal
@@ -107,7 +107,7 @@ class GlmmByResult(GlmmResult):
             beta_{b,l}``, the log odds ratio at level l; overall: its average
             over the levels).  ``response``: average marginal effect, the
             difference in probability averaged over the cells (per level:
-            the cells at that level), delta-method SE (docs/glmm.md §9).
+            the cells at that level), delta-method SE (docs/glmm.md §11).
         adjust : {"holm", "none", "bh", "bonferroni"}
             Across the pairs (within each level when ``by`` is given).
         by : str, optional
@@ -332,10 +332,10 @@ class GlmmByResult(GlmmResult):
 
         Notes
         -----
-        The per-pair statistic equals ``car::Anova``'s Wald chi-square of
-        the interaction in a glmer fit restricted to... the same contrasts
-        of the joint fit's coefficients; checked against a computation from
-        glmer's ``fixef``/``vcov`` in ``tests/reference/glmer_by.R``.
+        A Wald test of the joint fit's coefficients (no refit): it equals
+        the chi-square computed from glmer's ``fixef``/``vcov`` with the
+        same contrast rows (``tests/reference/glmer_by.R``).  A likelihood
+        ratio test would need a refit without the interaction.
         """
         if adjust not in ("none",) + ADJUST:
             raise DesignError(f"adjust={adjust!r}; expected one of {('none',) + ADJUST}")
