@@ -7,6 +7,7 @@ This module only re-exports the public API.
 
 from . import power
 from ._util import MIXRANK_VERSION as __version__
+from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
 from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d
@@ -54,7 +55,9 @@ from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
     "__version__",
-    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
+    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
+    "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
     "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",

@@ -37,7 +37,8 @@ REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m0
 #: Subcommands whose formula must differ (anova splits the gap by a covariate x).
 FORMULA = {"anova": "correct ~ model * x + (1|subject)"}
 #: Extra options some subcommands need to run on the test data.
-EXTRA = {"rci": ["--sample", "prompt"], "report": ["--max-pairs", "3"]}
+EXTRA = {"rci": ["--sample", "prompt"], "report": ["--max-pairs", "3"],
+         "arena": ["--from-scores"]}
 #: Commands that read no data argument (their inputs are options).
 NO_DATA_INPUT = {"demo": [], "power": ["--sigma-d", "0.5", "--delta", "0.05"]}
 

@@ -27,6 +27,9 @@ and of lower stages, never of a higher one:
    inference/design (a FitResult is passed in), but the imports go the
    other way: inference and design name ``FitResult`` only under
    ``TYPE_CHECKING`` and check a fit by its fields, so there is no cycle;
+   ``arena`` (Bradley-Terry battle logs: reading, fitting and
+   :class:`~mixrank.arena.ArenaResult`, whose accessors call inference and
+   design) sits here too;
 7. ``fit``, ``fit_binomial``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
    the public entry points that compose the stages;
 8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
@@ -53,7 +56,7 @@ STAGES: dict[str, int] = {
     "io": 3,
     "engine": 4,
     "inference": 5, "design": 5, "change": 5,
-    "results": 6,
+    "results": 6, "arena": 6,
     "fit": 7, "fit_binomial": 7, "fit_fixed": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
 }

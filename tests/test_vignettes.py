@@ -34,6 +34,7 @@ NEEDS = {
     "08_model_scores.py": ["chembench", "jailbreakbench"],
     "09_harness_outputs.py": [],
     "10_where_gaps_live.py": ["chembench", "jailbreakbench"],
+    "13_arena.py": ["chembench"],
     "14_pass_at_k.py": ["chembench"],
 }
 

@@ -22,7 +22,8 @@ new subcommand is one new module plus one line there.
 - :mod:`.verdicts` — ``ranks``, ``resolution``, ``plan``;
 - :mod:`.power` — ``power``;
 - :mod:`.rci` — ``rci``;
-- :mod:`.report` — ``report``.
+- :mod:`.report` — ``report``;
+- :mod:`.arena` — ``arena`` (Bradley-Terry battle logs).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "power",
     "rci",
     "report",
+    "arena",
 )
 
 

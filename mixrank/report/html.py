@@ -373,11 +373,15 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ``Frame.describe``, the plot functions) and formats the tables; numbers
     are rounded for display only.
     """
+    from mixrank.arena import ArenaResult
     from mixrank.change.result import ReliableChange
     from mixrank.errors import require
     from mixrank.report.plots_resolution import plot_resolution
     from mixrank.results import FitResult
 
+    if isinstance(fit, ArenaResult):  # an arena fit has its own page (html_arena.py)
+        from mixrank.report.html_arena import render_arena_report
+        return render_arena_report(fit, title=title, level=level)
     if not isinstance(fit, FitResult):  # a binomial GLMM fit has its own page (html_glmm.py)
         from mixrank.report.html_glmm import glmm_or_error
         return glmm_or_error(fit, title=title, level=level, table=format_table_html)

@@ -1,0 +1,18 @@
+"""Arena (pairwise-preference) leaderboards: Bradley-Terry with intervals (docs/arena.md).
+
+Stage: between results and the entry points -- it reads battle logs,
+fits Bradley-Terry by Newton's method on pair counts and answers through
+:class:`ArenaResult`, whose accessors reuse the inference and design
+stages (rank intervals, multiplicity, resolution, e-processes).
+Modules: :mod:`.data` (reading, validation, counts), :mod:`.estimate`
+(likelihood, Newton, sandwich, bootstrap), :mod:`.result`
+(:class:`ArenaResult`), :mod:`.monitor` (sequential e-process monitor),
+:mod:`.api` (:func:`arena`).  This module only re-exports.
+"""
+
+from .api import arena
+from .data import battles_from_scores, read_battles
+from .monitor import ArenaMonitor
+from .result import ArenaResult, ArenaSummary
+
+__all__ = ["arena", "ArenaMonitor", "ArenaResult", "ArenaSummary", "battles_from_scores", "read_battles"]

@@ -1,0 +1,457 @@
+"""Stage arena/result: :class:`ArenaResult`, the fitted Bradley-Terry leaderboard and its tables.
+
+Inputs: encoded battles, their pattern counts, the fitted model and the
+chosen covariance (information, sandwich or bootstrap draws).
+Outputs: tidy tables with the vocabulary and defaults of
+:class:`~mixrank.results.FitResult` -- ``contrasts(level, adjust=, scale=)``,
+``model_scores(level, scale=, anchor=)``, ``rank_intervals(level, ...)``,
+``resolution(...)``, ``covariates()``, ``summary()``.
+Contents (docs/arena.md §4-§6).  Rank intervals reuse
+:func:`mixrank.inference.ranks.rank_intervals_from_contrasts`, multiplicity
+:func:`mixrank.inference.multiplicity.adjust`, verdicts
+:func:`mixrank.design.resolution.resolution_table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from mixrank._util import as_rng, check_level, listed, tidy
+from mixrank.arena.data import Battles, Patterns
+from mixrank.arena.estimate import BTFit
+from mixrank.design.resolution import resolution_table
+from mixrank.errors import DataError, DesignError
+from mixrank.inference.multiplicity import adjust as p_adjust
+from mixrank.inference.ranks import rank_intervals_from_contrasts
+
+__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST"]
+
+#: Elo display factor: 400 points per factor 10 in the odds (FastChat's SCALE / log BASE).
+ELO = 400.0 / np.log(10.0)
+#: Accepted ``scale=`` values of :meth:`ArenaResult.contrasts`.
+SCALES = ("logit", "elo", "probability")
+#: Accepted ``adjust=`` values.
+ADJUST = ("holm", "none", "bonferroni", "bh", "maxt")
+
+
+@dataclass(frozen=True, eq=False)
+class ArenaResult:
+    """Result of :func:`mixrank.arena`: Bradley-Terry strengths with their covariance.
+
+    Orientation: a contrast row ``(model_a, model_b)`` is ``beta_a -
+    beta_b``, the log-odds that ``model_a`` beats ``model_b`` (covariates
+    at zero); positive favours ``model_a``.
+    """
+
+    battles: Battles
+    counts: Patterns
+    fit: BTFit
+    cov: np.ndarray
+    se: str
+    ties: str
+    level: float
+    formula: str
+    prior: float
+    draws: np.ndarray | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    # ---------------------------------------------------------------- basics
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.battles.models
+
+    @property
+    def n_battles(self) -> int:
+        return self.battles.n
+
+    def _meta(self, table: str, **extra: Any) -> dict:
+        m = dict(table=table, formula=self.formula, method="bradley_terry", ties=self.ties,
+                 se=self.se, cluster=self.battles.cluster_name, prior=self.prior,
+                 n_battles=self.n_battles, df_method="normal (df = inf)")
+        m.update(extra)
+        return m
+
+    def _level(self, level: float | None) -> float:
+        return self.level if level is None else check_level(level, DesignError)
+
+    def _pair_counts(self) -> pd.DataFrame:
+        K = len(self.models)
+        c = self.counts
+        key = c.a * K + c.b
+        return pd.DataFrame({"win": np.bincount(key, c.win, K * K),
+                             "loss": np.bincount(key, c.loss, K * K),
+                             "tie": np.bincount(key, c.tie, K * K)})
+
+    def _contrast_arrays(self) -> dict[str, np.ndarray]:
+        K = len(self.models)
+        ia, ib = np.triu_indices(K, 1)
+        beta = self.fit.beta
+        C = self.cov[:K, :K]
+        var = C[ia, ia] + C[ib, ib] - 2 * C[ia, ib]
+        pc = self._pair_counts()
+        n = (pc["win"] + pc["loss"] + pc["tie"]).to_numpy()[ia * K + ib]
+        return dict(ia=ia, ib=ib, estimate=beta[ia] - beta[ib], variance=var, n=n)
+
+    # ---------------------------------------------------------------- tables
+    def contrasts(self, level: float | None = None, *, adjust: str = "holm",
+                  scale: str = "logit", B: int = 10000, rng: Any = None) -> pd.DataFrame:
+        """Pairwise contrasts ``model_a - model_b`` for every pair of models.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's ``level``.
+        adjust : {"holm", "none", "bonferroni", "bh", "maxt"}, default "holm"
+            Adjustment of ``p_adjusted`` over all pairs; ``"maxt"`` is the
+            single-step max-|z| from the exact joint covariance of the
+            contrasts (B Gaussian draws) and also makes the intervals
+            simultaneous.
+        scale : {"logit", "elo", "probability"}, default "logit"
+            ``logit``: log-odds of a win; ``elo``: times 400/ln 10;
+            ``probability``: P(model_a beats model_b) in a decisive battle,
+            ``1 / (1 + exp(-estimate))`` (interval endpoints transformed,
+            ``std_error`` by the delta method).  Tests are the same on every
+            scale.
+        B : int, default 10000
+            Draws for ``adjust="maxt"``.
+        rng : Generator or int, optional
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model_a, model_b, estimate, std_error, df`` (inf: normal
+            reference), ``statistic`` (z), ``p_value`` (two-sided),
+            ``p_adjusted``, ``p_greater`` (H1: model_a stronger),
+            ``ci_lower, ci_upper, level, n`` (battles between the two),
+            ``wins_a, wins_b, ties``.  With ``se="bootstrap"`` the standard
+            error is the SD of the draws and the interval their percentile
+            interval.
+
+        Notes
+        -----
+        ``z = estimate / std_error``.  Validated against statsmodels'
+        ``Logit`` (estimates to 1e-8, SEs) and a direct scipy likelihood
+        maximisation for Davidson ties (``tests/arena/test_estimate.py``).
+        """
+        lev = self._level(level)
+        if scale not in SCALES:
+            raise DesignError(f"scale={scale!r}; expected one of {list(SCALES)}")
+        if adjust not in ADJUST:
+            raise DesignError(f"adjust={adjust!r}; expected one of {list(ADJUST)}")
+        c = self._contrast_arrays()
+        est, se = c["estimate"], np.sqrt(c["variance"])
+        z = est / se
+        q = stats.norm.ppf(0.5 + lev / 2)
+        lo, hi = est - q * se, est + q * se
+        if self.draws is not None:
+            dr = self.draws[:, c["ia"]] - self.draws[:, c["ib"]]
+            lo, hi = np.quantile(dr, [0.5 - lev / 2, 0.5 + lev / 2], axis=0)
+        p = 2 * stats.norm.sf(np.abs(z))
+        meta: dict[str, Any] = dict(adjust=adjust, family_size=int(est.size), ci="marginal",
+                                    scale=scale)
+        if adjust == "maxt":
+            crit, padj = self._maxt(z, lev, B, rng)
+            lo, hi = est - crit * se, est + crit * se
+            meta.update(ci="simultaneous", critical_value=crit, B=B)
+        elif adjust == "none":
+            padj = p
+        else:
+            padj = p_adjust(p, adjust)
+        pc = self._pair_counts().to_numpy()[c["ia"] * len(self.models) + c["ib"]]
+        f = {"logit": 1.0, "elo": ELO}.get(scale)
+        if f is None:   # probability
+            pr = 1 / (1 + np.exp(-est))
+            vals = dict(estimate=pr, std_error=pr * (1 - pr) * se, ci_lower=1 / (1 + np.exp(-lo)),
+                        ci_upper=1 / (1 + np.exp(-hi)))
+        else:
+            vals = dict(estimate=f * est, std_error=f * se, ci_lower=f * lo, ci_upper=f * hi)
+        m = self.models
+        tab = pd.DataFrame({"model_a": [m[i] for i in c["ia"]],
+                            "model_b": [m[i] for i in c["ib"]],
+                            "estimate": vals["estimate"], "std_error": vals["std_error"],
+                            "df": np.inf, "statistic": z, "p_value": p, "p_adjusted": padj,
+                            "p_greater": stats.norm.sf(z), "ci_lower": vals["ci_lower"],
+                            "ci_upper": vals["ci_upper"], "level": lev, "n": c["n"].astype(int),
+                            "wins_a": pc[:, 0].round().astype(int),
+                            "wins_b": pc[:, 1].round().astype(int),
+                            "ties": pc[:, 2].round().astype(int)})
+        return tidy(tab, **self._meta("contrasts", **meta))
+
+    def _maxt(self, z: np.ndarray, lev: float, B: int, rng: Any) -> tuple[float, np.ndarray]:
+        if not isinstance(B, (int, np.integer)) or B < 100:
+            raise DesignError(f"B={B!r} draws are too few for max-t; use an integer >= 100")
+        K = len(self.models)
+        C = self.cov[:K, :K]
+        w, V = np.linalg.eigh(C)
+        L = V * np.sqrt(np.clip(w, 0, None))
+        ia, ib = np.triu_indices(K, 1)
+        sd = np.sqrt(C[ia, ia] + C[ib, ib] - 2 * C[ia, ib])
+        gen = as_rng(rng)
+        mx = np.empty(B)
+        for s in range(0, B, 500):
+            e = gen.standard_normal((min(500, B - s), K)) @ L.T
+            mx[s:s + e.shape[0]] = np.max(np.abs(e[:, ia] - e[:, ib]) / sd, axis=1)
+        crit = float(np.quantile(mx, lev))
+        padj = (1 + np.sum(mx[None, :] >= np.abs(z)[:, None], axis=1)) / (B + 1)
+        return crit, np.minimum(padj, 1.0)
+
+    def model_scores(self, level: float | None = None, *, scale: str = "elo",
+                     anchor: tuple[str, float] | None = None, center: float = 1000.0
+                     ) -> pd.DataFrame:
+        """Each model's strength on a display scale, with its interval.
+
+        Parameters
+        ----------
+        level : float, optional
+        scale : {"elo", "logit"}, default "elo"
+            ``elo``: ``center + 400 / ln 10 * (beta_j - mean beta)`` (the
+            FastChat/LMArena display: 400 points per factor 10 in the odds,
+            centred at 1000); ``logit``: ``beta_j - mean beta``.
+        anchor : (model, value), optional
+            Shift the scale so that this model shows ``value`` (its
+            standard error is then 0; the others' are those of their
+            contrast with it), as LMArena pins one model.
+        center : float, default 1000
+            Mean of the displayed scores when no anchor is given.
+
+        Returns
+        -------
+        pandas.DataFrame
+            In model order: ``model, estimate, std_error, ci_lower, ci_upper,
+            level, n`` (battles played), ``wins, losses, ties``.
+
+        Notes
+        -----
+        A score is a linear combination of the strengths; its variance
+        comes from the chosen covariance (percentiles of the draws with
+        ``se="bootstrap"``).  Covariates are held at zero (docs/arena.md §4).
+        """
+        lev = self._level(level)
+        if scale not in ("elo", "logit"):
+            raise DesignError(f"scale={scale!r}; expected 'elo' or 'logit'")
+        K = len(self.models)
+        W = np.eye(K) - 1.0 / K
+        shift = center if scale == "elo" else 0.0
+        if anchor is not None:
+            if (not isinstance(anchor, (tuple, list)) or len(anchor) != 2
+                    or anchor[0] not in self.models):
+                raise DesignError(f"anchor={anchor!r}; expected (model, value) with a model "
+                                  f"among {listed(self.models)}")
+            j = self.models.index(anchor[0])
+            W = np.eye(K)
+            W[:, j] -= 1.0
+            shift = float(anchor[1])
+        f = ELO if scale == "elo" else 1.0
+        est = shift + f * (W @ self.fit.beta)
+        C = self.cov[:K, :K]
+        se = f * np.sqrt(np.clip(np.einsum("ij,jk,ik->i", W, C, W), 0, None))
+        q = stats.norm.ppf(0.5 + lev / 2)
+        lo, hi = est - q * se, est + q * se
+        if self.draws is not None:
+            d = shift + f * (self.draws[:, :K] @ W.T)
+            lo, hi = np.quantile(d, [0.5 - lev / 2, 0.5 + lev / 2], axis=0)
+        c = self.counts
+        wins = np.bincount(c.a, c.win, K) + np.bincount(c.b, c.loss, K)
+        losses = np.bincount(c.a, c.loss, K) + np.bincount(c.b, c.win, K)
+        ties = np.bincount(c.a, c.tie, K) + np.bincount(c.b, c.tie, K)
+        tab = pd.DataFrame({"model": list(self.models), "estimate": est, "std_error": se,
+                            "ci_lower": lo, "ci_upper": hi, "level": lev,
+                            "n": (wins + losses + ties).astype(int),
+                            "wins": wins.round().astype(int),
+                            "losses": losses.round().astype(int),
+                            "ties": ties.round().astype(int)})
+        return tidy(tab, **self._meta("model_scores", scale=scale,
+                                      anchor=None if anchor is None else list(anchor)))
+
+    def covariates(self, level: float | None = None) -> pd.DataFrame:
+        """Style/covariate coefficients (log-odds per unit of the side difference).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``term, estimate, std_error, statistic, p_value, ci_lower,
+            ci_upper, level``; Davidson fits add the row ``log_nu`` (log of
+            the tie parameter).
+        """
+        lev = self._level(level)
+        K, p = len(self.models), self.fit.n_features
+        names = list(self.battles.features) + (["log_nu"] if self.ties == "davidson" else [])
+        idx = np.arange(K, K + len(names))
+        est = self.fit.theta[idx]
+        se = np.sqrt(np.diag(self.cov)[idx]) if idx.size else np.zeros(0)
+        z = est / se if idx.size else est
+        q = stats.norm.ppf(0.5 + lev / 2)
+        tab = pd.DataFrame({"term": names, "estimate": est, "std_error": se, "statistic": z,
+                            "p_value": 2 * stats.norm.sf(np.abs(z)), "ci_lower": est - q * se,
+                            "ci_upper": est + q * se, "level": lev})
+        return tidy(tab, **self._meta("covariates", n_features=p))
+
+    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
+                       method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
+        """Rank confidence intervals from all pairwise contrasts (docs/methods.md §7).
+
+        Same procedures, columns and defaults as
+        :meth:`FitResult.rank_intervals` (through
+        :func:`mixrank.inference.ranks.rank_intervals_from_contrasts` with
+        ``df = inf``); ``estimate`` is the logit-scale strength
+        ``beta_j - mean beta``.
+        """
+        lev = self._level(level)
+        scores = self.model_scores(lev, scale="logit")
+        tab = rank_intervals_from_contrasts(scores[["model", "estimate", "n"]],
+                                            self.contrasts(lev, adjust="none"), level=lev,
+                                            coverage=coverage, method=method, B=B, rng=rng)
+        tab.attrs["mixrank"].update(source="arena", formula=self.formula, ties=self.ties,
+                                    se=self.se)
+        return tab
+
+    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
+                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
+                   cluster: bool = True) -> pd.DataFrame:
+        """Resolution verdicts per pair from the BT contrast's information per battle.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Default ``1 - level``.
+        power, multiplicity, cluster
+            As :meth:`FitResult.resolution`; ``cluster`` uses the design
+            effect ``(SE / SE_information)^2`` of the chosen covariance
+            (1 for ``se="information"``).
+        pairs : "adjacent", "all" or list of (model_a, model_b)
+            ``adjacent``: consecutive models by score.
+        anytime : {"auto", "normal"} or bool, default "auto"
+            The normal-mixture boundary (``"auto"`` = ``"normal"``: BT
+            contrasts are not paired 0/1 differences).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :func:`mixrank.design.resolution.resolution_table`
+            with ``n`` = all battles and ``sigma_d = SE_info * sqrt(n)`` (the
+            SD of one battle's contribution to the contrast under the
+            current sampling of pairs), so ``n_star`` counts battles overall;
+            plus ``n_pair`` (battles between the two), ``p_win`` (P(model_a
+            wins a decisive battle)) and ``n_star_pair`` (battles between
+            the two alone that resolve the gap, ``K / (delta^2 p (1-p))``
+            with ties counted as their information share).
+        """
+        al = 1 - self.level if alpha is None else alpha
+        if anytime not in (True, False, "auto", "normal"):
+            raise DesignError(f"anytime={anytime!r}; an arena has the normal-mixture boundary "
+                              "only: use 'auto', 'normal' or False")
+        sc = self.model_scores(scale="logit")
+        order = list(sc.sort_values(["estimate", "model"], ascending=[False, True],
+                                    kind="stable")["model"])
+        if isinstance(pairs, str):
+            if pairs == "adjacent":
+                fam = list(zip(order[:-1], order[1:]))
+            elif pairs == "all":
+                fam = [(order[i], order[j]) for i in range(len(order))
+                       for j in range(i + 1, len(order))]
+            else:
+                raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of "
+                                  "(model_a, model_b)")
+        else:
+            fam = [(p[0], p[1]) if len(p) == 2 else (p[0], p[0]) for p in pairs]
+            bad = [p for p in fam if p[0] not in self.models
+                   or p[1] not in self.models or p[0] == p[1]]
+            if bad:
+                raise DesignError(f"pairs {bad[:3]} are not pairs of two different models among "
+                                  f"{listed(self.models)}")
+        K = len(self.models)
+        info_cov = self.fit.covariance()[:K, :K]
+        C = self.cov[:K, :K]
+        N = self.n_battles
+        pc = self._pair_counts().to_numpy()
+        rows = []
+        for a, b in fam:
+            i, j = self.models.index(a), self.models.index(b)
+            est = self.fit.beta[i] - self.fit.beta[j]
+            v_info = info_cov[i, i] + info_cov[j, j] - 2 * info_cov[i, j]
+            v = C[i, i] + C[j, j] - 2 * C[i, j]
+            lo, hi = min(i, j), max(i, j)
+            w, lo_, t = pc[lo * K + hi]
+            pw = 1 / (1 + np.exp(-est))
+            rows.append(dict(model_a=a, model_b=b, estimate=est, n=N,
+                             sigma_d=np.sqrt(v_info * N), design_effect=max(v / v_info, 1e-12),
+                             std_error=np.sqrt(v), n_pair=int(w + lo_ + t), p_win=pw))
+        fam_tab = pd.DataFrame(rows)
+        tab = resolution_table(fam_tab.drop(columns=["n_pair", "p_win"]), alpha=al, power=power,
+                               multiplicity=multiplicity,
+                               anytime="normal" if anytime in (True, "auto") else anytime,
+                               cluster=cluster)
+        zsum = stats.norm.ppf(1 - al / 2) + stats.norm.ppf(power)
+        tab["n_pair"] = fam_tab["n_pair"].to_numpy()
+        tab["p_win"] = fam_tab["p_win"].to_numpy()
+        info1 = tab["p_win"] * (1 - tab["p_win"])
+        tab["n_star_pair"] = zsum ** 2 / (tab["estimate"] ** 2 * info1)
+        tab.attrs["mixrank"].update(self._meta("resolution", pairs=pairs if isinstance(pairs, str)
+                                               else "explicit"))
+        return tab
+
+    def summary(self) -> ArenaSummary:
+        """A printable summary: battles, ties, covariates and the score table."""
+        return ArenaSummary(self)
+
+    def __repr__(self) -> str:
+        return (f"<ArenaResult {self.formula!r}: {len(self.models)} models, "
+                f"{self.n_battles:,} battles, ties={self.ties}, se={self.se}>")
+
+
+class ArenaSummary:
+    """Text (``str``) and HTML (``_repr_html_``) summary of an :class:`ArenaResult`."""
+
+    def __init__(self, res: ArenaResult) -> None:
+        self.result = res
+        self.scores = res.model_scores().sort_values("estimate", ascending=False,
+                                                     kind="stable").reset_index(drop=True)
+        self.covariates = res.covariates()
+
+    def __str__(self) -> str:
+        r = self.result
+        b = r.battles
+        ties = int(round(r.counts.tie.sum()))
+        lines = [f"Bradley-Terry arena fit: {r.formula}",
+                 f"  {len(r.models)} models, {b.n:,} battles ({ties:,} ties, "
+                 f"{b.n_ties_dropped:,} dropped), ties={r.ties}, se={r.se}"
+                 + (f" clustered by {b.cluster_name}" if b.cluster_name else "")
+                 + (f", prior={r.prior}" if r.prior else ""), ""]
+        for note in r.notes:
+            lines.append(f"  note: {note}")
+        with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
+            lines.append(self.scores.to_string(index=False))
+            if len(self.covariates):
+                lines += ["", "covariates (log-odds per unit of side difference):",
+                          self.covariates.to_string(index=False)]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
+
+
+def check_se(se: Any, cluster: str | None, B: Any) -> str:
+    """Validate ``se=`` against ``cluster=`` and ``B``."""
+    if se not in ("information", "sandwich", "bootstrap"):
+        raise DesignError(f"se={se!r}; expected 'information', 'sandwich' or 'bootstrap'")
+    if se == "bootstrap" and cluster is not None:
+        raise DesignError("se='bootstrap' resamples battles independently; with cluster= use "
+                          "se='sandwich' (clustered) instead")
+    if se == "information" and cluster is not None:
+        raise DataError(f"cluster={cluster!r} is used by se='sandwich' only; pass "
+                        "se='sandwich' (or drop cluster=)")
+    if se == "bootstrap" and (not isinstance(B, (int, np.integer)) or isinstance(B, bool)
+                              or not 100 <= B <= 100000):
+        raise DesignError(f"B={B!r}; the bootstrap needs an integer number of resamples in "
+                          "[100, 100000], e.g. 1000")
+    return str(se)

@@ -1,0 +1,162 @@
+"""CLI subcommand ``arena``: a Bradley-Terry leaderboard of a battle log.
+
+Inputs: parsed arguments -- a battle log (CSV, JSONL, parquet, FastChat
+``clean_battle`` JSON, or ``-`` for CSV on standard input) with ``model_a,
+model_b, winner`` columns, or per-item scores with ``--from-scores``.
+Outputs: the tables of :class:`mixrank.arena.ArenaResult` chosen by
+``--table`` (scores, contrasts, ranks, resolution, covariates, or all of
+them), in ``--format``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import UsageError, emit, out_args, render, titled
+
+TABLES = ("scores", "contrasts", "ranks", "resolution", "covariates", "all")
+
+
+def _data(args: argparse.Namespace) -> Any:
+    from ..arena import battles_from_scores
+    from ..frame.source import to_pandas
+    from .common import _stdin, load
+
+    bundled = args.data == "example" or args.data.startswith(("shared:", "dataset:"))
+    if bundled and not args.from_scores:
+        raise UsageError(f"{args.data!r} is a bundled per-item dataset, not a battle log; pass "
+                         "--from-scores to judge every pair of models on every common item")
+    data = _stdin("long") if args.data == "-" else load(args) if bundled else args.data
+    if args.from_scores:
+        df = to_pandas(data)
+        keys = None if args.keys is None else [k.strip() for k in args.keys.split(",")]
+        return battles_from_scores(df, model=args.model, score=args.score, keys=keys)
+    if args.keys is not None or args.model != "model" or args.score != "correct":
+        raise UsageError("--model, --score and --keys describe per-item scores; pass "
+                         "--from-scores, or drop them")
+    if not isinstance(data, str):
+        return data
+    from ..arena import read_battles
+
+    df = read_battles(data)
+    if "model_a" not in df.columns and {"model", "correct"} <= set(df.columns):
+        raise UsageError(f"{args.data!r} holds per-item scores (columns model, correct), not "
+                         "battles (model_a, model_b, winner); pass --from-scores to judge every "
+                         "pair of models on every common item")
+    return df
+
+
+def _anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    name, sep, value = text.rpartition("=")
+    try:
+        return (name, float(value)) if sep and name else _bad_anchor(text)
+    except ValueError:
+        return _bad_anchor(text)
+
+
+def _bad_anchor(text: str) -> tuple[str, float]:
+    raise UsageError(f"--anchor {text!r}: expected MODEL=VALUE, e.g. --anchor gpt-4=1250")
+
+
+def cmd_arena(args: argparse.Namespace) -> None:
+    from ..arena import arena
+
+    if args.se != "bootstrap" and (args.draws is not None or args.seed is not None):
+        raise UsageError("--draws and --seed set the bootstrap (--se bootstrap); drop them or "
+                         "pass --se bootstrap")
+    covs = None if args.covariates is None else [c.strip() for c in args.covariates.split(",")]
+    res = arena(_data(args), args.formula, ties=args.ties, covariates=covs, cluster=args.cluster,
+                se=args.se, B=1000 if args.draws is None else args.draws, rng=args.seed,
+                prior=args.prior, level=args.level)
+    anchor = _anchor(args.anchor)
+    if args.report:
+        _write_report(res, args)
+        return
+    parts = []
+    want: tuple[str, ...] = TABLES[:-1] if args.table == "all" else (args.table,)
+    if args.table == "all" and not res.fit.n_features and res.ties != "davidson":
+        want = want[:-1]   # no covariate table to show
+    for name in want:
+        if name == "scores":
+            tab = res.model_scores(anchor=anchor).sort_values(
+                ["estimate", "model"], ascending=[False, True], kind="stable"
+            ).reset_index(drop=True)
+        elif name == "contrasts":
+            tab = res.contrasts(adjust=args.adjust, scale=args.scale)
+        elif name == "ranks":
+            tab = res.rank_intervals(coverage=args.coverage)
+        elif name == "resolution":
+            tab = res.resolution()
+        else:
+            tab = res.covariates()
+        parts.append((name, tab))
+    if len(parts) == 1:
+        head = f"{res!r}\n" if args.format == "table" else ""
+        emit(head + render(parts[0][1], args.format), args)
+    else:
+        emit(titled(parts, args.format), args)
+
+
+def _write_report(res: Any, args: argparse.Namespace) -> None:
+    import sys
+
+    from ..report.html import render_report
+
+    if args.table != "scores" or args.output or args.anchor:
+        raise UsageError("--report writes the HTML page with every table; drop --table, "
+                         "--anchor and -o/--output")
+    text = render_report(res, level=args.level)
+    try:
+        with open(args.report, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report {args.report!r} (--report): "
+                         f"{exc.strerror or exc}; choose a writable path") from None
+    print(f"wrote {args.report}", file=sys.stderr)
+
+
+def register(sub: Any) -> None:
+    """Add ``arena`` to the subparsers ``sub``."""
+    s = sub.add_parser("arena", help="Bradley-Terry leaderboard of a pairwise battle log "
+                                     "(LMArena style) with intervals, ranks and resolution")
+    s.add_argument("data", help="battle log: .csv, .jsonl, .parquet, FastChat clean_battle "
+                   ".json, or '-' (CSV on standard input); columns model_a, model_b, winner")
+    s.add_argument("--formula", "-f", default=None,
+                   help="e.g. 'winner ~ style(len, markdown)' (columns len_a, len_b, ...); "
+                   "default 'winner ~ 1'")
+    s.add_argument("--ties", default="half", choices=["half", "davidson", "drop"])
+    s.add_argument("--covariates", default=None, metavar="F1,F2",
+                   help="style covariates (same as style(F1, F2) in the formula)")
+    s.add_argument("--cluster", default=None, metavar="COLUMN",
+                   help="grouping column for a clustered sandwich (prompt, user, judge)")
+    s.add_argument("--se", default=None, choices=["information", "sandwich", "bootstrap"],
+                   help="default: sandwich with --cluster, else information")
+    s.add_argument("--draws", type=int, default=None, help="bootstrap resamples (default 1000)")
+    s.add_argument("--seed", type=int, default=None, help="bootstrap seed")
+    s.add_argument("--prior", type=float, default=0.0,
+                   help="pseudo-wins each way per pair that met (keeps scores finite when a "
+                   "model never wins or never loses); default 0 = maximum likelihood")
+    s.add_argument("--level", type=float, default=0.95)
+    s.add_argument("--table", default="scores", choices=list(TABLES))
+    s.add_argument("--scale", default="logit", choices=["logit", "elo", "probability"],
+                   help="scale of --table contrasts")
+    s.add_argument("--adjust", default="holm", choices=["holm", "none", "bonferroni", "bh",
+                                                        "maxt"])
+    s.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"],
+                   help="rank intervals' coverage")
+    s.add_argument("--anchor", default=None, metavar="MODEL=VALUE",
+                   help="pin this model's displayed score (default: mean 1000)")
+    s.add_argument("--report", default=None, metavar="PATH",
+                   help="write the self-contained HTML report (all tables and plots) to PATH")
+    s.add_argument("--from-scores", action="store_true",
+                   help="the data are per-item scores (model, keys, score): every pair of "
+                   "models on every common item is a judged battle, higher score wins")
+    s.add_argument("--model", default="model", help="--from-scores: the model column")
+    s.add_argument("--score", default="correct", help="--from-scores: the score column")
+    s.add_argument("--keys", default=None, help="--from-scores: item key columns (default all "
+                   "other columns)")
+    out_args(s)
+    s.set_defaults(func=cmd_arena)
