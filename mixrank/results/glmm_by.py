@@ -306,6 +306,8 @@ class GlmmByResult(GlmmResult):
                 tab["note"] = f"ranked among the {len(keep)} models with cells at {by}={lv}"
             parts.append(tab)
         out = pd.concat(parts, ignore_index=True)
+        if "note" in out.columns:
+            out["note"] = out["note"].fillna("").astype(str)
         out.attrs["mixrank"] = dict(parts[0].attrs.get("mixrank", {}), source="glmm",
                                     formula=self.formula.formula, scale=scale,
                                     score=SCORE[scale], by=by, unit=self.unit_of_inference,
