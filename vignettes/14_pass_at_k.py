@@ -82,6 +82,44 @@ for k, frame in ((1, p1), (2, p2)):
           f"[{c.ci_lower:+.3f}, {c.ci_upper:+.3f}], p = {c.p_value:.3g}")
 
 # %% [markdown]
+# ## pass@1 vs pass@5 on simulated k-of-10 samples
+#
+# To show a k that the bundled data cannot reach, a *simulated*
+# code-generation leaderboard (clearly not real data): 8 models, 40
+# problem families (`subject`) of 5 problems, 10 samples per problem.
+# Each model has an ability, each problem a difficulty, and each model a
+# per-family strength; a sample succeeds with probability
+# `logit⁻¹(ability + strength − difficulty)`.  Models with similar pass@1
+# can separate at pass@5 when one of them is right often on many problems
+# and the other always or never.
+
+# %%
+import numpy as np
+import pandas as pd
+
+rng = np.random.default_rng(24)
+M, S, Q, N = 8, 40, 5, 10
+ability = np.linspace(-0.8, 0.6, M)
+spread = np.linspace(0.4, 2.0, M)[rng.permutation(M)]   # how item-dependent each model is
+rows = []
+for s in range(S):
+    strength = rng.normal(0, 0.5, M)
+    for q in range(Q):
+        diff = rng.normal(0, 1.0)
+        for m in range(M):
+            p = 1 / (1 + np.exp(-(ability[m] + strength[m] - spread[m] * diff)))
+            rows.append((f"model{m}", f"fam{s:02d}", f"p{s:02d}_{q}", rng.binomial(N, p), N))
+counts = pd.DataFrame(rows, columns=["model", "subject", "question", "c", "n"])
+
+sim1 = mixrank.pass_at_k(counts, 1, correct="c", trials="n")
+sim5 = mixrank.pass_at_k(counts, 5, correct="c", trials="n")
+board(sim1, 1).join(board(sim5, 5)).sort_values("rank_at5")
+
+# %% [markdown]
+# The two boards rank the models differently where their per-problem
+# success rates are spread differently, and each has its own rank
+# intervals at the problem-family unit.
+#
 # On the command line the same fit reads count input directly:
 # `mixrank ranks runs.csv -f "cbind(k, n - k) ~ model + (1|subject)" --pass-at 5`
 # (or 0/1 rows with `--replicate sample --pass-at 5`).
