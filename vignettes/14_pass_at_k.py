@@ -24,6 +24,9 @@
 # %%
 import warnings
 
+import numpy as np
+import pandas as pd
+
 import mixrank
 
 chem = mixrank.load_dataset("chembench")
@@ -94,9 +97,6 @@ for k, frame in ((1, p1), (2, p2)):
 # and the other always or never.
 
 # %%
-import numpy as np
-import pandas as pd
-
 rng = np.random.default_rng(24)
 M, S, Q, N = 8, 40, 5, 10
 ability = np.linspace(-0.8, 0.6, M)
