@@ -24,12 +24,15 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
     MixrankError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 from .fit import fit
 from .formula import RandomTerm, Spec, parse
@@ -51,6 +54,8 @@ from .io.lm_eval import read_lm_eval
 from .io.pass_at_k import pass_at_k
 from .io.read import read
 from .io.wide import read_wide
+from .judge.plan import plan_labels
+from .judge.result import JudgeResult
 from .results import FitResult, GlmmResult, Summary
 
 __all__ = [
@@ -67,4 +72,6 @@ __all__ = [
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
+    "plan_labels", "JudgeResult",
+    "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
 ]

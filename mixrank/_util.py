@@ -2,15 +2,71 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION"]
+__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION", "MAX_DRAWS",
+           "check_max_draws", "exact_sum", "exact_mean", "exact_group_sums"]
 
 MIXRANK_VERSION = "0.1.0"
+
+#: Upper bound of every number of random draws or resamples (``B``, ``--draws``,
+#: ``n_random``): a Monte Carlo p-value near 0.05 from 10^6 draws already has an
+#: error of about 2e-4, and larger counts only cost time and memory
+#: (docs/hardening.md §8).
+MAX_DRAWS = 1_000_000
+
+
+def _integral(x: np.ndarray) -> bool:
+    """Whole numbers whose every partial sum is exact in binary64 (0/1 scores, counts)."""
+    return bool(np.all(x == np.rint(x))) and float(np.abs(x).sum()) < 2.0 ** 52
+
+
+def exact_sum(x: Any) -> float:
+    """The sum of ``x`` correctly rounded, whatever the order of its values.
+
+    Whole numbers (0/1 scores, counts, their differences) are summed exactly by
+    numpy; other values by :func:`math.fsum`.  So identical multisets of
+    values give bit-identical sums, and a sum that is exactly 0 is 0
+    (docs/hardening.md §9: exact ties stay exact).
+    """
+    a = np.asarray(x, dtype=float).ravel()
+    if a.size == 0:
+        return 0.0
+    return float(a.sum()) if _integral(a) else math.fsum(a.tolist())
+
+
+def exact_mean(x: Any) -> float:
+    """:func:`exact_sum` divided by the count (NaN for no values)."""
+    a = np.asarray(x, dtype=float).ravel()
+    return exact_sum(a) / a.size if a.size else float("nan")
+
+
+def exact_group_sums(codes: np.ndarray, x: np.ndarray, minlength: int = 0) -> np.ndarray:
+    """Per-code sums of ``x`` (as ``np.bincount(codes, weights=x)``), each correctly rounded."""
+    a = np.asarray(x, dtype=float)
+    L = max(int(minlength), int(codes.max()) + 1 if codes.size else 0)
+    if a.size == 0 or _integral(a):
+        return np.bincount(codes, weights=a, minlength=L)
+    order = np.argsort(codes, kind="stable")
+    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    out = np.zeros(L)
+    for part in np.split(order, cuts):
+        out[codes[part[0]]] = math.fsum(a[part].tolist())
+    return out
+
+
+def check_max_draws(name: str, value: Any, error: type[Exception]) -> None:
+    """Raise ``error`` when the count ``value`` of argument ``name`` exceeds :data:`MAX_DRAWS`."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
+            and int(value) > MAX_DRAWS:
+        raise error(f"{name}={int(value)} draws exceed the upper bound {MAX_DRAWS:,}; a Monte "
+                    f"Carlo p-value from {MAX_DRAWS:,} draws has an error of about 2e-4 near "
+                    f"0.05 (docs/hardening.md §8): use {name} <= {MAX_DRAWS}")
 
 
 def as_rng(rng: Any = None) -> np.random.Generator:

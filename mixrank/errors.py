@@ -64,6 +64,29 @@ class SmallSampleWarning(MixrankWarning):
     """Too few units for the asymptotics the method relies on."""
 
 
+class WeakDesignWarning(SmallSampleWarning):
+    """A random term has fewer levels among a pair's common cells than ``Control(min_units=)``.
+
+    One warning per fit names each such term, its level count and the
+    alternatives (a fixed stratum ``model * term``, ``method="aggregate"``);
+    docs/messy.md §2.
+    """
+
+
+class IncompletePairWarning(MixrankWarning):
+    """Pairs the formula cannot estimate were kept as NaN rows (or their models dropped).
+
+    One warning per fit names every affected model and pair; docs/messy.md §3.
+    """
+
+
+class UnpairedCellsWarning(MixrankWarning):
+    """Cells scored for one model only were left out of its pairs (counts per model).
+
+    docs/methods.md §1 ("Unbalanced designs").
+    """
+
+
 class MissingDataWarning(MixrankWarning):
     """Rows or cells were dropped on request and are reported."""
 
@@ -71,7 +94,8 @@ class MissingDataWarning(MixrankWarning):
 class DegeneratePairWarning(MixrankWarning):
     """A pair of models has no estimable variance (identical differences, one unit).
 
-    Its row is kept, flagged in ``diagnostics()``, with p-value 1 (no evidence).
+    Its row is kept, flagged in ``diagnostics()``; ``contrasts()`` tests it with the
+    exact sign test (p = 1 for identical vectors; docs/hardening.md §1).
     """
 
 

@@ -11,10 +11,16 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
-import numpy as np
-
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
+from .engine.estimability import (
+    incomplete_pairs,
+    incomplete_row,
+    models_to_drop,
+    select_models,
+    unpaired_cells,
+    weak_terms,
+)
 from .engine.glmm_control import GlmmControl
 from .engine.lme4_engine import fit_pairs_lme4
 from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
@@ -26,14 +32,17 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    IncompletePairWarning,
     MixrankWarning,
     SingularFitWarning,
-    SmallSampleWarning,
+    UnpairedCellsWarning,
+    WeakDesignWarning,
 )
 from .fit_binomial import fit_binomial
 from .fit_fixed import fit_interaction
 from .formula import InteractionSpec, Spec, parse
 from .frame import Frame
+from .frame.columns import CompressedFrame
 from .results import FitResult
 from .results.glmm_result import GlmmResult
 
@@ -98,12 +107,21 @@ def resolve_pairs(frame: Frame, pairs: Sequence[tuple[str, str]] | None) -> list
         if not out:
             raise DataError("no pair of models shares at least 2 cells; nothing to compare")
         return out
-    out = []
+    out, seen, repeated = [], set(), []
     for pr in _pair_list(pairs):
         j, k = frame.model_index(pr[0]), frame.model_index(pr[1])
         if j == k:
             raise DataError(f"pair {tuple(pr)!r} compares a model with itself")
+        if (min(j, k), max(j, k)) in seen:   # a repeat or the reverse of an earlier pair
+            repeated.append(tuple(pr))
+            continue
+        seen.add((min(j, k), max(j, k)))
         out.append((j, k))
+    if repeated:
+        warnings.warn(f"pairs= (--pair) names {len(repeated)} pair(s) twice (repeated or reversed: "
+                      f"{repeated[:3]}{' ...' if len(repeated) > 3 else ''}); each pair is fitted "
+                      "once, in the orientation first given, and counts once in the "
+                      "multiplicity family", MixrankWarning, stacklevel=3)
     return out
 
 
@@ -138,7 +156,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> GlmmResult:
+        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        lam: float | None = ..., incomplete: str = ...) -> GlmmResult:
     ...
 
 
@@ -148,18 +167,20 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | GlmmControl | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ...) -> FitResult:
+        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        lam: float | None = ..., incomplete: str = ...) -> FitResult:
     ...
 
 
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
-        estimand: str = "gls", pairs: Sequence[tuple[str, str]] | None = None,
+        estimand: str = "cells", pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | GlmmControl | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None
-        ) -> FitResult | GlmmResult:
+        nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        gold: str | None = None, lam: float | None = None,
+        incomplete: str = "keep") -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters
@@ -222,19 +243,40 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         a :class:`~mixrank.GlmmControl` (PIRLS and optimiser tolerances,
         starts, the same per-check actions), or a ``Control`` with only
         per-check actions set.
+    incomplete : {"keep", "drop"}
+        Pairs the formula cannot estimate on their common cells (a random
+        term with one cell per level there, fewer than 2 common cells; e.g.
+        a model scored under one prompt mode only with ``(1|question) +
+        (1|prompt)``): ``keep`` (default) keeps them as rows with NaN
+        estimate and the reason in ``note`` and fits the rest; ``drop``
+        removes the models involved (fewest first, greedily) before fitting
+        and says which (docs/messy.md §3).  Either way one
+        :class:`~mixrank.errors.IncompletePairWarning` names every affected
+        model and pair.
     progress : callable, optional
         Called as ``progress(done, total)`` with the number of pairs fitted
         so far (the native engine reports about 50 times; the cross-check
         engines once at the end).  The command line draws its progress bar
         with it.
+    gold : str, optional
+        Column of reference labels (humans, a stronger judge) on a subset of
+        cells, NaN elsewhere, when the response is an LLM judge's score:
+        scores and contrasts are then the PPI++ corrected means of the
+        reference labels at the formula's unit, and the result is a
+        :class:`~mixrank.judge.result.JudgeResult` (docs/judge.md).
+    lam : float in [0, 1], optional
+        With ``gold``: fix PPI++'s lambda (0: labelled cells only, 1:
+        classical PPI); default tuned per score and contrast.
 
     Returns
     -------
     FitResult or GlmmResult
         A pair whose differences are identical on every common cell, or whose
         common cells fall in fewer than two levels of the unit, is kept as a
-        degenerate row (``diagnostics().degenerate``; p-value 1, no evidence)
-        with a :class:`~mixrank.errors.DegeneratePairWarning`.
+        degenerate row (``diagnostics().degenerate``) with a
+        :class:`~mixrank.errors.DegeneratePairWarning`; ``contrasts()`` gives
+        it the exact sign test's p-value (1 when the gap is 0, ``2 * 0.5^n``
+        when all ``n`` units favour one model; docs/hardening.md §1).
 
     Raises
     ------
@@ -251,9 +293,14 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
 
     Warns
     -----
-    SingularFitWarning, ConvergenceWarning, SmallSampleWarning
+    SingularFitWarning, ConvergenceWarning, WeakDesignWarning
         Per the control's ``singular``, ``convergence`` and ``small_sample``
-        actions (defaults: warning, warning, ignore).
+        actions (defaults: warning each).  WeakDesignWarning: a random term
+        with fewer than ``Control(min_units=5)`` levels among a pair's
+        common cells (docs/messy.md §2).
+    UnpairedCellsWarning
+        Cells of a model without a partner's score were left out of a pair
+        (counts per model; docs/methods.md §1).
 
     Examples
     --------
@@ -265,12 +312,24 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
+    _check_choice("incomplete", incomplete, INCOMPLETE)
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
+    if gold is not None or lam is not None:
+        return _fit_gold(formula, data, gold, lam, level=level, pairs=pairs, pair_by=pair_by,
+                         replicate=replicate, na=na, progress=progress,
+                         changed={k: v for k, v, d in (
+                             ("method", method, "reml"), ("engine", engine, "auto"),
+                             ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
+                             ("backend", backend, "pandas"), ("family", family, "gaussian"),
+                             ("control", control, None), ("nagq", nagq, 1), ("client", client, None),
+                             ("backend_options", backend_options, None),
+                             ("incomplete", incomplete, "keep")) if v != d})
     if family == "binomial":
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
-                                        ("estimand", estimand, "gls"),
-                                        ("progress", progress, None))
+                                        ("estimand", estimand, "cells"),
+                                        ("progress", progress, None),
+                                        ("incomplete", incomplete, "keep"))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
@@ -284,14 +343,25 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula
     if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
-        frame, ifits, iidx = fit_interaction(spec, data, resolve_pairs, pairs=pairs,
+        if incomplete != "keep":
+            raise DesignError(f"incomplete={incomplete!r} is not available for model x covariate "
+                              "formulas yet; filter the incomplete models out of the data")
+        kept: list[tuple[PairFit, ...]] = []
+
+        def resolve_screened(fr: Frame, prs: Any) -> list[tuple[int, int]]:
+            _, good, rows = _screen(fr, resolve_pairs(fr, prs), "keep")
+            kept.append(rows)
+            return good
+
+        frame, ifits, iidx = fit_interaction(spec, data, resolve_screened, pairs=pairs,
                                              method=method, engine=engine, family=family,
                                              estimand=estimand, backend=backend,
                                              pair_by=pair_by, replicate=replicate, na=na,
                                              control=control)
         check_fits(ifits, frame, iidx, control)
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
-                         estimand=estimand, level=level)
+                         estimand=estimand, level=level, restricted=pairs is not None,
+                         incomplete=kept[0] if kept else ())
     fitter = _fitter(family, engine, method, estimand)
     if progress is not None and not callable(progress):
         raise DesignError(f"progress={progress!r} is not callable; expected a function "
@@ -307,12 +377,98 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         frame = load_frame(data, formula, backend=backend, client=client, pair_by=pair_by,
                            replicate=replicate, na=na, options=backend_options)
     idx = resolve_pairs(frame, pairs)
+    frame, idx, left_out = _screen(frame, idx, incomplete)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
     fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
                     progress, chunked=eng == "native")
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
-                     estimand=estimand, level=level)
+                     estimand=estimand, level=level, incomplete=left_out,
+                     restricted=pairs is not None)
+
+
+#: Values of ``fit(incomplete=)``.
+INCOMPLETE = ("keep", "drop")
+
+
+def _screen(frame: Frame, idx: list[tuple[int, int]], incomplete: str
+            ) -> tuple[Frame, list[tuple[int, int]], tuple[PairFit, ...]]:
+    """Split off the pairs the formula cannot estimate (docs/messy.md §3).
+
+    Returns the frame (without the dropped models for ``incomplete="drop"``),
+    the estimable index pairs and the NaN rows of the others (``keep``).  All
+    pairs not estimable is a DesignError: the formula does not fit the data.
+    """
+    bad = incomplete_pairs(frame, idx)
+    if not bad:
+        return frame, idx, ()
+    if len(bad) == len(idx):
+        why = next(iter(bad.values()))
+        raise DesignError(f"no pair can be estimated under the formula: {why}. Drop the term, "
+                          "add the key that distinguishes the cells within its levels, or "
+                          "check the pairing keys")
+    names = frame.models
+    badpairs = [idx[i] for i in bad]
+    per: dict[str, int] = {}
+    for pr in badpairs:
+        for m in pr:
+            per[names[m]] = per.get(names[m], 0) + 1
+    affected = ", ".join(f"{m} ({c} pair(s))" for m, c in sorted(per.items()))
+    shown = "; ".join(f"{names[j]} vs {names[k]}: {bad[i]}" for i, (j, k) in
+                      list(zip(bad, badpairs))[:3])
+    if incomplete == "drop":
+        if isinstance(frame, CompressedFrame):
+            raise DesignError(f"incomplete='drop' on an out-of-core (compressed) frame would "
+                              f"build its dense matrix; filter these models out of the data "
+                              f"instead: {affected}")
+        drop = models_to_drop(names, badpairs)
+        keep = [j for j, m in enumerate(names) if m not in drop]
+        new = {j: i for i, j in enumerate(keep)}
+        warnings.warn(f"incomplete='drop' removed {len(drop)} model(s) {drop} before fitting: "
+                      f"{len(bad)} pair(s) cannot be estimated under the "
+                      f"formula (affected models: {affected}; e.g. {shown}); docs/messy.md §3",
+                      IncompletePairWarning,
+                      stacklevel=3)
+        idx2 = [(new[j], new[k]) for j, k in idx if j in new and k in new]
+        if not idx2:
+            raise DesignError(f"incomplete='drop' would remove {drop}, leaving no pair to fit; "
+                              f"{shown}")
+        return select_models(frame, keep), idx2, ()
+    warnings.warn(f"{len(bad)} pair(s) cannot be estimated under the formula and are kept as "
+                  f"rows with NaN estimate (reason in contrasts()['note']); affected models: "
+                  f"{affected}; pairs: {shown}{'; ...' if len(bad) > 3 else ''}. "
+                  "fit(..., incomplete='drop') removes those models (docs/messy.md §3)",
+                  IncompletePairWarning, stacklevel=3)
+    rows = tuple(incomplete_row(frame, j, k, bad[i]) for i, (j, k) in enumerate(idx) if i in bad)
+    return frame, [p for i, p in enumerate(idx) if i not in bad], rows
+
+
+def _fit_gold(formula: str | Spec, data: Any, gold: Any, lam: Any, *, level: float, pairs: Any,
+              pair_by: Any, replicate: Any, na: str, progress: Any,
+              changed: dict[str, Any]) -> FitResult:
+    """``fit(..., gold=)``: the PPI++ judge-corrected fit (docs/judge.md)."""
+    from .judge.result import fit_judge
+
+    if gold is None:
+        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
+                          "judge-scored benchmark (docs/judge.md)")
+    if changed.get("estimand") == "cells":
+        del changed["estimand"]
+    if changed:
+        raise DesignError(f"gold= (judge correction, PPI++) does not take "
+                          f"{', '.join(f'{k}={v!r}' for k, v in changed.items())}: its estimate "
+                          "is the plain mean of the reference labels (estimand='cells'), its "
+                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
+                          "those options")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):
+        raise DesignError("gold= takes a formula without covariates, e.g. "
+                          "'score ~ model + (1|subject)'")
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
+    return fit_judge(spec, data, gold, pairs=pairs, level=level, lam=lam, pair_by=pair_by,
+                     replicate=replicate, na=na, resolve=resolve_pairs, progress=progress)
 
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
@@ -349,8 +505,10 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[
     flagged = [p for p in fits if p.degenerate]
     if flagged:
         names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in flagged]
-        warnings.warn(f"{len(flagged)} degenerate pair(s) kept with p-value 1 (no evidence), "
-                      f"flagged in diagnostics(): {'; '.join(names[:3])}"
+        warnings.warn(f"{len(flagged)} degenerate pair(s) kept without a variance, flagged in "
+                      "diagnostics(); contrasts() tests them with the exact sign test (p = 1 "
+                      "for a zero gap, 2 * 0.5^n when all n units favour one model; "
+                      f"docs/hardening.md §1): {'; '.join(names[:3])}"
                       f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
     return fits
 
@@ -376,7 +534,8 @@ def _fit_regular(frame: Frame, idx: list[tuple[int, int]], deg: dict[int, PairFi
 
 def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, int]],
                control: Control = DEFAULT_CONTROL) -> None:
-    """Apply the control's actions to singular, non-converged and small-sample pairs."""
+    """Apply the control's actions to singular, non-converged and weak-design pairs; warn once
+    about cells left out of the pairs (:func:`~mixrank.engine.estimability.unpaired_cells`)."""
     nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
     if nb and control.singular != "ignore":
         act(control.singular, f"boundary (singular) fit in {len(nb)} pair(s), variance estimated "
@@ -388,18 +547,17 @@ def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, i
             f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}); adjust Control(ftol=, "
             "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
             ConvergenceError, stacklevel=4)
-    spec = frame.spec
-    unit = spec.unit
-    if control.small_sample != "ignore" and unit is not None:
-        codes = frame.term_codes[unit]
-        few = []
-        for j, k in idx:
-            mask = frame.common_mask(j, k)
-            t = int(np.count_nonzero(np.bincount(codes[mask], minlength=frame.term_levels[unit])))
-            if t < control.min_units:
-                few.append(f"{frame.models[j]} vs {frame.models[k]}: {t}")
-        if few:
-            act(control.small_sample, f"{len(few)} pair(s) have fewer than "
-                f"Control(min_units={control.min_units}) levels of the unit {unit!r} with common "
-                f"cells ({'; '.join(few[:3])}{'; ...' if len(few) > 3 else ''}); their variance "
-                "components and df rest on few units", SmallSampleWarning, DesignError, stacklevel=4)
+    left = unpaired_cells(frame, idx)
+    if left:
+        shown = ", ".join(f"{m}: {c}" for m, c in list(left.items())[:8])
+        warnings.warn(f"cells scored for one model only were left out of its pairs (each pair "
+                      f"uses the cells both models were scored on; docs/methods.md §1): cells left "
+                      f"out per model {{{shown}{', ...' if len(left) > 8 else ''}}}; "
+                      "diagnostics() has only_a/only_b per pair", UnpairedCellsWarning,
+                      stacklevel=4)
+    if control.small_sample != "ignore":
+        weak = weak_terms(frame, idx, control.min_units)
+        if weak:
+            act(control.small_sample, "weak design: " + "; ".join(w.message() for w in weak)
+                + f" [threshold Control(min_units={control.min_units})]", WeakDesignWarning,
+                DesignError, stacklevel=4)

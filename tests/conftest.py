@@ -1,18 +1,38 @@
-"""Shared fixtures: the real datasets bundled in ``mixrank/datasets``.
+"""Shared fixtures: the real datasets bundled in ``mixrank/datasets``, and the
+shuffled-rows switch.
 
 ``shared_data('chembench')`` gives a fresh copy of a bundled dataset (read
 from ``$MIXRANK_DATA_DIR`` when that folder holds it).  That the bundled
 files equal the project's shared copies is checked in
 ``tests/io/test_datasets.py``.
+
+``MIXRANK_SHUFFLE_ROWS=1`` (docs/hardening.md §9): every pandas DataFrame a
+test hands to mixrank's entry points reaches it with its rows in a random
+order -- the one place every table passes, :func:`mixrank.frame.source.to_pandas`
+(fit, build_frame, the readers, the GLMM and arena data), plus the out-of-core
+backends' :func:`mixrank.io.sources.resolve_source` and the paired tests'
+:func:`mixrank.inference.paired_data.paired_arrays` -- so that no test depends
+on the order of the rows, of tied values, or of summation.  The permutation
+is seeded from the test's id (``MIXRANK_SHUFFLE_SEED`` changes it).  A test
+that checks a row position on purpose (an error naming "row 3") is marked
+``@pytest.mark.row_order`` and sees its rows as given.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+import zlib
+
+import numpy as np
+import pandas as pd
 import pytest
 
 from mixrank.io.datasets import load_dataset
 
 _CACHE: dict = {}
+SHUFFLE = os.environ.get("MIXRANK_SHUFFLE_ROWS", "").strip() not in ("", "0")
 
 
 def _get(name):
@@ -25,3 +45,54 @@ def _get(name):
 def shared_data():
     """Return a loader: ``shared_data('chembench')`` gives a fresh DataFrame copy."""
     return _get
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "row_order: checks a row position on purpose (not "
+                                       "shuffled under MIXRANK_SHUFFLE_ROWS=1)")
+
+
+def shuffled(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """``df`` with its rows permuted (same index labels, same attrs); the input is untouched."""
+    out = df.iloc[rng.permutation(len(df))]
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def _wrap(fn, rng, arg: str | None = None):
+    @functools.wraps(fn)
+    def inner(*args, **kw):
+        if args and isinstance(args[0], pd.DataFrame):
+            args = (shuffled(args[0], rng), *args[1:])
+        elif arg is not None and isinstance(kw.get(arg), pd.DataFrame):
+            kw[arg] = shuffled(kw[arg], rng)
+        return fn(*args, **kw)
+    inner.__wrapped_by_shuffle__ = True  # type: ignore[attr-defined]
+    return inner
+
+
+@pytest.fixture(autouse=True)
+def _shuffle_rows(request, monkeypatch):
+    """Under ``MIXRANK_SHUFFLE_ROWS=1``: the entry points see every DataFrame shuffled."""
+    if not SHUFFLE or request.node.get_closest_marker("row_order"):
+        yield
+        return
+    import mixrank.frame.source
+    import mixrank.inference.paired_data
+    import mixrank.io.sources
+
+    seed = zlib.crc32(request.node.nodeid.encode()) ^ int(os.environ.get(
+        "MIXRANK_SHUFFLE_SEED", "0"))
+    rng = np.random.default_rng(seed)
+    targets = [(mixrank.frame.source, "to_pandas", None),
+               (mixrank.io.sources, "resolve_source", "source"),
+               (mixrank.inference.paired_data, "paired_arrays", "x")]
+    for module, name, arg in targets:
+        original = getattr(module, name)
+        wrapped = _wrap(original, rng, arg)
+        # rebind every reference (modules that imported the function by name)
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__name__", "").startswith("mixrank") \
+                    and getattr(mod, name, None) is original:
+                monkeypatch.setattr(mod, name, wrapped)
+    yield

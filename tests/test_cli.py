@@ -51,6 +51,8 @@ def assert_same(got: pd.DataFrame, want: pd.DataFrame, *, rtol: float = 1e-12,
         if pd.api.types.is_numeric_dtype(want[c]) and not pd.api.types.is_bool_dtype(want[c]):
             np.testing.assert_allclose(got[c].to_numpy(float), want[c].to_numpy(float),
                                        rtol=rtol, atol=atol, err_msg=c)
+        elif c == "note":     # empty notes are read back from CSV as missing
+            assert got[c].fillna("").astype(str).tolist() == want[c].astype(str).tolist(), c
         else:
             assert got[c].astype(str).tolist() == want[c].astype(str).tolist(), c
 

@@ -38,7 +38,8 @@ REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m0
 FORMULA = {"anova": "correct ~ model * x + (1|subject)"}
 #: Extra options some subcommands need to run on the test data.
 EXTRA = {"rci": ["--sample", "prompt"], "report": ["--max-pairs", "3"],
-         "arena": ["--from-scores"]}
+         "arena": ["--from-scores"],
+         "judge": ["--gold", "ref"]}
 #: Commands that read no data argument (their inputs are options).
 NO_DATA_INPUT = {"demo": [], "power": ["--sigma-d", "0.5", "--delta", "0.05"]}
 
@@ -71,6 +72,7 @@ def inputs(tmp_path_factory) -> dict[str, str]:
     tmp = tmp_path_factory.mktemp("contract")
     good = mixrank.simulate(3, 4, 4, 2, rng=3)
     good["x"] = good["subject"].map(lambda v: "a" if v in ("s1", "s2") else "b")  # a covariate
+    good["ref"] = good["correct"].where(good["question"].isin(good["question"].unique()[::2]))
     paths: dict[str, str] = {}
 
     def csv(name: str, df: pd.DataFrame) -> None:

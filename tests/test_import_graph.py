@@ -30,6 +30,9 @@ and of lower stages, never of a higher one:
    ``arena`` (Bradley-Terry battle logs: reading, fitting and
    :class:`~mixrank.arena.ArenaResult`, whose accessors call inference and
    design) sits here too;
+   ``judge`` (PPI++ judge-corrected fits) sits beside ``results``: its
+   ``JudgeResult`` subclasses ``FitResult``, and nothing in ``results``
+   imports it;
 7. ``fit``, ``fit_binomial``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
    the public entry points that compose the stages;
 8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
@@ -56,7 +59,7 @@ STAGES: dict[str, int] = {
     "io": 3,
     "engine": 4,
     "inference": 5, "design": 5, "change": 5,
-    "results": 6, "arena": 6,
+    "results": 6, "arena": 6, "judge": 6,
     "fit": 7, "fit_binomial": 7, "fit_fixed": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
 }

@@ -35,6 +35,8 @@ NEEDS = {
     "09_harness_outputs.py": [],
     "10_where_gaps_live.py": ["chembench", "jailbreakbench"],
     "13_arena.py": ["chembench"],
+    "12_judge_correction.py": ["chembench"],
+    "11_messy_leaderboard.py": ["chembench"],
     "14_pass_at_k.py": ["chembench"],
 }
 

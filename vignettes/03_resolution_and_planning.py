@@ -85,10 +85,12 @@ verdicts[["model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
 # (clustered: `N*` times the design effect of the fitted mixed model).
 #
 # Every column tests the same difference, the fit's estimand (here the
-# default `gls`; `attrs["mixrank"]["estimand"]`), with that estimand's own
-# iid variance `sigma_d^2 sum w_c^2` in the fixed-n, multiplicity and
-# anytime columns (`weight_factor = n sum w_c^2`; docs/sensitivity.md).
-# Fit with `estimand="cells"` to reproduce the papers' numbers.  For 0/1
+# default `cells`, the plain leaderboard difference `p_A - p_B` over the
+# common questions; `attrs["mixrank"]["estimand"]`), with that estimand's
+# own iid variance `sigma_d^2 sum w_c^2` in the fixed-n, multiplicity and
+# anytime columns (`weight_factor = n sum w_c^2`, 1 for `cells`;
+# docs/sensitivity.md), so the table reproduces the papers' numbers.
+# Adjacent rows run from the better model to the worse one.  For 0/1
 # scores the anytime column is the paired-Bernoulli mixture e-process on the
 # discordant questions (docs/anytime.md); its threshold inflation over the
 # fixed-n critical value is in `inflation_anytime`:

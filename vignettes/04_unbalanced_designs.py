@@ -105,7 +105,8 @@ print(partial.groupby("model").size().to_string())
 # * `units`: the mean over topics of the per-topic mean differences (the
 #   macro-average).
 #
-# In a balanced design all three coincide.  ChemBench's topics have unequal
+# `cells` is the default (docs/messy.md §1).  In a balanced design all
+# three coincide.  ChemBench's topics have unequal
 # sizes, so they differ already on the complete data: `cells` weights large
 # topics more, `units` weights every topic the same.
 

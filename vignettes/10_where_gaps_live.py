@@ -47,8 +47,8 @@ res_c.anova(adjust="holm")
 
 # %% [markdown]
 # The overall gap (`contrasts()` without `by`) is the average of the fitted
-# cell differences with the estimand's weights; here (no random term, gls)
-# it is the GLS mean of the differences.  Per topic:
+# cell differences with the estimand's weights; here (no random term, the
+# default `cells`) every cell weighs the same.  Per topic:
 
 # %%
 by_topic = res_c.contrasts(by="subject")

@@ -25,6 +25,7 @@ import pandas as pd
 
 from mixrank._util import listed
 from mixrank.errors import DataError, FormulaError
+from mixrank.frame.build import CONVENTIONAL_KEYS
 from mixrank.frame.source import to_pandas
 
 __all__ = ["Battles", "Patterns", "WINNER_CODES", "parse_arena_formula", "read_battles",
@@ -215,7 +216,9 @@ def battles_from_scores(data: pd.DataFrame, *, model: str = "model", score: str 
     model, score : str
         Column names.
     keys : list of str, optional
-        Cell columns; default every other column.
+        Cell columns; default the conventional pairing keys present
+        (``subject``, ``question``, ``prompt``, as :func:`mixrank.fit` pairs
+        cells), else every other column.
 
     Returns
     -------
@@ -234,7 +237,10 @@ def battles_from_scores(data: pd.DataFrame, *, model: str = "model", score: str 
     for c in (model, score):
         if c not in df.columns:
             raise DataError(f"column {c!r} is not in the data; columns: {listed(df.columns)}")
-    keys = [c for c in df.columns if c not in (model, score)] if keys is None else list(keys)
+    if keys is None:
+        keys = [c for c in CONVENTIONAL_KEYS if c in df.columns and c not in (model, score)] or [
+            c for c in df.columns if c not in (model, score)]
+    keys = list(keys)
     miss = [k for k in keys if k not in df.columns]
     if miss:
         raise DataError(f"key column(s) {miss} are not in the data; columns: {listed(df.columns)}")
@@ -246,7 +252,7 @@ def battles_from_scores(data: pd.DataFrame, *, model: str = "model", score: str 
         i = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataError(f"column {score!r} has a missing or non-numeric score in row {i} "
                         f"({df[score].iloc[i]!r}); drop or fix those rows first")
-    cell = df[keys].astype(str).agg("|".join, axis=1)
+    cell = df[keys].astype(object).where(df[keys].notna(), "<NA>").astype(str).agg("|".join, axis=1)
     dup = pd.DataFrame({"m": df[model].astype(str), "c": cell}).duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])

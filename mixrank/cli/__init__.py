@@ -50,6 +50,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "rci",
     "report",
     "arena",
+    "judge",
 )
 
 

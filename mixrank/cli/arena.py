@@ -127,7 +127,9 @@ def register(sub: Any) -> None:
     s.add_argument("--formula", "-f", default=None,
                    help="e.g. 'winner ~ style(len, markdown)' (columns len_a, len_b, ...); "
                    "default 'winner ~ 1'")
-    s.add_argument("--ties", default="half", choices=["half", "davidson", "drop"])
+    s.add_argument("--ties", default="half", choices=["half", "davidson", "drop"],
+                   help="ties: half a win to each side (default), Davidson's tie model, or drop "
+                   "them (docs/arena.md)")
     s.add_argument("--covariates", default=None, metavar="F1,F2",
                    help="style covariates (same as style(F1, F2) in the formula)")
     s.add_argument("--cluster", default=None, metavar="COLUMN",
@@ -139,12 +141,15 @@ def register(sub: Any) -> None:
     s.add_argument("--prior", type=float, default=0.0,
                    help="pseudo-wins each way per pair that met (keeps scores finite when a "
                    "model never wins or never loses); default 0 = maximum likelihood")
-    s.add_argument("--level", type=float, default=0.95)
-    s.add_argument("--table", default="scores", choices=list(TABLES))
+    s.add_argument("--level", type=float, default=0.95,
+                   help="confidence level of the intervals, in (0, 1) (default 0.95)")
+    s.add_argument("--table", default="scores", choices=list(TABLES),
+                   help="which table to print (default %(default)s)")
     s.add_argument("--scale", default="logit", choices=["logit", "elo", "probability"],
                    help="scale of --table contrasts")
     s.add_argument("--adjust", default="holm", choices=["holm", "none", "bonferroni", "bh",
-                                                        "maxt"])
+                                                        "maxt"],
+                   help="multiplicity adjustment of the contrasts (default %(default)s)")
     s.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"],
                    help="rank intervals' coverage")
     s.add_argument("--anchor", default=None, metavar="MODEL=VALUE",

@@ -17,12 +17,15 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pandas as pd
 
+from .._util import MAX_DRAWS
+from ..errors import MixrankWarning
 from ..frame.source import read_csv
 from .progress import Progress, progress_enabled
 
@@ -163,6 +166,11 @@ def _split_pair(text: str) -> list[str]:
     fields.append((buf, was_quoted))
     out = []
     for f, q in fields:
+        if not q and f.strip() != f and f.strip():
+            # a name is matched as given; spaces around it are almost always the shell's
+            warnings.warn(f"--pair {text!r}: the spaces around {f!r} were removed (matched as "
+                          f"{f.strip()!r}); quote the name in double quotes to keep them, e.g. "
+                          f"--pair '\"{f}\",B'", MixrankWarning, stacklevel=2)
         f = f.strip()
         if q:
             if not (f.startswith('"') and f.endswith('"') and len(f) >= 2):
@@ -383,9 +391,17 @@ def is_binomial(args: argparse.Namespace) -> bool:
 #: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
 _LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
                  "fit; drop --method"),
-                ("--estimand", "estimand", "gls", "its contrasts are log-odds differences of the "
+                ("--drop-incomplete", "drop_incomplete", False, "the binomial GLMM fits all "
+                 "models at once; filter the models in the data"),
+                ("--estimand", "estimand", "cells", "its contrasts are log-odds differences of the "
                  "fixed effects (--scale response: probability differences averaged over cells); "
                  "drop --estimand"))
+
+
+#: Judge-correction options the binomial GLMM does not take.
+_JUDGE_OPTIONS = (("--gold", "gold", None, "the judge correction (PPI++) is for the linear "
+                   "model of a judge's scores: use --family gaussian"),
+                  ("--lam", "lam", None, "--lam goes with --gold (--family gaussian)"))
 
 
 def refuse_for_binomial(args: argparse.Namespace,
@@ -438,7 +454,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         raise UsageError(f"--nagq sets glmer's nAGQ of the binomial GLMM; with --family "
                          f"{getattr(args, 'family', 'gaussian')} it would be ignored: drop it or "
                          "pass --family binomial")
-    refuse_for_binomial(args, _LINEAR_ONLY)
+    refuse_for_binomial(args, _LINEAR_ONLY + _JUDGE_OPTIONS)
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
@@ -452,10 +468,13 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
                    pair_by=pair_by, replicate=args.replicate, na=args.na,
                    backend=getattr(args, "backend", "pandas"))
     bar = _Bar() if progress_enabled() else None
+    judge = {k: v for k in ("gold", "lam") if (v := getattr(args, k, None)) is not None}
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
                    level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar)
+                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
+                   incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep",
+                   **judge)
     finally:
         if bar is not None:
             bar.close()
@@ -505,8 +524,14 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                                        "--judged" if family_extra else ""))
     p.add_argument("--nagq", type=int, default=None, choices=[0, 1],
                    help="--family binomial: glmer's nAGQ (1 = Laplace, the default; 0 = faster)")
-    p.add_argument("--method", default="reml", choices=["reml", "aggregate"])
-    p.add_argument("--estimand", default="gls", choices=["gls", "cells", "units"])
+    p.add_argument("--method", default="reml", choices=["reml", "aggregate"],
+                   help="reml: the paired mixed model (default); aggregate: average the "
+                   "differences within the first random term's levels, then a paired t-test "
+                   "over those units (docs/methods.md §3)")
+    p.add_argument("--estimand", default="cells", choices=["cells", "gls", "units"],
+                   help="what a gap and a score mean: cells = the plain mean over common cells "
+                   "(the leaderboard number), gls = lme4's fixed effect, units = the mean of the "
+                   "first random term's level means (default %(default)s; docs/methods.md §3)")
     p.add_argument("--pair", action="append", metavar="A,B",
                    help="fit only this pair (repeatable); quote names holding commas or spaces: "
                    "'\"A, v2\",B'")
@@ -515,8 +540,21 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--pass-at", type=int, default=None, metavar="K",
                    help="fit the unbiased per-item pass@K of k-of-n input (a cbind(k, n - k) "
                    "response, or 0/1 rows with --replicate) instead of the raw score")
-    p.add_argument("--na", default="error", choices=["error", "drop"])
-    p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--na", default="error", choices=["error", "drop"],
+                   help="missing scores: error (default) stops naming the first one; drop "
+                   "drops those rows and reports how many")
+    p.add_argument("--drop-incomplete", action="store_true",
+                   help="remove the models of pairs the formula cannot estimate (e.g. a model "
+                   "scored under one prompt mode only) before fitting, and say which; default: "
+                   "keep those pairs as rows with NaN estimate and a note (docs/messy.md §3)")
+    p.add_argument("--level", type=float, default=0.95,
+                   help="confidence level of the intervals, in (0, 1) (default 0.95)")
+    p.add_argument("--gold", default=None, metavar="COLUMN",
+                   help="reference labels (humans, a stronger judge) on a subset of cells, "
+                   "empty elsewhere, when the score is an LLM judge's: scores and contrasts "
+                   "become PPI++ corrected means of the labels (docs/judge.md)")
+    p.add_argument("--lam", type=float, default=None,
+                   help="with --gold: fix PPI++'s lambda in [0, 1] (default: tuned)")
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
                    help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
                    "of core; needs the scale extra)")
@@ -531,16 +569,22 @@ def common_args(p: argparse.ArgumentParser, formula_required: bool = True,
 
 def out_args(p: argparse.ArgumentParser) -> None:
     """``--format`` and ``--output``."""
-    p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"])
+    p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"],
+                   help="output format: table (aligned text, default), csv, json or markdown")
     p.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
 
 
 def rank_args(p: argparse.ArgumentParser) -> None:
     """Options of :meth:`FitResult.rank_intervals`."""
-    p.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"])
-    p.add_argument("--rank-method", default="holm", choices=["holm", "bonferroni", "bh", "maxt"])
+    p.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"],
+                   help="rank intervals: marginal (each model's interval covers its rank, "
+                   "default) or simultaneous (all intervals at once; docs/methods.md §7)")
+    p.add_argument("--rank-method", default="holm", choices=["holm", "bonferroni", "bh", "maxt"],
+                   help="multiple-testing correction behind the rank intervals: holm "
+                   "(default), bonferroni, bh, or maxt (joint Gaussian draws; --draws, --seed)")
     p.add_argument("--draws", type=int, default=None,
-                   help="Gaussian draws for --rank-method maxt (default 2000)")
+                   help="Gaussian draws for --rank-method maxt (default 2000, at most "
+                   f"{MAX_DRAWS})")
     p.add_argument("--seed", type=int, default=None, help="seed for --rank-method maxt")
 
 
@@ -550,6 +594,10 @@ def rank_kwargs(args: argparse.Namespace) -> dict:
         raise UsageError("--draws and --seed set the Gaussian draws of --rank-method maxt; "
                          f"with --rank-method {args.rank_method} they would be ignored: drop "
                          "them or pass --rank-method maxt")
+    if args.draws is not None and args.draws > MAX_DRAWS:
+        raise UsageError(f"--draws {args.draws} exceeds the upper bound {MAX_DRAWS}; a Monte "
+                         "Carlo p-value from that many draws has an error of about 2e-4 near 0.05 "
+                         f"(docs/hardening.md §8): use --draws {MAX_DRAWS} or fewer")
     return dict(level=args.level, coverage=args.coverage, method=args.rank_method,
                 B=2000 if args.draws is None else args.draws, rng=args.seed)
 

@@ -101,6 +101,14 @@ def cmd_anova(args: argparse.Namespace) -> None:
             raise UsageError("anova tests the covariate crossed with the model (model * x); "
                              "the formula has none: write it as 'y ~ model * x + (random "
                              "terms)'")
+    from ..formula import InteractionSpec, parse
+
+    if (not is_binomial(args) and args.formula is not None
+            and not isinstance(parse(args.formula), InteractionSpec)):
+        # refused before reading and fitting every pair
+        raise UsageError(f"anova tests covariate terms, and the formula {args.formula!r} has no "
+                         "covariate in its fixed part (nothing to test); fit e.g. "
+                         "'correct ~ model * x + (1|subject)', where x is a cell-level column")
     res = fit_from_args(args)
     emit(table_of(res, res.anova(adjust=args.anova_adjust), args.format), args)
 

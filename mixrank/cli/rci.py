@@ -60,18 +60,25 @@ def register(sub: Any) -> None:
     s.add_argument("--before", required=True,
                    help="model name, or COLUMN=V[,V][;COLUMN=V], e.g. sample=0,1")
     s.add_argument("--after", required=True, help="as --before")
-    s.add_argument("--model-column", default="model")
+    s.add_argument("--model-column", default="model",
+                   help="column naming the model version (default model)")
     s.add_argument("--item", default="subject,question", help="item key columns")
     s.add_argument("--sample", default="sample", help="sample column ('none': one row per item)")
-    s.add_argument("--score", default="correct")
-    s.add_argument("--split", default="halves", choices=["halves", "odd_even"])
+    s.add_argument("--score", default="correct", help="score column (default correct)")
+    s.add_argument("--split", default="halves", choices=["halves", "odd_even"],
+                   help="split-half reliability over samples: first/second half (default) or "
+                   "odd/even samples (docs/methods.md §8)")
     s.add_argument("--by", default="subject", help="column for --table by-subject ('none')")
-    s.add_argument("--rci-method", default="rci", choices=["rci", "eb"])
+    s.add_argument("--rci-method", default="rci", choices=["rci", "eb"],
+                   help="rci: the reliable change index per item (default); eb: the "
+                   "empirical-Bayes mixed-model alternative with FDR control")
     s.add_argument("--sem", default="item", choices=["item", "pooled"],
                    help="error model of the RCI classes: per-item exact tests (default) or the "
                    "classical single pooled SEM")
     s.add_argument("--table", default="summary",
-                   choices=["summary", "items", "by-subject", "reliability", "vs-greedy"])
+                   choices=["summary", "items", "by-subject", "reliability", "vs-greedy"],
+                   help="which table: summary (default), items, by-subject, reliability or "
+                   "vs-greedy")
     s.add_argument("--greedy-sample", default=None, help="--table vs-greedy: the sample id "
                    "taken as each version's greedy run")
     s.add_argument("--greedy-before", default=None, help="--table vs-greedy: selector of the "

@@ -97,9 +97,12 @@ def register(sub: Any) -> None:
     rank_args(s)
     s.add_argument("--output", "-o", default=None,
                    help="the HTML file to write (default mixrank-report.html)")
-    s.add_argument("--title", default=None)
+    s.add_argument("--title", default=None,
+                   help="the page title (default: the data's file name)")
     s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
-    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"],
+                   help="correction of the verdict table's multiplicity paradigm: holm "
+                   "(default), bonferroni, bh or none")
     s.add_argument("--max-pairs", type=int, default=40,
                    help="with more pairs, show the adjacent ones (default 40)")
     s.add_argument("--rci-before", default=None, help="add a reliable-change section: the first "

@@ -52,7 +52,9 @@ def cmd_scores(args: argparse.Namespace) -> None:
         emit(table_of(res, res.model_scores(by=args.by), args.format), args)
         return
     tab = res.model_scores(estimand=args.score_estimand)
-    tab = tab.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
+    keys = ["group"] if "group" in tab.columns else []     # one table per group (docs/messy.md §4)
+    tab = tab.sort_values([*keys, "estimate", "model"], ascending=[True] * len(keys) + [False, True],
+                          kind="stable")
     tab = tab.reset_index(drop=True)
     if not args.probabilities:
         emit(table_of(res, tab, args.format), args)

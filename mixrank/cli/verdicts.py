@@ -158,7 +158,9 @@ def register(sub: Any) -> None:
                    help="pairs judged: adjacent in score order (default) or all (ignored with "
                         "--pair, which names them; formerly --family adjacent|all)")
     s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
-    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"],
+                   help="correction of the multiplicity-adjusted paradigm across the pairs "
+                   "shown: holm (default), bonferroni, bh or none (drop that paradigm)")
     s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")
     s.add_argument("--anytime", default="auto", choices=["auto", "normal", "bernoulli"],
                    help="anytime boundary: auto = Bernoulli e-process for 0/1 scores")
@@ -178,9 +180,12 @@ def register(sub: Any) -> None:
     alpha_power_args(s)
     s.add_argument("--delta", type=float, action="append", required=True,
                    help="target difference (repeatable)")
-    s.add_argument("--subjects", type=int, default=None)
-    s.add_argument("--questions", type=int, default=None)
-    s.add_argument("--prompts", type=int, default=None)
+    s.add_argument("--subjects", type=int, default=None,
+                   help="subjects T of the hypothetical design (default: the data's)")
+    s.add_argument("--questions", type=int, default=None,
+                   help="questions per subject Q (default: the data's mean)")
+    s.add_argument("--prompts", type=int, default=None,
+                   help="prompts V (default: the data's)")
     s.add_argument("--plan-pair", default=None, metavar="A,B",
                    help="whose components (default: the median pair)")
     s.set_defaults(func=cmd_plan)

@@ -18,10 +18,32 @@ import numpy as np
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 
-__all__ = ["select_family", "PAIR_FAMILIES"]
+__all__ = ["select_family", "default_family", "PAIR_FAMILIES"]
 
 #: Named families accepted by ``pairs=``.
 PAIR_FAMILIES = ("adjacent", "all")
+
+
+def default_family(fit: Any, pairs: Any, models: Sequence[str] | None = None,
+                   top: int | None = None) -> Any:
+    """``pairs=None``: the fitted pairs of a fit restricted with ``fit(..., pairs=)`` (when
+    ``models`` and ``top`` are None too), else ``"adjacent"``; other values unchanged
+    (docs/messy.md §4)."""
+    if pairs is not None:
+        return pairs
+    if getattr(fit, "restricted", False) and models is None and top is None:
+        return [(p.model_a, p.model_b) for p in fit.pairs]
+    return "adjacent"
+
+
+def _better_first(fitted: dict, a: str, b: str) -> tuple[str, str]:
+    """``(a, b)`` (a scores higher), flipped when the pair's own contrast favours ``b``:
+    every row of a named family has a non-negative estimate (docs/messy.md §1)."""
+    p = fitted.get(pair_key(a, b))
+    if p is None or not np.isfinite(p.estimate):
+        return a, b
+    est = p.estimate if p.model_a == a else -p.estimate
+    return (b, a) if est < 0 else (a, b)
 
 
 def select_family(fit: Any, pairs: Any, models: Sequence[str] | None,
@@ -30,7 +52,9 @@ def select_family(fit: Any, pairs: Any, models: Sequence[str] | None,
 
     ``"adjacent"``: consecutive models in score order
     (:meth:`FitResult.model_scores`, ties by name, best first);
-    ``"all"``: every fitted pair among the selected models; or explicit
+    ``"all"``: every fitted pair among the selected models; each pair of
+    these two oriented better model first by its own contrast (the fit's
+    estimand), so its estimate is >= 0; or explicit
     pairs kept in the orientation given.  ``models`` restricts and ``top``
     keeps the best ``top`` models (named families only).
     """
@@ -60,11 +84,11 @@ def select_family(fit: Any, pairs: Any, models: Sequence[str] | None,
             raise DesignError(f"pairs must be 'adjacent' (consecutive models in score order), "
                               f"'all' (every fitted pair) or a list of (model_a, model_b); "
                               f"received {pairs!r}.")
+        fitted = pair_lookup(fit.pairs)
         if pairs == "adjacent":
-            return list(zip(names[:-1], names[1:]))
+            return [_better_first(fitted, a, b) for a, b in zip(names[:-1], names[1:])]
         if pairs == "all":
-            fitted = pair_lookup(fit.pairs)
-            return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+            return [_better_first(fitted, a, b) for i, a in enumerate(names) for b in names[i + 1:]
                     if pair_key(a, b) in fitted]
     if not isinstance(pairs, Sequence):
         raise DesignError(f"pairs must be 'adjacent', 'all' or a list of (model_a, model_b); "

@@ -25,7 +25,7 @@ import pandas as pd
 from mixrank._util import tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power
 from mixrank.design.estimand import pair_inputs
-from mixrank.design.family import select_family
+from mixrank.design.family import default_family, select_family
 from mixrank.design.paradigms import (
     anytime_meta,
     bernoulli_columns,
@@ -356,7 +356,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
 
 
 def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
@@ -372,11 +372,14 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
         Two-sided level; default ``1 - fit.level`` (0.05 for the default fit).
     power : float, default 0.8
         Target power, in (alpha, 1).
-    pairs : {"adjacent", "all"} or sequence of (str, str), default "adjacent"
+    pairs : {"adjacent", "all"}, sequence of (str, str) or None, default None
         The family: ``"adjacent"`` -- consecutive models in score order
-        (best first; ``model_a`` is the better-scoring model); ``"all"`` --
-        every fitted pair among the selected models (``model_a`` the better);
-        or explicit pairs, kept in the orientation given.
+        (best first; ``model_a`` is the model the pair's own contrast
+        favours, so every estimate is >= 0); ``"all"`` -- every fitted pair
+        among the selected models (oriented likewise); or explicit pairs,
+        kept in the orientation given.  None: the fitted pairs of a fit
+        restricted with ``fit(..., pairs=)``, else ``"adjacent"``
+        (docs/messy.md §4).
     models : sequence of str, optional
         Restrict the family to these models.
     top : int, optional
@@ -443,6 +446,7 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     check_fit(fit, " For your own numbers use resolution_table().")
     if alpha is None:
         alpha = round(1.0 - fit.level, 12)
+    pairs = default_family(fit, pairs, models, top)
     family = select_family(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "

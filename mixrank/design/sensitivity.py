@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
 from mixrank.design.sensitivity_frames import (
+    choose_unit,
     refit,
     regroup_frame,
     restrict_models,
@@ -195,11 +196,12 @@ def _kinds(kind: Any) -> list[str]:
 def _whole(name: str, value: Any, lo: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
         raise DesignError(f"{name} must be a whole number >= {lo}; received {value!r}.")
+    check_max_draws(name, value, DesignError)
     return int(value)
 
 
 def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
-                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                    pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
                     alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
                     B: int = 1000, groupings: Any = None, n_random: int = 200,
@@ -223,8 +225,10 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     alpha, power : float
         Level and target power of the verdicts.
     unit : str, optional
-        The random term to leave out / resample / permute (default the
-        formula's first).
+        The random term to leave out / resample / permute; default the
+        formula's only one, or with several the one with the fewest levels
+        among those with at least 3 (the binding unit; docs/messy.md §5).
+        ``attrs["mixrank"]["unit_reason"]`` says which and why.
     B : int, default 1000
         Bootstrap replicates.
     groupings : str, sequence of str or mapping, optional
@@ -299,7 +303,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                           multiplicity=None, anytime=False)
     family = [(str(a), str(b)) for a, b in zip(full["model_a"], full["model_b"])]
     frame = restrict_models(fit.frame, sorted({m for p in family for m in p}))
-    uname, _ = unit_codes(frame, unit)
+    uname, why = choose_unit(frame, unit)
     kk, gen = _k(al, pw), as_rng(rng)
     rows: list[dict] = []
     fast = len(frame.spec.random) == 1 and fit.method == "reml"
@@ -313,7 +317,8 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     out = _finish(rows, kk, full)
     keep = ["model_a", "model_b", "estimate", "n", "sigma_d", "weight_factor", "std_error",
             "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]
-    meta = dict(table="sensitivity", kinds=kinds, unit=uname, family=family, alpha=al,
+    meta = dict(table="sensitivity", kinds=kinds, unit=uname, unit_reason=why, family=family,
+                alpha=al,
                 power=pw, estimand=fit.estimand, method=fit.method, B=B, n_random=n_random,
                 formula=fit.frame.spec.formula,
                 engine_path={"loso": "engine", "clusterings": "engine (named), one-way "

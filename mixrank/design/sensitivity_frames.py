@@ -24,8 +24,8 @@ from mixrank.formula import parse
 from mixrank.frame import Frame
 from mixrank.frame.frame import compute_stats
 
-__all__ = ["subset_frame", "restrict_models", "regroup_frame", "unit_codes", "refit",
-           "nested_in"]
+__all__ = ["subset_frame", "restrict_models", "regroup_frame", "unit_codes", "choose_unit",
+           "refit", "nested_in"]
 
 
 def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -33,19 +33,42 @@ def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
     return inv.astype(np.int64), len(uniq)
 
 
-def unit_codes(frame: Frame, unit: str | None) -> tuple[str, np.ndarray]:
-    """The unit's name and per-cell codes (default: the formula's first random term)."""
+def choose_unit(frame: Frame, unit: str | None) -> tuple[str, str]:
+    """The unit the checks resample and why (docs/messy.md §5).
+
+    Given: validated.  Not given, one random term: that term.  Several: the
+    term with the fewest levels (the binding unit: its few levels limit how
+    far the conclusions carry), ties in formula order, among the terms with
+    at least 3 levels (leave-one-out keeps 2 to estimate a variance).
+    """
     names = list(frame.spec.term_names)
-    if unit is None:
-        if not names:
-            raise DesignError(f"the formula {frame.spec.formula!r} has no random term, so there "
-                              "is no unit to leave out or resample; add one, e.g. "
-                              "(1|subject), or pass unit='<random term>'.")
-        unit = names[0]
-    if unit not in frame.term_codes:
-        raise DesignError(f"unit={unit!r} is not a random term of {frame.spec.formula!r}; "
-                          f"expected one of {names}.")
-    return unit, frame.term_codes[unit]
+    if unit is not None:
+        if not isinstance(unit, str) or unit not in frame.term_codes:
+            raise DesignError(f"unit={unit!r} is not a random term of {frame.spec.formula!r}; "
+                              f"expected one of {names} (or None: the term with the fewest "
+                              "levels).")
+        return unit, "given (unit=)"
+    if not names:
+        raise DesignError(f"the formula {frame.spec.formula!r} has no random term, so there "
+                          "is no unit to leave out or resample; add one, e.g. "
+                          "(1|subject), or pass unit='<random term>'.")
+    if len(names) == 1:
+        return names[0], "the formula's only random term"
+    lv = frame.term_levels
+    usable = [t for t in names if lv[t] >= 3] or names
+    best = min(usable, key=lambda t: (lv[t], names.index(t)))
+    few = [t for t in names if t not in usable]
+    return best, (f"the random term with the fewest levels ({best}: {lv[best]}; "
+                  + ", ".join(f"{t}: {lv[t]}" for t in names if t != best)
+                  + "), the binding unit of inference"
+                  + (f"; {few} skipped: fewer than 3 levels cannot be left out or resampled"
+                     if few else ""))
+
+
+def unit_codes(frame: Frame, unit: str | None) -> tuple[str, np.ndarray]:
+    """The unit's name and per-cell codes (default: :func:`choose_unit`)."""
+    name, _ = choose_unit(frame, unit)
+    return name, frame.term_codes[name]
 
 
 def nested_in(frame: Frame, term: str, unit: str) -> bool:

@@ -25,8 +25,10 @@ def _boot_columns(g: pd.DataFrame, full: dict[str, Any], kk: float) -> dict[str,
     est = g["estimate"].to_numpy(float)
     est = est[np.isfinite(est)]
     var_boot = float(np.var(est, ddof=1)) if est.size > 1 else float("nan")
-    iid = full["sigma_d"] ** 2 * full["weight_factor"] / full["n"]
-    delta2 = full["estimate"] ** 2
+    # numpy floats: an estimate of exactly 0 (or no spread) gives N* = inf, not a
+    # ZeroDivisionError (docs/hardening.md §6: N* of a vanishing difference is inf)
+    iid = np.float64(full["sigma_d"]) ** 2 * full["weight_factor"] / full["n"]
+    delta2 = np.float64(full["estimate"]) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         return dict(variance_bootstrap=var_boot,
                     design_effect_bootstrap=var_boot / iid,

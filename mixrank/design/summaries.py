@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.audit import shortcut_n
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.family import select_family
@@ -181,6 +181,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 100:
         raise DesignError(f"B must be a whole number >= 100 (bootstrap replicates); "
                           f"received {B!r}.")
+    check_max_draws("B", B, DesignError)
     al, pw = float(check_alpha(alpha)), float(check_power(power, check_alpha(alpha)))
     kk = float((z_upper(al / 2) + z_quantile(pw)) ** 2)
     gen = as_rng(rng)

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from .._util import exact_mean
 from ..frame import Frame
 from ..frame.encode import combine_codes
 from .objective import LOG2PI
@@ -216,7 +217,7 @@ def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> R
     # lambda_U as a linear combination of the group eigenvalues
     a = np.append(m, 1.0) @ np.linalg.inv(lat.design)
     df = balanced_df(lam_u, a, lam, dfg)
-    mu = float(d.mean())
+    mu = exact_mean(d)   # order-free: ties stay exact (docs/hardening.md §9)
     # lme4's REML criterion: sum_F df_F log lambda_F + SS_F/lambda_F + log N + (N-1) log 2 pi
     crit = float(np.sum(dfg * np.log(lam)) + np.sum(dfg) + math.log(n) + (n - 1) * LOG2PI)
     sigma2 = comps[-1]

@@ -73,13 +73,13 @@ class Control:
         error raises :class:`~mixrank.errors.DesignError`), when the
         optimiser's optimum fails the convergence check
         (:class:`~mixrank.errors.ConvergenceWarning` /
-        :class:`~mixrank.errors.ConvergenceError`), and when a pair's unit
-        (first random term) has fewer than ``min_units`` levels with common
-        cells (:class:`~mixrank.errors.SmallSampleWarning` /
-        :class:`~mixrank.errors.DesignError`; like lme4's
-        ``check.nlev.gtr.5``, ignored by default).
+        :class:`~mixrank.errors.ConvergenceError`), and when any random term
+        has fewer than ``min_units`` levels among a pair's common cells (a
+        weak design: :class:`~mixrank.errors.WeakDesignWarning`, one per
+        fit naming each term, / :class:`~mixrank.errors.DesignError`; like
+        lme4's ``check.nlev.gtr.5``; docs/messy.md §2).
     min_units : int
-        The small-sample threshold.
+        The small-sample threshold, per random term (default 5 levels).
     workers : int or None
         Processes that fit pairs in parallel (None: one per available core
         when there are enough pairs to pay for it; 1: in this process).
@@ -110,7 +110,7 @@ class Control:
     orthogonality_tol: float = 1e-9
     singular: str = "warning"
     convergence: str = "warning"
-    small_sample: str = "ignore"
+    small_sample: str = "warning"
     min_units: int = 5
     workers: int | None = None
 

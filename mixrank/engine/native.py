@@ -15,6 +15,7 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import warnings
 import weakref
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._util import exact_group_sums, exact_mean
 from ..errors import DesignError, MixrankWarning
 from ..frame import Frame
 from ..frame.columns import CompressedFrame, ModelColumns, PairCells
@@ -36,7 +38,7 @@ from .satterthwaite import LinearVariance, estimand_weights
 from .structure import Structure, build_structure, pair_sums
 
 __all__ = ["PairFit", "fit_pairs", "degenerate_pair", "degenerate_row", "ESTIMANDS", "METHODS",
-           "term_levels_used"]
+           "term_levels_used", "score_scale", "snap_zero", "SNAP_ULPS"]
 
 ESTIMANDS = ("gls", "cells", "units")   # fit() checks its options against these lists
 METHODS = ("reml", "aggregate")
@@ -45,6 +47,44 @@ METHODS = ("reml", "aggregate")
 #: Differences whose sum of squared deviations is below this share of their sum of
 #: squares count as identical (relative, so that the data's scale does not matter).
 ZERO_VARIANCE_RTOL = 1e-12
+
+#: An estimate within this many ulps of the scores' scale (``|x| <= SNAP_ULPS * eps *
+#: max|score|``) is rounding noise around an exact 0 -- e.g. ``m2 = m1 + 0.3`` whose noise
+#: averages to 0 -- and is reported as 0 (docs/hardening.md §9).
+SNAP_ULPS = 8
+
+_SCALE: weakref.WeakKeyDictionary[Frame, float] = weakref.WeakKeyDictionary()
+
+
+def score_scale(frame: Frame) -> float:
+    """The largest absolute cell score of ``frame`` (computed once per frame)."""
+    s = _SCALE.get(frame)
+    if s is None:
+        cols = _columns(frame)
+        vals = cols.values if isinstance(cols, ModelColumns) else (cols.scores,)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN: no scores
+            s = max((float(np.nanmax(np.abs(v.astype(float)))) for v in vals if v.size),
+                    default=0.0)
+        s = s if math.isfinite(s) else 0.0
+        _SCALE[frame] = s
+    return s
+
+
+def snap_zero(x: float, scale: float) -> float:
+    """``x``, or exactly 0.0 when it lies within :data:`SNAP_ULPS` ulps of ``scale`` of 0."""
+    return 0.0 if abs(x) <= SNAP_ULPS * np.finfo(float).eps * scale else x
+
+
+def _snapped(frame: Frame, p: PairFit) -> PairFit:
+    """The fit with its estimates snapped to 0 when they are rounding noise (see SNAP_ULPS)."""
+    scale = score_scale(frame)
+    est, gls = snap_zero(p.estimate, scale), p.gls_estimate
+    if math.isfinite(gls):
+        gls = snap_zero(gls, scale)
+    if est == p.estimate and (gls == p.gls_estimate or not math.isfinite(gls)):
+        return p
+    return dataclasses.replace(p, estimate=est, gls_estimate=gls)
 
 
 def degenerate_pair(frame: Frame, j: int, k: int, method: str = "reml") -> PairFit | None:
@@ -74,7 +114,7 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
     ``ss`` (``sum (d - mean)^2``) and the unit's level counts over the cells."""
     n = int(d.size)
     a, b = frame.models[j], frame.models[k]
-    mean = float(d.mean())
+    mean = snap_zero(exact_mean(d), score_scale(frame))   # docs/hardening.md §9
     ss = float(np.sum((d - mean) ** 2)) if ss is None else ss
     reason, estimate = "", mean
     if ss <= 2 * ZERO_VARIANCE_RTOL * float(d @ d):
@@ -91,11 +131,11 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
                       "are needed to generalise over it")
         elif method == "aggregate":
             cnt = np.bincount(codes)
-            um = np.bincount(codes, weights=d)[cnt > 0] / cnt[cnt > 0]
+            um = exact_group_sums(codes, d)[cnt > 0] / cnt[cnt > 0]
             # relative to the cells' mean square: unit means may cancel to ~0
             if float(np.var(um)) <= 2 * ZERO_VARIANCE_RTOL * float(d @ d) / n:
                 reason = f"all {T} {unit!r}-level mean differences are identical"
-                estimate = float(um.mean())
+                estimate = snap_zero(exact_mean(um), score_scale(frame))
     if not reason:
         return None
     names = [f"{frame.spec.random[0].name} means"] if method == "aggregate" and frame.spec.random \
@@ -300,8 +340,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                       "(reported as NaN)", MixrankWarning, stacklevel=4)
     ps = pair_sums(st, d)
     w: np.ndarray | None = None
+    unit_codes: np.ndarray | None = None
     if estimand != "gls":
-        unit_codes = None
         if estimand == "units":
             unit = spec.unit
             if unit is None:
@@ -309,16 +349,18 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                                   "(1|subject)")
             unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         w = estimand_weights(estimand, st, unit_codes)
+    est_w = None if w is None else estimand_estimate(d, unit_codes)
     if len(used) == 1:
         codes1 = frame.term_codes[used[0]] if idx is None else frame.term_codes[used[0]][idx]
-        row = _zero_residual(codes1, d, w, used[0], names, a, b, n, only_a, only_b, sigma_d)
+        row = _zero_residual(codes1, d, w, est_w, used[0], names, a, b, n, only_a, only_b,
+                             sigma_d)
         if row is not None:
             return row
     var_fn = None if w is None else LinearVariance(st, w)
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
     estimate, variance, df = r.mu, r.var_mu, r.df
-    if w is not None and var_fn is not None:
-        estimate = float(w @ d)
+    if est_w is not None and var_fn is not None:
+        estimate = est_w
         variance = var_fn(r.theta_block if r.theta_block is not None else np.zeros(0), r.sigma)
     comps = {t: float("nan") for t in names}
     comps.update(zip(r.names, (float(v) for v in r.variances)))
@@ -329,7 +371,19 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                    gls_estimate=r.mu, gls_variance=r.var_mu)
 
 
-def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None, term: str,
+def estimand_estimate(d: np.ndarray, unit_codes: np.ndarray | None) -> float:
+    """``w'd`` of the ``cells`` (``unit_codes`` None) or ``units`` estimand, from correctly
+    rounded sums: identical score vectors give exactly equal values and a zero gap exactly
+    0, whatever the order of the cells (docs/hardening.md §9)."""
+    if unit_codes is None:
+        return exact_mean(d)
+    cnt = np.bincount(unit_codes)
+    used = cnt > 0
+    return exact_mean(exact_group_sums(unit_codes, d)[used] / cnt[used])
+
+
+def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None,
+                   est_w: float | None, term: str,
                    names: list[str], a: str, b: str, n: int, only_a: int, only_b: int,
                    sigma_d: float) -> PairFit | None:
     """The exact ``sigma^2 -> 0`` limit of a one-term fit whose differences are constant within levels.
@@ -344,7 +398,7 @@ def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None, term:
     """
     cnt = np.bincount(codes)
     used = cnt > 0
-    means = np.bincount(codes, weights=d)[used] / cnt[used]
+    means = exact_group_sums(codes, d)[used] / cnt[used]
     within = float(np.sum((d - (np.bincount(codes, weights=d) / np.maximum(cnt, 1))[codes]) ** 2))
     total = float(np.sum((d - d.mean()) ** 2))
     T = len(means)
@@ -354,7 +408,7 @@ def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None, term:
     if tau2 <= 0:
         return None
     weights = np.full(T, 1.0 / T) if w is None else np.bincount(codes, weights=w)[used]
-    estimate = float(means.mean()) if w is None else float(w @ d)
+    estimate = exact_mean(means) if est_w is None else est_w
     comps = {t: float("nan") for t in names}
     comps.update({term: tau2, "residual": 0.0})
     return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b, estimate=estimate,
@@ -363,7 +417,7 @@ def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None, term:
                    boundary=("residual",),
                    message=f"residual variance 0: the differences are constant within each level "
                            f"of {term!r}; the sigma^2 -> 0 limit over {T} level means",
-                   gls_estimate=float(means.mean()), gls_variance=tau2 / T)
+                   gls_estimate=exact_mean(means), gls_variance=tau2 / T)
 
 
 def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str, b: str,
@@ -376,14 +430,14 @@ def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str
         unit = spec.unit
         codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
         cnt = np.bincount(codes, minlength=frame.term_levels[unit])
-        sums = np.bincount(codes, weights=d, minlength=frame.term_levels[unit])
+        sums = exact_group_sums(codes, d, frame.term_levels[unit])
         used = cnt > 0
         unit_means = sums[used] / cnt[used]
     T = len(unit_means)
     if T < 2:
         raise DesignError(f"method='aggregate' needs at least 2 levels of {unit!r} with common "
                           f"cells for {a!r} vs {b!r}; found {T}")
-    est = float(unit_means.mean())
+    est = exact_mean(unit_means)
     var_u = float(np.var(unit_means, ddof=1))
     if var_u <= 0:
         raise DesignError(f"all {unit!r}-level mean differences of {a!r} vs {b!r} are identical; "
@@ -420,8 +474,8 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     cols = _columns(frame)
 
     def task(p: tuple[int, int]) -> PairFit:
-        return _fit_one(frame, p[0], p[1], method, estimand, cache, lattice, control, cols,
-                        flag_degenerate)
+        return _snapped(frame, _fit_one(frame, p[0], p[1], method, estimand, cache, lattice,
+                                        control, cols, flag_degenerate))
 
     if workers > 1:
         return run_pairs(task, pairs, workers)

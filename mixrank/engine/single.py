@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DesignError, MixrankWarning
+from ..errors import DesignError, IncompletePairWarning, MixrankWarning
 from ..frame import Frame, compute_stats
 from .native import PairFit, fit_pairs
 from .records import design_effect
@@ -132,10 +132,12 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
     Raises
     ------
     DesignError
-        A random term confounded with the residual among a model's cells (one
-        cell per level) or two terms grouping its cells identically: the same
-        rule as for pairs, with the model named.  Unknown method, estimand or
-        engine.
+        A random term confounded with the residual among every model's cells
+        (one cell per level) or two terms grouping them identically: the same
+        rule as for pairs, with the model named (when only some models are
+        affected, their rows get NaN uncertainty, a note and one
+        :class:`~mixrank.errors.IncompletePairWarning`).  Unknown method,
+        estimand or engine.
 
     Warns
     -----
@@ -145,6 +147,7 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
     """
     idx = range(frame.n_models) if models is None else models
     out = []
+    failed: list[str] = []
     for j in idx:
         name = frame.models[j]
         y = frame.scores[frame.observed[:, j], j]
@@ -160,9 +163,11 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
             try:
                 p = _engine_fit(model_frame(frame, j), method, estimand, engine)
             except DesignError as exc:
-                raise DesignError(f"model_scores: fitting y ~ 1 + random terms to the "
-                                  f"{len(y)} cells of model {name!r} alone failed: "
-                                  f"{_reword(str(exc), name)}") from None
+                why = (f"fitting y ~ 1 + random terms to the {len(y)} cells of model {name!r} "
+                       f"alone failed: {_reword(str(exc), name)}")
+                failed.append(why)
+                out.append(_unfit(name, y, f"not estimable: {why}"))
+                continue
         for w in caught:
             if issubclass(w.category, MixrankWarning):
                 warnings.warn(_reword(str(w.message), name), w.category, stacklevel=3)
@@ -170,4 +175,12 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
                             df=p.df, sigma_iid=p.sigma_d, components=dict(p.components),
                             criterion=p.criterion, converged=p.converged, boundary=p.boundary,
                             note="" if p.converged else p.message))
+    if failed and len(failed) == len(out):
+        raise DesignError(f"model_scores: {failed[0]}")
+    if failed:
+        warnings.warn(f"model_scores: {len(failed)} model(s) cannot be scored under the "
+                      f"formula and have NaN uncertainty with the reason in 'note' "
+                      f"(docs/messy.md §3): {'; '.join(failed[:3])}"
+                      f"{'; ...' if len(failed) > 3 else ''}", IncompletePairWarning,
+                      stacklevel=3)
     return out

@@ -26,7 +26,8 @@ from ..formula.spec import Spec
 from .columns import CompressedFrame, ModelColumns
 from .encode import combine_codes, encode_column
 from .frame import Frame, compute_stats
-from .source import to_pandas
+from .memory import check_frame_size
+from .source import row_origin, to_pandas
 
 __all__ = ["build_frame", "CONVENTIONAL_KEYS", "default_pair_by", "resolve_keys",
            "assemble_frame", "duplicate_cells_error", "cell_scores", "score_kind", "STRAY_SHARE"]
@@ -201,6 +202,7 @@ def cell_scores(flat: np.ndarray, n: np.ndarray, sums: np.ndarray, ncell: int, M
     model) and each cell's key codes.  Shared by :func:`build_frame` and
     :func:`mixrank.frame.cells.frame_from_cells`, so both average alike.
     """
+    check_frame_size(ncell, M, dense=True, n_entries=len(flat))   # before allocating
     counts = np.bincount(flat, weights=n, minlength=ncell * M).astype(np.int64)
     total = np.bincount(flat, weights=sums, minlength=ncell * M)
     observed = (counts > 0).reshape(ncell, M)
@@ -291,6 +293,8 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
         term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
 
     if columns is not None:
+        check_frame_size(len(cells), M, dense=False,
+                         n_entries=int(columns.n_observed.sum()))   # the M x M statistics
         stats = columns.stats(term_codes, term_levels)
     else:
         assert scores is not None and observed is not None and replicates is not None
@@ -356,7 +360,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
             row = int(np.flatnonzero(nan)[0])
             raise DataError(
                 f"score column {spec.response!r} has {int(nan.sum())} missing value(s) (first at "
-                f"row {row}); fix them, or pass na='drop' to drop those rows (they are reported)")
+                f"{row_origin(df, row)}); fix them, or pass na='drop' to drop those rows (they are reported)")
         keep = ~nan
         n_dropped = int(nan.sum())
         warnings.warn(f"dropped {n_dropped} row(s) with a missing {spec.response!r} score",
@@ -364,8 +368,10 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
         y = y[keep]
     if np.isinf(y).any():
         row = int(np.flatnonzero(np.isinf(y))[0])
-        raise DataError(f"score column {spec.response!r} has an infinite value (row {row}); "
-                        "scores must be finite")
+        if keep is not None:
+            row = int(np.flatnonzero(keep)[row])
+        raise DataError(f"score column {spec.response!r} has an infinite value "
+                        f"({row_origin(df, row)}); scores must be finite")
     if len(y) == 0:
         raise DataError("no rows left after dropping missing scores")
 
@@ -375,6 +381,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
 
     model_codes, models, key_codes, key_levels, cell, ncell = encode_keys(spec, keys, col)
     M = len(models)
+    check_frame_size(ncell, M, dense=True, n_entries=len(cell))   # before any cells x models array
 
     flat = cell.astype(np.int64) * M
     flat += model_codes

@@ -46,6 +46,7 @@ from .build import (
 )
 from .columns import ModelColumns
 from .frame import Frame
+from .memory import check_frame_size
 
 __all__ = ["CellTable", "frame_from_cells", "check_levels", "ColumnTable", "frame_from_columns"]
 
@@ -250,6 +251,7 @@ def frame_from_cells(cells: CellTable, formula: str | Spec, *, pair_by: Sequence
     model_codes, models, key_codes, key_levels, cell, ncell = encode_keys(spec, keys,
                                                                            cols.__getitem__)
     M = len(models)
+    check_frame_size(ncell, M, dense=True, n_entries=len(cell), where=src)   # before allocating
     flat = cell.astype(np.int64) * M
     flat += model_codes
     del cell

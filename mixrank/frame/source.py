@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import DataError, MissingDependencyError, require
 
-__all__ = ["to_pandas", "SUPPORTED_SUFFIXES", "FILE_TYPES", "LONG_COLUMNS", "file_type",
+__all__ = ["to_pandas", "row_origin", "PARTS_ATTR", "SUPPORTED_SUFFIXES", "FILE_TYPES", "LONG_COLUMNS", "file_type",
            "input_kind", "folder_files", "check_unique_columns", "read_csv"]
 
 #: File type -> lower-case name suffixes.  The one list of long-file types.
@@ -198,7 +198,7 @@ def _read_path(path: Path) -> pd.DataFrame:
         parts = [_read_file(Path(f), kind) for f in files]
         for f, part in zip(files, parts):
             check_unique_columns(part.columns, f"file {f!r}")
-        return pd.concat(parts, ignore_index=True)
+        return _concat(files, parts)
     if kind == "glob":
         matches = sorted(p for p in _glob.glob(os.fspath(path), recursive=True)
                          if os.path.isfile(p) and file_type(p) is not None)
@@ -207,12 +207,34 @@ def _read_path(path: Path) -> pd.DataFrame:
             what = "no long-format file" if not types else f"several file types {types}"
             raise DataError(f"the glob pattern {str(path)!r} matches {what} "
                             f"({', '.join(SUPPORTED_SUFFIXES)}); check the pattern")
-        return pd.concat([_read_file(Path(p), types[0]) for p in matches], ignore_index=True)
+        return _concat(matches, [_read_file(Path(p), types[0]) for p in matches])
     if kind == "file":
         raise DataError(
             f"unsupported file type {path.name!r}; expected one of {', '.join(SUPPORTED_SUFFIXES)} "
             "(harness logs: pass --input-format / use the harness reader)")
     return _read_file(path, kind)
+
+
+#: ``df.attrs`` key of a table read from several files: ``[(file, n_rows), ...]`` in row order.
+PARTS_ATTR = "mixrank_files"
+
+
+def _concat(files: list[str], parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The files' tables one after the other, remembering which rows came from which file."""
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs[PARTS_ATTR] = [(str(f), len(p)) for f, p in zip(files, parts)]
+    return out
+
+
+def row_origin(df: pd.DataFrame, row: int) -> str:
+    """``"row N"`` of ``df``, or ``"row N of file F"`` when ``df`` was read from a folder or
+    glob of files (docs/hardening.md §5), so an error points into the file to fix."""
+    start = 0
+    for f, n in df.attrs.get(PARTS_ATTR, ()):
+        if row < start + n:
+            return f"row {row - start} of file {f!r}"
+        start += n
+    return f"row {row}"
 
 
 def to_pandas(data: Any) -> pd.DataFrame:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from mixrank._util import as_rng, check_level, tidy
+from mixrank._util import as_rng, check_level, check_max_draws, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
 from mixrank.inference.paired_data import PairedData, check_alternative, paired_arrays
 
@@ -235,6 +235,7 @@ def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
     if isinstance(B, bool) or not isinstance(B, int | np.integer) or B < 2:
         raise DataError(f"B={B!r} is not a number of resamples; expected an integer >= 2 "
                         "(default 2000)")
+    check_max_draws("B", B, DataError)
     check_level(level, DataError)
     if ci not in ("percentile", "bca", "all"):
         raise DataError(f"ci={ci!r} is not supported; expected 'percentile', 'bca' or 'all'")
@@ -383,6 +384,7 @@ def sign_flip(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable |
             or n_resamples < 1:
         raise DataError(f"n_resamples={n_resamples!r} is not a count; expected a positive "
                         "integer")
+    check_max_draws("n_resamples", n_resamples, DataError)
     pdata = paired_arrays(x, y, a=a, b=b, model=model, score=score, pair_by=pair_by,
                            cluster=cluster)
     d = pdata.d

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mixrank._util import as_rng, listed
+from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.ranks_core import (
@@ -136,6 +136,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
         if B < 100:
             raise DesignError(f"B={B} draws are too few for max-t critical values; use B >= 100 "
                               "(default 2000)")
+        check_max_draws("B", B, DesignError)
         C, clipped = joint_covariance(mats["variance"])
         adj_a, adj_b = stepdown_maxt(mats["p"], C, coverage=coverage, B=B, rng=as_rng(rng))
         meta.update(B=B, psd_clipped=clipped, reference="t margins, Gaussian copula")

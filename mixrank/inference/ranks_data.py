@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank._util import as_rng, listed
+from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.formula import Spec, parse
 from mixrank.frame import Frame, build_frame
@@ -164,6 +164,7 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
                           "'permutation' (sign-flip)")
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 100:
         raise DesignError(f"B={B!r}; expected a whole number of resamples >= 100")
+    check_max_draws("B", B, DesignError)
     gen = as_rng(rng)
     if formula is None:
         formula = f"{score} ~ {model}" + (f" + (1|{unit})" if unit is not None else "")

@@ -43,7 +43,10 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
         ``estimate`` (antisymmetric), ``variance`` (zero diagonal), ``df``,
         ``statistic`` (t), ``p`` (``p[j, k] = P(t_df >= t_jk)``, one-sided
         for "j better than k"; NaN diagonal), ``n``.  A degenerate pair
-        (``std_error`` 0, ``df`` NaN) gets ``p = 1`` both ways and a NaN t.
+        (``std_error`` 0, ``df`` NaN) gets a NaN t and the one-sided p of
+        its exact sign test (half its two-sided ``p_value`` in the
+        direction of the estimate, 1 in the other; 1 both ways without a
+        ``p_value`` column or for a zero gap).
 
     Raises
     ------
@@ -67,8 +70,12 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
         raise DataError(f"contrasts name models {listed(unknown)} that have no score; give a "
                         "score for every model")
     ns = contrasts["n"] if has_n else [np.nan] * len(contrasts)
-    for a, b, e, s, d, nn in zip(contrasts["model_a"], contrasts["model_b"], contrasts["estimate"],
-                                 contrasts["std_error"], contrasts["df"], ns, strict=True):
+    # a degenerate pair's two-sided p: its exact sign test (docs/hardening.md §1), else 1
+    P2 = np.ones((M, M))
+    p2s = contrasts["p_value"] if "p_value" in contrasts.columns else [1.0] * len(contrasts)
+    for a, b, e, s, d, nn, p2 in zip(contrasts["model_a"], contrasts["model_b"],
+                                     contrasts["estimate"], contrasts["std_error"],
+                                     contrasts["df"], ns, p2s, strict=True):
         j, k = pos[str(a)], pos[str(b)]
         if j == k or seen[j, k]:
             raise DataError(f"contrasts have {'a self-comparison' if j == k else 'a duplicated pair'} "
@@ -78,6 +85,7 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
         V[j, k] = V[k, j] = float(s) ** 2
         D[j, k] = D[k, j] = float(d)
         N[j, k] = N[k, j] = float(nn)
+        P2[j, k] = P2[k, j] = float(p2) if np.isfinite(p2) else 1.0
     off = ~np.eye(M, dtype=bool)
     missing = [(models[j], models[k]) for j, k in np.argwhere(np.triu(off & ~seen))]
     if missing:
@@ -100,7 +108,8 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
     ok = off & ~deg
     T = np.where(ok, E / np.sqrt(np.where(ok, V, 1.0)), np.where(deg, np.nan, 0.0))
     P = np.where(ok, stats.t.sf(np.nan_to_num(T), np.where(ok, D, 1.0)), np.nan)
-    P[deg] = 1.0
+    # sign test of a constant non-zero gap: p2/2 in the observed direction, 1 in the other
+    P[deg] = np.where((E[deg] > 0) & (P2[deg] < 1.0), P2[deg] / 2.0, 1.0)
     return dict(estimate=E, variance=V, df=D, statistic=T, p=P, n=N)
 
 

@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
-from mixrank._util import as_rng, tidy
+from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
@@ -51,18 +51,20 @@ def check_draws(B: Any) -> int:
     if not ok:
         raise DesignError(f"B={B!r} is not a usable number of draws; expected an integer "
                           ">= 1000 (default 10000)")
+    check_max_draws("B", B, DesignError)
     return int(B)
 
 
 def _live(fit: Any) -> np.ndarray:
     """Pairs with a variance and df (degenerate fits, variance 0, are left out of the draws)."""
-    return np.array([p.variance > 0 and np.isfinite(p.variance) and np.isfinite(p.df)
+    return np.array([p.variance > 0 and np.isfinite(p.variance) and p.df > 0
                      for p in fit.pairs], dtype=bool)
 
 
 def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
-    cov, info = contrast_covariance(fit.frame, fit.pairs, method=fit.method,
-                                    estimand=fit.estimand)
+    own = getattr(fit, "contrast_covariance", None)   # e.g. judge-corrected fits (PPI++)
+    cov, info = own() if callable(own) else contrast_covariance(
+        fit.frame, fit.pairs, method=fit.method, estimand=fit.estimand)
     live = _live(fit)
     sd = np.sqrt(np.diag(cov)[live])
     return cov[np.ix_(live, live)] / np.outer(sd, sd), live, info

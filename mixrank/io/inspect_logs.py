@@ -14,8 +14,11 @@ scorer, ``metadata``).  A ``.json`` log holds all of it in one object; an
 ``.eval`` log is a zip with ``header.json`` (everything but the samples),
 ``_journal/start.json`` (the spec, written first) and one
 ``samples/<id>_epoch_<n>.json`` per sample and epoch.  Inspect 0.3.x
-compresses the members with zstd (zip method 93); reading those needs the
-``zstandard`` package on Python < 3.14 (``pip install 'mixrank[inspect]'``).
+compresses the members with zstd (zip method 93); reading those uses the
+``zstandard`` package (a core dependency) on Python < 3.14.  Every member is
+decompressed with a size cap (:data:`MAX_MEMBER_BYTES`, overridable with the
+environment variable ``MIXRANK_MAX_MEMBER_BYTES``; docs/hardening.md §7), so a
+small crafted archive cannot expand to many GB in memory.
 Matched against the logs ``inspect_ai`` 0.3.285 writes (the fixtures under
 ``tests/io/fixtures/generated/inspect`` are real ``inspect_ai.eval()``
 output).
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import struct
 import warnings
 import zipfile
@@ -36,7 +40,7 @@ import pandas as pd
 from ..errors import DataError, MixrankWarning, require
 from ._harness import check_version, choose_metric, decode_utf8, finish, load_json, parse_json
 
-__all__ = ["read_inspect", "score_to_float", "LETTER_SCORES"]
+__all__ = ["read_inspect", "score_to_float", "LETTER_SCORES", "MAX_MEMBER_BYTES", "member_cap"]
 
 READER = "read_inspect"
 VERSIONS = (1, 2)
@@ -45,6 +49,47 @@ VERSIONS = (1, 2)
 LETTER_SCORES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 _ZSTD = 93
+#: Largest decompressed size of one ``.eval`` member read into memory (1 GiB; real
+#: sample members are kilobytes).  ``MIXRANK_MAX_MEMBER_BYTES`` overrides it.
+MAX_MEMBER_BYTES = 1 << 30
+_CAP_ENV = "MIXRANK_MAX_MEMBER_BYTES"
+
+
+def member_cap() -> int:
+    """The decompressed-size cap per archive member: ``$MIXRANK_MAX_MEMBER_BYTES`` or
+    :data:`MAX_MEMBER_BYTES`; a DataError for a value that is not a positive integer."""
+    text = os.environ.get(_CAP_ENV)
+    if text is None or not text.strip():
+        return MAX_MEMBER_BYTES
+    try:
+        cap = int(text.strip())
+    except ValueError:
+        cap = 0
+    if cap <= 0:
+        raise DataError(f"{_CAP_ENV}={text!r}; expected a positive number of bytes, e.g. "
+                        f"{_CAP_ENV}={4 * MAX_MEMBER_BYTES}")
+    return cap
+
+
+def _read_upto(stream: Any, limit: int) -> bytes:
+    """Up to ``limit`` bytes of a stream that may return short reads."""
+    parts, got = [], 0
+    while got < limit:
+        chunk = stream.read(min(limit - got, 1 << 24))
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _capped(data: bytes, cap: int, name: str, file: Path) -> bytes:
+    if len(data) > cap:
+        raise DataError(f"{READER}: {file}: member {name!r} decompresses to more than {cap} "
+                        f"bytes (the cap per archive member); a real Inspect member is far "
+                        f"smaller, so the archive is damaged or crafted.  If it is genuine, "
+                        f"raise the cap: {_CAP_ENV}=<bytes> (docs/hardening.md §7)")
+    return data
 
 
 # ------------------------------------------------------------------ values
@@ -80,10 +125,13 @@ def score_to_float(value: Any, where: str, metric: str) -> float:
 
 # ------------------------------------------------------------------ .eval archives
 def _member(zf: zipfile.ZipFile, name: str, file: Path) -> bytes:
-    """Bytes of one archive member, decompressing zstd members without inspect_ai."""
+    """Bytes of one archive member, decompressing zstd members without inspect_ai; at most
+    :func:`member_cap` bytes are decompressed (a DataError past it)."""
     info = zf.getinfo(name)
+    cap = member_cap()
     if info.compress_type != _ZSTD:
-        return zf.read(name)
+        with zf.open(name) as member:
+            return _capped(_read_upto(member, cap + 1), cap, name, file)
     fp = zf.fp
     if fp is None:  # pragma: no cover - the archive is open while reading
         raise DataError(f"{READER}: {file}: archive closed while reading {name}")
@@ -101,13 +149,14 @@ def _member(zf: zipfile.ZipFile, name: str, file: Path) -> bytes:
     try:
         from compression import zstd  # Python >= 3.14
 
-        return bytes(zstd.decompress(raw))
+        return _capped(bytes(zstd.ZstdDecompressor().decompress(raw, max_length=cap + 1)),
+                       cap, name, file)
     except ImportError:
         zstandard = require("zstandard", "inspect", "reading zstd-compressed Inspect .eval logs")
     try:
         with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw),
                                                         read_across_frames=True) as r:
-            return bytes(r.read())
+            return _capped(_read_upto(r, cap + 1), cap, name, file)
     except zstandard.ZstdError as exc:
         raise DataError(f"{READER}: {file}: member {name!r} does not decompress ({exc}); the "
                         "archive is damaged (re-run the evaluation or remove the file)") from exc

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..errors import DataError, require
 from ..frame.cells import CellTable
-from ..frame.source import FILE_TYPES, check_unique_columns, folder_files, input_kind
+from ..frame.source import FILE_TYPES, PARTS_ATTR, check_unique_columns, folder_files, input_kind
 
 __all__ = ["Source", "resolve_source", "is_glob", "read_into_memory", "stops_early",
            "empty_cells", "schema_error", "PARQUET_SUFFIXES", "MAX_BITS", "SCORE_COL",
@@ -159,12 +159,15 @@ def read_into_memory(src: Source) -> Any:
         return src.files[0]
     pq = require("pyarrow.parquet", "scale", "reading a folder or glob of parquet files")
     try:
-        if src.root is not None:
-            return pq.read_table(src.root).to_pandas()
-        return pq.read_table(list(src.files)).to_pandas()
+        table = pq.read_table(src.root if src.root is not None else list(src.files))
+        counts = [(f, pq.read_metadata(f).num_rows) for f in src.files]
     except (OSError, ValueError) as exc:
         raise DataError(f"could not read {src.label}: {exc}; check that the files are valid "
                         "parquet files with one schema") from exc
+    df = table.to_pandas()
+    if sum(n for _, n in counts) == len(df):   # files read in the listed (sorted) order
+        df.attrs[PARTS_ATTR] = counts          # errors then name the file of a bad row
+    return df
 
 
 

@@ -37,6 +37,7 @@ from mixrank.report.html_format import (
     guard,
     paragraph,
 )
+from mixrank.report.html_judge import is_judge_fit, judge_section
 from mixrank.report.plots import select_pairs
 from mixrank.report.plots_gaps import gaps_section
 from mixrank.report.plots_scores import plot_model_scores
@@ -58,6 +59,7 @@ _TITLES = {
     "diagnostics": "Fit diagnostics",
     "reliable_change": "Item-level reliable change",
     "gaps": "Where the gaps live",
+    "judge": "Judge",
 }
 
 
@@ -101,11 +103,32 @@ def _design(fit: Any, ctx: dict) -> str:
     return "".join(parts)
 
 
+def _notes(*texts: str) -> str:
+    """Warnings shown next to a table (weak design, models left out; docs/messy.md)."""
+    return "".join(paragraph("\u26a0 " + t) for t in texts if t)
+
+
+def _left_out_note(tab: pd.DataFrame, what: str) -> str:
+    left = tab.attrs.get("mixrank", {}).get("left_out")
+    return (f"{what} leave out {', '.join(map(str, left))}: their pairs cannot be estimated "
+            "under the formula (docs/messy.md §3)." if left else "")
+
+
+def _weak_note(fit: Any) -> str:
+    weak = fit.weak_terms() if hasattr(fit, "weak_terms") else []
+    return " ".join(f"Weak design: {w.message()}." for w in weak)
+
+
 def _leaderboard(fit: Any, ctx: dict) -> str:
     tab = fit.model_scores(level=ctx["level"])
-    cap = f"Each model's own scores fitted by {tab.attrs['mixrank']['model']}; iid: cells independent."
-    tab = tab.sort_values("estimate", ascending=False, kind="stable")  # best first
-    return guard("Leaderboard plot", lambda: figure_html(
+    cap = (f"Each model's own scores fitted by {tab.attrs['mixrank']['model']} (estimand "
+           f"{tab.attrs['mixrank']['estimand']}); iid: cells independent.")
+    notes = _notes(tab.attrs["mixrank"].get("groups_note", ""), _weak_note(fit))
+    if "group" in tab.columns:
+        tab = tab.sort_values(["group", "estimate"], ascending=[True, False], kind="stable")
+    else:
+        tab = tab.sort_values("estimate", ascending=False, kind="stable")  # best first
+    return notes + guard("Leaderboard plot", lambda: figure_html(
         plot_model_scores(tab, ax=style.new_axes(len(tab), pyplot=False)), name="scores",
         alt="model scores with intervals", caption="Score \u00b1 CI at the formula's unit; thin: iid.")
     ) + format_table_html(tab, caption=cap)
@@ -146,6 +169,10 @@ def _contrasts(fit: Any, ctx: dict) -> str:
     parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
                 f"with {meta.get('df_method', 'Satterthwaite')} degrees of freedom; p_adjusted: "
                 f"{meta.get('adjust')} across all {meta.get('family_size')} pairs.")]
+    ne = meta.get("not_estimable") or []
+    parts.append(_notes(_weak_note(fit), f"{len(ne)} pair(s) cannot be estimated under the "
+                        "formula; their rows have NaN estimates and the reason in 'note' "
+                        "(docs/messy.md §3)." if ne else ""))
     parts.append(guard("Forest plot", lambda: figure_html(
         _plot("contrasts", fit, ctx), name="contrasts", alt="forest plot of the contrasts",
         caption="Estimates with confidence intervals; blue intervals exclude 0.")))
@@ -162,6 +189,9 @@ def _ranks(fit: Any, ctx: dict) -> str:
     meta = tab.attrs.get("mixrank", {})
     parts = [paragraph(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
                 f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}.")]
+    parts.append(_notes(_left_out_note(tab, "The rank intervals"),
+                        "Models fall in groups that share no cells: one ranking per group "
+                        "('group' column; docs/messy.md §4)." if "group" in tab.columns else ""))
 
     def plot() -> str:
         from mixrank.report.plots_ranks import plot_rank_intervals
@@ -179,7 +209,8 @@ def _ranks(fit: Any, ctx: dict) -> str:
 
 _RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
                        "resolved_multiplicity", "resolved_anytime", "design_effect",
-                       "n_star_cluster", "resolved_cluster", "resolved_all")
+                       "n_star_cluster", "resolved_cluster", "resolved_all",
+                       "n_labelled", "n_labels_star")   # the last two: judge-corrected fits
 
 
 def _resolution(fit: Any, ctx: dict) -> str:
@@ -189,6 +220,7 @@ def _resolution(fit: Any, ctx: dict) -> str:
                 "the observed difference with the target power (q = N / N* \u2265 1)? Each "
                 "paradigm is stricter than the one before: fixed n, multiplicity-adjusted, "
                 "anytime-valid, clustered (the formula's unit of inference).")]
+    parts.append(_notes(_left_out_note(tab, "The verdicts")))
     counts = meta.get("unresolved")
     if isinstance(counts, Mapping) and counts:
         parts.append(format_table_html(pd.DataFrame(
@@ -228,7 +260,10 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
         return figure_html(ax, name="sensitivity", alt="verdict stability", caption=(
             "Share of replicates keeping each pair's clustered verdict, per check."))
     cols = [c for c in STABILITY_COLUMNS if c in summ.columns]
-    return ("<h3>How robust is the clustered verdict?</h3>" + guard("Sensitivity plot", fig)
+    meta = summ.attrs.get("mixrank", {})
+    reason = meta.get("unit_reason", "the first random term of the formula")
+    why = paragraph(f"Resampled unit: {meta.get('unit', '?')} ({reason}).")
+    return ("<h3>How robust is the clustered verdict?</h3>" + why + guard("Sensitivity plot", fig)
             + format_table_html(summ[cols], max_rows=ctx["max_pairs"] * 4,
                                 caption="Stability per check and pair (seed 0)."))
 
@@ -309,6 +344,7 @@ _BUILDERS: dict[str, Callable[[Any, dict], str]] = {
     "reliable_change": _reliable_change,
     "gaps": lambda fit, ctx: gaps_section(fit, ctx, figure=figure_html, table=format_table_html,
                                           para=paragraph, guard=guard),   # model x covariate fits
+    "judge": judge_section,   # judge-corrected fits (gold=): mixrank.report.html_judge
 }
 
 
@@ -398,6 +434,11 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                         "reliable_change=mixrank.reliable_change(data, before=..., after=...)")
     if getattr(fit.frame.spec, "covariates", ()) and "gaps" not in sections:
         sections.insert(sections.index("contrasts") + 1 if "contrasts" in sections else 0, "gaps")
+    if is_judge_fit(fit):   # PPI++ fits: a Judge section, no variance components
+        sections = [s for s in sections if s != "components"]
+        if "judge" not in sections:
+            sections.insert(sections.index("leaderboard") + 1 if "leaderboard" in sections
+                            else 0, "judge")
     unknown = [s for s in sections if s not in _BUILDERS]
     if unknown:
         raise DataError(f"unknown report section(s) {unknown}; expected a subset of "
@@ -463,7 +504,8 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
     Raises
     ------
     DataError
-        As :func:`render_report`, or the folder of ``path`` does not exist.
+        As :func:`render_report`, the folder of ``path`` does not exist, or the
+        file cannot be written (the message names the path and the reason).
     MissingDependencyError
         matplotlib is not installed.
 
@@ -488,5 +530,9 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
                          plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change,
                          sensitivity=sensitivity)
-    p.write_text(text, encoding="utf-8")
+    try:
+        p.write_text(text, encoding="utf-8")
+    except OSError as exc:   # a full disk, no permission, a folder of that name
+        raise DataError(f"cannot write the report to {str(p)!r}: {exc.strerror or exc}; free "
+                        "space or choose another path (-o/--output)") from None
     return p

@@ -87,8 +87,21 @@ def select_pairs(table: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None) -
     return table.iloc[rows]
 
 
+def oriented(table: pd.DataFrame) -> pd.DataFrame:
+    """A copy of a contrasts table with each negative-estimate row flipped to
+    ``model_b - model_a`` (estimate and interval negated): better model first."""
+    t = table.copy()
+    neg = t["estimate"].to_numpy(dtype=float) < 0
+    if neg.any():
+        t.loc[neg, ["model_a", "model_b"]] = t.loc[neg, ["model_b", "model_a"]].to_numpy()
+        lo, hi = t.loc[neg, "ci_lower"].to_numpy(dtype=float), t.loc[neg, "ci_upper"].to_numpy(dtype=float)
+        t.loc[neg, "estimate"] = -t.loc[neg, "estimate"]
+        t.loc[neg, "ci_lower"], t.loc[neg, "ci_upper"] = -hi, -lo
+    return t
+
+
 def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[str, str]] | None = None,
-                   sort: bool = True, title: str | None = None) -> Any:
+                   sort: bool = True, title: str | None = None, orient: bool = True) -> Any:
     """Forest plot of the pairwise contrasts ``model_a - model_b``.
 
     Parameters
@@ -106,6 +119,12 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
         table's (or ``pairs``') order, first at the top.
     title : str, optional
         Axes title.
+    orient : bool, default True
+        Draw every pair from its better model to the worse one (the row of a
+        negative estimate is drawn as ``model_b - model_a`` with the estimate
+        and interval negated), so every gap reads with its sign; False draws
+        the table's orientation.  Rows without an estimate (pairs the formula
+        cannot estimate) are left out.
 
     Returns
     -------
@@ -141,6 +160,11 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
     table = select_pairs(checked_table(fit_or_table, "contrasts", _CONTRAST_COLUMNS, "plot_contrasts"),
                          pairs)
     t = table.reset_index(drop=True)
+    t = t[np.isfinite(t["estimate"].to_numpy(dtype=float))].reset_index(drop=True)
+    if len(t) == 0:
+        raise DataError("plot_contrasts: no pair has an estimate; nothing to plot")
+    if orient:
+        t = oriented(t)
     if sort:
         t = t.iloc[np.argsort(-t["estimate"].to_numpy(dtype=float), kind="stable")]
     n = len(t)

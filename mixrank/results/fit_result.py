@@ -14,6 +14,7 @@ cycle (``tests/test_import_graph.py``).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,10 +27,19 @@ from .._util import check_level, tidy
 from ..design.plan import plan_fit
 from ..design.resolution import resolution_fit
 from ..design.sensitivity import sensitivity_fit
+from ..engine.estimability import (
+    MIN_LEVELS,
+    WeakTerm,
+    models_to_drop,
+    score_groups,
+    select_models,
+    weak_terms,
+)
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.ranks import rank_intervals_fit
+from ..inference.sign_exact import degenerate_sign_test
 from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
 from .anova import anova_table
 from .interactions import adjust_by_level, contrasts_by, model_scores_by
@@ -46,6 +56,13 @@ class FitResult:
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is the mean of
     ``model_a - model_b`` (positive favours ``model_a``).
+
+    ``pairs`` holds the fitted pairs; ``incomplete`` the pairs the formula
+    cannot estimate (NaN rows with the reason in ``message``; shown by
+    ``contrasts()`` and ``diagnostics()``, left out of everything else;
+    docs/messy.md §3).  ``restricted``: the fit was asked for some pairs
+    (``fit(..., pairs=...)``); verdict tables, sensitivity and planning then
+    default to those pairs.
     """
 
     frame: Frame
@@ -54,6 +71,8 @@ class FitResult:
     engine: str
     estimand: str
     level: float
+    incomplete: tuple[PairFit, ...] = ()
+    restricted: bool = False
 
     # ------------------------------------------------------------------ meta
     def _meta(self, table: str, **extra: Any) -> dict:
@@ -110,8 +129,12 @@ class FitResult:
             ``model_a, model_b, estimate, std_error, df, statistic`` (t),
             ``p_value`` (two-sided), ``p_adjusted``, ``p_greater``
             (one-sided, H1: model_a better), ``ci_lower, ci_upper, level, n``
-            (common cells).  ``attrs["mixrank"]`` records ``adjust``,
-            ``family_size`` and ``ci`` (marginal or simultaneous).
+            (common cells), ``note`` (why a row has no test: a degenerate
+            pair, or a pair the formula cannot estimate -- NaN estimate,
+            appended after the fitted pairs; else empty).  ``attrs["mixrank"]``
+            records ``adjust``, ``family_size``, ``ci`` (marginal or
+            simultaneous), ``estimand`` and ``not_estimable`` (the NaN rows'
+            pairs).
 
         Raises
         ------
@@ -141,11 +164,12 @@ class FitResult:
         q = stats.t.ppf(0.5 + lev / 2, [p.df for p in self.pairs]) if self.pairs else []
         for p, qq in zip(self.pairs, np.atleast_1d(q)):
             se = p.std_error
-            if p.degenerate:  # no variance estimable: no evidence either way
+            if p.degenerate:  # no variance estimable: the exact sign test (docs/hardening.md §1)
+                p2, pg, _ = degenerate_sign_test(self.frame, p)
                 rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
-                                 std_error=se, df=p.df, statistic=np.nan, p_value=1.0,
-                                 p_greater=1.0, ci_lower=np.nan, ci_upper=np.nan, level=lev,
-                                 n=p.n))
+                                 std_error=se, df=p.df, statistic=np.nan, p_value=p2,
+                                 p_greater=pg, ci_lower=np.nan, ci_upper=np.nan, level=lev,
+                                 n=p.n, note=p.message))
                 continue
             t = p.estimate / se
             rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
@@ -153,9 +177,22 @@ class FitResult:
                              p_value=float(2 * stats.t.sf(abs(t), p.df)),
                              p_greater=float(stats.t.sf(t, p.df)),
                              ci_lower=p.estimate - qq * se, ci_upper=p.estimate + qq * se,
-                             level=lev, n=p.n))
+                             level=lev, n=p.n, note=""))
         tab = tidy(rows, **self._meta("contrasts"))
-        return adjust_contrasts(self, tab, adjust=how, level=lev, B=B, rng=rng)
+        out = adjust_contrasts(self, tab, adjust=how, level=lev, B=B, rng=rng)
+        return self._with_incomplete(out, lev)
+
+    def _with_incomplete(self, tab: pd.DataFrame, lev: float) -> pd.DataFrame:
+        """``tab`` with the NaN rows of the pairs the formula cannot estimate appended."""
+        meta = dict(tab.attrs.get("mixrank", {}))
+        meta["not_estimable"] = [(p.model_a, p.model_b) for p in self.incomplete]
+        if self.incomplete:
+            extra = pd.DataFrame([dict(model_a=p.model_a, model_b=p.model_b, n=p.n, level=lev,
+                                       note=p.message) for p in self.incomplete])
+            tab = pd.concat([tab, extra], ignore_index=True) if len(tab) else extra
+            tab = tab.astype({"n": "int64"})
+        tab.attrs["mixrank"] = meta
+        return tab
 
     def anova(self, *, adjust: str = "none") -> pd.DataFrame:
         """Per pair, F tests that the gap is the same at every level of each covariate term.
@@ -163,7 +200,8 @@ class FitResult:
         See :func:`mixrank.results.anova.anova_table` (lmerTest ``anova(type = 3)``);
         ``adjust="holm"`` adds ``p_adjusted`` (Holm across pairs, per term).
         """
-        return anova_table(self, adjust=adjust)
+        part, left = self.estimable_part()
+        return _left_out(anova_table(part, adjust=adjust), left)
 
     def variance_components(self) -> pd.DataFrame:
         """Variance components per pair.
@@ -209,12 +247,14 @@ class FitResult:
             (max abs gradient on free components), ``nfev``, ``degenerate``
             (True when no variance is estimable for the pair: identical
             differences or fewer than two units; see :func:`mixrank.fit`),
-            ``message``.
+            ``message`` (``"not estimable: ..."`` for the pairs the formula
+            cannot estimate, listed last with ``converged`` False).
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, only_a=p.only_a,
                      only_b=p.only_b, criterion=p.criterion, converged=p.converged,
                      boundary=",".join(p.boundary), gradient=p.gradient, nfev=p.nfev,
-                     degenerate=bool(p.degenerate), message=p.message) for p in self.pairs]
+                     degenerate=bool(p.degenerate), message=p.message)
+                for p in (*self.pairs, *self.incomplete)]
         return tidy(rows, **self._meta("diagnostics"))
 
     def model_scores(self, level: float | None = None, *,
@@ -291,7 +331,20 @@ class FitResult:
         if by is not None:
             return rank_intervals_by(self, by, level=lev, coverage=coverage, method=method, B=B,
                                      rng=rng)
-        return rank_intervals_fit(self, level=lev, coverage=coverage, method=method, B=B, rng=rng)
+        parts = self.score_group_fits()
+        if len(parts) > 1:   # scores on different cells: one ranking per group (docs/messy.md §4)
+            tabs = []
+            for g, sub in parts:
+                t = sub.rank_intervals(lev, coverage=coverage, method=method, B=B, rng=rng)
+                tabs.append(t.assign(group=g))
+            out = pd.concat(tabs, ignore_index=True)
+            out.attrs["mixrank"] = dict(tabs[0].attrs.get("mixrank", {}), groups=len(parts),
+                                        left_out=[m for t in tabs for m in
+                                                  t.attrs.get("mixrank", {}).get("left_out", [])])
+            return out
+        part, left = self.estimable_part()
+        return _left_out(rank_intervals_fit(part, level=lev, coverage=coverage, method=method,
+                                            B=B, rng=rng), left)
 
     def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
         """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
@@ -338,10 +391,11 @@ class FitResult:
         >>> str(best["model"]), bool(best["p_best"] > 0.9)
         ('m01', True)
         """
-        return rank_probabilities_fit(self, B=B, rng=rng)
+        part, left = self.estimable_part()
+        return _left_out(rank_probabilities_fit(part, B=B, rng=rng), left)
 
     def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
@@ -351,17 +405,21 @@ class FitResult:
         :func:`mixrank.design.resolution.resolution_fit`, which this calls
         with the same arguments (``alpha``, default 1 - the fit's ``level``;
         ``power``, ``pairs`` --
-        ``"adjacent"``, ``"all"`` or explicit pairs --, ``models``, ``top``,
+        ``"adjacent"``, ``"all"`` or explicit pairs; default None: the fitted
+        pairs of a fit restricted with ``fit(..., pairs=)``, else
+        ``"adjacent"`` --, ``models``, ``top``,
         ``multiplicity``, ``anytime`` -- ``"auto"``: the paired-Bernoulli
         e-process for 0/1 scores, ``"normal"``, ``"bernoulli"`` or False --,
         ``cluster``).  Every column tests the fit's estimand
         (docs/sensitivity.md).
         """
-        return resolution_fit(self, alpha=alpha, power=power, pairs=pairs, models=models, top=top,
-                              multiplicity=multiplicity, anytime=anytime, cluster=cluster)
+        part, left = self.estimable_part()
+        return _left_out(resolution_fit(part, alpha=alpha, power=power, pairs=pairs,
+                                        models=models, top=top,
+                              multiplicity=multiplicity, anytime=anytime, cluster=cluster), left)
 
     def sensitivity(self, kind: str | Sequence[str] = "loso", *,
-                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                    pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
                     alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
                     B: int = 1000, groupings: Any = None, n_random: int = 200,
@@ -373,11 +431,18 @@ class FitResult:
         with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
         ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
         ``alpha``, ``power``, ``unit``, ``B``, ``groupings``, ``n_random``,
-        ``rng``, ``summary`` for the per-pair stability table).
+        ``rng``, ``summary`` for the per-pair stability table).  Here
+        ``pairs=None`` is the fitted pairs of a restricted fit (else
+        ``"adjacent"``) and ``unit=None`` the random term with the fewest
+        levels (:func:`~mixrank.design.sensitivity_frames.choose_unit`);
+        ``attrs["mixrank"]["unit_reason"]``
+        says why that unit, ``left_out`` which models were not estimable.
         """
-        return sensitivity_fit(self, kind, pairs=pairs, models=models, top=top, alpha=alpha,
-                               power=power, unit=unit, B=B, groupings=groupings,
-                               n_random=n_random, rng=rng, summary=summary)
+        part, left = self.estimable_part()
+        tab = sensitivity_fit(part, kind, pairs=pairs, models=models, top=top, alpha=alpha,
+                              power=power, unit=unit, B=B, groupings=groupings,
+                              n_random=n_random, rng=rng, summary=summary)
+        return _left_out(tab, left)
 
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,
@@ -391,5 +456,75 @@ class FitResult:
         ``prompts``; ``power``, ``alpha``; whose components, ``pair``; column
         ``roles``; the ``grid`` of multiples tried).
         """
-        return plan_fit(self, delta, subjects=subjects, questions=questions, prompts=prompts,
-                        power=power, alpha=alpha, pair=pair, roles=roles, grid=grid)
+        part, left = self.estimable_part()
+        return _left_out(plan_fit(part, delta, subjects=subjects, questions=questions,
+                                  prompts=prompts, power=power, alpha=alpha, pair=pair,
+                                  roles=roles, grid=grid), left)
+
+    # ------------------------------------------------ incomplete / restricted
+    def estimable_part(self) -> tuple[FitResult, list[str]]:
+        """This fit without the models of its not-estimable pairs, and those models.
+
+        The models are removed greedily (the one in most such pairs first,
+        :func:`~mixrank.engine.estimability.models_to_drop`), so every
+        remaining pair was fitted; the fit itself when nothing is incomplete.
+        Rank intervals, verdict tables, sensitivity, planning and anova use
+        it and list the removed models in ``attrs["mixrank"]["left_out"]``
+        (docs/messy.md §3).
+        """
+        if not self.incomplete:
+            return self, []
+        hit = _PARTS.get(self)
+        if hit is None:
+            names = list(self.models)
+            bad = [(names.index(p.model_a), names.index(p.model_b)) for p in self.incomplete]
+            drop = models_to_drop(names, bad)
+            keep = [j for j, m in enumerate(names) if m not in drop]
+            kept = set(names[j] for j in keep)
+            part = FitResult(frame=select_models(self.frame, keep),
+                             pairs=tuple(p for p in self.pairs
+                                         if p.model_a in kept and p.model_b in kept),
+                             method=self.method, engine=self.engine, estimand=self.estimand,
+                             level=self.level, restricted=self.restricted)
+            hit = _PARTS[self] = (part, drop)
+        return hit
+
+    def score_group_fits(self) -> list[tuple[int, FitResult]]:
+        """``[(group, fit restricted to the group's models)]`` for the groups of
+        :func:`~mixrank.engine.estimability.score_groups` with at least 2 models; ``[(1,
+        self)]`` when all models share cells (docs/messy.md §4)."""
+        groups = score_groups(self.frame)
+        if max(groups, default=1) == 1:
+            return [(1, self)]
+        out = []
+        for g in sorted(set(groups)):
+            keep = [j for j, x in enumerate(groups) if x == g]
+            if len(keep) < 2:
+                continue
+            names = {self.models[j] for j in keep}
+            within = [tuple(p for p in ps if p.model_a in names and p.model_b in names)
+                      for ps in (self.pairs, self.incomplete)]
+            out.append((g, FitResult(frame=select_models(self.frame, keep), pairs=within[0],
+                                     method=self.method, engine=self.engine,
+                                     estimand=self.estimand, level=self.level,
+                                     incomplete=within[1], restricted=self.restricted)))
+        return out
+
+    def weak_terms(self, threshold: int = MIN_LEVELS) -> list[WeakTerm]:
+        """Random terms with fewer than ``threshold`` levels among some fitted pair's common
+        cells (:func:`~mixrank.engine.estimability.weak_terms`, docs/messy.md §2); each has
+        ``term, levels, n_pairs, examples`` and ``message()``."""
+        idx = [(self.frame.model_index(p.model_a), self.frame.model_index(p.model_b))
+               for p in self.pairs]
+        return weak_terms(self.frame, idx, threshold)
+
+
+_PARTS: weakref.WeakKeyDictionary[FitResult, tuple[FitResult, list[str]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _left_out(tab: Any, left: list[str]) -> Any:
+    """``tab`` with the models left out as not estimable in ``attrs["mixrank"]["left_out"]``."""
+    if left and isinstance(tab, pd.DataFrame):
+        tab.attrs.setdefault("mixrank", {})["left_out"] = list(left)
+    return tab

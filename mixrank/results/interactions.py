@@ -25,6 +25,7 @@ from scipy import stats
 
 from .._util import tidy
 from ..engine.fixed import Design, FixedPair, build_design, fit_models_fixed
+from ..engine.native import score_scale, snap_zero
 from ..errors import DataError, DesignError
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ def _rows(fit: FitResult, by: str, fp: FixedPair | None, level: float, ident: di
             est = se = df = t = pv = lo = hi = float("nan")
         else:
             est, var, df = fp.contrast(cast(np.ndarray, L))
+            est = snap_zero(est, score_scale(fit.frame))   # exact ties (docs/hardening.md §9)
             se = float(np.sqrt(var))
             t = est / se
             pv = float(2 * stats.t.sf(abs(t), df))

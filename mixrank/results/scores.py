@@ -10,6 +10,7 @@ their score fit each model once.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -17,9 +18,10 @@ import numpy as np
 from scipy import stats
 
 from .._util import check_level, tidy
+from ..engine.estimability import score_groups
 from ..engine.native import ESTIMANDS
 from ..engine.single import ModelFit, fit_models
-from ..errors import DesignError
+from ..errors import DesignError, MixrankWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,9 +62,23 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
                          n=m.n, sigma_iid=m.sigma_iid, design_effect=m.design_effect,
                          iid_std_error=m.iid_std_error, note=m.note))
     spec = fit.frame.spec
+    extra = {}
+    groups = score_groups(fit.frame)
+    if max(groups, default=1) > 1:
+        by_name = dict(zip(fit.frame.models, groups))
+        for r in rows:
+            r["group"] = by_name[str(r["model"])]
+        sizes = {g: groups.count(g) for g in sorted(set(groups))}
+        note = (f"the models fall in {len(sizes)} groups that share no cells (models "
+                f"per group: {sizes}; e.g. judged by different annotators or on different "
+                "items): scores are on one scale only within a group (the 'group' column). "
+                "To compare across groups, fit a formula whose pairing keys they share, or "
+                "model the key as a covariate ('model * key', by=) (docs/messy.md §4)")
+        warnings.warn(f"model_scores: {note}", MixrankWarning, stacklevel=3)
+        extra["groups_note"] = note
     return tidy(rows, table="model_scores", formula=spec.formula, method=fit.method,
                 engine=fit.engine, estimand=est,
                 df_method="satterthwaite" if fit.method == "reml" else "units - 1",
                 model="y ~ 1 + " + (" + ".join(f"(1|{t})" for t in spec.term_names)
                                     if spec.random else "(cells independent)"),
-                unit=spec.unit or "cell")
+                unit=spec.unit or "cell", **extra)

@@ -55,7 +55,7 @@ class Summary:
         show = sc[cols].copy()
         for col in cols[1:]:
             show[col] = sc[col].map(lambda x: _g(x) if isinstance(x, float) else str(x))
-        return ["", f"Model scores ({meta['model']}, unit {meta['unit']}, "
+        return ["", f"Model scores ({meta['model']}, estimand {meta['estimand']}, unit {meta['unit']}, "
                 f"{100 * sc['level'].iloc[0]:g}% CI):", show.to_string(index=False)]
 
     def _one(self) -> str:
@@ -73,8 +73,9 @@ class Summary:
         lines.append(f"Pair: d = {p.model_a} - {p.model_b} over {p.n:,} common cells"
                      + (f" ({p.only_a:,} only {p.model_a}, {p.only_b:,} only {p.model_b})"
                         if p.only_a or p.only_b else ""))
-        if fit.estimand != "gls":
-            lines.append(f"Estimand: {fit.estimand}")
+        lines.append(f"Estimand: {fit.estimand}"
+                     + (" (plain mean difference over the common cells)" if fit.estimand == "cells"
+                        else ""))
         lines.append("")
         if fit.method == "reml":
             lines.append(f"REML criterion at convergence: {p.criterion:.4f}")

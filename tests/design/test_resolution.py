@@ -312,8 +312,11 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
     tab = res.resolution(pairs=family, alpha=alpha, multiplicity=method)
     _assert_tightening(tab)
     scores = dict(zip(res.model_scores()["model"], res.model_scores()["estimate"]))
-    # orientation: model_a is the better-scoring model
-    assert all(scores[a] >= scores[b] for a, b in zip(tab["model_a"], tab["model_b"]))
+    # orientation: the pair's own contrast favours model_a (docs/messy.md §1); with every
+    # cell shared (cells estimand) that is also the better-scoring model
+    assert (tab["estimate"] >= 0).all()
+    if missing == 0.0:
+        assert all(scores[a] >= scores[b] - 1e-12 for a, b in zip(tab["model_a"], tab["model_b"]))
     assert len(tab) == (models - 1 if family == "adjacent" else models * (models - 1) // 2)
     # the fit's numbers go through unchanged (up to orientation)
     for _, r in tab.iterrows():
@@ -321,7 +324,7 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
         sign = 1 if p.model_a == r["model_a"] else -1
         assert r["estimate"] == sign * p.estimate
         assert r["sigma_d"] == p.sigma_d
-        # the clustered stress is relative to the estimand's own iid variance (gls here)
+        # the clustered stress is relative to the estimand's own iid variance (the default, cells)
         iid = p.sigma_d**2 * r["weight_factor"] / p.n
         assert r["design_effect"] == pytest.approx(p.variance / iid, rel=1e-12)
         assert r["variance_iid"] == pytest.approx(iid, rel=1e-12)
@@ -347,7 +350,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     pd.testing.assert_frame_equal(tab, rebuilt, check_like=False)
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"
-    assert meta["estimand"] == "gls" and meta["model_order"] == order
+    assert meta["estimand"] == "cells" and meta["model_order"] == order
     assert resolution_fit(small_fit).equals(tab)
     # q_cluster = delta^2 / (K Var_REML)
     var = np.array([small_fit.pair(a, b).variance for a, b in zip(tab["model_a"], tab["model_b"])])
@@ -385,7 +388,9 @@ def test_resolution_fit_errors(small_fit):
     df = mixrank.simulate(4, 4, 5, 1, family="gaussian", rng=1)
     part = mixrank.fit("correct ~ model + (1|subject)", df, pairs=[("m01", "m02")])
     with pytest.raises(DesignError, match="not fitted.*pairs="):
-        part.resolution()
+        part.resolution(pairs="adjacent")
+    # a restricted fit's default family is its fitted pairs (docs/messy.md §4)
+    assert len(part.resolution()) == 1
 
 
 # ---------------------------------------------------------------------------

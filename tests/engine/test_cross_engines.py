@@ -39,8 +39,8 @@ def _fits(name):
     if name not in _FITS:
         formula, kw = DESIGNS[name]
         df = mixrank.simulate(**kw)
-        _FITS[name] = (mixrank.fit(formula, df, engine="native"),
-                       mixrank.fit(formula, df, engine="statsmodels"))
+        _FITS[name] = (mixrank.fit(formula, df, engine="native", estimand="gls"),
+                       mixrank.fit(formula, df, engine="statsmodels", estimand="gls"))
     return _FITS[name]
 
 
@@ -86,7 +86,8 @@ def test_statsmodels_engine_rejects_other_estimands():
         mixrank.fit(formula, df, engine="statsmodels", estimand="cells",
                     pairs=[("m01", "m02")])
     with pytest.raises(mixrank.DesignError, match="no random term"):
-        mixrank.fit("correct ~ model", df, engine="statsmodels", pairs=[("m01", "m02")])
+        mixrank.fit("correct ~ model", df, engine="statsmodels", estimand="gls",
+                    pairs=[("m01", "m02")])
 
 
 def test_statsmodels_criterion_is_remlcrit():
@@ -103,6 +104,6 @@ def test_statsmodels_criterion_is_remlcrit():
     p = case["pairs"][0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mixrank.SingularFitWarning)
-        fit = mixrank.fit(case["formula"], df, engine="statsmodels",
+        fit = mixrank.fit(case["formula"], df, engine="statsmodels", estimand="gls",
                           pairs=[(p["model_a"], p["model_b"])]).pairs[0]
     assert fit.criterion == pytest.approx(p["REMLcrit"], abs=1e-6)

@@ -1,7 +1,7 @@
 """Degenerate pairs: a pair with identical paired
 differences, or with its common cells in a single unit, is kept as a flagged
-row (p-value 1, no evidence) instead of killing the all-pairs fit; the
-zero-variance threshold is relative to the data's scale."""
+row instead of killing the all-pairs fit, tested by the exact sign test (p-value 1 for a
+zero gap: no evidence); the zero-variance threshold is relative to the data's scale."""
 
 from __future__ import annotations
 
@@ -67,8 +67,10 @@ def test_constant_nonzero_difference_and_estimate_reported():
     with pytest.warns(DegeneratePairWarning, match=r"identical \(0\.5\)"):
         res = mixrank.fit(F1, d)
     c = res.contrasts().iloc[0]
-    assert c.estimate == pytest.approx(0.5) and c.p_value == 1
-    # the resolution verdict reports the observed difference but judges it as no evidence
+    # issue 22: a consistent non-zero gap is evidence -- all 6 subjects agree on its sign
+    assert c.estimate == pytest.approx(0.5) and c.p_value == 2 * 0.5 ** 6
+    assert c.p_greater == 0.5 ** 6
+    # the resolution verdict reports the observed difference but has no variance for N*
     r = res.resolution(pairs="all").iloc[0]
     assert r.estimate == pytest.approx(0.5) and not r.resolved_all
 
@@ -106,7 +108,7 @@ def test_pair_within_one_unit():
 @pytest.mark.parametrize("engine", ["native", "statsmodels"])
 def test_other_engines_survive(engine):
     d = with_copy(mixrank.simulate(3, 6, 5, 1, family="gaussian", rng=2))
-    res = quiet_fit(F1, d, engine=engine)
+    res = quiet_fit(F1, d, engine=engine, estimand="gls")
     assert res.diagnostics().degenerate.sum() == 1 and len(res.pairs) == 6
 
 
@@ -172,7 +174,7 @@ def test_zero_residual_pair_is_the_limit_over_level_means():
         rows.append(dict(model="B", subject=s, question=f"q{i}", correct=0.5 - di / 2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = mixrank.fit("correct ~ model + (1|subject)", pd.DataFrame(rows))
+        res = mixrank.fit("correct ~ model + (1|subject)", pd.DataFrame(rows), estimand="gls")
     row = res.contrasts().iloc[0]
     means = [0.5, -0.25, 1.0]
     ref = stats.ttest_1samp(means, 0.0)

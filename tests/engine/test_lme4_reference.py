@@ -72,7 +72,8 @@ def _fit(name: str, shared_data) -> mixrank.FitResult:
             warnings.simplefilter("ignore", mixrank.SingularFitWarning)
             _FITS[name] = mixrank.fit(case["formula"], df,
                                       pairs=[(p["model_a"], p["model_b"]) for p in case["pairs"]],
-                                      pair_by=case["pair_by"], replicate=case["replicate"])
+                                      pair_by=case["pair_by"], replicate=case["replicate"],
+                                      estimand="gls")
     return _FITS[name]
 
 

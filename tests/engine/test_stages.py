@@ -8,13 +8,21 @@ REML optimum) and the definitions of the stages (criterion at the optimum
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 import mixrank
-from mixrank import Control, ConvergenceError, ConvergenceWarning, DesignError, SmallSampleWarning
+from mixrank import (
+    Control,
+    ConvergenceError,
+    ConvergenceWarning,
+    DesignError,
+    SmallSampleWarning,
+    WeakDesignWarning,
+)
 from mixrank.engine import native, reml
 from mixrank.engine.objective import make_objective
 from mixrank.engine.satterthwaite import satterthwaite
@@ -158,10 +166,15 @@ def test_singular_and_small_sample_actions():
         mixrank.fit(CROSSED, d, control=Control(singular="error"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        mixrank.fit(CROSSED, d, control=Control(singular="ignore"))   # small_sample: ignore
-    quiet = Control(singular="ignore", small_sample="warning")
-    with pytest.warns(SmallSampleWarning, match=r"min_units=5.*'subject'.*: 4"):
+        mixrank.fit(CROSSED, d, control=Control(singular="ignore", small_sample="ignore"))
+    quiet = Control(singular="ignore")        # small_sample: warning by default, per term
+    with pytest.warns(WeakDesignWarning) as rec:
         mixrank.fit(CROSSED, d, control=quiet)
+    assert len(rec) == 1 and issubclass(rec[0].category, SmallSampleWarning)
+    msg = str(rec[0].message)
+    assert re.search(r"\(1\|subject\) has 4 level\(s\).*m01 vs m02", msg), msg
+    assert "(1|prompt) has 4 level(s)" in msg and "min_units=5" in msg
+    assert "'model * subject'" in msg and "method='aggregate'" in msg
     with pytest.raises(DesignError, match="min_units=5"):
         mixrank.fit(CROSSED, d, control=Control(singular="ignore", small_sample="error"))
     with warnings.catch_warnings():

@@ -364,7 +364,7 @@ def test_fit_path_matches_contrasts(example_fit):
     core = rank_intervals_from_tests(scores, P, coverage="simultaneous")
     assert _intervals(core) == _intervals(tab)
     meta = tab.attrs["mixrank"]
-    assert meta["unit"] == "subject" and meta["estimand"] == "gls"
+    assert meta["unit"] == "subject" and meta["estimand"] == "cells"
 
 
 def test_fit_method_delegates(example_fit):

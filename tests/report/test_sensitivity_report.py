@@ -42,4 +42,4 @@ def test_report_shows_the_sensitivity_part_only_when_asked(fit):
     html = render_report(fit, sections=["resolution"], sensitivity="loso,bootstrap")
     assert "How robust is the clustered verdict?" in html
     assert 'data-plot="sensitivity"' in html
-    assert "Estimand gls in every column" in html
+    assert "Estimand cells in every column" in html

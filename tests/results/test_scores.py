@@ -51,7 +51,7 @@ def test_columns_and_iid_closed_form(example):
 
 def test_cells_estimand_is_the_leaderboard_mean(example):
     df = example.sample(frac=0.8, random_state=1)            # unbalanced
-    fit = _fit("correct ~ model + (1|subject)", df)
+    fit = _fit("correct ~ model + (1|subject)", df, estimand="gls")
     cells = fit.model_scores(estimand="cells").set_index("model")
     means = df.groupby("model")["correct"].mean()
     np.testing.assert_allclose(cells.loc[means.index, "estimate"], means, rtol=1e-12)
@@ -95,8 +95,12 @@ def test_confounded_term_names_the_model():
                                      correct=rng.normal()))
     df = pd.DataFrame(rows)
     fit = _fit("correct ~ model + (1|subject:question)", df, pairs=[("a", "b")])
-    with pytest.raises(mixrank.DesignError, match=r"model 'c'.*\(1\|subject:question\).*confounded"):
-        fit.model_scores()
+    # one model not estimable under the formula: a NaN row with the reason, not an abort
+    with pytest.warns(mixrank.IncompletePairWarning, match=r"model 'c'.*\(1\|subject:question\)"):
+        sc = fit.model_scores().set_index("model")
+    assert np.isnan(sc.loc["c", "std_error"]) and "confounded" in sc.loc["c", "note"]
+    assert sc.loc["c", "estimate"] == pytest.approx(df[df.model == "c"].correct.mean(), rel=1e-12)
+    assert np.isfinite(sc.loc[["a", "b"], "std_error"]).all()
 
 
 @pytest.mark.parametrize("kw,match", [(dict(estimand="micro"), "'gls', 'cells', 'units'"),
@@ -110,7 +114,7 @@ def test_bad_options(example, kw, match):
 
 def test_summary_shows_scores(example):
     text = str(_fit("correct ~ model + (1|subject)", example).summary())
-    assert "Model scores (y ~ 1 + (1|subject), unit subject, 95% CI)" in text
+    assert "Model scores (y ~ 1 + (1|subject), estimand cells, unit subject, 95% CI)" in text
     assert "p_adjusted: holm across the 15 pairs" in text
 
 
@@ -120,8 +124,8 @@ def test_same_engine_as_the_fit():
                           sd_model_subject=0.5, sd_model_question=0.5, sd_model_prompt=0.3,
                           sd_residual=1.0, missing=0.1, rng=3)
     f = "correct ~ model + (1|subject) + (1|prompt)"
-    nat = _fit(f, df).model_scores()
-    sm = _fit(f, df, engine="statsmodels").model_scores()
+    nat = _fit(f, df, estimand="gls").model_scores()
+    sm = _fit(f, df, engine="statsmodels", estimand="gls").model_scores()
     assert sm.attrs["mixrank"]["engine"] == "statsmodels"
     np.testing.assert_allclose(sm["estimate"], nat["estimate"], rtol=1e-4)
     np.testing.assert_allclose(sm["std_error"], nat["std_error"], rtol=1e-4)

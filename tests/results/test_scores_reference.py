@@ -49,7 +49,7 @@ def _fit(name: str, shared_data) -> mixrank.FitResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.MixrankWarning)
             _FITS[name] = mixrank.fit(case["formula"], df, pair_by=case["pair_by"],
-                                      pairs=[tuple(sorted(set(df["model"])))[:2]])
+                                      estimand="gls", pairs=[tuple(sorted(set(df["model"])))[:2]])
     return _FITS[name]
 
 

@@ -1,0 +1,44 @@
+"""CLI subcommand ``judge``: how an LLM judge departs from reference labels, and the label budget.
+
+Inputs: parsed arguments (see :mod:`mixrank.cli.common`; ``--gold`` is
+required).  Outputs: the table of ``JudgeResult.judge()`` (bias per model
+with its interval at the formula's unit, agreement, effective labels), the
+differential-bias test, and with ``--plan DELTA`` the label budget per pair
+(``JudgeResult.plan(delta, labels=True)``); docs/judge.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pandas as pd
+
+from .common import UsageError, alpha_power_args, common_args, emit, fit_from_args, titled
+
+
+def cmd_judge(args: argparse.Namespace) -> None:
+    if args.gold is None:
+        raise UsageError("mixrank judge needs --gold COLUMN: the column of reference labels "
+                         "(NaN on unlabelled cells) beside the judge's score in -f")
+    res = fit_from_args(args)
+    tab = res.judge()
+    test = tab.attrs["mixrank"]["differential_bias"]
+    diff = pd.DataFrame([{k: test[k] for k in ("statistic", "df1", "df2", "p_value", "units",
+                                                "note")}])
+    parts = [("judge", tab), ("differential_bias", diff)]
+    if args.plan is not None:
+        parts.append(("label_plan", res.plan(args.plan, labels=True, alpha=args.alpha,
+                                             power=args.power)))
+    emit(titled(parts, args.format), args)
+
+
+def register(sub: Any) -> None:
+    """Add ``judge`` to the subparsers ``sub``."""
+    s = sub.add_parser("judge", help="judge vs reference labels (--gold): bias per model, "
+                                     "agreement, differential bias, label budget")
+    common_args(s)
+    alpha_power_args(s)
+    s.add_argument("--plan", type=float, default=None, metavar="DELTA",
+                   help="also the reference labels each pair needs to resolve a gap DELTA")
+    s.set_defaults(func=cmd_judge)

@@ -1,0 +1,218 @@
+"""Stage engine: which pairs the formula can estimate, and how weak the estimable ones are.
+
+Inputs: a :class:`~mixrank.frame.Frame` and index pairs of models.
+Outputs: the reason a pair cannot be estimated (:func:`not_estimable`,
+:func:`incomplete_pairs`), its NaN row (:func:`incomplete_row`), the models
+whose removal leaves only estimable pairs (:func:`models_to_drop`,
+:func:`select_models`; docs/messy.md §3), the groups of models whose scores
+share cells (:func:`score_groups`, §4), the
+random terms with few levels among the pairs' common cells
+(:func:`weak_terms`, docs/messy.md §2) and the cells left
+out of the fitted pairs per model (:func:`unpaired_cells`, docs/methods.md
+§1).  Read by :func:`mixrank.fit` (warnings, ``incomplete=``) and by the
+report (the weak-design note next to the tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..frame import Frame, compute_stats
+from .records import PairFit
+
+__all__ = ["WeakTerm", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
+           "incomplete_pairs", "incomplete_row", "models_to_drop", "select_models",
+           "score_groups"]
+
+#: Default threshold of the weak-design check: a random term with fewer levels
+#: among a pair's common cells than this (lme4's ``check.nlev.gtr.5`` uses 5 too).
+MIN_LEVELS = 5
+
+
+def not_estimable(frame: Frame, j: int, k: int) -> str:
+    """Why the pair (j, k) cannot be estimated under the formula; ``""`` when it can.
+
+    Not estimable (docs/messy.md §3): fewer than 2
+    common cells, or a random term whose levels among the common cells each
+    hold a single cell while there are at least 2 of them (the term is then
+    confounded with the residual).  A pair whose cells fall in one level of
+    the unit is *degenerate* instead (a row with p-value 1,
+    :func:`mixrank.engine.native.degenerate_pair`).
+    """
+    a, b = frame.models[j], frame.models[k]
+    n = int(frame.stats.n_common[j, k])
+    if n < 2:
+        return (f"{a!r} and {b!r} share {n} cell(s); at least 2 common cells are needed")
+    mask = frame.common_mask(j, k)
+    for t in frame.spec.term_names:
+        counts = np.bincount(frame.term_codes[t][mask], minlength=frame.term_levels[t])
+        used = int(np.count_nonzero(counts))
+        if used >= 2 and used == n:
+            return (f"random term (1|{t}) has one cell per level among the {n} common cells of "
+                    f"{a!r} vs {b!r}, so it is confounded with the residual")
+    return ""
+
+
+@dataclass(frozen=True)
+class WeakTerm:
+    """A random term with fewer than ``threshold`` levels among some pairs' common cells."""
+
+    term: str
+    levels: int                 # fewest levels among the affected pairs' common cells
+    n_pairs: int                # affected pairs
+    examples: tuple[tuple[str, str], ...]
+    threshold: int
+
+    def message(self) -> str:
+        """The warning text: the term, its level count and the alternatives."""
+        ex = ", ".join(f"{a} vs {b}" for a, b in self.examples)
+        return (f"(1|{self.term}) has {self.levels} level(s) among the common cells of "
+                f"{self.n_pairs} pair(s) (e.g. {ex}), fewer than {self.threshold}: its variance "
+                "and the Satterthwaite df rest on that many levels, so intervals are wide and "
+                f"unstable. Alternatives: make it a fixed stratum ('model * {self.term}', "
+                "docs/interactions.md), or method='aggregate' over a unit with more levels; "
+                "Control(small_sample='ignore') silences this (docs/messy.md §2)")
+
+
+def weak_terms(frame: Frame, idx: Sequence[tuple[int, int]],
+               threshold: int = MIN_LEVELS) -> list[WeakTerm]:
+    """Random terms with fewer than ``threshold`` levels among some pair's common cells.
+
+    A term with fewer levels overall is weak in every pair; otherwise only
+    pairs that do not share every cell are counted level by level.
+    Returned in the formula's term order; pairs in ``idx`` order.
+    """
+    out = []
+    for t in frame.spec.term_names:
+        codes, L = frame.term_codes[t], frame.term_levels[t]
+        total = int(np.count_nonzero(np.bincount(codes, minlength=L)))
+        few: list[tuple[int, tuple[str, str]]] = []
+        for j, k in idx:
+            if frame.stats.n_common[j, k] == frame.n_cells:
+                used = total
+            else:
+                used = int(np.count_nonzero(np.bincount(codes[frame.common_mask(j, k)],
+                                                        minlength=L)))
+            if used < threshold:
+                few.append((used, (frame.models[j], frame.models[k])))
+        if few:
+            out.append(WeakTerm(term=t, levels=min(u for u, _ in few), n_pairs=len(few),
+                                examples=tuple(p for _, p in few[:3]), threshold=threshold))
+    return out
+
+
+def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, int]:
+    """Per model, its scored cells left out of at least one of its pairs in ``idx``.
+
+    A cell of model j is left out of the pair (j, k) when model k has no
+    score there.  Models with no such cell are omitted.  Reads the common
+    cells pair by pair (no dense matrix for a compressed frame).
+    """
+    partners: dict[int, set[int]] = {}
+    for j, k in idx:
+        partners.setdefault(j, set()).add(k)
+        partners.setdefault(k, set()).add(j)
+    n_obs = frame.n_observed()
+    out = {}
+    for j in sorted(partners):
+        ks = [k for k in sorted(partners[j]) if frame.stats.n_common[j, k] < n_obs[j]]
+        if not ks:
+            continue
+        paired = frame.common_mask(j, ks[0])
+        for k in ks[1:]:
+            paired = paired & frame.common_mask(j, k)
+        cnt = int(n_obs[j]) - int(np.count_nonzero(paired))
+        if cnt:
+            out[frame.models[j]] = cnt
+    return out
+
+
+def incomplete_pairs(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """``{position in idx: reason}`` of the pairs :func:`not_estimable` refuses.
+
+    Pairs sharing every cell share one answer, computed once.
+    """
+    out: dict[int, str] = {}
+    full: str | None = None
+    for i, (j, k) in enumerate(idx):
+        if frame.stats.n_common[j, k] == frame.n_cells:
+            if full is None:
+                full = not_estimable(frame, j, k)
+            why = full.replace(f"{frame.models[j]!r} vs {frame.models[k]!r}", "the pair") \
+                if full else ""
+        else:
+            why = not_estimable(frame, j, k)
+        if why:
+            out[i] = why
+    return out
+
+
+def incomplete_row(frame: Frame, j: int, k: int, reason: str) -> PairFit:
+    """The row of a pair the formula cannot estimate: NaN estimate, variance and df."""
+    n = int(frame.stats.n_common[j, k])
+    per_model = frame.n_observed()
+    names = [*frame.spec.term_names, "residual"]
+    nan = float("nan")
+    return PairFit(model_a=frame.models[j], model_b=frame.models[k], n=n,
+                   only_a=int(per_model[j]) - n, only_b=int(per_model[k]) - n, estimate=nan,
+                   variance=nan, df=nan, sigma_d=nan, components={t: nan for t in names},
+                   converged=False, message=f"not estimable: {reason}")
+
+
+def models_to_drop(models: Sequence[str], bad: Sequence[tuple[int, int]]) -> list[str]:
+    """Models whose removal leaves no pair of ``bad``: greedily the model in most bad pairs
+    (ties by name), until none is left."""
+    left = [tuple(p) for p in bad]
+    out: list[str] = []
+    while left:
+        count: dict[int, int] = {}
+        for j, k in left:
+            count[j] = count.get(j, 0) + 1
+            count[k] = count.get(k, 0) + 1
+        worst = min(count, key=lambda m: (-count[m], str(models[m])))
+        out.append(str(models[worst]))
+        left = [p for p in left if worst not in p]
+    return out
+
+
+def select_models(frame: Frame, keep: Sequence[int]) -> Frame:
+    """The frame restricted to the models ``keep`` (indices, in frame order); cells and terms
+    unchanged.  A compressed frame's dense matrices are built for it (as every accessor
+    that needs the whole matrix does, docs/scale.md)."""
+    keep = list(keep)
+    scores, observed = frame.scores[:, keep], frame.observed[:, keep]
+    stats = compute_stats(scores, observed, frame.term_codes, frame.term_levels)
+    kw = {f.name: getattr(frame, f.name) for f in fields(Frame)}
+    kw.update(models=tuple(frame.models[j] for j in keep), scores=scores, observed=observed,
+              replicates=frame.replicates[:, keep], stats=stats)
+    return Frame(**kw)
+
+
+def score_groups(frame: Frame) -> list[int]:
+    """Group number (1, 2, ...) of each model: models linked by pairs sharing >= 2 cells.
+
+    Models in different groups were scored on cells with no pairing-key
+    level combination in common (e.g. judged by disjoint annotators), so
+    their plain scores are not on one scale (docs/messy.md §4).  Groups are
+    numbered in the order of their first model in the frame.
+    """
+    M = frame.n_models
+    link = frame.stats.n_common >= 2
+    group = [0] * M
+    g = 0
+    for s in range(M):
+        if group[s]:
+            continue
+        g += 1
+        group[s] = g
+        stack = [s]
+        while stack:
+            j = stack.pop()
+            for k in np.flatnonzero(link[j]):
+                if not group[int(k)]:
+                    group[int(k)] = g
+                    stack.append(int(k))
+    return group

@@ -1,0 +1,9 @@
+"""Stage judge: judge-corrected (prediction-powered, PPI++) scores and contrasts (docs/judge.md).
+
+Inputs: long data whose response is an LLM judge's score, plus a column of
+reference labels on a subset of cells.  Outputs: the PPI++ estimates per
+model and pair (:mod:`mixrank.judge.ppi`, :mod:`mixrank.judge.estimate`),
+the fitted :class:`~mixrank.judge.result.JudgeResult`, judge diagnostics
+(:mod:`mixrank.judge.diagnostics`) and label planning
+(:mod:`mixrank.judge.plan`).
+"""

@@ -1,0 +1,162 @@
+"""Stage judge: how the judge departs from the reference on the labelled cells (docs/judge.md §4).
+
+Inputs: :class:`~mixrank.judge.data.JudgeData` and a confidence level.
+Outputs: :func:`judge_table` -- per model the judge's bias (judge minus
+reference) with its interval at the formula's unit, the judge-reference
+correlation, Cohen's kappa for 0/1 scores, the corrected score's lambda and
+effective labels; :func:`differential_bias` -- the test that the bias is
+the same for every model (the ``model x source`` interaction on the
+labelled cells), a cluster-robust Wald test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .._util import tidy
+from .data import JudgeData
+from .estimate import Corrected
+from .ppi import ppi_mean
+
+__all__ = ["judge_table", "differential_bias", "cohen_kappa", "bias_covariance"]
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's kappa of two 0/1 vectors (NaN when the chance agreement is 1)."""
+    po = float(np.mean(a == b))
+    pa, pb = float(np.mean(a)), float(np.mean(b))
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+
+
+def _unit_codes(jd: JudgeData) -> np.ndarray:
+    spec = jd.frame.spec
+    return (jd.frame.term_codes[spec.unit] if spec.unit is not None
+            else np.arange(jd.frame.n_cells))
+
+
+def judge_table(jd: JudgeData, scores: list[Corrected], level: float) -> Any:
+    """One row per model: the judge's bias and agreement on the model's labelled cells.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, n_labelled`` (labelled cells), ``judge_mean, reference_mean``
+        (on the labelled cells), ``bias`` (judge - reference), ``std_error,
+        df, ci_lower, ci_upper, level`` (of the bias, at the formula's unit),
+        ``correlation`` (Pearson, judge vs reference), ``kappa`` (Cohen's, 0/1
+        scores only, else NaN), ``lam`` (of the corrected score),
+        ``n_effective`` (labels a labelled-only score would need for the same
+        variance), ``note``.
+    """
+    fr = jd.frame
+    spec = fr.spec
+    binary = jd.binary and fr.binary
+    rows = []
+    for j, m in enumerate(fr.models):
+        lab = jd.labelled[:, j]
+        n = int(lab.sum())
+        c = scores[j]
+        row: dict[str, Any] = dict(model=m, n_labelled=n)
+        if n < 2 or c.ppi is None:
+            rows.append(dict(row, judge_mean=np.nan, reference_mean=np.nan, bias=np.nan,
+                             std_error=np.nan, df=np.nan, ci_lower=np.nan, ci_upper=np.nan,
+                             level=level, correlation=np.nan, kappa=np.nan, lam=np.nan,
+                             n_effective=np.nan, note=c.note or "fewer than 2 labelled cells"))
+            continue
+        y, yh = fr.scores[lab, j], jd.gold[lab, j]
+        groups = [fr.term_codes[t][lab] for t in spec.term_names] or None
+        b = ppi_mean(y - yh, np.zeros(n), np.zeros(0), groups_l=groups,
+                     groups_u=[np.zeros(0, dtype=np.int64)] * len(groups) if groups else None)
+        q = float(stats.norm.ppf(0.5 + level / 2) if not np.isfinite(b.df)
+                  else stats.t.ppf(0.5 + level / 2, b.df))
+        corr = (float(np.corrcoef(y, yh)[0, 1]) if np.std(y) > 0 and np.std(yh) > 0
+                else np.nan)
+        rows.append(dict(row, judge_mean=float(y.mean()), reference_mean=float(yh.mean()),
+                         bias=b.estimate, std_error=b.std_error, df=b.df,
+                         ci_lower=b.estimate - q * b.std_error,
+                         ci_upper=b.estimate + q * b.std_error, level=level,
+                         correlation=corr, kappa=cohen_kappa(y, yh) if binary else np.nan,
+                         lam=c.ppi.lam, n_effective=c.ppi.n_effective, note=""))
+    return tidy(rows, table="judge", formula=spec.formula, gold=jd.column,
+                unit=spec.unit or "cell", differential_bias=differential_bias(jd))
+
+
+def bias_covariance(jd: JudgeData, models: list[int], *, small_sample: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-model mean bias (judge - reference) on the labelled cells and its cluster-robust
+    covariance over the levels of the unit (the cells without random terms).
+
+    Returns ``(bias, covariance, G)``; ``small_sample`` applies the CR1 factor
+    ``G / (G - 1)``.  The covariance is the sandwich of the regression of the
+    bias on model indicators, so with ``small_sample=False`` it equals
+    statsmodels' ``OLS(...).fit(cov_type="cluster", cov_kwds={"groups": unit,
+    "use_correction": False})`` (tests/judge/test_diagnostics.py).
+    """
+    fr = jd.frame
+    codes = _unit_codes(jd)
+    lab_any = np.zeros(fr.n_cells, dtype=bool)
+    for j in models:
+        lab_any |= jd.labelled[:, j]
+    used, inv = np.unique(codes[lab_any], return_inverse=True)
+    G = len(used)
+    where = np.full(int(codes.max()) + 1, -1)
+    where[used] = np.arange(G)
+    S = np.zeros((G, len(models)))
+    bias = np.zeros(len(models))
+    for i, j in enumerate(models):
+        lab = jd.labelled[:, j]
+        d = fr.scores[lab, j] - jd.gold[lab, j]
+        bias[i] = d.mean()
+        S[:, i] = np.bincount(where[codes[lab]], weights=(d - bias[i]) / lab.sum(), minlength=G)
+    del inv
+    cov = S.T @ S * (G / (G - 1) if small_sample and G > 1 else 1.0)
+    return bias, cov, G
+
+
+def differential_bias(jd: JudgeData) -> dict[str, Any]:
+    """Does the judge favour some models?  ``H0``: equal bias for every labelled model.
+
+    Returns
+    -------
+    dict
+        ``statistic`` (F), ``df1`` (models - 1), ``df2`` (units - df1),
+        ``p_value``, ``chi2`` (the Wald statistic), ``models`` (those with at
+        least 2 labelled cells), ``units`` (G), ``note``.
+
+    Notes
+    -----
+    The bias vector ``b`` and its CR1 covariance ``Sigma`` come from
+    :func:`bias_covariance`; with ``C`` the differences from the first model,
+    ``W = (C b)' (C Sigma C')^-1 (C b)`` and ``F = W (G - q) / (q (G - 1))``
+    referred to ``F(q, G - q)`` (the Hotelling-type small-sample scaling of a
+    cluster-robust Wald test, q = models - 1).  This is the test of the
+    ``model x source`` interaction in a regression of the scores on model,
+    source (judge / reference) and their interaction over the labelled
+    cells, with errors clustered by the unit.
+    """
+    models = [j for j in range(jd.frame.n_models) if jd.labelled[:, j].sum() >= 2]
+    names = [jd.frame.models[j] for j in models]
+    out: dict[str, Any] = dict(statistic=np.nan, df1=np.nan, df2=np.nan, p_value=np.nan,
+                               chi2=np.nan, models=names, units=0, note="")
+    q = len(models) - 1
+    if q < 1:
+        out["note"] = "fewer than 2 models with labelled cells"
+        return out
+    bias, cov, G = bias_covariance(jd, models)
+    out["units"] = G
+    C = np.hstack([-np.ones((q, 1)), np.eye(q)])
+    cb = C @ bias
+    V = C @ cov @ C.T
+    if G - q < 1 or np.linalg.matrix_rank(V) < q:
+        out["note"] = (f"{G} units cannot test {q + 1} models' biases (need more units than "
+                       "models - 1 with an invertible covariance)")
+        return out
+    W = float(cb @ np.linalg.solve(V, cb))
+    F = W * (G - q) / (q * (G - 1))
+    out.update(statistic=F, df1=float(q), df2=float(G - q), chi2=W,
+               p_value=float(stats.f.sf(F, q, G - q)))
+    return out

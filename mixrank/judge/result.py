@@ -1,0 +1,315 @@
+"""Stage judge: the judge-corrected fit and how it is computed (docs/judge.md).
+
+Inputs: a formula, long data whose response is the judge's score, the
+reference-label column (``gold``), the pairs, lambda and level.
+Outputs: :class:`JudgeResult` (from :func:`fit_judge`, what
+``mixrank.fit(..., gold=)`` returns) -- a :class:`~mixrank.results.FitResult`
+whose pairs are the PPI++ corrected contrasts, so ``contrasts(adjust=)``,
+``rank_intervals``, ``rank_probabilities``, ``resolution`` and the report
+work on them unchanged; it adds ``judge()`` (diagnostics) and
+``plan(delta, labels=True)`` (label budget), and its ``model_scores`` are the
+corrected scores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._util import check_level, listed, tidy
+from ..errors import DataError, DesignError, MixrankWarning
+from ..formula import Spec
+from ..results import FitResult
+from .data import JudgeData, judge_data
+from .diagnostics import judge_table
+from .estimate import Corrected, model_estimate, pair_estimate, pair_record
+from .joint import contrast_covariance_ppi
+from .plan import n_labels_star
+
+__all__ = ["JudgeResult", "fit_judge", "check_lam"]
+
+_NO_COMPONENTS = ("a judge-corrected fit (gold=) has no variance components: PPI++ estimates "
+                  "its uncertainty cluster-robustly at the unit (docs/judge.md §3)")
+
+
+def check_lam(lam: Any) -> float | None:
+    """``lam`` as a float in [0, 1], or None (tuned); DesignError otherwise."""
+    if lam is None:
+        return None
+    ok = isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool) \
+        and 0.0 <= float(lam) <= 1.0
+    if not ok:
+        raise DesignError(f"lam={lam!r}; expected a number in [0, 1] (0: labelled cells only, "
+                          "1: classical PPI) or None to tune it per quantity")
+    return float(lam)
+
+
+@dataclass(frozen=True, eq=False)
+class JudgeResult(FitResult):
+    """Result of ``mixrank.fit(..., gold=)``: PPI++ corrected scores and contrasts.
+
+    Orientation as :class:`~mixrank.results.FitResult`.  ``method`` is
+    ``"ppi"``, ``estimand`` ``"cells"`` (the plain mean of the reference
+    labels over the cells the judge scored).
+    """
+
+    data: JudgeData | None = None
+    lam: float | None = None
+    scores: tuple[Corrected, ...] = ()
+    corrections: tuple[Corrected, ...] = ()
+
+    def _meta(self, table: str, **extra: Any) -> dict:
+        m = super()._meta(table, **extra)
+        m.update(df_method="normal (cell unit)" if self.frame.spec.unit is None
+                 else "units - 1 (cluster-robust)", gold=self._data.column,
+                 lam="tuned" if self.lam is None else self.lam)
+        return m
+
+    @property
+    def _data(self) -> JudgeData:
+        if self.data is None:
+            raise DesignError("this JudgeResult holds no judge data; build it with "
+                              "mixrank.fit(..., gold=)")
+        return self.data
+
+    def _pair_ppi(self, a: str, b: str) -> tuple[Corrected, float]:
+        for p, c in zip(self.pairs, self.corrections):
+            if (p.model_a, p.model_b) == (a, b):
+                return c, 1.0
+            if (p.model_a, p.model_b) == (b, a):
+                return c, -1.0
+        raise DataError(f"pair ({a!r}, {b!r}) was not fitted")
+
+    def contrasts(self, level: float | None = None, *, by: str | None = None,
+                  adjust: str = "holm", B: int = 10000, rng: Any = None) -> pd.DataFrame:
+        """Corrected pairwise contrasts; the columns of :meth:`FitResult.contrasts` plus
+        ``lam`` (lambda used), ``n_labelled`` (cells labelled for both models) and
+        ``n_effective`` (labels a labelled-only contrast would need for the same variance).
+        Pairs without a correction (fewer than 2 labelled units) are degenerate rows."""
+        if by is not None:
+            raise DesignError("contrasts(by=) needs a model x covariate formula; judge-corrected "
+                              "fits take the plain formula")
+        tab = super().contrasts(level, adjust=adjust, B=B, rng=rng)
+        cs = [self._pair_ppi(a, b)[0] for a, b in zip(tab["model_a"], tab["model_b"])]
+        tab["lam"] = [c.ppi.lam if c.ppi else np.nan for c in cs]
+        tab["n_labelled"] = [c.ppi.n_labelled if c.ppi else 0 for c in cs]
+        tab["n_effective"] = [c.ppi.n_effective if c.ppi else np.nan for c in cs]
+        return tab
+
+    def model_scores(self, level: float | None = None, *, estimand: str | None = None,
+                     by: str | None = None) -> pd.DataFrame:
+        """Corrected score per model (docs/judge.md §2).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model, estimate`` (PPI++ mean of the reference labels over the
+            model's judged cells), ``std_error, df, ci_lower, ci_upper, level,
+            n`` (judged cells), ``sigma_iid`` (SD of the labels),
+            ``design_effect`` (variance at the unit over the cell-unit PPI++
+            variance), ``iid_std_error`` (the cell-unit PPI++ SE), ``judge_estimate``
+            (the uncorrected judge mean), ``lam``, ``n_labelled``, ``n_effective``,
+            ``note`` (why a row is NaN: e.g. a model without reference labels).
+        """
+        if by is not None:
+            raise DesignError("model_scores(by=) needs a model x covariate formula")
+        if estimand not in (None, "cells"):
+            raise DesignError(f"estimand={estimand!r}; a judge-corrected fit estimates the plain "
+                              "mean of the reference labels (estimand='cells')")
+        lev = self.level if level is None else check_level(level, DesignError)
+        fr = self.frame
+        rows = []
+        for j, (m, c) in enumerate(zip(fr.models, self.scores)):
+            judge = float(np.nanmean(fr.scores[fr.observed[:, j], j]))
+            p = c.ppi
+            if p is None:
+                rows.append(dict(model=m, estimate=np.nan, std_error=np.nan, df=np.nan,
+                                 ci_lower=np.nan, ci_upper=np.nan, level=lev, n=c.n,
+                                 sigma_iid=np.nan, design_effect=np.nan, iid_std_error=np.nan,
+                                 judge_estimate=judge, lam=np.nan,
+                                 n_labelled=int(self._data.labelled[:, j].sum()),
+                                 n_effective=np.nan, note=c.note))
+                continue
+            q = float(stats.norm.ppf(0.5 + lev / 2) if not np.isfinite(p.df)
+                      else stats.t.ppf(0.5 + lev / 2, p.df))
+            se = p.std_error
+            rows.append(dict(model=m, estimate=p.estimate, std_error=se, df=p.df,
+                             ci_lower=p.estimate - q * se, ci_upper=p.estimate + q * se,
+                             level=lev, n=c.n, sigma_iid=p.sigma,
+                             design_effect=p.variance / p.variance_cell if p.variance_cell > 0
+                             else np.nan, iid_std_error=float(np.sqrt(p.variance_cell)),
+                             judge_estimate=judge, lam=p.lam, n_labelled=p.n_labelled,
+                             n_effective=p.n_effective, note=""))
+        return tidy(rows, **self._meta("model_scores", unit=fr.spec.unit or "cell",
+                                        model="PPI++ mean of the reference labels"))
+
+    def variance_components(self) -> pd.DataFrame:
+        """Empty (PPI++ fits no mixed model); ``attrs["mixrank"]["note"]`` says why."""
+        cols = ["model_a", "model_b", "group", "variance", "std_dev", "share"]
+        return tidy(pd.DataFrame(columns=cols), **self._meta("variance_components",
+                                                            note=_NO_COMPONENTS))
+
+    def anova(self, *, adjust: str = "none") -> pd.DataFrame:
+        raise DesignError("anova() needs a model x covariate formula; " + _NO_COMPONENTS)
+
+    def sensitivity(self, kind: str | Sequence[str] = "loso", **kw: Any) -> pd.DataFrame:
+        raise DesignError("sensitivity() refits the mixed model of the judge's scores and "
+                          "would ignore the reference labels; it is not available for a "
+                          "judge-corrected fit (docs/judge.md §6)")
+
+    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
+                       method: str = "holm", B: int = 2000, rng: Any = None,
+                       by: str | None = None) -> pd.DataFrame:
+        """Rank intervals from the corrected contrasts (every model needs reference labels)."""
+        self._need_all_corrected("rank intervals")
+        return super().rank_intervals(level, coverage=coverage, method=method, B=B, rng=rng,
+                                      by=by)
+
+    def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
+        self._need_all_corrected("rank probabilities")
+        return super().rank_probabilities(B=B, rng=rng)
+
+    def _need_all_corrected(self, what: str) -> None:
+        bad = [m for m, c in zip(self.models, self.scores) if c.ppi is None]
+        bad += [f"{p.model_a} vs {p.model_b}" for p in self.pairs if p.degenerate]
+        if bad:
+            raise DataError(f"{what} need a corrected score for every model and pair; without "
+                            f"enough reference labels: {listed(bad)}. Label cells of those "
+                            "models (in at least 2 units) or drop them from the data")
+
+    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
+                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   models: Sequence[str] | None = None, top: int | None = None,
+                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
+                   cluster: bool = True) -> pd.DataFrame:
+        """Verdict table on the corrected contrasts, plus ``n_labels_star``.
+
+        As :meth:`FitResult.resolution`, with: ``n`` the pair's judged common
+        cells and ``sigma_d^2 / n`` the cell-unit PPI++ variance; the anytime
+        paradigm is the normal-mixture boundary (``"auto"``; the Bernoulli
+        e-process would count the judge's discordances, not the labels'); and
+        ``n_labels_star`` -- reference labels needed to resolve the observed
+        gap at the formula's unit (docs/judge.md §5), ``n_labelled`` and
+        ``n_effective``.
+        """
+        if anytime == "auto" or anytime is True:
+            anytime = "normal"
+        tab = super().resolution(alpha=alpha, power=power, pairs=pairs, models=models, top=top,
+                                 multiplicity=multiplicity, anytime=anytime, cluster=cluster)
+        al = tab.attrs["mixrank"]["alpha"]
+        star, nl, ne = [], [], []
+        for a, b, est in zip(tab["model_a"], tab["model_b"], tab["estimate"]):
+            c, _ = self._pair_ppi(a, b)
+            if c.ppi is None or not np.isfinite(est) or est == 0:
+                star.append(np.inf)
+                nl.append(0 if c.ppi is None else c.ppi.n_labelled)
+                ne.append(np.nan)
+                continue
+            p = c.ppi
+            de = max(p.variance / p.variance_cell, 1.0) if p.variance_cell > 0 else 1.0
+            star.append(float(n_labels_star(est, p.sigma, p.rho if np.isfinite(p.rho) else 0.0,
+                                            c.n, design_effect=de, alpha=al, power=power)))
+            nl.append(p.n_labelled)
+            ne.append(p.n_effective)
+        tab["n_labelled"], tab["n_labels_star"], tab["n_effective"] = nl, star, ne
+        return tab
+
+    def plan(self, delta: float, *, labels: bool = True, subjects: int | None = None,
+             questions: int | None = None, prompts: int | None = None, power: float = 0.8,
+             alpha: float = 0.05, pair: tuple[str, str] | None = None,
+             roles: Mapping[str, str] | None = None,
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8)) -> pd.DataFrame:
+        """Label budget per pair to resolve ``delta`` (docs/judge.md §5).
+
+        Parameters
+        ----------
+        delta : float
+            Target gap (> 0).
+        labels : bool, default True
+            The label budget (the balanced-design planner needs variance
+            components, which a PPI++ fit does not have: False is an error).
+        pair : (str, str), optional
+            One pair; default every corrected pair.
+        power, alpha : float
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per pair: ``model_a, model_b`` and the columns of
+            :func:`mixrank.judge.plan.plan_labels` with the pair's fitted
+            ``sigma`` (SD of the paired label differences), ``rho`` (judge-
+            reference correlation of the differences), ``n_judged`` (common
+            cells), ``design_effect`` (of the unit, at least 1) and
+            ``n_labels`` (cells labelled for both).
+        """
+        from .plan import plan_labels
+
+        if labels is not True or any(v is not None for v in (subjects, questions, prompts,
+                                                                roles)):
+            raise DesignError("a judge-corrected fit plans labels only: fit.plan(delta, "
+                              "labels=True[, pair=, alpha=, power=]); " + _NO_COMPONENTS)
+        chosen = [pair] if pair is not None else [(p.model_a, p.model_b) for p in self.pairs]
+        rows = []
+        for a, b in chosen:
+            c, _ = self._pair_ppi(str(a), str(b))
+            if c.ppi is None:
+                continue
+            p = c.ppi
+            de = max(p.variance / p.variance_cell, 1.0) if p.variance_cell > 0 else 1.0
+            t = plan_labels(delta, sigma=p.sigma, rho=p.rho if np.isfinite(p.rho) else 0.0,
+                            n_judged=c.n, n_labels=p.n_labelled, design_effect=de,
+                            alpha=alpha, power=power)
+            rows.append(dict(model_a=a, model_b=b, **t.iloc[0].to_dict()))
+        if not rows:
+            raise DataError("no corrected pair to plan: every pair lacks reference labels")
+        return tidy(rows, **self._meta("plan_labels"))
+
+    def contrast_covariance(self) -> tuple[np.ndarray, dict[str, Any]]:
+        """Joint covariance of the corrected contrasts (pair order), for ``adjust="maxt"``
+        and ``rank_probabilities``; see :func:`mixrank.judge.joint.contrast_covariance_ppi`."""
+        return contrast_covariance_ppi(self._data, self.pairs, self.corrections)
+
+    def judge(self, level: float | None = None) -> pd.DataFrame:
+        """Judge diagnostics per model; see :func:`mixrank.judge.diagnostics.judge_table`
+        (the differential-bias test in ``attrs["mixrank"]["differential_bias"]``)."""
+        lev = self.level if level is None else check_level(level, DesignError)
+        return judge_table(self._data, list(self.scores), lev)
+
+    def effective_labels(self) -> float:
+        """Median over corrected pairs of the labels the correction is worth."""
+        vals = [c.ppi.n_effective for c in self.corrections if c.ppi is not None]
+        return float(np.median(vals)) if vals else float("nan")
+
+    def __repr__(self) -> str:
+        return (f"<JudgeResult {self.frame.spec.formula!r} gold={self._data.column!r}: "
+                f"{len(self.pairs)} pair(s) of {len(self.models)} models, PPI++>")
+
+
+def fit_judge(spec: Spec, data: Any, gold: str, *, pairs: Any, level: float,
+              lam: float | None, pair_by: Sequence[str] | None, replicate: str | None,
+              na: str, resolve: Callable[..., list[tuple[int, int]]],
+              progress: Callable[[int, int], Any] | None = None) -> JudgeResult:
+    """Build the judge data, correct every model and pair, package a :class:`JudgeResult`."""
+    lam = check_lam(lam)
+    jd = judge_data(data, spec, gold, pair_by=pair_by, replicate=replicate, na=na)
+    fr = jd.frame
+    idx = resolve(fr, pairs)
+    scores = tuple(model_estimate(jd, j, lam) for j in range(fr.n_models))
+    corr = []
+    for i, (j, k) in enumerate(idx):
+        corr.append(pair_estimate(jd, j, k, lam))
+        if progress is not None and (i + 1 == len(idx) or (i + 1) % 50 == 0):
+            progress(i + 1, len(idx))
+    missing = [f"{m} ({c.note})" for m, c in zip(fr.models, scores) if c.ppi is None]
+    if missing:
+        warnings.warn(f"{len(missing)} model(s) have too few reference labels to be corrected "
+                      f"and get NaN rows: {listed(missing)}", MixrankWarning, stacklevel=3)
+    recs = tuple(pair_record(jd, j, k, c) for (j, k), c in zip(idx, corr))
+    return JudgeResult(frame=fr, pairs=recs, method="ppi", engine="native", estimand="cells",
+                       level=level, data=jd, lam=lam, scores=scores, corrections=tuple(corr))
