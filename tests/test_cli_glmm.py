@@ -137,9 +137,7 @@ def test_cell_unit_warns_on_stderr(capsys):
 
 def test_every_fitting_subcommand_takes_family_and_nagq():
     subs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    # mixed-model subcommands (arena fits Bradley-Terry scores from battles: no --family)
-    fitting = {n for n, sp in subs.items()
-               if "--formula" in {o for a in sp._actions for o in a.option_strings}} - {"arena"}
+    fitting = set(_fitting_subcommands())
     assert {"fit", "contrasts", "components", "scores", "ranks", "resolution",
             "report"} <= fitting
     for name in fitting:
@@ -223,9 +221,10 @@ def small_inputs(tmp_path_factory) -> dict[str, str]:
 
 def _fitting_subcommands() -> list[str]:
     subs = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    return sorted(n for n, sp in subs.items()   # arena: Bradley-Terry, no --family
+    # arena (battle logs, Bradley-Terry) and judge (PPI++ diagnostics) fit other models
+    return sorted(n for n, sp in subs.items()
                   if "--formula" in {o for a in sp._actions for o in a.option_strings}
-                  and n != "arena")
+                  and n not in ("arena", "judge"))
 
 
 @pytest.mark.parametrize("name", _fitting_subcommands())
@@ -240,9 +239,8 @@ def test_every_fitting_subcommand_binomial_contract(capsys, tmp_path, small_inpu
     assert code in (0, 2)
     if code == 2:
         assert out == "" and "error: " in err
-    # plan: no binomial planner; anova: FU crosses no covariate with the model; judge: needs
-    # --gold (PPI++ on the linear scale)
-    refused = name in ("plan", "anova", "judge")
+    # plan: no binomial planner; anova: FU crosses no covariate with the model
+    refused = name in ("plan", "anova")
     if kind in ("good", "twin") and not refused:
         assert code == 0, err
     if kind in ("stray", "one_model", "always_right") or refused:
