@@ -346,10 +346,11 @@ class GlmmByResult(GlmmResult):
         rows = []
 
         def wald(Lm: np.ndarray) -> tuple[float, int]:
-            Lm = Lm[np.linalg.svd(Lm, compute_uv=False) > 1e-10] if len(Lm) else Lm
+            """Wald chi-square of H0: Lm beta = 0 and its df (the rank of Lm); the statistic
+            is invariant to the basis, so an orthonormal basis of Lm's row space is used."""
             if not len(Lm):
                 return np.nan, 0
-            u, sv, vt = np.linalg.svd(Lm, full_matrices=False)
+            _, sv, vt = np.linalg.svd(Lm, full_matrices=False)
             Lm = vt[sv > 1e-10 * sv[0]]
             d = Lm @ b
             return float(d @ np.linalg.solve(Lm @ V @ Lm.T, d)), len(Lm)
