@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import Any
 
 import pandas as pd
@@ -77,6 +78,13 @@ def apply_pass_at(args: argparse.Namespace, data: Any,
             raise UsageError(f"--pass-at {k} with the 0/1 response {correct!r} needs --replicate "
                              "naming the sample column (several rows per model and cell); for "
                              "counts write the response as cbind(k, n - k)")
+    if args.na == "drop":                      # --na drop: rows without a count are dropped
+        used = [c for c in (correct, trials) if c is not None and c in data.columns]
+        miss = data[used].isna().any(axis=1)
+        if miss.any():
+            print(f"  --na drop: dropped {int(miss.sum())} row(s) with a missing "
+                  f"{' or '.join(map(repr, used))}", file=sys.stderr)
+            data = data[~miss.to_numpy()]
     col = f"pass_at_{k}"
     spec = parse(f"{col} ~ {rhs}")
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None

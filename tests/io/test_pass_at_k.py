@@ -152,6 +152,17 @@ def test_cli_pass_at_fits_the_per_item_pass_at_k(tmp_path, capsys):
                           "--pass-at", "5", "--format", "csv")
     assert code == 0, err
     assert pd.read_csv(io.StringIO(out2)).estimate.iloc[0] == pytest.approx(want, abs=1e-12)
+    # --na drop drops rows without a count (and says so); --na error names the row
+    holed = COUNTS.astype({"k": float})
+    holed.loc[0, "k"] = np.nan
+    path3 = tmp_path / "holed.csv"
+    holed.to_csv(path3, index=False)
+    code, out3, err = run(capsys, "contrasts", str(path3), "-f", "cbind(k, n - k) ~ model",
+                          "--pass-at", "5", "--format", "csv", "--na", "drop")
+    assert code == 0 and "dropped 1 row(s) with a missing 'k'" in err
+    code, out3, err = run(capsys, "contrasts", str(path3), "-f", "cbind(k, n - k) ~ model",
+                          "--pass-at", "5")
+    assert code != 0 and "missing at row 0" in err
 
 
 def test_cli_pass_at_from_replicates_and_its_errors(tmp_path, capsys):
