@@ -2,11 +2,15 @@
 glmer_by.json; designs by make_glmm_by_cases.py): fixed effects in glmer's treatment coding,
 per-level log-odds contrasts and SEs, per-level average marginal effects against a
 delta-method computation in R, and the per-pair Wald chi-square of the interaction, at
-nAGQ = 1 and 0, within the GLMM tolerances of tests/reference/tolerances.py (``GLMER``)."""
+nAGQ = 1 and 0, within the GLMM tolerances of tests/reference/tolerances.py (``GLMER``).
+A live check (marker ``r``) runs the same R script on two other seeded designs."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import warnings
 from functools import cache
 from pathlib import Path
@@ -79,3 +83,53 @@ def test_interaction_wald_test(name, nagq):
     joint = got[got.model_a == "(all)"].iloc[0]
     M, L = len(GLMER_BY[name]["models"]), len(GLMER_BY[name]["levels"])
     assert joint["df"] == (M - 1) * (L - 1)
+
+
+def _live_design(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(15):
+        x = ("lo", "mid", "hi")[s % 3]
+        bsm = rng.normal(0, 0.3, 3)
+        for q in range(6):
+            bq = rng.normal(0, 1.0)
+            for m, b in enumerate({"lo": (0.0, 0.4, -0.2), "mid": (0.3, 0.0, 0.1),
+                                   "hi": (-0.5, 0.2, 0.6)}[x]):
+                if rng.random() < 0.15:
+                    continue
+                p = 1 / (1 + np.exp(-(b + bsm[m] + bq)))
+                rows.append((f"m{m}", f"s{s:02d}", f"q{q}", x, int(rng.binomial(8, p)), 8))
+    return pd.DataFrame(rows, columns=["model", "subject", "question", "x", "k", "n"])
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("seed", [101, 202])
+def test_live_against_glmer(tmp_path, seed):
+    ok = shutil.which("Rscript") is not None and subprocess.run(
+        ["Rscript", "-e", "library(lme4); library(jsonlite)"], capture_output=True).returncode == 0
+    if not ok:
+        if os.environ.get("MIXRANK_REQUIRE_R") == "1":
+            pytest.fail("R with lme4 and jsonlite is needed (MIXRANK_REQUIRE_R=1)")
+        pytest.skip("R with lme4 and jsonlite not available")
+    df = _live_design(seed)
+    formula = "cbind(k, n - k) ~ model * x + (1|subject:question) + (1|subject:model)"
+    df.to_csv(tmp_path / "live.csv.gz", index=False)
+    (tmp_path / "cases.json").write_text(json.dumps(
+        {"live": dict(formula=formula, by="x", items=["subject", "question"])}))
+    out = tmp_path / "out.json"
+    subprocess.run(["Rscript", str(REF / "glmer_by.R"), str(tmp_path), str(out)], check=True,
+                   capture_output=True, timeout=600)
+    ref = json.loads(out.read_text())["live"]
+    for nagq in (1, 0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mixrank.MixrankWarning)
+            res = mixrank.fit(formula, df, family="binomial", nagq=nagq)
+        r = ref[f"nagq{nagq}"]
+        assert res.fit.deviance <= r["deviance"] + GLMER["deviance_excess"]
+        rc = pd.DataFrame(r["contrasts"])
+        for scale, est, se in (("logit", "logit", "logit_se"), ("response", "ame", "ame_se")):
+            m = res.contrasts(by="x", scale=scale).merge(
+                rc, left_on=["model_a", "model_b", "x"], right_on=["model_a", "model_b", "level"])
+            assert len(m) == len(rc)
+            np.testing.assert_allclose(m["estimate"], m[est], rtol=0, atol=2 * GLMER["fixef_abs"])
+            assert np.max(np.abs(m["std_error"] / m[se] - 1)) <= GLMER["std_error_rel"]

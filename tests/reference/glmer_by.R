@@ -5,7 +5,7 @@
 # Regenerate from the repository root:
 #
 #     python tests/reference/make_glmm_by_cases.py   # only if the designs change
-#     Rscript tests/reference/glmer_by.R
+#     Rscript tests/reference/glmer_by.R [CASE_DIR OUT_PATH]
 #
 # Output: tests/reference/glmer_by.json next to this script.  Needs R with
 # lme4 and jsonlite; versions are recorded in the JSON.
@@ -36,8 +36,10 @@ suppressPackageStartupMessages({
 args <- commandArgs(trailingOnly = FALSE)
 file_arg <- sub("^--file=", "", args[grep("^--file=", args)])
 ref_dir <- if (length(file_arg) == 1) dirname(normalizePath(file_arg)) else "tests/reference"
-case_dir <- file.path(ref_dir, "glmm_by_cases")
-out_path <- file.path(ref_dir, "glmer_by.json")
+targs <- commandArgs(trailingOnly = TRUE)
+# optional: CASE_DIR OUT_PATH (the live test, tests/engine/test_glmm_by_reference.py)
+case_dir <- if (length(targs) >= 1) targs[1] else file.path(ref_dir, "glmm_by_cases")
+out_path <- if (length(targs) >= 2) targs[2] else file.path(ref_dir, "glmer_by.json")
 
 tight <- glmerControl(optimizer = "bobyqa", tolPwrss = 1e-12,
                       optCtrl = list(rhoend = 1e-10, maxfun = 1e5))
