@@ -226,8 +226,12 @@ def _check_identified(info: np.ndarray, K: int, p: int, names: tuple[str, ...]) 
 def _check_finite(theta: np.ndarray, info: np.ndarray, K: int, p: int,
                   names: tuple[str, ...]) -> None:
     """Refuse an optimum at infinity (separation): huge log-odds or a singular information."""
-    w = np.linalg.eigvalsh(info)
-    if np.max(np.abs(theta)) > 30 or not w[0] > 1e-12 * max(w[-1], 1e-300):
+    try:   # pivots of the Cholesky factor: a cheap rank check (no eigen-decomposition)
+        piv = np.diag(np.linalg.cholesky(info)) ** 2
+        singular = not piv.min() > 1e-12 * max(piv.max(), 1e-300)
+    except np.linalg.LinAlgError:
+        singular = True
+    if np.max(np.abs(theta)) > 30 or singular:
         big = [names[j] for j in range(p) if abs(theta[K + j]) > 30] if p else []
         what = (f"covariate(s) {big} separate wins from losses" if big else
                 "some strengths or covariate effects are not determined by these battles")
