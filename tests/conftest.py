@@ -15,7 +15,8 @@ backends' :func:`mixrank.io.sources.resolve_source` and the paired tests'
 on the order of the rows, of tied values, or of summation.  The permutation
 is seeded from the test's id (``MIXRANK_SHUFFLE_SEED`` changes it).  A test
 that checks a row position on purpose (an error naming "row 3") is marked
-``@pytest.mark.row_order`` and sees its rows as given.
+``@pytest.mark.row_order`` and sees its rows as given; the arena's battle logs
+(:data:`ORDERED`), ordered streams by design, are never shuffled.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ import pytest
 from mixrank.io.datasets import load_dataset
 
 _CACHE: dict = {}
+#: Modules whose input is an ordered stream, not a set of rows: the arena's battle log is
+#: read in order by its anytime monitor (docs/arena.md), so it is never shuffled.
+ORDERED = ("mixrank.arena",)
 SHUFFLE = os.environ.get("MIXRANK_SHUFFLE_ROWS", "").strip() not in ("", "0")
 
 
@@ -52,20 +56,24 @@ def pytest_configure(config):
                                        "shuffled under MIXRANK_SHUFFLE_ROWS=1)")
 
 
-def shuffled(df: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
-    """``df`` with its rows permuted (same index labels, same attrs); the input is untouched."""
-    out = df.iloc[rng.permutation(len(df))]
+def shuffled(df: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """``df`` with its rows permuted (same index labels, same attrs); the input is untouched.
+
+    The permutation depends on the test and the number of rows only, so two tables of
+    the same length that a test compares row by row (e.g. one log spelled two ways) are
+    permuted alike."""
+    out = df.iloc[np.random.default_rng([seed, len(df)]).permutation(len(df))]
     out.attrs = dict(df.attrs)
     return out
 
 
-def _wrap(fn, rng, arg: str | None = None):
+def _wrap(fn, seed: int, arg: str | None = None):
     @functools.wraps(fn)
     def inner(*args, **kw):
         if args and isinstance(args[0], pd.DataFrame):
-            args = (shuffled(args[0], rng), *args[1:])
+            args = (shuffled(args[0], seed), *args[1:])
         elif arg is not None and isinstance(kw.get(arg), pd.DataFrame):
-            kw[arg] = shuffled(kw[arg], rng)
+            kw[arg] = shuffled(kw[arg], seed)
         return fn(*args, **kw)
     inner.__wrapped_by_shuffle__ = True  # type: ignore[attr-defined]
     return inner
@@ -83,16 +91,16 @@ def _shuffle_rows(request, monkeypatch):
 
     seed = zlib.crc32(request.node.nodeid.encode()) ^ int(os.environ.get(
         "MIXRANK_SHUFFLE_SEED", "0"))
-    rng = np.random.default_rng(seed)
     targets = [(mixrank.frame.source, "to_pandas", None),
                (mixrank.io.sources, "resolve_source", "source"),
                (mixrank.inference.paired_data, "paired_arrays", "x")]
     for module, name, arg in targets:
         original = getattr(module, name)
-        wrapped = _wrap(original, rng, arg)
+        wrapped = _wrap(original, seed, arg)
         # rebind every reference (modules that imported the function by name)
         for mod in list(sys.modules.values()):
-            if getattr(mod, "__name__", "").startswith("mixrank") \
+            modname = getattr(mod, "__name__", "")
+            if modname.startswith("mixrank") and not modname.startswith(ORDERED) \
                     and getattr(mod, name, None) is original:
                 monkeypatch.setattr(mod, name, wrapped)
     yield

@@ -4,7 +4,10 @@ Random long frames -- NaN, infinite and non-numeric scores, duplicated rows,
 odd dtypes (int, bool, object, categorical keys), unicode / comma /
 whitespace model names, single levels, disjoint items, replicates -- and
 random formulas and options go into ``fit`` (and every accessor of its
-result), ``build_frame``, ``read_wide``, the paired tests, ``reliable_change``,
+result: ``test_fit_accessors`` calls contrasts with each ``adjust``,
+model_scores, rank_intervals, resolution, every ``sensitivity`` kind with and
+without ``summary``, plan, anova and the HTML report on fits that include
+tied, zero-difference and constant-difference pairs), ``build_frame``, ``read_wide``, the paired tests, ``reliable_change``,
 the power functions, ``power_summary`` and ``plan``.  Two properties:
 
 * the only exceptions that escape are :class:`~mixrank.errors.MixrankError`
@@ -13,7 +16,8 @@ the power functions, ``power_summary`` and ``plan``.  Two properties:
   read, each model's cells = paired + unpaired for every pair, wide cells =
   long rows + empty cells.
 
-Examples per property: ``FAST`` (default, ~60) in the ordinary run; the
+Examples per property: ``FAST`` (default, ~60; ``ACCESSORS``, 12, for the
+accessor sweep, which refits for the sensitivity checks) in the ordinary run; the
 ``slow`` twins run ``SLOW`` (1,000) examples each -- CI's slow set.  The
 counts can be overridden with ``MIXRANK_FUZZ_EXAMPLES`` /
 ``MIXRANK_FUZZ_SLOW_EXAMPLES``.  The examples are derandomized (the same on
@@ -39,6 +43,7 @@ import mixrank
 from mixrank.errors import MixrankError
 
 FAST = int(os.environ.get("MIXRANK_FUZZ_EXAMPLES", "60"))
+ACCESSORS = int(os.environ.get("MIXRANK_FUZZ_ACCESSOR_EXAMPLES", "12"))
 SLOW = int(os.environ.get("MIXRANK_FUZZ_SLOW_EXAMPLES", "1000"))
 RANDOM = os.environ.get("MIXRANK_FUZZ_RANDOM", "") not in ("", "0")
 
@@ -119,11 +124,31 @@ def long_frames(draw: Any) -> pd.DataFrame:
         else:
             df[col] = df[col].astype(object)
             df.loc[0, col] = np.nan
+    if len(df) and rare(0.3):                      # a tied / zero / constant-difference pair
+        df = _with_partner(df, draw(st.sampled_from(["twin", "shift", "extremes"])), kind)
     if rare(0.03):                                 # a column named twice
         df = pd.concat([df, df[["correct"]]], axis=1)
     if rare(0.03):                                 # a missing column
         df = df.drop(columns=draw(st.sampled_from(["subject", "prompt", "sample"])))
     return df
+
+
+def _with_partner(df: pd.DataFrame, how: str, kind: str) -> pd.DataFrame:
+    """Add models that pair degenerately with the first: an identical copy (tied, zero
+    difference), a copy shifted by a constant (continuous scores), or one model right on
+    every cell beside one wrong on every cell (a consistent 0/1 gap)."""
+    first = df[df["model"] == df["model"].iloc[0]]
+    if how == "twin":
+        return pd.concat([df, first.assign(model="twin")], ignore_index=True)
+    if how == "shift" and kind in ("continuous", "tiny"):
+        shifted = first.assign(model="shifted")
+        shifted["correct"] = pd.to_numeric(shifted["correct"], errors="coerce") + 0.25
+        return pd.concat([df, shifted], ignore_index=True)
+    right, wrong = first.assign(model="right"), first.assign(model="wrong")
+    one, zero = (("1", "0") if kind == "text" else (True, False) if kind == "bool"
+                 else (1.0, 0.0))
+    right["correct"], wrong["correct"] = one, zero
+    return pd.concat([df, right, wrong], ignore_index=True)
 
 
 def _mostly(good: list, bad: list) -> Any:
@@ -183,6 +208,59 @@ def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
     if res.pairs:
         c = res.contrasts()
         assert len(c) == len(res.pairs)
+
+
+#: Every accessor of a FitResult, each called on every fuzzed fit of the accessor sweep.
+def _accessors(res: Any) -> list:
+    from mixrank.report.html import render_report
+
+    calls: list = [lambda a=a: res.contrasts(adjust=a, B=1000, rng=1)
+                   for a in ("holm", "none", "bh", "maxt")]
+    calls += [res.model_scores, res.rank_intervals, res.resolution,
+              lambda: res.resolution(pairs="all", multiplicity="bh"),
+              lambda: res.plan(0.05), res.anova, res.variance_components, res.diagnostics,
+              res.design_effect, lambda: str(res.summary())]
+    calls += [lambda k=k, s=s: res.sensitivity(k, summary=s, B=20, n_random=5, rng=1)
+              for k in ("loso", "bootstrap", "clusterings") for s in (False, True)]
+    calls += [lambda: render_report(res)]
+    return calls
+
+
+def _kind(df: pd.DataFrame) -> str:
+    y = df["correct"]
+    if y.dtype == bool:
+        return "bool"
+    if y.dtype == object and y.map(lambda v: isinstance(v, str)).all():
+        return "text"
+    v = pd.to_numeric(y, errors="coerce")
+    return "binary" if v.isin([0.0, 1.0]).all() else "continuous"
+
+
+def check_fit_accessors(df: pd.DataFrame, formula: str, estimand: str, how: str) -> None:
+    first = None
+    if len(df) and {"model", "correct"} <= set(df.columns) and how != "none":
+        first = str(df["model"].iloc[0])
+        df = _with_partner(df, how, _kind(df))
+    res = _run(mixrank.fit, formula, df, estimand=estimand)
+    if res is None:
+        return
+    for call in _accessors(res):
+        tab = _run(call)
+        if isinstance(tab, pd.DataFrame):
+            for col in ("p_value", "p_adjusted", "p_greater"):
+                if col in tab:
+                    p = tab[col].dropna()
+                    assert ((p >= 0) & (p <= 1)).all(), col
+    c = _run(res.contrasts)
+    if c is None:
+        return
+    # identical vectors: a zero gap with p = 1; a consistent gap is evidence, never p = 1
+    for a, b, est, pv in zip(c.model_a, c.model_b, c.estimate, c.p_value):
+        if {a, b} == {"right", "wrong"} and pv == pv:
+            n = res.pair(a, b).n
+            assert abs(est) == 1.0 and (pv < 1 or n < 2 or res.frame.spec.random), (a, b, pv)
+        if {str(a), str(b)} == {first, "twin"}:
+            assert est == 0.0 and pv == 1.0, (a, b, est, pv)
 
 
 def check_build_frame(df: pd.DataFrame, formula: str, na: str) -> None:
@@ -270,6 +348,17 @@ def _both(fn):
 def test_fit(n):
     _fuzz(st.tuples(long_frames(), _mostly(GOOD_FORMULAS, BAD_FORMULAS), fit_options),
           lambda t: check_fit(*t), n)
+
+
+@pytest.mark.parametrize("n", [pytest.param(ACCESSORS, id="fast"),
+                               pytest.param(max(ACCESSORS, SLOW // 10), id="slow",
+                                            marks=pytest.mark.slow)])
+def test_fit_accessors(n):
+    pytest.importorskip("matplotlib")
+    _fuzz(st.tuples(long_frames(), st.sampled_from(GOOD_FORMULAS),
+                    st.sampled_from(["cells", "gls", "units"]),
+                    st.sampled_from(["twin", "shift", "extremes", "none"])),
+          lambda t: check_fit_accessors(*t), n)
 
 
 @_both

@@ -229,8 +229,11 @@ def _concat(files: list[str], parts: list[pd.DataFrame]) -> pd.DataFrame:
 def row_origin(df: pd.DataFrame, row: int) -> str:
     """``"row N"`` of ``df``, or ``"row N of file F"`` when ``df`` was read from a folder or
     glob of files (docs/hardening.md §5), so an error points into the file to fix."""
+    parts = df.attrs.get(PARTS_ATTR, ())
+    if parts and pd.api.types.is_integer_dtype(df.index):
+        row = int(df.index[row])   # the concatenated files' row number (kept if reordered)
     start = 0
-    for f, n in df.attrs.get(PARTS_ATTR, ()):
+    for f, n in parts:
         if row < start + n:
             return f"row {row - start} of file {f!r}"
         start += n

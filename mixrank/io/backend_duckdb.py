@@ -162,6 +162,12 @@ def _duckdb_aggregate(con: Any, duckdb: Any, rel: str, src: Source, spec: Spec,
         kw["nonnumeric_example"] = con.sql(
             f"SELECT CAST({y} AS VARCHAR) FROM {rel} WHERE {y} IS NOT NULL AND {num} IS NULL "
             "LIMIT 1").fetchall()[0][0]
+    if kw["n_infinite"] and src.kind == "parquet" and rel.startswith("read_parquet("):
+        # name the first file holding one (docs/hardening.md §7): the counts alone do not
+        where = rel[:-1] + ", filename = true)"
+        hit = con.sql(f"SELECT filename FROM {where} WHERE isinf({num}) LIMIT 1").fetchall()
+        if hit:
+            kw["source"] = f"{src.label}, first in file {str(hit[0][0])!r}"
     if stops_early(kw, na, int(n_kept[row])):
         return empty_cells(cols[:len(keys) + 1], kw)
     levels: dict[str, Any] = {}
