@@ -412,3 +412,16 @@ def test_compressed_frame_gives_the_same_rows_and_warnings():
     assert {"UnpairedCellsWarning", "IncompletePairWarning", "WeakDesignWarning"} <= names
     with pytest.raises(DesignError, match="compressed.*filter these models"):
         _quiet(F_PROMPT, comp, incomplete="drop")
+
+
+def test_adjacent_verdicts_stay_within_score_groups():
+    res = _quiet("correct ~ model + (1|subject)", _annotators(),
+                 pair_by=["question", "subject", "annotator"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixrankWarning)
+        tab = res.resolution(anytime=False)
+        sc = res.model_scores()
+    group = dict(zip(sc.model, sc.group))
+    assert len(tab) == 3                       # 2 adjacent pairs among a0-a2, 1 among b0-b1
+    assert all(group[a] == group[b] for a, b in zip(tab.model_a, tab.model_b))
+    assert (tab["estimate"] >= 0).all()
