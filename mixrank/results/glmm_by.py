@@ -119,8 +119,8 @@ class GlmmByResult(GlmmResult):
             ``model_a, model_b`` (``<by>`` with ``by``), ``estimate,
             std_error, df`` (inf: Wald z), ``statistic, p_value,
             p_adjusted, p_greater, ci_lower, ci_upper, level, n`` (common
-            cells); logit scale also ``odds_ratio, odds_ratio_lower,
-            odds_ratio_upper``; ``note`` when a model has no cells at a level
+            cells), ``trials`` (the two models' trials there); logit scale
+            also ``odds_ratio, odds_ratio_lower, odds_ratio_upper``; ``note`` when a model has no cells at a level
             (the row is NaN).
 
         Notes
@@ -158,10 +158,11 @@ class GlmmByResult(GlmmResult):
                 else:
                     sa, sb = self._score(j, li, scale), self._score(k, li, scale)
                 n = self._common(j, k, li)
+                tr = self._trials(j, k, None if li is None else self.cell_level == li)
                 if sa is None or sb is None:
                     row.update(estimate=np.nan, std_error=np.nan, df=np.inf, statistic=np.nan,
                                p_value=np.nan, p_greater=np.nan, ci_lower=np.nan,
-                               ci_upper=np.nan, level=lev, n=n,
+                               ci_upper=np.nan, level=lev, n=n, trials=tr,
                                note=f"a model has no cells at {self.by}="
                                     f"{self.by_levels[li] if li is not None else '?'}")
                 else:
@@ -172,7 +173,7 @@ class GlmmByResult(GlmmResult):
                     row.update(estimate=est, std_error=se, df=np.inf, statistic=z,
                                p_value=float(2 * stats.norm.sf(abs(z))),
                                p_greater=float(stats.norm.sf(z)), ci_lower=est - q * se,
-                               ci_upper=est + q * se, level=lev, n=n)
+                               ci_upper=est + q * se, level=lev, n=n, trials=tr)
                 if scale == "logit":
                     e, s = row["estimate"], row["std_error"]
                     row.update(odds_ratio=float(np.exp(e)),

@@ -101,6 +101,14 @@ class GlmmResult:
             self.models.index(m) for m in self.pair_filter}
         return [(j, k) for j in range(M) for k in range(j + 1, M) if j in keep and k in keep]
 
+    def _trials(self, j: int, k: int, cells: np.ndarray | None = None) -> int:
+        """Bernoulli trials of models j and k together on their common cells (of ``cells``)."""
+        fr = self.frame
+        both = fr.observed[:, j] & fr.observed[:, k]
+        if cells is not None:
+            both = both & cells
+        return int(fr.replicates[both, j].sum() + fr.replicates[both, k].sum())
+
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, scale: str = "logit",
                   adjust: str = "holm") -> pd.DataFrame:
@@ -161,7 +169,7 @@ class GlmmResult:
                        std_error=se, df=np.inf, statistic=z,
                        p_value=float(2 * stats.norm.sf(abs(z))), p_greater=float(stats.norm.sf(z)),
                        ci_lower=est - q * se, ci_upper=est + q * se, level=lev,
-                       n=int(self.frame.stats.n_common[j, k]))
+                       n=int(self.frame.stats.n_common[j, k]), trials=self._trials(j, k))
             if scale == "logit":
                 row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
                            odds_ratio_upper=float(np.exp(est + q * se)))

@@ -128,3 +128,10 @@ def test_unbalanced_design_where_raw_share_and_logit_disagree():
     assert sc.loc["a", "n"] == 200 and sc.loc["b", "n"] == 400 and sc.loc["b", "trials"] == 4000
     ranks = r.rank_intervals().set_index("model")
     assert ranks.loc["b", "rank"] == 1 and ranks.loc["a", "rank"] == 3
+
+
+def test_contrasts_name_cells_and_trials(res):
+    con = res.contrasts()
+    assert (con.n == 960).all() and (con.trials == 2 * 960).all()
+    cols = list(con.columns)
+    assert cols.index("trials") == cols.index("n") + 1
