@@ -17,10 +17,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import gammaln
 
 from ..errors import DataError
 
 __all__ = ["pass_at_k", "pass_at_k_values"]
+
+#: Longest product of terms summed per distinct n (beyond it: the log-gamma form).
+_MAX_TERMS = 1_000_000
 
 
 def _check_k(k: Any) -> int:
@@ -37,7 +41,8 @@ def pass_at_k_values(correct: Any, trials: Any, k: int) -> np.ndarray:
     """The unbiased pass@k of each (c, n): ``1 - C(n - c, k) / C(n, k)``.
 
     Computed as ``-expm1(sum_{i = n - c + 1}^{n} log1p(-k / i))`` (the
-    product form of Chen et al. 2021, summed in logs; 1 when ``n - c < k``).
+    product form of Chen et al. 2021, summed in logs; 1 when ``n - c < k``);
+    for more than a million terms, from log-gamma functions instead.
     Inputs are assumed valid (:func:`pass_at_k` checks them): integers with
     ``0 <= c <= n`` and ``n >= k``.
 
@@ -56,13 +61,20 @@ def pass_at_k_values(correct: Any, trials: Any, k: int) -> np.ndarray:
     out = np.ones(c.shape, dtype=float)
     for nn in np.unique(n):
         sel = n == nn
-        # terms for i = n, n-1, ..., k+1: cumulative sums give S(c) for c = 1..n-k
-        i = np.arange(nn, k, -1, dtype=float)
-        cs = np.concatenate([[0.0], np.cumsum(np.log1p(-k / i))])
         cc = c[sel]
         val = np.ones(cc.shape)
         ok = cc <= nn - k
-        val[ok] = 0.0 - np.expm1(cs[cc[ok]])
+        top = int(cc[ok].max()) if ok.any() else 0
+        if top <= _MAX_TERMS:
+            # terms for i = n, n-1, ..., n-top+1: cumulative sums give S(c) for c <= top
+            i = np.arange(nn, nn - top, -1, dtype=float)
+            cs = np.concatenate([[0.0], np.cumsum(np.log1p(-k / i))])
+            val[ok] = 0.0 - np.expm1(cs[cc[ok]])
+        else:                  # very many samples: the log-gamma form (no per-term array)
+            m = cc[ok].astype(float)
+            s = (gammaln(nn - m + 1) - gammaln(nn - m - k + 1)
+                 - gammaln(nn + 1.0) + gammaln(nn - k + 1.0))
+            val[ok] = 0.0 - np.expm1(s)
         out[sel] = val
     return out
 
@@ -132,7 +144,7 @@ def pass_at_k(data: pd.DataFrame, k: int, *, correct: str = "correct",
     Raises
     ------
     DataError
-        ``k`` not a positive integer; ``k`` larger than a row's ``n``; ``c >
+        No rows; ``k`` not a positive integer; ``k`` larger than a row's ``n``; ``c >
         n``; a count that is missing, negative or fractional; 0/1 scores
         outside {0, 1}; both or neither of ``trials`` and ``replicate``;
         keys that leave every group with one sample although the replicate
@@ -159,6 +171,8 @@ def pass_at_k(data: pd.DataFrame, k: int, *, correct: str = "correct",
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"pass_at_k needs a pandas DataFrame; got {type(data).__name__}")
     k = _check_k(k)
+    if len(data) == 0:
+        raise DataError("pass_at_k got a table without rows; pass the k-of-n data")
     if (trials is None) == (replicate is None):
         raise DataError("pass_at_k needs exactly one of trials= (a column of samples drawn, "
                         "with correct= the correct ones) and replicate= (a column naming the "

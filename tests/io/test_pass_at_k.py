@@ -187,3 +187,19 @@ def test_cli_pass_at_from_replicates_and_its_errors(tmp_path, capsys):
     code, out, err = run(capsys, "contrasts", str(path), "-f", "correct ~ model + (1|subject)",
                          "--replicate", "sample", "--pass-at", "2", "--family", "binomial")
     assert code == 2 and "drop --family binomial" in err
+
+
+def test_huge_sample_counts_use_the_log_gamma_form():
+    from mixrank.io.pass_at_k import pass_at_k_values
+
+    n = np.array([3_000_000, 3_000_000, 10_000_000_000])
+    c = np.array([1_500_000, 2_000_000, 20])
+    got = pass_at_k_values(c, n, 3)
+    # (1 - c/n)^3 is the exact limit up to O(k/n): 1 - 0.5^3, 1 - (1/3)^3, 1 - (1 - 2e-9)^3
+    np.testing.assert_allclose(got, [1 - 0.5 ** 3, 1 - (1 / 3) ** 3, 6e-9], rtol=1e-5)
+
+
+def test_empty_table_is_refused():
+    with pytest.raises(DataError, match="without rows"):
+        mixrank.pass_at_k(pd.DataFrame({"model": [], "c": [], "n": []}), 1, correct="c",
+                          trials="n")
