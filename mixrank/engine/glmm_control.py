@@ -103,8 +103,10 @@ class GlmmControl:
             v = getattr(self, f.name)
             if f.name in ("pirls_tol", "tol", "laplace_tol", "fd_step", "theta_start",
                           "singular_tol"):
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-                    raise DesignError(f"GlmmControl({f.name}={v!r}): expected a positive number")
+                if (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0
+                        or v == float("inf")):
+                    raise DesignError(f"GlmmControl({f.name}={v!r}): expected a positive, "
+                                      "finite number")
             elif f.name in ("pirls_max_iterations", "max_iterations", "laplace_max_iterations",
                             "min_units", "em_steps"):
                 lo = 0 if f.name == "em_steps" else 1

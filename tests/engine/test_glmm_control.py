@@ -112,6 +112,8 @@ def test_linear_control_carries_its_actions_only():
     (dict(em_steps=-1), "em_steps=-1"),
     (dict(fd_step=0.5), "fd_step=0.5"),
     (dict(theta_start=True), "theta_start=True"),
+    (dict(theta_start=float("inf")), "theta_start=inf"),
+    (dict(tol=float("nan")), "tol=nan"),
 ])
 def test_bad_settings_are_refused(kw, match):
     with pytest.raises(mixrank.DesignError, match=match.replace("(", r"\(")):
