@@ -50,7 +50,7 @@ _LAZY: dict[str, str] = {
     "mde": ".design.power", "n_star": ".design.power", "sigma_d": ".design.power",
     "power_summary": ".design.power_summary",
     "simulate": ".design.simulate",
-    "Control": ".engine.control",
+    "Control": ".engine.control", "GlmmControl": ".engine.glmm_control",
     "fit_pairs": ".engine.native",
     "fit": ".fit",
     "RandomTerm": ".formula", "Spec": ".formula", "parse": ".formula",
@@ -63,7 +63,7 @@ _LAZY: dict[str, str] = {
     "load_example": ".io.datasets", "load_shared": ".io.datasets",
     "read_helm": ".io.helm", "read_inspect": ".io.inspect_logs",
     "read_lighteval": ".io.lighteval", "read_lm_eval": ".io.lm_eval",
-    "read": ".io.read", "read_wide": ".io.wide",
+    "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
     "FitResult": ".results", "GlmmResult": ".results", "Summary": ".results",
 }
 
@@ -76,6 +76,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .design.power_summary import power_summary
     from .design.simulate import simulate
     from .engine.control import Control
+    from .engine.glmm_control import GlmmControl
     from .engine.native import fit_pairs
     from .fit import fit
     from .formula import RandomTerm, Spec, parse
@@ -94,6 +95,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .io.inspect_logs import read_inspect
     from .io.lighteval import read_lighteval
     from .io.lm_eval import read_lm_eval
+    from .io.pass_at_k import pass_at_k
     from .io.read import read
     from .io.wide import read_wide
     from .judge.plan import plan_labels
@@ -145,10 +147,11 @@ sys.modules[__name__].__class__ = _Namespace
 __all__ = [
     "__version__",
     "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
-    "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
+    "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
+    "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
     "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",
