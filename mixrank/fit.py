@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
+from ._progress import as_progress
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
 from .engine.estimability import (
@@ -21,6 +22,7 @@ from .engine.estimability import (
     unpaired_cells,
     weak_terms,
 )
+from .engine.glmm_control import GlmmControl
 from .engine.lme4_engine import fit_pairs_lme4
 from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
 from .engine.statsmodels_engine import fit_pairs_statsmodels
@@ -155,8 +157,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int = ...,
+        progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...,
         df: str | None = ...) -> GlmmResult:
     ...
@@ -167,8 +169,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: str = ..., control: Control | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        family: str = ..., control: Control | GlmmControl | None = ..., nagq: int = ...,
+        progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...,
         df: str | None = ...) -> FitResult:
     ...
@@ -179,8 +181,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
-        family: str = "gaussian", control: Control | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        family: str = "gaussian", control: Control | GlmmControl | None = None,
+        nagq: int = 1, progress: Callable[[int, int], Any] | bool | None = None,
         gold: str | None = None, lam: float | str | None = None,
         incomplete: str = "keep", df: str | None = None) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
@@ -241,7 +243,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     control : Control, optional
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
-        and small samples; default ``Control()``.
+        and small samples; default ``Control()``.  ``family="binomial"``:
+        a :class:`~mixrank.GlmmControl` (PIRLS and optimiser tolerances,
+        starts, the same per-check actions), or a ``Control`` with only
+        per-check actions set.
     incomplete : {"keep", "drop"}
         Pairs the formula cannot estimate on their common cells (a random
         term with one cell per level there, fewer than 2 common cells; e.g.
@@ -252,11 +257,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         and says which (docs/messy.md §3).  Either way one
         :class:`~mixrank.errors.IncompletePairWarning` names every affected
         model and pair.
-    progress : callable, optional
+    progress : callable or bool, optional
         Called as ``progress(done, total)`` with the number of pairs fitted
         so far (the native engine reports about 50 times; the cross-check
-        engines once at the end).  The command line draws its progress bar
-        with it.
+        engines once at the end).  ``True``: a bar on stderr (tqdm when it
+        is installed, else a one-line text bar).  The command line draws its
+        progress bar with it.
     gold : str, optional
         Column of reference labels (humans, a stronger judge) on a subset of
         cells, NaN elsewhere, when the response is an LLM judge's score:
@@ -332,7 +338,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         from .judge.result import fit_judge  # docs/judge.md
 
         return fit_judge(formula, data, gold, lam=lam, level=level, pairs=pairs, pair_by=pair_by,
-                         replicate=replicate, na=na, progress=progress, resolve=resolve_pairs,
+                         replicate=replicate, na=na, resolve=resolve_pairs,
+                         progress=as_progress(progress, "fitting pairs"),
                          changed={k: v for k, v, d in (
                              ("method", method, "reml"), ("engine", engine, "auto"),
                              ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
@@ -341,18 +348,19 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                              ("backend_options", backend_options, None),
                              ("incomplete", incomplete, "keep"), ("df", df, None)) if v != d})
     if family == "binomial":
-        if _is_interaction(formula):
-            raise DesignError("family='binomial' does not support covariates in the fixed part "
-                              "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
-                                        ("estimand", estimand, "cells"), ("control", control, None),
+                                        ("estimand", estimand, "cells"),
                                         ("progress", progress, None),
                                         ("incomplete", incomplete, "keep"), ("df", df, None))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
-                            backend_options=backend_options, ignored=changed)
+                            backend_options=backend_options, ignored=changed,
+                            control=control)
     control = DEFAULT_CONTROL if control is None else control
+    if isinstance(control, GlmmControl):
+        raise DesignError("control=GlmmControl(...) sets the binomial GLMM; pass "
+                          "family='binomial', or a mixrank.Control(...) for the linear engine")
     if not isinstance(control, Control):
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula
@@ -381,9 +389,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                          estimand=estimand, level=level, restricted=pairs is not None,
                          incomplete=kept[0] if kept else ())
     fitter = _fitter(family, engine, method, estimand)
-    if progress is not None and not callable(progress):
-        raise DesignError(f"progress={progress!r} is not callable; expected a function "
-                          "progress(done, total) or None")
+    reporter = as_progress(progress, "fitting pairs")
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
@@ -397,8 +403,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     idx = resolve_pairs(frame, pairs)
     frame, idx, left_out = _screen(frame, idx, incomplete)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
-    fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
-                    progress, chunked=eng == "native")
+    try:
+        fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand,
+                                                 control=control), reporter, chunked=eng == "native")
+    finally:
+        if reporter is not None:
+            reporter.close()
     check_fits(fits, frame, idx, control)
     how, inference = resolve_df(frame, fits, method=method, estimand=estimand, df=df)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,

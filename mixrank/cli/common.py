@@ -20,14 +20,14 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import pandas as pd
-
-from .._util import MAX_DRAWS
+from .._version import MAX_DRAWS
 from ..errors import MixrankWarning
-from ..frame.source import read_csv
 from .progress import Progress, progress_enabled
+
+if TYPE_CHECKING:  # pandas is imported where a table is read or written, not for --help
+    import pandas as pd
 
 #: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
 PROGRESS_MIN_PAIRS = 20
@@ -48,6 +48,7 @@ class Parser(argparse.ArgumentParser):
 
 def render(df: pd.DataFrame, fmt: str) -> str:
     """One table as text in ``fmt`` (table, csv, json or markdown)."""
+    import pandas as pd
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
@@ -112,17 +113,25 @@ def score_header(res: Any) -> str:
     A binomial GLMM fit adds a line with its family, nAGQ and unit of inference.
     """
     fr = res.frame
-    kind = "binary (0/1)" if fr.binary else "continuous"
-    head = (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
-            f"{fr.spec.formula}\n")
     if getattr(res, "family", "gaussian") == "binomial":
-        head += f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n"
-    return head
+        # n counts cells; the Bernoulli trials they hold are named beside them
+        return (f"response: {res.response_form}, {fr.n_models} models, {fr.n_cells:,} cells "
+                f"({int(res.fit.trials.sum()):,} trials); formula {res.formula.formula}\n"
+                f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n")
+    kind = "binary (0/1)" if fr.binary else "continuous"
+    return (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
+            f"{fr.spec.formula}\n")
 
 
 def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
-    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line."""
-    return (score_header(res) if fmt == "table" else "") + render(tab, fmt)
+    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line
+    (and, for a table on a stated scale, the scale and what ``estimate`` is)."""
+    head = score_header(res) if fmt == "table" else ""
+    meta = tab.attrs.get("mixrank", {})
+    if head and getattr(res, "family", "gaussian") == "binomial" and "scale" in meta:
+        head += f"scale: {meta['scale']}" + (f"; estimate = {meta['score']}" if "score" in meta
+                                              else "") + "\n"
+    return head + render(tab, fmt)
 
 
 def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
@@ -251,7 +260,10 @@ def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFra
 
 def _stdin(kind: str) -> pd.DataFrame:
     """Standard input (``-``) as a table: CSV, or JSON lines with ``--input-format jsonl``."""
+    import pandas as pd
+
     from ..errors import DataError
+    from ..frame.source import read_csv
 
     if kind in _HARNESS_KINDS:
         raise UsageError(f"--input-format {kind} reads harness output files, not standard "
@@ -340,6 +352,8 @@ def frame_data(args: argparse.Namespace) -> pd.DataFrame:
 
 def selector(text: str, data: pd.DataFrame) -> Any:
     """``NAME`` -> a model name; ``col=v1,v2;col2=v`` -> a mapping with values typed as in data."""
+    import pandas as pd
+
     if "=" not in text:
         return text
     out: dict[str, list] = {}
@@ -373,6 +387,23 @@ class _Bar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars on stderr: only on a terminal, and not with ``--quiet``."""
+    return progress_enabled() and not getattr(args, "quiet", False)
+
+
+def progress_arg(args: argparse.Namespace) -> bool | None:
+    """The API's ``progress=`` for a long step: True (a bar on stderr) or None (silent)."""
+    return True if show_progress(args) else None
+
+
+def quiet_arg(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress bars (they are drawn on stderr only when it is a terminal)."""
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars on stderr (drawn only on a terminal, for steps that "
+                   "take a while: fits, sensitivity refits, the report)")
 
 
 def is_binomial(args: argparse.Namespace) -> bool:
@@ -413,6 +444,26 @@ def refuse_for_binomial(args: argparse.Namespace,
             raise UsageError(f"{shown} is not available with --family binomial; {instead}")
 
 
+def glmm_by(args: argparse.Namespace, by: str | None) -> dict[str, str]:
+    """``{"by": by}`` for a binomial ``model * x`` formula (``--by``), ``{}`` without ``--by``.
+
+    Called before the fit: a ``--by`` the formula cannot answer exits 2 at once.
+    """
+    from ..errors import FormulaError
+    from ..formula.glmm_terms import parse_glmm
+
+    if by is None or not is_binomial(args):
+        return {} if by is None else {"by": by}
+    try:
+        crossed = parse_glmm(args.formula).by
+    except FormulaError:
+        return {"by": by}                   # the fit reports the formula's error
+    if crossed != by:
+        raise UsageError(f"--by {by}: the formula has no covariate {by!r} crossed with the "
+                         f"model; write it as 'y ~ model * {by} + (random terms)'")
+    return {"by": by}
+
+
 def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None,
                   data: Any = None):
     """Fit as the options say (``data``: already loaded); a progress bar on a terminal.
@@ -431,12 +482,16 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
+    if getattr(args, "pass_at", None) is not None:
+        from .pass_at import apply_pass_at
+
+        args.formula, data = apply_pass_at(args, data, UsageError)
     if binomial:
         return fit(args.formula, data, family="binomial",
                    nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
                    pair_by=pair_by, replicate=args.replicate, na=args.na,
                    backend=getattr(args, "backend", "pandas"))
-    bar = _Bar() if progress_enabled() else None
+    bar = _Bar() if show_progress(args) else None
     judge = {k: v for k in ("gold", "lam") if (v := getattr(args, k, None)) is not None}
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,
@@ -521,6 +576,9 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    "'\"A, v2\",B'")
     p.add_argument("--pair-by", default=None, help="comma-separated pairing keys")
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
+    p.add_argument("--pass-at", type=int, default=None, metavar="K",
+                   help="fit the unbiased per-item pass@K of k-of-n input (a cbind(k, n - k) "
+                   "response, or 0/1 rows with --replicate) instead of the raw score")
     p.add_argument("--na", default="error", choices=["error", "drop"],
                    help="missing scores: error (default) stops naming the first one; drop "
                    "drops those rows and reports how many")

@@ -11,16 +11,16 @@ import argparse
 import sys
 from typing import Any
 
-import pandas as pd
-
 from .common import (
     UsageError,
     alpha_power_args,
     common_args,
     emit,
     fit_from_args,
+    glmm_by,
     is_binomial,
     parse_pairs,
+    progress_arg,
     rank_args,
     rank_kwargs,
     refuse_for_binomial,
@@ -44,11 +44,10 @@ def cmd_ranks(args: argparse.Namespace) -> None:
     if args.scale is not None and not is_binomial(args):
         raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's tests; "
                          "pass --family binomial, or drop --scale")
-    refuse_for_binomial(args, [("--by", "by", None, "covariates in the fixed part (model * x) "
-                                "need --family gaussian")])
+    by = glmm_by(args, args.by)
     res = fit_from_args(args)
     if is_binomial(args):
-        tab = res.rank_intervals(**rank_kwargs(args), scale=args.scale or "logit")
+        tab = res.rank_intervals(**rank_kwargs(args), scale=args.scale or "logit", **by)
     else:
         tab = res.rank_intervals(**rank_kwargs(args), by=args.by)
     emit(table_of(res, tab, args.format), args)
@@ -102,7 +101,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
                                power=args.power, B=1000 if args.boot is None else args.boot,
-                               rng=args.seed, summary=True)
+                               rng=args.seed, summary=True, progress=progress_arg(args))
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
     if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):
@@ -124,6 +123,8 @@ def cmd_resolution(args: argparse.Namespace) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     if is_binomial(args):
         raise UsageError("plan sizes designs from the linear model's variance components; the "
                          "binomial GLMM has no planner yet: use --family gaussian, or "
