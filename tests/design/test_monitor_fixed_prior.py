@@ -67,3 +67,13 @@ def test_null_crossing_with_a_look_every_ten_items():
     print(f"\nnull crossing, a look every 10 items ({R} streams): fixed prior {f:.4f}, "
           f"re-tuned per look {t:.4f}")
     assert f <= ALPHA + 2.5 * math.sqrt(ALPHA * (1 - ALPHA) / R)
+
+
+def test_resolution_anytime_column_states_its_cell_level_null():
+    import mixrank
+
+    fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    meta = fit.resolution().attrs["mixrank"]["anytime"]
+    assert "per-cell null" in meta["null"] and "'subject'" in meta["null"]
+    cells = mixrank.fit("correct ~ model", mixrank.load_example())
+    assert "null" not in (cells.resolution().attrs["mixrank"]["anytime"] or {})
