@@ -118,3 +118,13 @@ def test_help_says_what_the_defaults_do():
     assert "subject, question, prompt" in helps["keys"]
     assert "dataset:NAME" in helps["data"]
     assert "'cell'" in helps["cluster"]
+
+
+def test_readme_cli_row_lists_every_subcommand():
+    # hrev review: the README's module table omitted `arena` and `judge`
+    from pathlib import Path
+
+    row = next(line for line in (Path(__file__).parents[2] / "README.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("| cli |"))
+    sub = dict(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    assert [name for name in sub if f"`{name}`" not in row] == []
