@@ -69,6 +69,7 @@ def cmd_arena(args: argparse.Namespace) -> None:
                          "pass --se bootstrap")
     want: tuple[str, ...] = TABLES[:-1] if args.table == "all" else (args.table,)
     _check_table_options(args, want)
+    anchor = _anchor(args.anchor)   # before the fit: a typo should not wait for it
     covs = None if args.covariates is None else [c.strip() for c in args.covariates.split(",")]
     cluster = args.cluster
     if args.from_scores and cluster is None and args.se is None:
@@ -76,13 +77,16 @@ def cmd_arena(args: argparse.Namespace) -> None:
     res = arena(_data(args), args.formula, ties=args.ties, covariates=covs, cluster=cluster,
                 se=args.se, B=1000 if args.draws is None else args.draws, rng=args.seed,
                 prior=args.prior, level=args.level)
-    anchor = _anchor(args.anchor)
     if args.report:
         _write_report(res, args)
         return
     parts = []
-    if args.table == "all" and not res.fit.n_features and res.ties != "davidson":
-        want = want[:-1]   # no covariate table to show
+    if not res.fit.n_features and res.ties != "davidson":   # no covariate table to show
+        if args.table == "covariates":
+            raise UsageError(f"the fit {res.formula!r} with ties={res.ties} has no covariates; "
+                             "add them to -f (e.g. 'winner ~ style(len)') or pass --ties "
+                             "davidson for the tie parameter")
+        want = tuple(w for w in want if w != "covariates")
     for name in want:
         if name == "scores":
             tab = res.model_scores(anchor=anchor).sort_values(

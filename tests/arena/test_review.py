@@ -128,3 +128,11 @@ def test_readme_cli_row_lists_every_subcommand():
         encoding="utf-8").splitlines() if line.startswith("| cli |"))
     sub = dict(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert [name for name in sub if f"`{name}`" not in row] == []
+
+
+def test_covariates_table_of_a_fit_without_covariates_is_an_error(capsys, log_path):
+    # hrev review: it printed pandas' "Empty DataFrame" repr
+    code, out, err = _run(capsys, "arena", log_path, "--table", "covariates")
+    assert code == 2 and "has no covariates" in err and "Empty DataFrame" not in out
+    code, out, _ = _run(capsys, "arena", log_path, "--table", "covariates", "--ties", "davidson")
+    assert code == 0 and "log_nu" in out
