@@ -134,5 +134,7 @@ def test_covariates_table_of_a_fit_without_covariates_is_an_error(capsys, log_pa
     # hrev review: it printed pandas' "Empty DataFrame" repr
     code, out, err = _run(capsys, "arena", log_path, "--table", "covariates")
     assert code == 2 and "has no covariates" in err and "Empty DataFrame" not in out
-    code, out, _ = _run(capsys, "arena", log_path, "--table", "covariates", "--ties", "davidson")
+    tied = log_path.parent / "tied.csv"
+    simulate_battles(800, BETA, rng=3, tie_rate=0.2).to_csv(tied, index=False)
+    code, out, _ = _run(capsys, "arena", tied, "--table", "covariates", "--ties", "davidson")
     assert code == 0 and "log_nu" in out
