@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mixrank._progress import as_progress
 from mixrank._util import MIXRANK_VERSION
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DataError
@@ -252,7 +253,8 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
     from mixrank.report.plots_sensitivity import STABILITY_COLUMNS, plot_sensitivity
 
     kw = {k: v for k, v in ctx["resolution_kwargs"].items() if k in ("pairs", "models", "top")}
-    summ = fit.sensitivity(ctx["sensitivity"], summary=True, rng=0, **kw)
+    summ = fit.sensitivity(ctx["sensitivity"], summary=True, rng=0,
+                           progress=ctx.get("progress"), **kw)
 
     def fig() -> str:
         ax = style.new_axes(min(len(summ.groupby(["model_a", "model_b"])), 40), pyplot=False)
@@ -356,7 +358,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                   rank_kwargs: Mapping[str, Any] | None = None,
                   resolution_kwargs: Mapping[str, Any] | None = None,
                   plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
-                  reliable_change: Any = None, sensitivity: Any = None) -> str:
+                  reliable_change: Any = None, sensitivity: Any = None,
+                  progress: Any = None) -> str:
     """The HTML text of the report of a fit.
 
     Parameters
@@ -385,6 +388,10 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     sensitivity : str or sequence of str, optional
         Checks of :meth:`FitResult.sensitivity` (e.g. ``"loso,bootstrap"``): a stability
         plot and table in the resolution section (default none: they refit the model).
+    progress : callable or bool, optional
+        ``progress(done, total)`` after each section (and passed to the
+        sensitivity checks); ``True`` draws a bar on stderr (tqdm when
+        installed).
 
     Returns
     -------
@@ -451,7 +458,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ctx = dict(pairs=pairs, level=level, plan_delta=plan_delta, max_pairs=int(max_pairs),
                rank_kwargs=dict(rank_kwargs or {}), resolution_kwargs=dict(resolution_kwargs or {}),
                plan_kwargs=dict(plan_kwargs or {}), resolution_plot=plot_resolution,
-               reliable_change=rcs, sensitivity=sensitivity)
+               reliable_change=rcs, sensitivity=sensitivity, progress=progress)
+    rep = as_progress(progress, "report sections")
     spec = fit.frame.spec
     page_title = title or f"mixrank report: {spec.formula}"
     meta = (f"Formula <code>{html.escape(spec.formula)}</code> \u00b7 "
@@ -459,7 +467,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
             f"{html.escape(fit.method)} \u00b7 engine {html.escape(fit.engine)} \u00b7 "
             f"estimand {html.escape(fit.estimand)} \u00b7 mixrank {MIXRANK_VERSION}")
     return html_page(page_title, meta, [(s, _TITLES[s]) for s in sections],
-                     lambda s: _BUILDERS[s](fit, ctx), notes=[pair_note] if pair_note else [])
+                     lambda s: _BUILDERS[s](fit, ctx), notes=[pair_note] if pair_note else [],
+                     progress=rep)
 
 
 def write_report(fit: Any, path: str | Path, *, title: str | None = None,
@@ -467,7 +476,8 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                  sections: Sequence[str] = SECTIONS, rank_kwargs: Mapping[str, Any] | None = None,
                  resolution_kwargs: Mapping[str, Any] | None = None,
                  plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
-                 reliable_change: Any = None, sensitivity: Any = None) -> Path:
+                 reliable_change: Any = None, sensitivity: Any = None,
+                 progress: Any = None) -> Path:
     """Write the self-contained HTML report of a fit to ``path``.
 
     Parameters
@@ -478,7 +488,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
         Output file (``.html``); its folder must exist.
     title, level, plan_delta, sections, rank_kwargs, resolution_kwargs, plan_kwargs, max_pairs
         As in :func:`render_report`.
-    reliable_change, sensitivity : optional
+    reliable_change, sensitivity, progress : optional
         As in :func:`render_report`.
 
     Returns
@@ -514,7 +524,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
     text = render_report(fit, title=title, level=level, plan_delta=plan_delta, sections=sections,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
                          plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change,
-                         sensitivity=sensitivity)
+                         sensitivity=sensitivity, progress=progress)
     try:
         p.write_text(text, encoding="utf-8")
     except OSError as exc:   # a full disk, no permission, a folder of that name
