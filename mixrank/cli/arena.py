@@ -132,9 +132,9 @@ def _write_report(res: Any, args: argparse.Namespace) -> None:
 
     from ..report.html import render_report
 
-    if args.table != "scores" or args.output:
-        raise UsageError("--report writes the HTML page with every table; drop --table "
-                         "and -o/--output")
+    if args.table != "scores" or args.output or args.format != "table":
+        raise UsageError("--report writes the HTML page with every table; drop --table, "
+                         "--format and -o/--output")
     text = render_report(res, level=args.level)
     try:
         with open(args.report, "w", encoding="utf-8") as fh:

@@ -63,6 +63,9 @@ def test_report_refuses_table_options(capsys, log_path, tmp_path):
     code, _, err = _run(capsys, "arena", log_path, "--report", tmp_path / "r.html",
                         "--adjust", "none")
     assert code == 2 and "--adjust" in err and not (tmp_path / "r.html").exists()
+    code, _, err = _run(capsys, "arena", log_path, "--report", tmp_path / "r.html",
+                        "--format", "csv")
+    assert code == 2 and "--format" in err and not (tmp_path / "r.html").exists()
 
 
 def test_bootstrap_arguments_without_bootstrap_are_refused():
