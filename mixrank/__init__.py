@@ -5,9 +5,9 @@ R-style formulas and paired mixed models over long-format per-item results:
 This module only re-exports the public API.
 """
 
-from . import power
+from . import arena, power  # arena: a callable package, mixrank.arena(data, ...) fits
 from ._util import MIXRANK_VERSION as __version__
-from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
+from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
 from .change import ReliableChange, ReliableChangeSummary, reliable_change
 from .design.anytime import monitor
 from .design.power import mde, n_star, sigma_d

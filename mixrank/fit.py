@@ -156,7 +156,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
         progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
-        lam: float | None = ..., incomplete: str = ...) -> GlmmResult:
+        lam: float | str | None = ..., incomplete: str = ...) -> GlmmResult:
     ...
 
 
@@ -167,7 +167,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | None = ..., nagq: int = ...,
         progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
-        lam: float | None = ..., incomplete: str = ...) -> FitResult:
+        lam: float | str | None = ..., incomplete: str = ...) -> FitResult:
     ...
 
 
@@ -178,7 +178,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | None = None,
         nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
-        gold: str | None = None, lam: float | None = None,
+        gold: str | None = None, lam: float | str | None = None,
         incomplete: str = "keep") -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
@@ -260,9 +260,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         scores and contrasts are then the PPI++ corrected means of the
         reference labels at the formula's unit, and the result is a
         :class:`~mixrank.judge.result.JudgeResult` (docs/judge.md).
-    lam : float in [0, 1], optional
-        With ``gold``: fix PPI++'s lambda (0: labelled cells only, 1:
-        classical PPI); default tuned per score and contrast.
+    lam : float in [0, 1], "unit" or None
+        With ``gold``: PPI++'s lambda -- None (default) its plug-in per score
+        and contrast (as ``ppi_py``), ``"unit"`` the minimiser of the
+        variance at the unit, or fixed (0: labelled cells only, 1: classical PPI).
 
     Returns
     -------
@@ -312,8 +313,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
     if gold is not None or lam is not None:
-        return _fit_gold(formula, data, gold, lam, level=level, pairs=pairs, pair_by=pair_by,
-                         replicate=replicate, na=na, progress=progress,
+        from .judge.result import fit_judge  # docs/judge.md
+
+        return fit_judge(formula, data, gold, lam=lam, level=level, pairs=pairs, pair_by=pair_by,
+                         replicate=replicate, na=na, progress=progress, resolve=resolve_pairs,
                          changed={k: v for k, v, d in (
                              ("method", method, "reml"), ("engine", engine, "auto"),
                              ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
@@ -436,34 +439,6 @@ def _screen(frame: Frame, idx: list[tuple[int, int]], incomplete: str
                   IncompletePairWarning, stacklevel=3)
     rows = tuple(incomplete_row(frame, j, k, bad[i]) for i, (j, k) in enumerate(idx) if i in bad)
     return frame, [p for i, p in enumerate(idx) if i not in bad], rows
-
-
-def _fit_gold(formula: str | Spec, data: Any, gold: Any, lam: Any, *, level: float, pairs: Any,
-              pair_by: Any, replicate: Any, na: str, progress: Any,
-              changed: dict[str, Any]) -> FitResult:
-    """``fit(..., gold=)``: the PPI++ judge-corrected fit (docs/judge.md)."""
-    from .judge.result import fit_judge
-
-    if gold is None:
-        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
-                          "judge-scored benchmark (docs/judge.md)")
-    if changed.get("estimand") == "cells":
-        del changed["estimand"]
-    if changed:
-        raise DesignError(f"gold= (judge correction, PPI++) does not take "
-                          f"{', '.join(f'{k}={v!r}' for k, v in changed.items())}: its estimate "
-                          "is the plain mean of the reference labels (estimand='cells'), its "
-                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
-                          "those options")
-    spec = parse(formula) if isinstance(formula, str) else formula
-    if isinstance(spec, InteractionSpec):
-        raise DesignError("gold= takes a formula without covariates, e.g. "
-                          "'score ~ model + (1|subject)'")
-    if progress is not None and not callable(progress):
-        raise DesignError(f"progress={progress!r} is not callable; expected a function "
-                          "progress(done, total) or None")
-    return fit_judge(spec, data, gold, pairs=pairs, level=level, lam=lam, pair_by=pair_by,
-                     replicate=replicate, na=na, resolve=resolve_pairs, progress=progress)
 
 
 def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:

@@ -7,12 +7,30 @@ stages (rank intervals, multiplicity, resolution, e-processes).
 Modules: :mod:`.data` (reading, validation, counts), :mod:`.estimate`
 (likelihood, Newton, sandwich, bootstrap), :mod:`.result`
 (:class:`ArenaResult`), :mod:`.monitor` (sequential e-process monitor),
-:mod:`.api` (:func:`arena`).  This module only re-exports.
+:mod:`.api` (:func:`arena`).  This module only re-exports -- and is
+callable: ``mixrank.arena(data, ...)`` is :func:`mixrank.arena.api.arena`,
+while ``mixrank.arena.ArenaMonitor`` and ``import mixrank.arena.data`` keep
+working (the package is not shadowed by the function).
 """
+
+import sys
+import types
+from typing import Any
 
 from .api import arena
 from .data import battles_from_scores, read_battles
 from .monitor import ArenaMonitor
 from .result import ArenaResult, ArenaSummary
 
-__all__ = ["arena", "ArenaMonitor", "ArenaResult", "ArenaSummary", "battles_from_scores", "read_battles"]
+__all__ = ["arena", "ArenaMonitor", "ArenaResult", "ArenaSummary", "battles_from_scores",
+           "read_battles"]
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable as :func:`arena`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ArenaResult:
+        return arena(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -136,7 +136,7 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     elif se_ == "sandwich":
         cov = sandwich(pt, fit, bt.outcome, bt.cluster) if prior == 0 else _prior_sandwich()
     else:
-        draws = bootstrap(fit_pt, fit, int(B), rng)
+        draws = bootstrap(pt, fit, int(B), rng, prior=float(prior))
         cov = np.cov(draws, rowvar=False)
     notes = []
     if ties == "drop" and bt.n_ties_dropped:

@@ -60,7 +60,7 @@ class BTFit:
 
     def covariance(self) -> np.ndarray:
         """Inverse observed information, padded with a zero row/column for ``beta[0]``."""
-        return pad(linalg.inv(self.info))
+        return pad(np.linalg.inv(self.info))
 
 
 def pad(cov_free: np.ndarray) -> np.ndarray:
@@ -284,7 +284,7 @@ def sandwich(pt: Patterns, fit: BTFit, outcome: np.ndarray,
     """
     K = fit.n_models
     s = _battle_scores(pt, fit, outcome)
-    bread = linalg.inv(fit.info)
+    bread = np.linalg.inv(fit.info)
     if cluster is None:
         q = s.shape[1]
         m = np.empty((pt.a.size, q, q))
@@ -309,15 +309,16 @@ def sandwich(pt: Patterns, fit: BTFit, outcome: np.ndarray,
     return pad(bread @ meat @ bread)
 
 
-def bootstrap(pt: Patterns, fit: BTFit, B: int, rng: object = None) -> np.ndarray:
+def bootstrap(pt: Patterns, fit: BTFit, B: int, rng: object = None,
+              prior: float = 0.0) -> np.ndarray:
     """B multinomial resamples of the battles' (pattern, outcome) counts, each refitted.
 
     Returns a (B, P) array of ``theta`` (``beta[0] = 0``).  Each refit is
     Newton from the full-data estimate on K(K-1)/2 x 3 counts (or per
     covariate pattern), not a refit on the resampled rows.  A resample
     whose strengths run to infinity (possible when a pair met rarely) is
-    redrawn; the count of redraws is returned in the last row's place by
-    the caller's attrs.
+    redrawn.  ``prior`` pseudo-wins (see :func:`with_prior`) are added to
+    every resample, not resampled.
     """
     gen = as_rng(rng)
     counts = np.concatenate([pt.win, pt.loss, pt.tie])
@@ -335,8 +336,10 @@ def bootstrap(pt: Patterns, fit: BTFit, B: int, rng: object = None) -> np.ndarra
         c = gen.multinomial(N, probs).astype(float)
         res = Patterns(a=pt.a, b=pt.b, x=pt.x, win=c[:m], loss=c[m:2 * m], tie=c[2 * m:],
                        index=pt.index, flip=pt.flip)
+        if prior > 0:
+            res = with_prior(res, prior)
         try:
-            check_graph(res, names, fit.ties)
+            check_graph(res, names, fit.ties, finite=prior == 0)
             out[done] = fit_bt(res, fit.n_models, ties=fit.ties, start=fit.theta, tol=1e-9).theta
         except (ConvergenceError, DataError):
             continue

@@ -313,6 +313,7 @@ class ArenaResult:
 
     def resolution(self, *, alpha: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
         """Resolution verdicts per pair from the BT contrast's information per battle.
@@ -327,6 +328,10 @@ class ArenaResult:
             (1 for ``se="information"``).
         pairs : "adjacent", "all" or list of (model_a, model_b)
             ``adjacent``: consecutive models by score.
+        models : list of str, optional
+            With ``"adjacent"``/``"all"``: only these models (in score order).
+        top : int, optional
+            With ``"adjacent"``/``"all"``: only the ``top`` best models.
         anytime : {"auto", "normal"} or bool, default "auto"
             The normal-mixture boundary (``"auto"`` = ``"normal"``: BT
             contrasts are not paired 0/1 differences).
@@ -350,6 +355,19 @@ class ArenaResult:
         sc = self.model_scores(scale="logit")
         order = list(sc.sort_values(["estimate", "model"], ascending=[False, True],
                                     kind="stable")["model"])
+        if models is not None:
+            unknown = [m for m in models if m not in self.models]
+            if unknown or isinstance(models, str):
+                raise DesignError(f"models={models!r}: expected a list of models among "
+                                  f"{listed(self.models)}")
+            order = [m for m in order if m in set(models)]
+        if top is not None:
+            if not isinstance(top, (int, np.integer)) or isinstance(top, bool) or top < 2:
+                raise DesignError(f"top={top!r}; expected an integer >= 2")
+            order = order[:top]
+        if (models is not None or top is not None) and not isinstance(pairs, str):
+            raise DesignError("models= and top= select models for pairs='adjacent' or 'all'; "
+                              "with explicit pairs drop them")
         if isinstance(pairs, str):
             if pairs == "adjacent":
                 fam = list(zip(order[:-1], order[1:]))

@@ -475,6 +475,17 @@ def data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt-label", default=None, help="lm-eval: constant prompt label")
 
 
+def _lam(text: str) -> float | str:
+    """``--lam``: ``unit`` or a number (its range is checked by the fit)."""
+    if text == "unit":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1] or 'unit', got "
+                                         f"{text!r}") from None
+
+
 def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
              family_extra: Sequence[str] = ()) -> None:
     """Data options plus the options of :func:`mixrank.fit`.
@@ -518,8 +529,9 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    help="reference labels (humans, a stronger judge) on a subset of cells, "
                    "empty elsewhere, when the score is an LLM judge's: scores and contrasts "
                    "become PPI++ corrected means of the labels (docs/judge.md)")
-    p.add_argument("--lam", type=float, default=None,
-                   help="with --gold: fix PPI++'s lambda in [0, 1] (default: tuned)")
+    p.add_argument("--lam", type=_lam, default=None,
+                   help="with --gold: PPI++'s lambda, a number in [0, 1] or 'unit' (minimise "
+                   "the variance at the unit); default its plug-in per quantity")
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
                    help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
                    "of core; needs the scale extra)")

@@ -104,7 +104,11 @@ def cmd_anova(args: argparse.Namespace) -> None:
 
 def cmd_components(args: argparse.Namespace) -> None:
     res = fit_from_args(args)
-    emit(table_of(res, res.variance_components(), args.format), args)
+    tab = res.variance_components()
+    note = tab.attrs.get("mixrank", {}).get("note")
+    if tab.empty and note:   # e.g. a judge-corrected fit (--gold): no mixed model
+        raise UsageError(f"{note}; drop --gold for the components of the judge's scores")
+    emit(table_of(res, tab, args.format), args)
 
 
 def register(sub: Any) -> None:

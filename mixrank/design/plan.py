@@ -247,7 +247,7 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              alpha: float = 0.05, pair: tuple[str, str] | None = None,
              roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8)) -> pd.DataFrame:
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False) -> pd.DataFrame:
     """Plan a balanced design that resolves ``delta`` from fitted components.
 
     Parameters
@@ -273,6 +273,9 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
         columns not named conventionally, e.g. ``{"task": "subject"}``.
     grid : sequence of float, default (0.5, 1, 2, 4, 8)
         Multiples of the design's value tried for each factor.
+    labels : bool, default False
+        A reference-label budget instead: needs a judge-corrected fit
+        (``mixrank.fit(..., gold=)``, whose ``plan`` answers it; docs/judge.md §5).
 
     Returns
     -------
@@ -366,6 +369,10 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
     >>> sorted(set(tab["kind"]))
     ['current', 'grid', 'minimal']
     """
+    if labels:
+        raise DesignError("plan(labels=True) plans reference labels for a judge-scored "
+                          "benchmark: fit with mixrank.fit(..., gold='<label column>') first "
+                          "(docs/judge.md §5)")
     check_fit(fit)
     if fit.method != "reml":
         raise DesignError(f"planning needs the variance components of a REML fit; received a "

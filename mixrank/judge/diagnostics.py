@@ -67,19 +67,19 @@ def judge_table(jd: JudgeData, scores: list[Corrected], level: float) -> Any:
                              level=level, correlation=np.nan, kappa=np.nan, lam=np.nan,
                              n_effective=np.nan, note=c.note or "fewer than 2 labelled cells"))
             continue
-        y, yh = fr.scores[lab, j], jd.gold[lab, j]
+        judge, ref = fr.scores[lab, j], jd.gold[lab, j]
         groups = [fr.term_codes[t][lab] for t in spec.term_names] or None
-        b = ppi_mean(y - yh, np.zeros(n), np.zeros(0), groups_l=groups,
+        b = ppi_mean(judge - ref, np.zeros(n), np.zeros(0), groups_l=groups,
                      groups_u=[np.zeros(0, dtype=np.int64)] * len(groups) if groups else None)
         q = float(stats.norm.ppf(0.5 + level / 2) if not np.isfinite(b.df)
                   else stats.t.ppf(0.5 + level / 2, b.df))
-        corr = (float(np.corrcoef(y, yh)[0, 1]) if np.std(y) > 0 and np.std(yh) > 0
+        corr = (float(np.corrcoef(judge, ref)[0, 1]) if np.std(judge) > 0 and np.std(ref) > 0
                 else np.nan)
-        rows.append(dict(row, judge_mean=float(y.mean()), reference_mean=float(yh.mean()),
+        rows.append(dict(row, judge_mean=float(judge.mean()), reference_mean=float(ref.mean()),
                          bias=b.estimate, std_error=b.std_error, df=b.df,
                          ci_lower=b.estimate - q * b.std_error,
                          ci_upper=b.estimate + q * b.std_error, level=level,
-                         correlation=corr, kappa=cohen_kappa(y, yh) if binary else np.nan,
+                         correlation=corr, kappa=cohen_kappa(judge, ref) if binary else np.nan,
                          lam=c.ppi.lam, n_effective=c.ppi.n_effective, note=""))
     return tidy(rows, table="judge", formula=spec.formula, gold=jd.column,
                 unit=spec.unit or "cell", differential_bias=differential_bias(jd))
@@ -101,7 +101,7 @@ def bias_covariance(jd: JudgeData, models: list[int], *, small_sample: bool = Tr
     lab_any = np.zeros(fr.n_cells, dtype=bool)
     for j in models:
         lab_any |= jd.labelled[:, j]
-    used, inv = np.unique(codes[lab_any], return_inverse=True)
+    used = np.unique(codes[lab_any])
     G = len(used)
     where = np.full(int(codes.max()) + 1, -1)
     where[used] = np.arange(G)
@@ -112,7 +112,6 @@ def bias_covariance(jd: JudgeData, models: list[int], *, small_sample: bool = Tr
         d = fr.scores[lab, j] - jd.gold[lab, j]
         bias[i] = d.mean()
         S[:, i] = np.bincount(where[codes[lab]], weights=(d - bias[i]) / lab.sum(), minlength=G)
-    del inv
     cov = S.T @ S * (G / (G - 1) if small_sample and G > 1 else 1.0)
     return bias, cov, G
 

@@ -34,7 +34,7 @@ class Corrected:
 
 
 def correct(jd: JudgeData, cells: np.ndarray, y: np.ndarray, yhat: np.ndarray,
-            labelled: np.ndarray, lam: float | None) -> Corrected:
+            labelled: np.ndarray, lam: float | str | None) -> Corrected:
     """PPI++ over the cells ``cells`` (bool mask) with labels ``y`` (NaN unlabelled) and
     judge scores ``yhat`` (full-length arrays), at the formula's unit."""
     spec = jd.frame.spec
@@ -57,13 +57,13 @@ def correct(jd: JudgeData, cells: np.ndarray, y: np.ndarray, yhat: np.ndarray,
     return Corrected(est, n)
 
 
-def model_estimate(jd: JudgeData, j: int, lam: float | None = None) -> Corrected:
+def model_estimate(jd: JudgeData, j: int, lam: float | str | None = None) -> Corrected:
     """PPI++ estimate of model ``j``'s mean reference label over the cells it was judged on."""
     lab = jd.labelled[:, j]
     return correct(jd, jd.frame.observed[:, j], jd.gold[:, j], jd.frame.scores[:, j], lab, lam)
 
 
-def pair_estimate(jd: JudgeData, j: int, k: int, lam: float | None = None) -> Corrected:
+def pair_estimate(jd: JudgeData, j: int, k: int, lam: float | str | None = None) -> Corrected:
     """PPI++ estimate of the paired difference ``model j - model k`` over their common cells.
 
     A common cell counts as labelled when both models' outputs are labelled

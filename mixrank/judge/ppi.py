@@ -7,12 +7,13 @@ Outputs: :class:`PPIEstimate` (estimate, variance, df, the tuned lambda and
 the labelled-only variance at the same unit) from :func:`ppi_mean`.
 
 The estimator is PPI++ for a mean (Angelopoulos, Duchi & Zrnic 2024):
-``theta = lam mean(yhat_u) + mean(y - lam yhat)``.  At the cell unit (no
-grouping) the variance is the plug-in of the paper and of ``ppi_py``
-(``lam^2 var(yhat_u)/N + var(y - lam yhat)/n``, population variances) with
-``lam`` from its published plug-in formula; with groupings the variance is
-cluster-robust over the grouping's levels (multiway by inclusion-exclusion
-when several random terms are crossed) and ``lam`` minimises that variance.
+``theta = lam mean(yhat_u) + mean(y - lam yhat)``, ``lam`` by default the
+published plug-in (as ``ppi_py``), or ``"unit"``: the minimiser of the
+variance at the unit.  At the cell unit (no grouping) the variance is the
+plug-in of the paper and of ``ppi_py`` (``lam^2 var(yhat_u)/N + var(y - lam
+yhat)/n``, population variances); with groupings it is cluster-robust over
+the grouping's levels (multiway by inclusion-exclusion when several random
+terms are crossed).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class PPIEstimate:
         The corrected mean, its variance at the unit and the df of its t
         reference (inf at the cell unit: the normal interval of PPI++).
     lam : float
-        The lambda used (tuned or fixed).
+        The lambda used (plug-in, unit-tuned or fixed).
     n_labelled, n_unlabelled, n_units : int
         Labelled cells, unlabelled cells, levels of the unit among the
         labelled cells (the cells themselves at the cell unit).
@@ -134,7 +135,7 @@ def _quadratic(b: np.ndarray, d: np.ndarray, sets: list[tuple[int, np.ndarray, n
 def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, *,
              groups_l: Sequence[np.ndarray] | None = None,
              groups_u: Sequence[np.ndarray] | None = None,
-             lam: float | None = None) -> PPIEstimate:
+             lam: float | str | None = None) -> PPIEstimate:
     """PPI++ estimate of the mean of the reference labels (docs/judge.md §2-§3).
 
     Parameters
@@ -146,8 +147,9 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, *,
     groups_l, groups_u : sequence of int ndarrays, optional
         Codes of each random grouping on the labelled / unlabelled cells;
         None for the cell unit.
-    lam : float, optional
-        Fixed lambda in [0, 1]; None tunes it.
+    lam : float, "unit" or None
+        Fixed lambda in [0, 1]; None (default) the plug-in :func:`ppi_lambda`;
+        ``"unit"`` the minimiser of the variance at the unit.
 
     Returns
     -------
@@ -164,9 +166,9 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, *,
     single random term; nested terms cancel to the outer one); if that is not
     positive the largest one-way variance is used.  ``df = min_r G_r - 1``
     with ``G_r`` the levels of grouping r among the labelled cells.  The
-    variance is quadratic in lambda; the tuned lambda is its minimiser
-    clipped to [0, 1] (at the cell unit the published plug-in
-    :func:`ppi_lambda`).  Validated against ``ppi_py`` 0.2.3
+    variance is quadratic in lambda; ``lam="unit"`` takes its minimiser
+    clipped to [0, 1] (never wider than lambda = 0, but the minimum of a
+    variance estimated from few units is optimistic: docs/judge.md §3).  Validated against ``ppi_py`` 0.2.3
     (``tests/judge/test_ppi_reference.py``) and by simulation.
     """
     y = np.asarray(y, dtype=float)
@@ -192,10 +194,10 @@ def ppi_mean(y: np.ndarray, yhat: np.ndarray, yhat_u: np.ndarray, *,
         n_units, df = n, float("inf")
     if N == 0:
         lam_used = 0.0
+    elif lam == "unit":
+        lam_used = float(np.clip(-quad[1] / quad[2], 0.0, 1.0)) if quad[2] > 0 else 0.0
     elif lam is not None:
         lam_used = float(lam)
-    elif clustered:
-        lam_used = float(np.clip(-quad[1] / quad[2], 0.0, 1.0)) if quad[2] > 0 else 0.0
     else:
         lam_used = ppi_lambda(y, yhat, yhat_u)
 

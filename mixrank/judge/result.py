@@ -23,8 +23,9 @@ import pandas as pd
 from scipy import stats
 
 from .._util import check_level, listed, tidy
-from ..errors import DataError, DesignError, MixrankWarning
-from ..formula import Spec
+from ..engine.estimability import MIN_LEVELS
+from ..errors import DataError, DesignError, MixrankWarning, WeakDesignWarning
+from ..formula import InteractionSpec, Spec, parse
 from ..results import FitResult
 from .data import JudgeData, judge_data
 from .diagnostics import judge_table
@@ -38,15 +39,16 @@ _NO_COMPONENTS = ("a judge-corrected fit (gold=) has no variance components: PPI
                   "its uncertainty cluster-robustly at the unit (docs/judge.md §3)")
 
 
-def check_lam(lam: Any) -> float | None:
-    """``lam`` as a float in [0, 1], or None (tuned); DesignError otherwise."""
-    if lam is None:
-        return None
+def check_lam(lam: Any) -> float | str | None:
+    """``lam`` as a float in [0, 1], ``"unit"`` or None (plug-in); DesignError otherwise."""
+    if lam is None or lam == "unit":
+        return lam
     ok = isinstance(lam, (int, float, np.integer, np.floating)) and not isinstance(lam, bool) \
         and 0.0 <= float(lam) <= 1.0
     if not ok:
         raise DesignError(f"lam={lam!r}; expected a number in [0, 1] (0: labelled cells only, "
-                          "1: classical PPI) or None to tune it per quantity")
+                          "1: classical PPI), None (the PPI++ plug-in per quantity) or 'unit' "
+                          "(minimise the variance at the unit)")
     return float(lam)
 
 
@@ -60,7 +62,7 @@ class JudgeResult(FitResult):
     """
 
     data: JudgeData | None = None
-    lam: float | None = None
+    lam: float | str | None = None
     scores: tuple[Corrected, ...] = ()
     corrections: tuple[Corrected, ...] = ()
 
@@ -68,7 +70,7 @@ class JudgeResult(FitResult):
         m = super()._meta(table, **extra)
         m.update(df_method="normal (cell unit)" if self.frame.spec.unit is None
                  else "units - 1 (cluster-robust)", gold=self._data.column,
-                 lam="tuned" if self.lam is None else self.lam)
+                 lam="plug-in" if self.lam is None else self.lam)
         return m
 
     @property
@@ -184,7 +186,7 @@ class JudgeResult(FitResult):
                             "models (in at least 2 units) or drop them from the data")
 
     def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
+                   pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    multiplicity: str | None = "holm", anytime: bool | str = "auto",
                    cluster: bool = True) -> pd.DataFrame:
@@ -291,11 +293,34 @@ class JudgeResult(FitResult):
                 f"{len(self.pairs)} pair(s) of {len(self.models)} models, PPI++>")
 
 
-def fit_judge(spec: Spec, data: Any, gold: str, *, pairs: Any, level: float,
-              lam: float | None, pair_by: Sequence[str] | None, replicate: str | None,
-              na: str, resolve: Callable[..., list[tuple[int, int]]],
-              progress: Callable[[int, int], Any] | None = None) -> JudgeResult:
-    """Build the judge data, correct every model and pair, package a :class:`JudgeResult`."""
+def fit_judge(formula: str | Spec, data: Any, gold: Any, *, lam: Any, level: float, pairs: Any,
+              pair_by: Sequence[str] | None, replicate: str | None, na: str,
+              resolve: Callable[..., list[tuple[int, int]]],
+              progress: Callable[[int, int], Any] | None = None,
+              changed: Mapping[str, Any] | None = None) -> JudgeResult:
+    """``mixrank.fit(..., gold=)``: build the judge data, correct every model and pair.
+
+    ``changed`` holds the options of :func:`mixrank.fit` set away from their
+    defaults that a judge fit cannot honour (refused, named); ``resolve`` is
+    :func:`mixrank.fit.resolve_pairs`.
+    """
+    if gold is None:
+        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
+                          "judge-scored benchmark (docs/judge.md)")
+    bad = {k: v for k, v in (changed or {}).items() if not (k == "estimand" and v == "cells")}
+    if bad:
+        raise DesignError(f"gold= (judge correction, PPI++) does not take "
+                          f"{', '.join(f'{k}={v!r}' for k, v in bad.items())}: its estimate "
+                          "is the plain mean of the reference labels (estimand='cells'), its "
+                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
+                          "those options")
+    spec = parse(formula) if isinstance(formula, str) else formula
+    if isinstance(spec, InteractionSpec):
+        raise DesignError("gold= takes a formula without covariates, e.g. "
+                          "'score ~ model + (1|subject)'")
+    if progress is not None and not callable(progress):
+        raise DesignError(f"progress={progress!r} is not callable; expected a function "
+                          "progress(done, total) or None")
     lam = check_lam(lam)
     jd = judge_data(data, spec, gold, pair_by=pair_by, replicate=replicate, na=na)
     fr = jd.frame
@@ -310,6 +335,14 @@ def fit_judge(spec: Spec, data: Any, gold: str, *, pairs: Any, level: float,
     if missing:
         warnings.warn(f"{len(missing)} model(s) have too few reference labels to be corrected "
                       f"and get NaN rows: {listed(missing)}", MixrankWarning, stacklevel=3)
+    few = sorted({c.ppi.n_units for c in (*scores, *corr)
+                  if c.ppi is not None and c.ppi.n_units < MIN_LEVELS})
+    if few and fr.spec.unit is not None:
+        warnings.warn(f"weak design: the reference labels cover only {few[0]} level(s) of the "
+                      f"unit {fr.spec.unit!r} for some scores or pairs (fewer than {MIN_LEVELS}); "
+                      "their cluster-robust intervals rest on that many units -- label cells "
+                      "in more units (docs/judge.md §3)", WeakDesignWarning, stacklevel=3)
     recs = tuple(pair_record(jd, j, k, c) for (j, k), c in zip(idx, corr))
     return JudgeResult(frame=fr, pairs=recs, method="ppi", engine="native", estimand="cells",
-                       level=level, data=jd, lam=lam, scores=scores, corrections=tuple(corr))
+                       level=level, restricted=pairs is not None, data=jd, lam=lam,
+                       scores=scores, corrections=tuple(corr))

@@ -447,19 +447,20 @@ class FitResult:
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,
              pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8)) -> pd.DataFrame:
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False) -> pd.DataFrame:
         """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
 
         Parameters, returned columns, errors and validation: see
         :func:`mixrank.design.plan.plan_fit`, which this calls with the same
         arguments (``delta``; the hypothetical ``subjects``, ``questions``,
         ``prompts``; ``power``, ``alpha``; whose components, ``pair``; column
-        ``roles``; the ``grid`` of multiples tried).
+        ``roles``; the ``grid`` of multiples tried; ``labels=True``, a label
+        budget, needs a judge-corrected fit, ``mixrank.fit(..., gold=)``).
         """
         part, left = self.estimable_part()
         return _left_out(plan_fit(part, delta, subjects=subjects, questions=questions,
                                   prompts=prompts, power=power, alpha=alpha, pair=pair,
-                                  roles=roles, grid=grid), left)
+                                  roles=roles, grid=grid, labels=labels), left)
 
     # ------------------------------------------------ incomplete / restricted
     def estimable_part(self) -> tuple[FitResult, list[str]]:

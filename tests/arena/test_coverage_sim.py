@@ -21,6 +21,7 @@ least at the nominal level minus 3.5 MC SEs.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import mixrank
@@ -103,3 +104,40 @@ def test_prompt_clustering_with_clustered_sandwich():
     assert _rank_coverage(clustered, target) >= 0.95 - BAND
     naive = [mixrank.arena(log, ties="drop") for log in logs[:100]]
     assert _coverage(naive, target) < cov_cl      # ignoring the prompts under-covers
+
+
+@pytest.mark.slow
+def test_power_at_n_star_battles_is_the_target():
+    # N* from the exact information per battle (expected counts at the current mix of
+    # pairs), then battles simulated at N*: the z test of the pair rejects with
+    # probability ~ 0.8.  MC SE sqrt(.8 * .2 / R) = 0.018 at R = 500; band 3.5 SEs
+    # (plus the O(1/N*) gap between the Wald approximation and the finite-N power).
+    beta = np.array([0.0, 0.12, -0.4, 0.5])
+    k = beta.size
+    ia, ib = np.triu_indices(k, 1)
+    d = beta[ia] - beta[ib]
+    p = 1 / (1 + np.exp(-d))
+    n0 = 1e4                       # uniform pairs: n0 battles, n0 / 6 per pair
+    pat = Patterns(a=ia, b=ib, x=np.zeros((ia.size, 0)), win=n0 / ia.size * p,
+                   loss=n0 / ia.size * (1 - p), tie=0 * p, index=np.zeros(0, dtype=np.intp),
+                   flip=np.zeros(0, dtype=bool))
+    fit = fit_bt(pat, k, ties="drop")
+    cov = fit.covariance()
+    var1 = (cov[0, 0] + cov[1, 1] - 2 * cov[0, 1]) * n0       # one battle's variance
+    zsum = 1.959964 + 0.841621
+    n_star = int(np.ceil(zsum ** 2 * var1 / 0.12 ** 2))
+    hits = []
+    for r in range(R):
+        g = np.random.default_rng(5000 + r)
+        a = g.integers(0, k, n_star)
+        b = (a + g.integers(1, k, n_star)) % k
+        win = g.random(n_star) < 1 / (1 + np.exp(-(beta[a] - beta[b])))
+        log = {"model_a": [f"m{i}" for i in a], "model_b": [f"m{i}" for i in b],
+               "winner": np.where(win, "model_a", "model_b")}
+        c = mixrank.arena(pd.DataFrame(log)).contrasts(adjust="none")
+        hits.append(bool(c.loc[0, "p_value"] < 0.05))
+    assert abs(np.mean(hits) - 0.8) <= 3.5 * np.sqrt(0.16 / R) + 0.01
+    # and resolution() reports that N* from a fit at this size (within sampling error)
+    big = mixrank.arena(pd.DataFrame(log)).resolution(pairs=[("m1", "m0")])
+    assert big["n_star"].iloc[0] == pytest.approx(
+        zsum ** 2 * var1 / big["estimate"].iloc[0] ** 2, rel=0.15)

@@ -159,3 +159,28 @@ def test_encode_never_modifies_input():
     before = LOG.copy()
     encode_battles(LOG)
     pd.testing.assert_frame_equal(LOG, before)
+
+
+def test_bootstrap_with_prior_resamples_the_battles_only():
+    log = pd.concat([LOG] * 30 + [pd.DataFrame({"model_a": ["best"] * 5, "model_b": ["x"] * 5,
+                                                "winner": ["model_a"] * 5})], ignore_index=True)
+    res = mixrank.arena(log, prior=0.5, se="bootstrap", B=200, rng=3)
+    assert res.draws.shape == (200, 4)
+    # each resample has N = the real battles; the prior's pseudo-wins are added, not drawn
+    info = mixrank.arena(log, prior=0.5)
+    np.testing.assert_allclose(res.fit.theta, info.fit.theta)
+    assert np.isfinite(res.draws).all()
+    cb, ci = res.contrasts(adjust="none"), info.contrasts(adjust="none")
+    rest = (cb.model_a != "best") & (cb.model_b != "best")   # pairs the data inform well
+    assert (cb.std_error[rest] / ci.std_error[rest]).between(0.7, 1.4).all()
+
+
+def test_relabelling_models_relabels_the_results():
+    log = simulate_battles(1500, np.array([0.0, 0.5, -0.5, 0.2]), rng=9)
+    names = {"m00": "zeta", "m01": "alpha", "m02": "mu", "m03": "beta"}
+    other = log.assign(model_a=log.model_a.map(names), model_b=log.model_b.map(names))
+    a = mixrank.arena(log).model_scores().assign(model=lambda d: d.model.map(names))
+    b = mixrank.arena(other).model_scores()
+    pd.testing.assert_frame_equal(a.sort_values("model").reset_index(drop=True),
+                                  b.sort_values("model").reset_index(drop=True),
+                                  check_exact=False, rtol=1e-9)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -116,7 +118,7 @@ def test_cli_arena(tmp_path, capsys):
     log = simulate_battles(2000, BETA, rng=5, n_prompts=50, prompt_sd=0.3)
     log.to_csv(tmp_path / "b.csv", index=False)
     assert main(["arena", str(tmp_path / "b.csv"), "--format", "csv"]) == 0
-    out = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    out = pd.read_csv(io.StringIO(capsys.readouterr().out))
     ref = mixrank.arena(log).model_scores().sort_values("estimate", ascending=False)
     np.testing.assert_allclose(out["estimate"], ref["estimate"])
     assert main(["arena", str(tmp_path / "b.csv"), "-f", "winner ~ style(len)", "--cluster",
@@ -147,3 +149,17 @@ def test_html_report(tmp_path, capsys):
     assert main(["arena", str(tmp_path / "b.csv"), "--report", str(tmp_path / "no" / "r.html")
                  ]) == 2
     assert "--report" in capsys.readouterr().err
+
+
+def test_resolution_selects_models(res):
+    top = res.resolution(top=3)
+    order = res.model_scores().sort_values("estimate", ascending=False)["model"].tolist()
+    assert list(zip(top.model_a, top.model_b)) == list(zip(order[:2], order[1:3]))
+    sub = res.resolution(pairs="all", models=["m00", "m01", "m02"])
+    assert len(sub) == 3
+    explicit = res.resolution(pairs=[("m00", "m05")])
+    assert explicit[["model_a", "model_b"]].values.tolist() == [["m00", "m05"]]
+    with pytest.raises(DesignError, match="top"):
+        res.resolution(top=1)
+    with pytest.raises(DesignError, match="models="):
+        res.resolution(models=["nobody"])

@@ -43,6 +43,15 @@ def test_scores_and_contrasts_with_gold_are_the_api_tables(capsys, path):
     np.testing.assert_allclose(got["estimate"], res.contrasts()["estimate"], rtol=1e-12)
 
 
+def test_lam_unit_on_the_command_line(capsys, path):
+    res = mixrank.fit(F, pd.read_csv(path), gold="human", lam="unit")
+    code, out, _ = run(capsys, "contrasts", str(path), "-f", F, "--gold", "human", "--lam",
+                       "unit", "--format", "csv")
+    assert code == 0
+    np.testing.assert_allclose(pd.read_csv(io.StringIO(out))["std_error"],
+                               res.contrasts()["std_error"], rtol=1e-12)
+
+
 def test_judge_subcommand(capsys, path):
     res = mixrank.fit(F, pd.read_csv(path), gold="human")
     code, out, _ = run(capsys, "judge", str(path), "-f", F, "--gold", "human", "--plan", "0.3")
@@ -56,6 +65,9 @@ def test_judge_subcommand(capsys, path):
     (["judge", "{p}", "-f", F], "needs --gold COLUMN"),
     (["scores", "{p}", "-f", F, "--gold", "humn"], "did you mean 'human'"),
     (["scores", "{p}", "-f", F, "--lam", "0.3"], "lam=0.3 needs gold="),
+    (["scores", "{p}", "-f", F, "--gold", "human", "--lam", "best"],
+     "expected a number in [0, 1] or 'unit'"),
+    (["components", "{p}", "-f", F, "--gold", "human"], "has no variance components"),
     (["scores", "{p}", "-f", F, "--gold", "human", "--family", "binomial"],
      "--gold human is not available with --family binomial"),
 ])

@@ -84,3 +84,27 @@ def test_accessors_that_need_a_mixed_model_refuse(df):
                  lambda: res.model_scores(estimand="gls")):
         with pytest.raises(DesignError):
             call()
+
+
+def test_label_plan_needs_a_judge_fit():
+    res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example(),
+                      pairs=[("m01", "m02")])
+    with pytest.raises(DesignError, match=r"fit with mixrank.fit\(..., gold="):
+        res.plan(0.05, labels=True)
+
+
+def test_pairs_and_progress(df):
+    calls = []
+    res = mixrank.fit(F, df, gold="human", pairs=[("m2", "m0")],
+                      progress=lambda d, t: calls.append((d, t)))
+    con = res.contrasts()
+    assert list(zip(con["model_a"], con["model_b"])) == [("m2", "m0")]
+    assert calls[-1] == (1, 1)
+    full = mixrank.fit(F, df, gold="human").contrasts().set_index(["model_a", "model_b"])
+    assert con["estimate"].iloc[0] == pytest.approx(-full.loc[("m0", "m2"), "estimate"])
+
+
+def test_few_labelled_units_warn(df):
+    df.loc[df["subject"] >= 3, "human"] = np.nan
+    with pytest.warns(mixrank.errors.WeakDesignWarning, match=r"cover only [23] level\(s\)"):
+        mixrank.fit(F, df, gold="human")

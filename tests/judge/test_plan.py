@@ -63,6 +63,9 @@ def test_fit_plan_and_resolution_use_the_fitted_pair():
     assert {"n_labels_star", "n_labelled", "n_effective"} <= set(tab.columns)
     assert tab.attrs["mixrank"]["anytime"]["method"] == "normal"
     # a resolved pair (clustered) needs no more labels than it has, roughly: n* <= n_labelled
+    for _, r in tab.iterrows():   # n_labels_star is plan_labels at the observed gap
+        q = res.plan(abs(r["estimate"]), pair=(r["model_a"], r["model_b"])).iloc[0]
+        assert r["n_labels_star"] == pytest.approx(q["n_labels_star"], rel=1e-12)
     done, open_ = tab[tab["resolved_cluster"]], tab[~tab["resolved_cluster"]]
     assert len(done) and len(open_)
     assert (done["n_labels_star"] <= done["n_labelled"] * 1.5).all()

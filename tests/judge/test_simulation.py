@@ -36,12 +36,13 @@ def _truth(con, mu):
                                                                     con["model_b"])])
 
 
-def _run(frac, noise, seed, *, cells=False, lam0=False):
-    out = {k: [] for k in ("score", "contrast", "cell", "width", "width0", "est", "est0")}
+def _run(frac, noise, seed, *, cells=False, lam0=False, subjects=24):
+    out = {k: [] for k in ("score", "contrast", "cell", "width", "width0", "width_unit", "est",
+                           "est0")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for r in range(R):
-            df, mu = simulate(seed + r, models=3, subjects=24, questions=25, frac=frac,
+            df, mu = simulate(seed + r, models=3, subjects=subjects, questions=25, frac=frac,
                               judge_noise=noise)
             res = mixrank.fit(F, df, gold="human")
             out["score"].append(_cover(res.model_scores(), mu))
@@ -57,6 +58,8 @@ def _run(frac, noise, seed, *, cells=False, lam0=False):
                 out["width0"].append((c0["ci_upper"] - c0["ci_lower"]).to_numpy())
                 out["est"].append(con["estimate"].to_numpy() - tr)
                 out["est0"].append(c0["estimate"].to_numpy() - tr)
+                cu = mixrank.fit(F, df, gold="human", lam="unit").contrasts(adjust="none")
+                out["width_unit"].append((cu["ci_upper"] - cu["ci_lower"]).to_numpy())
             out.setdefault("rho", []).append([c.ppi.rho for c in res.corrections])
     return {k: np.array(v) for k, v in out.items()}
 
@@ -73,19 +76,29 @@ def test_coverage_at_the_subject_unit(frac, seed):
 
 
 @pytest.mark.slow
+def test_coverage_with_few_units():
+    """8 subjects: the default plug-in lambda keeps the nominal coverage (the unit-tuned
+    lambda is optimistic there; docs/judge.md §3 and §7)."""
+    out = _run(0.20, 0.5, 50_000, subjects=8)
+    for k in ("score", "contrast"):
+        assert abs(out[k].mean() - 0.95) <= 3 * SE, (k, out[k].mean())
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("noise, seed", [(3.0, 30_000), (12.0, 40_000)])
 def test_width_against_labelled_only(noise, seed):
     """A judge with corr > ~0.3 narrows the interval and lowers the actual error; an
-    uninformative one never widens it (lambda minimises the variance, 0 included)."""
+    uninformative one does not widen it materially.  lam="unit" (the minimiser of the
+    variance at the unit, 0 included) is never wider than labelled-only."""
     out = _run(0.15, noise, seed, lam0=True)
     rho = float(np.mean(out["rho"]))
     ratio = out["width"] / out["width0"]
-    assert np.all(ratio <= 1 + 1e-9)
+    assert np.all(out["width_unit"] / out["width0"] <= 1 + 1e-9)
     if noise == 3.0:
         assert 0.3 < rho < 0.45
-        assert ratio.mean() < 0.97
+        assert ratio.mean() < 0.98
         # the real sampling error is smaller too (not just the reported width)
         assert np.mean(out["est"] ** 2) < np.mean(out["est0"] ** 2)
     else:
         assert rho < 0.15
-        assert ratio.mean() > 0.97
+        assert ratio.mean() <= 1.01 and np.quantile(ratio, 0.95) <= 1.05

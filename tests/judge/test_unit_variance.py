@@ -79,3 +79,12 @@ def test_prebuilt_frame_is_refused():
         frame = mixrank.fit("score ~ model + (1|subject)", df.drop(columns="human")).frame
     with pytest.raises(DesignError, match="not a prebuilt Frame"):
         mixrank.fit("score ~ model + (1|subject)", frame, gold="human")
+
+
+def test_unit_lambda_minimises_the_variance_at_the_unit():
+    df, _ = simulate(15, models=3, subjects=10, questions=12, frac=0.3)
+    f = "score ~ model + (1|subject)"
+    se = {lam: mixrank.fit(f, df, gold="human", lam=lam).contrasts()["std_error"].to_numpy()
+          for lam in ("unit", None, 0, 0.5, 1)}
+    for lam in (None, 0, 0.5, 1):
+        assert np.all(se["unit"] <= se[lam] * (1 + 1e-12))
