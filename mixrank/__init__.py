@@ -14,6 +14,7 @@ from .design.power import mde, n_star, sigma_d
 from .design.power_summary import power_summary
 from .design.simulate import simulate
 from .engine.control import Control
+from .engine.glmm_control import GlmmControl
 from .engine.native import fit_pairs
 from .errors import (
     ConvergenceError,
@@ -50,6 +51,7 @@ from .io.helm import read_helm
 from .io.inspect_logs import read_inspect
 from .io.lighteval import read_lighteval
 from .io.lm_eval import read_lm_eval
+from .io.pass_at_k import pass_at_k
 from .io.read import read
 from .io.wide import read_wide
 from .judge.plan import plan_labels
@@ -59,10 +61,11 @@ from .results import FitResult, GlmmResult, Summary
 __all__ = [
     "__version__",
     "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
-    "fit", "fit_pairs", "Control", "parse", "build_frame", "simulate", "load_example", "load_shared",
+    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
+    "load_shared",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
+    "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
     "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",

@@ -21,6 +21,7 @@ from .engine.estimability import (
     unpaired_cells,
     weak_terms,
 )
+from .engine.glmm_control import GlmmControl
 from .engine.lme4_engine import fit_pairs_lme4
 from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
 from .engine.statsmodels_engine import fit_pairs_statsmodels
@@ -154,7 +155,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: Literal["binomial"], control: Control | None = ..., nagq: int = ...,
+        family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int = ...,
         progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...) -> GlmmResult:
     ...
@@ -165,7 +166,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: str = ..., control: Control | None = ..., nagq: int = ...,
+        family: str = ..., control: Control | GlmmControl | None = ..., nagq: int = ...,
         progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...) -> FitResult:
     ...
@@ -176,7 +177,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
-        family: str = "gaussian", control: Control | None = None,
+        family: str = "gaussian", control: Control | GlmmControl | None = None,
         nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
         gold: str | None = None, lam: float | str | None = None,
         incomplete: str = "keep") -> FitResult | GlmmResult:
@@ -238,7 +239,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     control : Control, optional
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
-        and small samples; default ``Control()``.
+        and small samples; default ``Control()``.  ``family="binomial"``:
+        a :class:`~mixrank.GlmmControl` (PIRLS and optimiser tolerances,
+        starts, the same per-check actions), or a ``Control`` with only
+        per-check actions set.
     incomplete : {"keep", "drop"}
         Pairs the formula cannot estimate on their common cells (a random
         term with one cell per level there, fewer than 2 common cells; e.g.
@@ -325,18 +329,19 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                              ("backend_options", backend_options, None),
                              ("incomplete", incomplete, "keep")) if v != d})
     if family == "binomial":
-        if _is_interaction(formula):
-            raise DesignError("family='binomial' does not support covariates in the fixed part "
-                              "yet; use family='gaussian' (docs/interactions.md)")
         changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
-                                        ("estimand", estimand, "cells"), ("control", control, None),
+                                        ("estimand", estimand, "cells"),
                                         ("progress", progress, None),
                                         ("incomplete", incomplete, "keep"))
                    if v != d}
         return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
-                            backend_options=backend_options, ignored=changed)
+                            backend_options=backend_options, ignored=changed,
+                            control=control)
     control = DEFAULT_CONTROL if control is None else control
+    if isinstance(control, GlmmControl):
+        raise DesignError("control=GlmmControl(...) sets the binomial GLMM; pass "
+                          "family='binomial', or a mixrank.Control(...) for the linear engine")
     if not isinstance(control, Control):
         raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula

@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .engine.glmm import fit_glmm
+from .engine.glmm_control import as_glmm_control
 from .engine.glmm_data import binomial_frame
 from .errors import DesignError, MixrankWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
+from .results.glmm_by import GlmmByResult
 from .results.glmm_result import GlmmResult, unit_line
 
 __all__ = ["fit_binomial", "UnitOfInferenceWarning"]
@@ -25,16 +27,58 @@ class UnitOfInferenceWarning(MixrankWarning):
     """The binomial fit's contrasts are at the cell level (no model-by-unit term)."""
 
 
+def covariate_levels(frame: Any, gf: GlmmFormula, data: Any) -> tuple[Any, tuple[str, ...]]:
+    """The level of ``gf.by`` at every cell of ``frame`` and the level names (sorted).
+
+    Raises
+    ------
+    DataError
+        The covariate varies within a cell or is missing (as for the linear engine).
+    DesignError
+        A numeric covariate (only categorical covariates are supported with
+        family='binomial'); data given as a Frame; a covariate with one level.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from .formula.fixed import InteractionSpec
+    from .frame import Frame
+    from .frame.covariates import attach_covariates
+
+    if isinstance(data, Frame):
+        raise DesignError("a binomial 'model * x' fit reads the covariate from the data; pass "
+                          "the DataFrame, not a Frame")
+    ispec = InteractionSpec(formula=gf.formula, response=gf.spec.response,
+                            comparison=gf.spec.comparison, random=gf.spec.random,
+                            fixed_terms=((str(gf.by),),), covariates=(str(gf.by),))
+    cells = attach_covariates(frame, data, ispec).cells[gf.by]
+    if not isinstance(cells.dtype, pd.CategoricalDtype):
+        raise DesignError(f"covariate {gf.by!r} is numeric; family='binomial' supports a "
+                          f"categorical covariate in '{gf.spec.comparison} * {gf.by}' (a slope "
+                          f"per model is not implemented yet). Cut it into levels first (e.g. "
+                          f"pandas.cut, or astype(str) for a few values), or use "
+                          "family='gaussian' (docs/glmm.md §11)")
+    codes = np.asarray(cells.cat.codes, dtype=np.int64)
+    used = np.unique(codes)
+    if len(used) < 2:
+        raise DesignError(f"covariate {gf.by!r} takes a single level over the cells; drop "
+                          f"'* {gf.by}' from the formula")
+    names = tuple(str(c) for c in cells.cat.categories[used])
+    return np.searchsorted(used, codes), names
+
+
 def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
                  pairs: Sequence[tuple[str, str]] | None = None, level: float = 0.95,
                  pair_by: Sequence[str] | None = None, replicate: str | None = None,
                  na: str = "error", backend: str = "pandas", client: Any = None,
                  backend_options: Mapping[str, Any] | None = None,
-                 ignored: Mapping[str, Any] | None = None) -> GlmmResult:
+                 ignored: Mapping[str, Any] | None = None, control: Any = None) -> GlmmResult:
     """Fit ``glmer(formula, family = binomial, nAGQ = nagq)`` over all models at once.
 
     ``ignored`` holds options of the linear engine that were set to a
-    non-default value; they have no meaning here and raise.
+    non-default value; they have no meaning here and raise.  ``control``:
+    a :class:`~mixrank.GlmmControl` (or a :class:`~mixrank.Control` with
+    per-check actions only), see :func:`~mixrank.engine.glmm_control.as_glmm_control`.
 
     Raises
     ------
@@ -64,6 +108,7 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     if bad:
         raise DesignError(f"option(s) {bad} apply to the linear (gaussian) engine only; the "
                           "binomial GLMM is one joint maximum-likelihood fit (drop them)")
+    ctl = as_glmm_control(control)
     gf: GlmmFormula = parse_glmm(formula) if isinstance(formula, str) else parse_glmm(str(formula))
     frame, nobs, log_choose = binomial_frame(gf, data, pair_by=pair_by, replicate=replicate, na=na,
                                              backend=backend, client=client,
@@ -71,19 +116,35 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     if frame.n_models < 2:
         raise DesignError(f"comparison factor {gf.spec.comparison!r} has a single level "
                           f"{frame.models!r}; at least two models are needed")
-    keep = None
+    keep = requested = None
     if pairs is not None:
-        names = []
+        names: list[str] = []
+        ordered: dict[frozenset[str], tuple[str, str]] = {}
         for pr in pairs:
             if len(pr) != 2 or pr[0] == pr[1]:
                 raise DesignError(f"each pair must be two different models; got {pr!r}")
             for m in pr:
                 frame.model_index(m)
                 names.append(str(m))
-        keep = tuple(dict.fromkeys(names))
-    res = GlmmResult(frame=frame, formula=gf,
-                     fit=fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose),
-                     level=level, pair_filter=keep)
+            # a pair keeps the order it was requested in (a - b); a repeat is listed once
+            ordered.setdefault(frozenset(map(str, pr)), (str(pr[0]), str(pr[1])))
+        keep, requested = tuple(dict.fromkeys(names)), tuple(ordered.values())
+    cell_level = level_names = None
+    if gf.by is not None:
+        cell_level, level_names = covariate_levels(frame, gf, data)
+    form = ("counts (cbind(successes, failures))" if gf.trials or gf.failures
+            else "0/1 with replicates" if replicate is not None else "0/1")
+    fitted = fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose, control=ctl,
+                      cell_level=cell_level, level_names=level_names)
+    if gf.by is not None and cell_level is not None:
+        res: GlmmResult = GlmmByResult(frame=frame, formula=gf, fit=fitted, level=level,
+                                       pair_filter=keep, pairs_requested=requested,
+                                       response_form=form, by=gf.by,
+                                       by_levels=level_names or (),
+                                       cell_level=cell_level)
+    else:
+        res = GlmmResult(frame=frame, formula=gf, fit=fitted, level=level, pair_filter=keep,
+                         pairs_requested=requested, response_form=form)
     if not gf.model_terms:
         warnings.warn(unit_line(gf)[0].upper() + unit_line(gf)[1:] + " (glmer's literal reading; "
                       "see docs/glmm.md)", UnitOfInferenceWarning, stacklevel=3)

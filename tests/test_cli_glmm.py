@@ -69,7 +69,10 @@ def test_contrasts_default_scale_is_logit_and_pair_restricts_rows(capsys):
     assert code == 0
     got = csv_of(out)
     assert_same(got, api(pairs=[("m02", "m01")], level=0.9).contrasts())
-    assert got[["model_a", "model_b"]].values.tolist() == [["m01", "m02"]]
+    # the requested order and sign are kept: m02 - m01
+    assert got[["model_a", "model_b"]].values.tolist() == [["m02", "m01"]]
+    full = api().contrasts().set_index(["model_a", "model_b"])
+    assert got.estimate.iloc[0] == pytest.approx(-full.loc[("m01", "m02"), "estimate"], abs=1e-6)
     assert got["level"].tolist() == [0.9]
 
 
@@ -148,18 +151,18 @@ BAD = [
     (["fit", "--estimand", "gls"], "--estimand gls", "drop --estimand"),
     (["fit", "--method", "aggregate"], "--method aggregate", "drop --method"),
     (["contrasts", "--adjust", "maxt"], "--adjust maxt", "--adjust holm, bh or none"),
-    (["contrasts", "--by", "subject"], "--by subject", "need --family gaussian"),
+    (["contrasts", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
     (["contrasts", "--seed", "1"], "--seed 1", "drop it"),
     (["scores", "--probabilities"], "--probabilities", "mixrank ranks --family binomial"),
     (["scores", "--score-estimand", "cells"], "--score-estimand cells",
      "drop --score-estimand"),
-    (["ranks", "--by", "subject"], "--by subject", "need --family gaussian"),
+    (["ranks", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
     (["resolution", "--top", "3"], "--top 3", "name pairs with --pair"),
     (["resolution", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
     (["resolution", "--no-cluster"], "--no-cluster", "drop --no-cluster"),
     (["resolution", "--anytime", "bernoulli"], "--anytime bernoulli", "drop --anytime"),
     (["plan", "--delta", "0.05"], "plan", "use --family gaussian"),
-    (["anova"], "anova", "use --family gaussian"),
+    (["anova"], "anova", "write it as 'y ~ model * x"),
     (["report", "--delta", "0.05"], "--delta 0.05", "needs --family gaussian"),
     (["report", "--rank-method", "maxt"], "--rank-method maxt", "drop it"),
     (["report", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
@@ -236,8 +239,82 @@ def test_every_fitting_subcommand_binomial_contract(capsys, tmp_path, small_inpu
     assert code in (0, 2)
     if code == 2:
         assert out == "" and "error: " in err
+    # plan: no binomial planner; anova: FU crosses no covariate with the model
     refused = name in ("plan", "anova")
     if kind in ("good", "twin") and not refused:
         assert code == 0, err
     if kind in ("stray", "one_model", "always_right") or refused:
         assert code == 2, out
+
+
+@pytest.mark.parametrize("scale", ["logit", "response"])
+def test_scores_scale_and_headers(capsys, scale):
+    code, out, _ = run(capsys, "scores", "example", "-f", FU, *BIN, "--nagq", "0",
+                       "--scale", scale, "--format", "csv")
+    assert code == 0
+    want = api(nagq=0).model_scores(scale=scale)
+    assert_same(csv_of(out), want.sort_values(["estimate", "model"], ascending=[False, True]))
+    code, out, _ = run(capsys, "ranks", "example", "-f", FU, *BIN, "--nagq", "0",
+                       "--scale", scale)
+    assert code == 0
+    assert "response: 0/1, 6 models, 960 cells (5,760 trials)" in out
+    assert f"scale: {scale}; estimate = " + ("log-odds" if scale == "logit" else "probability") \
+        in out
+    code, out, err = run(capsys, "scores", "example", "-f", "correct ~ model + (1|subject)",
+                         "--scale", scale)
+    assert code == 2 and "pass --family binomial" in err
+
+
+def test_header_names_the_response_form(capsys, tmp_path):
+    df = mixrank.load_example()
+    sub = df[df.model.isin(["m01", "m02", "m03"])]
+    counts = (sub.groupby(["model", "subject", "question"], as_index=False)["correct"]
+              .agg(k="sum", n="size"))
+    path = tmp_path / "counts.csv"
+    counts.to_csv(path, index=False)
+    code, out, err = run(capsys, "contrasts", str(path), "-f",
+                         "cbind(k, n - k) ~ model + (1|subject:question)", *BIN, "--nagq", "0")
+    assert code == 0, err
+    assert "response: counts (cbind(successes, failures)), 3 models, 240 cells (2,880 trials)" \
+        in out
+    assert "scores: binary" not in out
+    reps = sub.rename(columns={"prompt": "sample"})
+    path = tmp_path / "reps.csv"
+    reps.to_csv(path, index=False)
+    code, out, err = run(capsys, "contrasts", str(path), "-f",
+                         "correct ~ model + (1|subject:question)", *BIN, "--nagq", "0",
+                         "--replicate", "sample", "--pair", "m03,m01")
+    assert code == 0, err
+    assert "response: 0/1 with replicates, 3 models, 240 cells (2,880 trials)" in out
+    body = out.splitlines()[4].split()
+    assert body[:2] == ["m03", "m01"]
+
+
+BY_CASE = "tests/reference/glmm_by_cases/levels3.csv.gz"
+BY_FORMULA = ("cbind(k, n - k) ~ model * difficulty + (1|subject:question) + "
+              "(1|subject:model)")
+
+
+@pytest.mark.parametrize("cmd, call", [
+    (["contrasts", "--by", "difficulty", "--scale", "response"],
+     lambda r: r.contrasts(scale="response", by="difficulty")),
+    (["contrasts"], lambda r: r.contrasts()),
+    (["scores", "--by", "difficulty"], lambda r: r.model_scores(by="difficulty")),
+    (["ranks", "--by", "difficulty"], lambda r: r.rank_intervals(by="difficulty")),
+    (["anova"], lambda r: r.anova()),
+])
+def test_model_by_covariate_on_the_command_line(capsys, cmd, call):
+    df = pd.read_csv(BY_CASE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit(BY_FORMULA, df, family="binomial", nagq=0)
+    code, out, err = run(capsys, cmd[0], BY_CASE, "-f", BY_FORMULA, *BIN, "--nagq", "0",
+                         *cmd[1:], "--format", "csv")
+    assert code == 0, err
+    got, want = csv_of(out), call(res)
+    if "note" in want.columns:
+        got["note"] = got["note"].fillna("").astype(str)
+    assert_same(got, want)
+    code, out, err = run(capsys, cmd[0], BY_CASE, "-f", BY_FORMULA, *BIN, "--nagq", "0",
+                         *cmd[1:])
+    assert code == 0 and "response: counts (cbind(successes, failures)), 4 models" in out

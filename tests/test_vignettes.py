@@ -37,6 +37,7 @@ NEEDS = {
     "13_arena.py": ["chembench"],
     "12_judge_correction.py": ["chembench"],
     "11_messy_leaderboard.py": ["chembench"],
+    "14_pass_at_k.py": ["chembench"],
 }
 
 

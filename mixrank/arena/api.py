@@ -18,7 +18,7 @@ from mixrank._util import check_level
 from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patterns
 from mixrank.arena.estimate import bootstrap, check_graph, fit_bt, sandwich, with_prior
 from mixrank.arena.result import ArenaResult, check_se
-from mixrank.errors import DesignError
+from mixrank.errors import DataError, DesignError
 
 __all__ = ["arena"]
 
@@ -86,6 +86,8 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         Unsupported formula terms (caret under the term).
     DataError
         Unknown winner values, self-battles, NaN covariates or clusters,
+        Davidson ties without ties (or with nothing else), covariates that
+        cannot be estimated,
         missing columns, a disconnected comparison graph (components
         named), strengths running to infinity (models named; ``prior=``).
     DesignError
@@ -123,13 +125,20 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
                         model_a=model_a, model_b=model_b)
     pt = patterns(bt)
     K = len(bt.models)
+    if ties == "davidson":
+        n_ties, n_all = int(round(pt.tie.sum())), int(round(pt.n.sum()))
+        if n_ties == 0 or n_ties == n_all:
+            raise DataError(f"Davidson's tie model needs both ties and decisive battles; this log "
+                            f"has {n_ties} tie(s) in {n_all} battles, so its tie parameter runs "
+                            "to " + ("zero" if n_ties == 0 else "infinity") + ". Use "
+                            "ties='half' or 'drop'")
     if prior > 0:
         check_graph(pt, bt.models, ties, finite=False)   # the prior keeps strengths finite
         fit_pt = with_prior(pt, float(prior))
     else:
         check_graph(pt, bt.models, ties)
         fit_pt = pt
-    fit = fit_bt(fit_pt, K, ties=ties)
+    fit = fit_bt(fit_pt, K, ties=ties, names=bt.features)
     draws = None
     if se_ == "information":
         cov = fit.covariance()

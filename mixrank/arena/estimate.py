@@ -208,12 +208,46 @@ def assemble(pt: Patterns, h: np.ndarray, K: int) -> np.ndarray:
     return out
 
 
+def _check_identified(info: np.ndarray, K: int, p: int, names: tuple[str, ...]) -> None:
+    """Refuse covariates without variation or collinear with the strengths."""
+    if not p:
+        return
+    scale = np.sqrt(np.clip(np.diag(info), 1e-300, None))
+    corr = info / np.outer(scale, scale)
+    w = np.linalg.eigvalsh(corr)
+    flat = np.diag(info)[K - 1:K - 1 + p] <= 1e-12 * max(1.0, float(np.max(np.diag(info))))
+    if flat.any() or w[0] < 1e-10 * w[-1]:
+        bad = [n for n, f in zip(names, flat) if f] or list(names)
+        raise DataError(f"covariate(s) {bad} cannot be estimated: their side differences are "
+                        "all zero or a combination of the models' strengths (e.g. a feature "
+                        "that is constant per model); drop them from the formula")
+
+
+def _check_finite(theta: np.ndarray, info: np.ndarray, K: int, p: int,
+                  names: tuple[str, ...]) -> None:
+    """Refuse an optimum at infinity (separation): huge log-odds or a singular information."""
+    try:   # pivots of the Cholesky factor: a cheap rank check (no eigen-decomposition)
+        piv = np.diag(np.linalg.cholesky(info)) ** 2
+        singular = not piv.min() > 1e-12 * max(piv.max(), 1e-300)
+    except np.linalg.LinAlgError:
+        singular = True
+    if np.max(np.abs(theta)) > 30 or singular:
+        big = [names[j] for j in range(p) if abs(theta[K + j]) > 30] if p else []
+        what = (f"covariate(s) {big} separate wins from losses" if big else
+                "some strengths or covariate effects are not determined by these battles")
+        raise DataError(f"the maximum-likelihood estimates run to infinity: {what}. Collect more "
+                        "battles, drop the covariate, or pass prior=0.5 for the strengths")
+
+
 def fit_bt(pt: Patterns, K: int, *, ties: str = "half", start: np.ndarray | None = None,
-           tol: float = 1e-11) -> BTFit:
+           tol: float = 1e-11, names: tuple[str, ...] = ()) -> BTFit:
     """Newton-Raphson with the exact Hessian and step halving (docs/arena.md §3).
 
     Raises
     ------
+    DataError
+        Covariates (``names``) that cannot be estimated (no variation, or
+        collinear with the strengths).
     ConvergenceError
         No convergence in 200 iterations (e.g. covariates that separate
         wins from losses).
@@ -228,6 +262,8 @@ def fit_bt(pt: Patterns, K: int, *, ties: str = "half", start: np.ndarray | None
             share = max(pt.tie.sum() / max(pt.n.sum(), 1.0), 1e-3)
             theta[-1] = np.log(2 * share / max(1 - share, 1e-3))
     ll, g, h, _ = _terms(pt, theta, K, p, ties)
+    if start is None:
+        _check_identified(assemble(pt, h, K)[1:, 1:], K, p, names)
     for it in range(1, _MAX_IT + 1):
         grad = _grad(pt, g, K)[1:]
         info = assemble(pt, h, K)[1:, 1:]
@@ -252,6 +288,7 @@ def fit_bt(pt: Patterns, K: int, *, ties: str = "half", start: np.ndarray | None
         theta, ll, g, h = new, ll_new, g_new, h_new
         if np.max(np.abs(t * step)) < tol * (1 + np.max(np.abs(theta))):
             info = assemble(pt, h, K)[1:, 1:]
+            _check_finite(theta, info, K, p, names)
             return BTFit(theta=theta, n_models=K, n_features=p, ties=ties, info=info,
                          loglik=ll, iterations=it)
     raise ConvergenceError(f"Newton did not converge in {_MAX_IT} iterations (largest step "

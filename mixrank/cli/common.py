@@ -112,17 +112,25 @@ def score_header(res: Any) -> str:
     A binomial GLMM fit adds a line with its family, nAGQ and unit of inference.
     """
     fr = res.frame
-    kind = "binary (0/1)" if fr.binary else "continuous"
-    head = (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
-            f"{fr.spec.formula}\n")
     if getattr(res, "family", "gaussian") == "binomial":
-        head += f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n"
-    return head
+        # n counts cells; the Bernoulli trials they hold are named beside them
+        return (f"response: {res.response_form}, {fr.n_models} models, {fr.n_cells:,} cells "
+                f"({int(res.fit.trials.sum()):,} trials); formula {res.formula.formula}\n"
+                f"family: binomial (logit), nAGQ {res.fit.nagq}; {res.unit_of_inference}\n")
+    kind = "binary (0/1)" if fr.binary else "continuous"
+    return (f"scores: {kind}, {fr.n_models} models, {fr.n_cells:,} cells; formula "
+            f"{fr.spec.formula}\n")
 
 
 def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
-    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line."""
-    return (score_header(res) if fmt == "table" else "") + render(tab, fmt)
+    """``tab`` of the fit ``res`` in ``fmt``; the table format opens with the score-type line
+    (and, for a table on a stated scale, the scale and what ``estimate`` is)."""
+    head = score_header(res) if fmt == "table" else ""
+    meta = tab.attrs.get("mixrank", {})
+    if head and getattr(res, "family", "gaussian") == "binomial" and "scale" in meta:
+        head += f"scale: {meta['scale']}" + (f"; estimate = {meta['score']}" if "score" in meta
+                                              else "") + "\n"
+    return head + render(tab, fmt)
 
 
 def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:
@@ -412,6 +420,26 @@ def refuse_for_binomial(args: argparse.Namespace,
             raise UsageError(f"{shown} is not available with --family binomial; {instead}")
 
 
+def glmm_by(args: argparse.Namespace, by: str | None) -> dict[str, str]:
+    """``{"by": by}`` for a binomial ``model * x`` formula (``--by``), ``{}`` without ``--by``.
+
+    Called before the fit: a ``--by`` the formula cannot answer exits 2 at once.
+    """
+    from ..errors import FormulaError
+    from ..formula.glmm_terms import parse_glmm
+
+    if by is None or not is_binomial(args):
+        return {} if by is None else {"by": by}
+    try:
+        crossed = parse_glmm(args.formula).by
+    except FormulaError:
+        return {"by": by}                   # the fit reports the formula's error
+    if crossed != by:
+        raise UsageError(f"--by {by}: the formula has no covariate {by!r} crossed with the "
+                         f"model; write it as 'y ~ model * {by} + (random terms)'")
+    return {"by": by}
+
+
 def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | None = None,
                   data: Any = None):
     """Fit as the options say (``data``: already loaded); a progress bar on a terminal.
@@ -430,6 +458,10 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
+    if getattr(args, "pass_at", None) is not None:
+        from .pass_at import apply_pass_at
+
+        args.formula, data = apply_pass_at(args, data, UsageError)
     if binomial:
         return fit(args.formula, data, family="binomial",
                    nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
@@ -516,6 +548,9 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    "'\"A, v2\",B'")
     p.add_argument("--pair-by", default=None, help="comma-separated pairing keys")
     p.add_argument("--replicate", default=None, help="replicate column, e.g. sample")
+    p.add_argument("--pass-at", type=int, default=None, metavar="K",
+                   help="fit the unbiased per-item pass@K of k-of-n input (a cbind(k, n - k) "
+                   "response, or 0/1 rows with --replicate) instead of the raw score")
     p.add_argument("--na", default="error", choices=["error", "drop"],
                    help="missing scores: error (default) stops naming the first one; drop "
                    "drops those rows and reports how many")

@@ -19,6 +19,7 @@ from .common import (
     common_args,
     emit,
     fit_from_args,
+    glmm_by,
     is_binomial,
     out_args,
     refuse_for_binomial,
@@ -65,7 +66,6 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 #: contrasts options the binomial GLMM does not take: (flag, dest, default, instead).
 _CONTRASTS_LINEAR_ONLY = (
-    ("--by", "by", None, "covariates in the fixed part (model * x) need --family gaussian"),
     ("--draws", "draws", 10000, "--draws sets the draws of --adjust maxt; drop it"),
     ("--seed", "seed", None, "--seed seeds --adjust maxt; drop it"))
 
@@ -79,9 +79,10 @@ def cmd_contrasts(args: argparse.Namespace) -> None:
     if is_binomial(args) and args.adjust == "maxt":
         raise UsageError("--adjust maxt is not available with --family binomial; the binomial "
                          "contrasts adjust p-values with --adjust holm, bh or none")
+    by = glmm_by(args, args.by)
     res = fit_from_args(args)
     if is_binomial(args):
-        tab = res.contrasts(scale=args.scale or "logit", adjust=args.adjust)
+        tab = res.contrasts(scale=args.scale or "logit", adjust=args.adjust, **by)
     else:
         tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
     emit(table_of(res, tab, args.format), args)
@@ -89,11 +90,21 @@ def cmd_contrasts(args: argparse.Namespace) -> None:
 
 def cmd_anova(args: argparse.Namespace) -> None:
     if is_binomial(args):
-        raise UsageError("anova tests covariate terms (model * x) of the linear model; the "
-                         "binomial GLMM has none yet: use --family gaussian")
+        from ..errors import FormulaError
+        from ..formula.glmm_terms import parse_glmm
+
+        try:
+            crossed = parse_glmm(args.formula).by
+        except FormulaError:
+            crossed = "?"                   # the fit reports the formula's error
+        if crossed is None:
+            raise UsageError("anova tests the covariate crossed with the model (model * x); "
+                             "the formula has none: write it as 'y ~ model * x + (random "
+                             "terms)'")
     from ..formula import InteractionSpec, parse
 
-    if args.formula is not None and not isinstance(parse(args.formula), InteractionSpec):
+    if (not is_binomial(args) and args.formula is not None
+            and not isinstance(parse(args.formula), InteractionSpec)):
         # refused before reading and fitting every pair
         raise UsageError(f"anova tests covariate terms, and the formula {args.formula!r} has no "
                          "covariate in its fixed part (nothing to test); fit e.g. "

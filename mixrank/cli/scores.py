@@ -13,9 +13,11 @@ import argparse
 from typing import Any
 
 from .common import (
+    UsageError,
     common_args,
     emit,
     fit_from_args,
+    glmm_by,
     is_binomial,
     refuse_for_binomial,
     table_of,
@@ -24,7 +26,6 @@ from .common import (
 
 #: scores options the binomial GLMM does not take: (flag, dest, default, instead).
 _SCORES_LINEAR_ONLY = (
-    ("--by", "by", None, "covariates in the fixed part (model * x) need --family gaussian"),
     ("--score-estimand", "score_estimand", None, "its scores are each model's share of "
      "successes, fitted log-odds and mean fitted probability; drop --score-estimand"),
     ("--probabilities", "probabilities", False, "rank probabilities need --family gaussian; "
@@ -35,10 +36,16 @@ _SCORES_LINEAR_ONLY = (
 
 def cmd_scores(args: argparse.Namespace) -> None:
     refuse_for_binomial(args, _SCORES_LINEAR_ONLY)
+    if args.scale is not None and not is_binomial(args):
+        raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's scores; "
+                         "pass --family binomial, or drop --scale")
+    by = glmm_by(args, args.by)
     res = fit_from_args(args)
     if is_binomial(args):
-        tab = res.model_scores().sort_values(["estimate", "model"], ascending=[False, True],
-                                             kind="stable").reset_index(drop=True)
+        tab = res.model_scores(scale=args.scale or "logit", **by)
+        if args.by is None:
+            tab = tab.sort_values(["estimate", "model"], ascending=[False, True],
+                                  kind="stable").reset_index(drop=True)
         emit(table_of(res, tab, args.format), args)
         return
     if args.by is not None:   # per level of a covariate (model * x formulas)
@@ -70,4 +77,7 @@ def register(sub: Any) -> None:
     s.add_argument("--seed", type=int, default=None, help="seed for --probabilities")
     s.add_argument("--by", default=None, metavar="COLUMN",
                    help="each model's score per level of this covariate of the formula")
+    s.add_argument("--scale", default=None, choices=["logit", "response"],
+                   help="--family binomial: scores and intervals as log-odds (logit, default) "
+                        "or as the probability averaged over the cells (response)")
     s.set_defaults(func=cmd_scores)

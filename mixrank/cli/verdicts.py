@@ -19,6 +19,7 @@ from .common import (
     common_args,
     emit,
     fit_from_args,
+    glmm_by,
     is_binomial,
     parse_pairs,
     rank_args,
@@ -44,11 +45,10 @@ def cmd_ranks(args: argparse.Namespace) -> None:
     if args.scale is not None and not is_binomial(args):
         raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's tests; "
                          "pass --family binomial, or drop --scale")
-    refuse_for_binomial(args, [("--by", "by", None, "covariates in the fixed part (model * x) "
-                                "need --family gaussian")])
+    by = glmm_by(args, args.by)
     res = fit_from_args(args)
     if is_binomial(args):
-        tab = res.rank_intervals(**rank_kwargs(args), scale=args.scale or "logit")
+        tab = res.rank_intervals(**rank_kwargs(args), scale=args.scale or "logit", **by)
     else:
         tab = res.rank_intervals(**rank_kwargs(args), by=args.by)
     emit(table_of(res, tab, args.format), args)

@@ -51,7 +51,8 @@ def select_family(fit: Any, pairs: Any, models: Sequence[str] | None,
     """The pairs of the family, validated against the fit (DesignError otherwise).
 
     ``"adjacent"``: consecutive models in score order
-    (:meth:`FitResult.model_scores`, ties by name, best first);
+    (:meth:`FitResult.model_scores`, ties by name, best first; within each
+    score ``group`` when the models fall in groups sharing no cells);
     ``"all"``: every fitted pair among the selected models; each pair of
     these two oriented better model first by its own contrast (the fit's
     estimand), so its estimate is >= 0; or explicit
@@ -86,7 +87,14 @@ def select_family(fit: Any, pairs: Any, models: Sequence[str] | None,
                               f"received {pairs!r}.")
         fitted = pair_lookup(fit.pairs)
         if pairs == "adjacent":
-            return [_better_first(fitted, a, b) for a, b in zip(names[:-1], names[1:])]
+            group = (dict(zip(scores["model"].astype(str), scores["group"]))
+                     if "group" in scores.columns else {})
+            # models sharing no cells (score groups, docs/messy.md §4): adjacent within a group
+            out: list[tuple[str, str]] = []
+            for g in dict.fromkeys(group.get(m) for m in names):
+                inside = [m for m in names if group.get(m) == g]
+                out += [_better_first(fitted, a, b) for a, b in zip(inside[:-1], inside[1:])]
+            return out
         if pairs == "all":
             return [_better_first(fitted, a, b) for i, a in enumerate(names) for b in names[i + 1:]
                     if pair_key(a, b) in fitted]

@@ -18,16 +18,29 @@ Contents: :class:`GlmmFit`, :func:`fit_glmm`.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ConvergenceError, DesignError, MixrankWarning, SingularFitWarning
+from ..errors import (
+    ConvergenceError,
+    DesignError,
+    MixrankWarning,
+    SingularFitWarning,
+    SmallSampleWarning,
+)
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
-from .glmm_data import build_problem, check_separation, merge_exchangeable
-from .glmm_optim import SINGULAR_TOL, optimise
+from .control import act
+from .glmm_control import DEFAULT_GLMM_CONTROL, GlmmControl
+from .glmm_data import (
+    build_problem,
+    check_separation,
+    merge_exchangeable,
+    model_groups,
+    unit_levels,
+)
+from .glmm_optim import optimise
 from .glmm_pirls import PirlsError
 
 __all__ = ["GlmmFit", "fit_glmm", "GlmmConvergenceWarning"]
@@ -74,6 +87,12 @@ class GlmmFit:
         Sum of the conditional modes of the terms without the comparison
         factor at each cell of the frame (shared by all models).
     trials, successes : ndarray (M,)
+        Per fixed-effect column (per model, or per (model, level) with a covariate).
+    groups : ndarray of int (P, 2) or None
+        ``model * x`` fits: the model index and covariate level index of each
+        entry of ``beta`` (cell-means coding over the (model, level)
+        combinations that have cells, docs/glmm.md §11); None otherwise (then
+        ``beta[j]`` is model j).
     """
 
     models: tuple[str, ...]
@@ -97,6 +116,7 @@ class GlmmFit:
     cell_effects: np.ndarray = field(repr=False)
     trials: np.ndarray = field(repr=False)
     successes: np.ndarray = field(repr=False)
+    groups: np.ndarray | None = field(default=None, repr=False)
 
     def fixef(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """glmer's treatment coding: names, ``(Intercept), model<level>...`` and covariance."""
@@ -121,8 +141,14 @@ def _cell_effects(frame: Frame, gf: GlmmFormula, prob, mode) -> np.ndarray:
 
 
 def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None = None,
-             log_choose: float = 0.0) -> GlmmFit:
+             log_choose: float = 0.0, control: GlmmControl = DEFAULT_GLMM_CONTROL,
+             cell_level: np.ndarray | None = None,
+             level_names: tuple[str, ...] | None = None) -> GlmmFit:
     """Fit the binomial GLMM of ``gf`` to ``frame`` (see module docstring).
+
+    ``cell_level`` (with ``level_names``): the level of a categorical
+    covariate at each cell, for ``model * x`` (one fixed effect per (model,
+    level) combination with cells; docs/glmm.md §11).
 
     Raises
     ------
@@ -131,24 +157,45 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
     DataError
         Complete separation of a model (every trial succeeds or fails).
     ConvergenceError
-        The penalised IRLS fails at every theta tried.
+        The penalised IRLS fails at every theta tried; with
+        ``control.convergence="error"``, the optimiser's criterion not met.
+    DesignError
+        ``control.singular="error"`` and a singular fit;
+        ``control.small_sample="error"`` and a term with few levels.
 
     Warns
     -----
     SingularFitWarning
-        A term's standard deviation is below 1e-4 (boundary fit).
+        A term's standard deviation is below ``control.singular_tol``
+        (boundary fit; ``control.singular="warning"``, the default).
     GlmmConvergenceWarning
-        The optimiser's criterion was not met (the fit is returned).
+        The optimiser's criterion was not met (the fit is returned;
+        ``control.convergence="warning"``, the default).
+    SmallSampleWarning
+        ``control.small_sample="warning"`` and a random term whose grouping
+        has fewer than ``control.min_units`` levels.
     """
     if nagq not in (0, 1):
         raise DesignError(f"nagq={nagq!r}; expected 0 (PIRLS over the model effects too) or 1 "
                           "(Laplace), as glmer's nAGQ; adaptive quadrature with more points is "
                           "not supported")
-    prob = build_problem(frame, gf)
-    check_separation(frame, prob)
+    prob = build_problem(frame, gf, cell_level)
+    groups = None
+    names = None
+    if cell_level is not None:
+        groups = model_groups(frame, cell_level)[1]
+        lv = level_names or tuple(str(i) for i in range(int(cell_level.max()) + 1))
+        names = [f"{frame.models[j]} at {gf.by}={lv[x]}" for j, x in groups]
+    check_separation(frame, prob, names)
+    few = {t: q for t, q in unit_levels(frame, gf).items() if q < control.min_units}
+    if few:
+        act(control.small_sample, "few levels: " + ", ".join(
+            f"(1|{t}) has {q} level(s) of its grouping" for t, q in few.items())
+            + f" (fewer than min_units={control.min_units}); its variance and the contrasts' "
+            "standard errors rest on few units", SmallSampleWarning, DesignError)
     prob = merge_exchangeable(prob)
     try:
-        opt = optimise(prob, nagq)
+        opt = optimise(prob, nagq, control)
     except PirlsError as exc:
         raise ConvergenceError(f"the binomial GLMM could not be fitted: {exc}. Check for "
                                "separation within random-effect levels or simplify the random "
@@ -156,14 +203,16 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
     order = [prob.names.index(t) for t in gf.term_names]
     theta = np.abs(opt.theta[order])
     terms = tuple(gf.term_names)
-    singular = tuple(t for t, th in zip(terms, theta) if th < SINGULAR_TOL)
+    singular = tuple(t for t, th in zip(terms, theta) if th < control.singular_tol)
     if singular:
-        warnings.warn(f"boundary (singular) fit: variance of {', '.join(singular)} estimated at "
-                      "(nearly) 0 on the logit scale", SingularFitWarning, stacklevel=3)
+        act(control.singular, f"boundary (singular) fit: variance of {', '.join(singular)} "
+            "estimated at (nearly) 0 on the logit scale", SingularFitWarning, DesignError)
     if not opt.converged:
-        warnings.warn(f"the GLMM optimiser did not meet its criterion ({opt.message}; max |gradient| "
-                      f"{opt.gradient:.2g}); the estimates are returned, check diagnostics()",
-                      GlmmConvergenceWarning, stacklevel=3)
+        act(control.convergence, f"the GLMM optimiser did not meet its criterion ({opt.message}; "
+            f"max |gradient| {opt.gradient:.2g})" + ("; the estimates are returned, check "
+                                                      "diagnostics()" if control.convergence
+                                                      == "warning" else ""),
+            GlmmConvergenceWarning, ConvergenceError)
     loglik = -0.5 * opt.deviance + log_choose
     n_params = len(opt.beta) + len(theta)
     n_resp = int(nobs if nobs is not None else frame.n_rows)
@@ -176,4 +225,4 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
         hessian_ok=opt.hessian_ok, nfev=opt.nfev,
         cell_effects=_cell_effects(frame, gf, prob, opt.mode),
         trials=np.bincount(prob.model, weights=prob.n, minlength=M),
-        successes=np.bincount(prob.model, weights=prob.k, minlength=M))
+        successes=np.bincount(prob.model, weights=prob.k, minlength=M), groups=groups)

@@ -30,7 +30,7 @@ from ..frame.source import to_pandas
 from .glmm_system import Problem
 
 __all__ = ["binomial_frame", "build_problem", "check_separation", "log_choose",
-           "merge_exchangeable"]
+           "merge_exchangeable", "model_groups", "unit_levels"]
 
 
 def _pair_by(gf: GlmmFormula, columns: list[str], pair_by: Sequence[str] | None,
@@ -227,8 +227,51 @@ def _unit_codes(frame: Frame, factors: Sequence[str]) -> np.ndarray:
     return np.unique(codes, return_inverse=True)[1].ravel()
 
 
-def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
+def unit_levels(frame: Frame, gf: GlmmFormula) -> dict[str, int]:
+    """Levels of each random term's grouping without the comparison factor (scored cells).
+
+    ``(1|subject:model)`` counts subjects; ``(1|question)`` counts questions.
+    The few-levels check of :class:`~mixrank.engine.glmm_control.GlmmControl`
+    compares them with ``min_units``.
+    """
+    out = {t: int(np.unique(frame.term_codes[t]).size) for t in gf.spec.term_names}
+    for factors in gf.model_terms:
+        base = _unit_codes(frame, [f for f in factors if f != gf.spec.comparison])
+        out[":".join(factors)] = int(np.unique(base).size)
+    return out
+
+
+def model_groups(frame: Frame, cell_level: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed-effect column of every scored (model, cell) and each column's (model, level).
+
+    Without a covariate (``cell_level`` None) the columns are the models.
+    With one categorical covariate (``model * x``, docs/glmm.md §11) they are
+    the (model, level) combinations that have cells -- the cell-means coding
+    of glmer's ``model * x``, the same column space as its treatment coding.
+
+    Returns
+    -------
+    column : ndarray of int (n_obs,)
+        In the order of ``np.nonzero(frame.observed)``.
+    groups : ndarray of int (n_columns, 2)
+        Model index and level index of each column.
+    """
+    cell, model = np.nonzero(frame.observed)
+    if cell_level is None:
+        M = frame.n_models
+        return model.astype(np.int64), np.stack([np.arange(M), np.zeros(M, np.int64)], axis=1)
+    L = int(cell_level.max()) + 1
+    combo = model.astype(np.int64) * L + cell_level[cell]
+    present, column = np.unique(combo, return_inverse=True)
+    return column.ravel().astype(np.int64), np.stack([present // L, present % L], axis=1)
+
+
+def build_problem(frame: Frame, gf: GlmmFormula, cell_level: np.ndarray | None = None) -> Problem:
     """One observation per scored (model, cell); random terms ordered by size.
+
+    ``cell_level``: the level of a categorical covariate at each cell
+    (``model * x``); the fixed effects are then one per (model, level), see
+    :func:`model_groups`; model-by-unit terms still group by the model.
 
     Raises
     ------
@@ -239,6 +282,7 @@ def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
     n = frame.replicates[cell, model].astype(np.float64)
     k = np.rint(frame.scores[cell, model] * n)
     M = frame.n_models
+    column, groups = model_groups(frame, cell_level)
     terms: list[tuple[str, np.ndarray]] = [(t, frame.term_codes[t][cell]) for t in gf.spec.term_names]
     for factors in gf.model_terms:
         base = _unit_codes(frame, [f for f in factors if f != gf.spec.comparison])
@@ -256,7 +300,7 @@ def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
             raise DesignError(f"random term (1|{name}) has a single level; drop it or add data")
         sized.append((q, name, code))
     sized.sort(key=lambda t: -t[0])
-    return Problem(k=k, n=n, model=model.astype(np.int64), n_models=M,
+    return Problem(k=k, n=n, model=column, n_models=len(groups),
                    names=tuple(s[1] for s in sized), codes=tuple(s[2] for s in sized),
                    levels=tuple(s[0] for s in sized), cell=cell.astype(np.int64),
                    n_cells=frame.n_cells,
@@ -264,7 +308,7 @@ def build_problem(frame: Frame, gf: GlmmFormula) -> Problem:
                                     for s in sized))
 
 
-def check_separation(frame: Frame, prob: Problem) -> None:
+def check_separation(frame: Frame, prob: Problem, names: list[str] | None = None) -> None:
     """Complete separation of a model effect: every trial of a model succeeds (or fails).
 
     Raises
@@ -275,11 +319,11 @@ def check_separation(frame: Frame, prob: Problem) -> None:
     """
     ks = np.bincount(prob.model, weights=prob.k, minlength=prob.n_models)
     ns = np.bincount(prob.model, weights=prob.n, minlength=prob.n_models)
-    bad = [(frame.models[j], "succeeds" if ks[j] == ns[j] else "fails")
+    names = list(frame.models) if names is None else names
+    bad = [(names[j], "succeeds" if ks[j] == ns[j] else "fails", int(ns[j]))
            for j in range(prob.n_models) if ks[j] == 0 or ks[j] == ns[j]]
     if bad:
-        desc = ", ".join(f"{m!r} {what} on all {int(ns[frame.models.index(m)])} trials"
-                         for m, what in bad)
+        desc = ", ".join(f"{m!r} {what} on all {n} trials" for m, what, n in bad)
         raise DataError(
             f"complete separation: {desc}. Its log-odds estimate would be infinite (glmer "
             "returns a huge estimate and standard error with a convergence warning). Drop "

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from .glmm_control import DEFAULT_GLMM_CONTROL, GlmmControl
 from .glmm_pirls import Mode, PirlsError, beta_gradient, pirls, theta_gradient_joint
 from .glmm_system import Problem
 
@@ -58,8 +59,9 @@ class Optimum:
 class _Evaluator:
     """Deviance evaluations with warm starts shared across calls."""
 
-    def __init__(self, prob: Problem, beta: np.ndarray, u: np.ndarray):
+    def __init__(self, prob: Problem, beta: np.ndarray, u: np.ndarray, max_iter: int = 60):
         self.prob = prob
+        self.max_iter = max_iter
         self.beta = np.array(beta, dtype=np.float64)
         self.u = np.array(u, dtype=np.float64)
         self.nfev = 0
@@ -73,13 +75,13 @@ class _Evaluator:
             # first-order prediction of the mode at theta from the last one
             x = np.concatenate([last.u, last.beta]) + (theta - last.theta) @ last.sens
             u, beta = x[: len(u)], x[len(u):]
-        m = pirls(self.prob, theta, beta, u, joint=True, tol=tol)
+        m = pirls(self.prob, theta, beta, u, joint=True, tol=tol, max_iter=self.max_iter)
         self.beta, self.u, self.last = m.beta, m.u, m
         return m
 
     def fixed(self, theta: np.ndarray, beta: np.ndarray) -> Mode:
         self.nfev += 1
-        m = pirls(self.prob, theta, beta, self.u, joint=False)
+        m = pirls(self.prob, theta, beta, self.u, joint=False, max_iter=self.max_iter)
         self.u = m.u
         return m
 
@@ -187,7 +189,8 @@ def _em_start(fg, prob: Problem, theta: np.ndarray, steps: int = 2) -> np.ndarra
     return th
 
 
-def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Search:
+def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem,
+                    ctl: GlmmControl = DEFAULT_GLMM_CONTROL) -> _Search:
     """Quasi-Newton over theta >= 0 (nAGQ = 0 deviance), then restarts and boundary faces.
 
     ``ev.joint(theta)`` is the joint (nAGQ = 0) mode; the gradient is
@@ -206,7 +209,8 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Searc
         key = np.asarray(th, dtype=np.float64).tobytes() + bytes([rough])
         if key not in cache:
             try:
-                m = ev.joint(th, (1e-20, 1e-16, 1e-10)[int(rough)], base)
+                m = ev.joint(th, (ctl.pirls_tol, max(ctl.pirls_tol, 1e-16),
+                                  max(ctl.pirls_tol, 1e-10))[int(rough)], base)
                 cache[key] = (m.deviance, theta_gradient_joint(prob, m, grad), m)
             except (PirlsError, np.linalg.LinAlgError, FloatingPointError):
                 cache[key] = (np.inf, np.zeros(R), None)
@@ -216,7 +220,10 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Searc
             cache[key] = (f, g, mc)
         return f, (np.zeros(R) if g is None else g), mc
 
-    best = _quasi_newton(fg, _em_start(fg, prob, theta0))
+    def search(start: np.ndarray) -> _Search:
+        return _quasi_newton(fg, start, tol=ctl.tol, max_iter=ctl.max_iterations)
+
+    best = search(_em_start(fg, prob, theta0, steps=ctl.em_steps))
     # theta = 0 is a stationary point of the (even) deviance: a search that
     # reaches it stalls there even when a positive value is better, so restart
     # each near-zero component from a positive value and keep the better optimum.
@@ -224,7 +231,7 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem) -> _Searc
         if best.theta[r] < 1e-2:
             start = best.theta.copy()
             start[r] = 0.25
-            alt = _quasi_newton(fg, start)
+            alt = search(start)
             if alt.deviance < best.deviance - 1e-10:
                 best = alt
     for r in range(R):                       # boundary faces: a component set to zero
@@ -274,7 +281,8 @@ def _derivs(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.ndarray,
 
 
 def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.ndarray,
-                    max_iter: int = 40) -> tuple[Mode, np.ndarray, np.ndarray, bool, str]:
+                    max_iter: int = 40, tol: float = 1e-10,
+                    h: float = 1e-3) -> tuple[Mode, np.ndarray, np.ndarray, bool, str]:
     """Damped Newton on the Laplace deviance over (theta, beta) from the nAGQ = 0 optimum.
 
     The deviance is even in each theta_r (a sign flip of u_r), so the search
@@ -293,14 +301,14 @@ def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.n
                 theta = probe
     phi = np.concatenate([theta, beta])
     for it in range(max_iter):
-        m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
+        m0, G, H = _derivs(prob, ev, phi[:R], phi[R:], h)
         try:
             C = np.linalg.cholesky(H)
             dec = float(G @ np.linalg.solve(H, G))
             pd_ok = True
         except np.linalg.LinAlgError:
             pd_ok, dec, C = False, np.inf, None
-        if pd_ok and dec < 1e-10:
+        if pd_ok and dec < tol:
             return m0, G, H, True, f"Newton decrement {dec:.2e} after {it} step(s)"
         lam, moved = 0.0 if C is not None else 1e-6 * max(1.0, np.max(np.abs(np.diag(H)))), False
         for _ in range(40):
@@ -315,7 +323,7 @@ def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.n
                 break
             lam = max(10 * lam, 1e-6 * max(1.0, float(np.max(np.abs(np.diag(H))))))
         if not moved or np.max(np.abs(step)) < 1e-10:
-            m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
+            m0, G, H = _derivs(prob, ev, phi[:R], phi[R:], h)
             try:
                 dec = float(G @ np.linalg.solve(H, G)) if np.all(np.linalg.eigvalsh(H) > 0) else np.inf
             except np.linalg.LinAlgError:
@@ -324,7 +332,7 @@ def _laplace_newton(prob: Problem, ev: _Evaluator, theta: np.ndarray, beta: np.n
             # the predicted decrease G'H^{-1}G/2 is below 1e-6
             return (m0, G, H, dec < 1e-6,
                     f"no further decrease of the deviance (Newton decrement {dec:.2e})")
-    m0, G, H = _derivs(prob, ev, phi[:R], phi[R:])
+    m0, G, H = _derivs(prob, ev, phi[:R], phi[R:], h)
     return m0, G, H, False, f"no convergence in {max_iter} Newton steps"
 
 
@@ -350,21 +358,21 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def optimise(prob: Problem, nagq: int) -> Optimum:
+def optimise(prob: Problem, nagq: int, control: GlmmControl = DEFAULT_GLMM_CONTROL) -> Optimum:
     """Fit the GLMM by nAGQ = 0 and, when ``nagq == 1``, the Laplace refinement.
 
     Small dense blocks run with one BLAS thread (threading overhead dominates them).
     """
     small = prob.n_rest + prob.n_models < 600
     with _blas().limit(limits=1, user_api="blas") if small else contextlib.nullcontext():
-        return _optimise(prob, nagq)
+        return _optimise(prob, nagq, control)
 
 
-def _optimise(prob: Problem, nagq: int) -> Optimum:
+def _optimise(prob: Problem, nagq: int, ctl: GlmmControl) -> Optimum:
     beta0, u0 = _start(prob)
-    ev = _Evaluator(prob, beta0, u0)
+    ev = _Evaluator(prob, beta0, u0, ctl.pirls_max_iterations)
     R = len(prob.levels)
-    found = _minimise_theta(ev, np.ones(R), prob)
+    found = _minimise_theta(ev, np.full(R, float(ctl.theta_start)), prob, ctl)
     theta = found.theta
     mode = found.mode if found.mode is not None else ev.joint(theta)
     if nagq == 0:
@@ -374,7 +382,9 @@ def _optimise(prob: Problem, nagq: int) -> Optimum:
         return Optimum(nagq=0, theta=theta, beta=mode.beta, mode=mode, deviance=mode.deviance,
                        vcov=V, converged=found.success, message=found.message,
                        nfev=ev.nfev, gradient=g)
-    mode, G, H, converged, message = _laplace_newton(prob, ev, theta, mode.beta)
+    mode, G, H, converged, message = _laplace_newton(prob, ev, theta, mode.beta,
+                                                     ctl.laplace_max_iterations, ctl.laplace_tol,
+                                                     ctl.fd_step)
     theta1, beta = np.abs(mode.theta), mode.beta
     mode = ev.fixed(theta1, beta)
     Rn = len(theta1)

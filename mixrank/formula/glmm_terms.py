@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import FormulaError
-from .parser import parse
+from .fixed import InteractionSpec, parse
 from .spec import Spec
 
 __all__ = ["GlmmFormula", "parse_glmm"]
@@ -46,6 +46,9 @@ class GlmmFormula:
     failures, trials : str or None
         ``cbind(k, f)``: the failure column ``f``; ``cbind(k, n - k)``: the
         trials column ``n``.
+    by : str or None
+        ``model * x``: the covariate crossed with the comparison factor
+        (docs/glmm.md §11).
     """
 
     formula: str
@@ -53,6 +56,7 @@ class GlmmFormula:
     model_terms: tuple[tuple[str, ...], ...] = ()
     failures: str | None = None
     trials: str | None = None
+    by: str | None = None
 
     @property
     def term_names(self) -> tuple[str, ...]:
@@ -122,7 +126,19 @@ def parse_glmm(formula: str) -> GlmmFormula:
                 kept.append(f"(1|{':'.join(factors)})" if bm.group(1) == "1" else bm.group(0))
     fixed_terms = [t.strip() for t in fixed.split("+") if t.strip()]
     spec = parse(lhs + "~ " + " + ".join(fixed_terms + kept))
+    by = None
+    if isinstance(spec, InteractionSpec):
+        if len(spec.covariates) != 1 or spec.fixed_terms != ((spec.covariates[0],),):
+            start = formula.find(fixed.strip().split("+")[0].strip()) if fixed.strip() else 0
+            raise FormulaError(
+                f"The binomial fixed part crosses the comparison factor with "
+                f"{list(spec.covariates)} as {list(spec.interaction_names)}; family='binomial' "
+                f"supports one covariate crossed with the model, e.g. "
+                f"'{spec.comparison} * {spec.covariates[0]}'. Fit one covariate at a time, or "
+                "use family='gaussian' for several (docs/interactions.md)",
+                formula, max(start, 0), max(len(fixed.strip()), 1))
+        by = spec.covariates[0]
     spec = Spec(formula=formula, response=spec.response, comparison=spec.comparison,
                 random=spec.random)
     return GlmmFormula(formula=formula, spec=spec, model_terms=tuple(model_terms),
-                       failures=failures, trials=trials)
+                       failures=failures, trials=trials, by=by)

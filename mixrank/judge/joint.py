@@ -57,10 +57,13 @@ def contrast_covariance_ppi(jd: JudgeData, pairs: Sequence[PairFit],
     fr = jd.frame
     Psi = np.column_stack([pair_influence(jd, p, c) for p, c in zip(pairs, corrections)])
     terms = list(fr.spec.term_names)
+    own = np.array([p.variance for p in pairs], dtype=float)
+    live = own > 0
     if not terms:
         S = Psi.T @ Psi
     else:
         S = np.zeros((Psi.shape[1], Psi.shape[1]))
+        oneway = []
         for r in range(1, len(terms) + 1):
             for sub in itertools.combinations(terms, r):
                 codes = (fr.term_codes[sub[0]].astype(np.int64) if r == 1 else np.unique(
@@ -68,17 +71,23 @@ def contrast_covariance_ppi(jd: JudgeData, pairs: Sequence[PairFit],
                     return_inverse=True)[1].ravel())
                 sums = np.zeros((int(codes.max()) + 1, Psi.shape[1]))
                 np.add.at(sums, codes, Psi)
-                S += (1 if r % 2 else -1) * (sums.T @ sums)
-    own = np.array([p.variance for p in pairs], dtype=float)
-    live = (own > 0) & (np.diag(S) > 0)
+                part = sums.T @ sums
+                S += (1 if r % 2 else -1) * part
+                if r == 1:
+                    oneway.append(part)
+        if np.any(np.diag(S)[live] <= 0):   # multiway sum not positive: the widest one-way
+            S = max(oneway, key=lambda m: float(np.trace(m)))
+    ok = live & (np.diag(S) > 0)
     R = np.zeros_like(S)
-    sd = np.sqrt(np.diag(S)[live])
-    R[np.ix_(live, live)] = S[np.ix_(live, live)] / np.outer(sd, sd)
+    sd = np.sqrt(np.diag(S)[ok])
+    R[np.ix_(ok, ok)] = S[np.ix_(ok, ok)] / np.outer(sd, sd)
+    lone = np.flatnonzero(live & ~ok)
+    R[lone, lone] = 1.0                       # no influence left: uncorrelated with the rest
     w, U = np.linalg.eigh(R[np.ix_(live, live)]) if live.any() else (np.zeros(0), None)
     clipped = float(np.abs(np.minimum(w, 0)).sum() / np.abs(w).sum()) if w.size else 0.0
     if U is not None and clipped > 0:
         Rl = (U * np.clip(w, 0, None)) @ U.T
-        d = np.sqrt(np.diag(Rl))
+        d = np.sqrt(np.clip(np.diag(Rl), 1e-300, None))
         R[np.ix_(live, live)] = Rl / np.outer(d, d)
     root = np.sqrt(np.where(live, own, 0.0))
     return R * np.outer(root, root), dict(psd_clipped=clipped)

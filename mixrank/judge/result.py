@@ -14,6 +14,7 @@ corrected scores.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,11 +82,15 @@ class JudgeResult(FitResult):
         return self.data
 
     def _pair_ppi(self, a: str, b: str) -> tuple[Corrected, float]:
-        for p, c in zip(self.pairs, self.corrections):
-            if (p.model_a, p.model_b) == (a, b):
-                return c, 1.0
-            if (p.model_a, p.model_b) == (b, a):
-                return c, -1.0
+        """The correction of the pair (either orientation) and the sign of ``a - b``."""
+        lookup = _LOOKUP.get(self)
+        if lookup is None:
+            lookup = _LOOKUP[self] = {(p.model_a, p.model_b): c
+                                      for p, c in zip(self.pairs, self.corrections)}
+        if (a, b) in lookup:
+            return lookup[(a, b)], 1.0
+        if (b, a) in lookup:
+            return lookup[(b, a)], -1.0
         raise DataError(f"pair ({a!r}, {b!r}) was not fitted")
 
     def contrasts(self, level: float | None = None, *, by: str | None = None,
@@ -176,6 +181,16 @@ class JudgeResult(FitResult):
     def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
         self._need_all_corrected("rank probabilities")
         return super().rank_probabilities(B=B, rng=rng)
+
+    def score_group_fits(self) -> list[tuple[int, FitResult]]:
+        """``[(1, self)]``; models scored on disjoint cells are refused (their per-group
+        sub-fits would not carry the correction)."""
+        groups = [g for _, g in super().score_group_fits()]
+        if len(groups) > 1:
+            raise DesignError("the models were judged on disjoint sets of cells (groups that "
+                              "share no cell); a judge-corrected ranking needs every pair -- "
+                              "fit each group separately with mixrank.fit(..., gold=)")
+        return [(1, self)]
 
     def _need_all_corrected(self, what: str) -> None:
         bad = [m for m, c in zip(self.models, self.scores) if c.ppi is None]
@@ -291,6 +306,10 @@ class JudgeResult(FitResult):
     def __repr__(self) -> str:
         return (f"<JudgeResult {self.frame.spec.formula!r} gold={self._data.column!r}: "
                 f"{len(self.pairs)} pair(s) of {len(self.models)} models, PPI++>")
+
+
+_LOOKUP: weakref.WeakKeyDictionary[JudgeResult, dict[tuple[str, str], Corrected]] = \
+    weakref.WeakKeyDictionary()
 
 
 def fit_judge(formula: str | Spec, data: Any, gold: Any, *, lam: Any, level: float, pairs: Any,

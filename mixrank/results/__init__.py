@@ -1,7 +1,9 @@
-"""Stage results: FitResult (immutable, cheap accessors), Summary, and GlmmResult (binomial GLMM)."""
+"""Stage results: FitResult (immutable, cheap accessors), Summary, and GlmmResult (binomial GLMM;
+GlmmByResult for ``model * x``)."""
 
 from .fit_result import FitResult
+from .glmm_by import GlmmByResult
 from .glmm_result import GlmmResult
 from .summary import Summary
 
-__all__ = ["FitResult", "GlmmResult", "Summary"]
+__all__ = ["FitResult", "GlmmResult", "GlmmByResult", "Summary"]

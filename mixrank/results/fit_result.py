@@ -391,6 +391,12 @@ class FitResult:
         >>> str(best["model"]), bool(best["p_best"] > 0.9)
         ('m01', True)
         """
+        parts = self.score_group_fits()
+        if len(parts) > 1:   # one set of rank probabilities per score group (docs/messy.md §4)
+            tabs = [sub.rank_probabilities(B=B, rng=rng).assign(group=g) for g, sub in parts]
+            out = pd.concat(tabs, ignore_index=True)
+            out.attrs["mixrank"] = dict(tabs[0].attrs.get("mixrank", {}), groups=len(parts))
+            return out
         part, left = self.estimable_part()
         return _left_out(rank_probabilities_fit(part, B=B, rng=rng), left)
 

@@ -13,7 +13,7 @@ accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,15 @@ from ..inference.multiplicity import adjust as p_adjust
 __all__ = ["GlmmResult", "unit_line"]
 
 SCALES = ("logit", "response")
+#: What ``estimate`` is in a ranked table on each scale (stated in attrs and headers).
+SCORE = {"logit": "log-odds beta_j at zero random effects (the quantity the logit-scale "
+                  "tests compare)",
+         "response": "probability averaged over the frame's cells (fitted shared random "
+                     "effects, model-by-unit effects at 0; the quantity the response-scale "
+                     "tests compare)"}
+PROBABILITY = ("averaged over the frame's cells at their fitted shared random effects "
+               "(conditional modes), model-by-unit effects at 0")
+AT_ZERO = "conditional at zero random effects: logit^-1(beta_j)"
 ADJUST = ("holm", "none", "bh", "bonferroni")
 
 
@@ -59,6 +68,8 @@ class GlmmResult:
     fit: GlmmFit
     level: float
     pair_filter: tuple[str, ...] | None = None
+    pairs_requested: tuple[tuple[str, str], ...] | None = None
+    response_form: str = "0/1"
     family: str = "binomial"
     method: str = "glmm"
     engine: str = "native"
@@ -81,10 +92,22 @@ class GlmmResult:
         return m
 
     def _pairs(self) -> list[tuple[int, int]]:
+        """Index pairs of the contrasts: the requested pairs in their order and orientation
+        (``pairs=[(a, b)]`` gives ``a - b``), else every pair in model order."""
+        if self.pairs_requested is not None:
+            return [(self.models.index(a), self.models.index(b)) for a, b in self.pairs_requested]
         M = len(self.models)
         keep = set(range(M)) if self.pair_filter is None else {
             self.models.index(m) for m in self.pair_filter}
         return [(j, k) for j in range(M) for k in range(j + 1, M) if j in keep and k in keep]
+
+    def _trials(self, j: int, k: int, cells: np.ndarray | None = None) -> int:
+        """Bernoulli trials of models j and k together on their common cells (of ``cells``)."""
+        fr = self.frame
+        both = fr.observed[:, j] & fr.observed[:, k]
+        if cells is not None:
+            both = both & cells
+        return int(fr.replicates[both, j].sum() + fr.replicates[both, k].sum())
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, scale: str = "logit",
@@ -146,7 +169,7 @@ class GlmmResult:
                        std_error=se, df=np.inf, statistic=z,
                        p_value=float(2 * stats.norm.sf(abs(z))), p_greater=float(stats.norm.sf(z)),
                        ci_lower=est - q * se, ci_upper=est + q * se, level=lev,
-                       n=int(self.frame.stats.n_common[j, k]))
+                       n=int(self.frame.stats.n_common[j, k]), trials=self._trials(j, k))
             if scale == "logit":
                 row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
                            odds_ratio_upper=float(np.exp(est + q * se)))
@@ -208,43 +231,94 @@ class GlmmResult:
                    nfev=f.nfev, message=f.message)
         return tidy([row], **self._meta("diagnostics"))
 
-    def model_scores(self) -> pd.DataFrame:
-        """Each model's observed share of successes and fitted log-odds.
+    def model_scores(self, level: float | None = None, *, scale: str = "logit") -> pd.DataFrame:
+        """Each model's score on one scale, its interval on the same scale, and the alternatives.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level (default: the fit's).
+        scale : {"logit", "response"}, default "logit"
+            ``logit``: ``estimate`` is the model's log-odds ``beta_j`` at zero
+            random effects with its Wald interval.  ``response``: the
+            probability averaged over the frame's cells (``probability``),
+            its interval the logit interval transformed (the average is
+            increasing in ``beta_j``), its SE by the delta method
+            (docs/glmm.md §5).  Rank intervals and the resolution's
+            adjacent pairs order models by ``estimate`` on the same scale.
 
         Returns
         -------
         pandas.DataFrame
-            ``model, estimate`` (successes / trials), ``n`` (trials),
-            ``logit`` (fitted log-odds at zero random effects),
-            ``logit_std_error``, ``probability`` (mean fitted probability
-            over the frame's cells, the response-scale score).
+            ``model, estimate, std_error, ci_lower, ci_upper, level`` (on
+            ``scale``), ``n`` (cells where the model is scored), ``trials``
+            (Bernoulli trials over those cells), ``observed`` (successes /
+            trials, the raw share), ``logit``, ``logit_std_error``,
+            ``probability`` (averaged over the cells' fitted shared random
+            effects, model-by-unit effects at 0) and ``probability_at_zero``
+            (``logit^-1(beta_j)``: conditional at all random effects 0).
+            ``attrs["mixrank"]`` names the ``scale``, the ``score`` and what
+            each probability is conditional on or averaged over.
+
+        Notes
+        -----
+        ``beta`` and its covariance are validated against lme4 1.1 ``glmer``
+        (``tests/reference/glmer.R``).
         """
+        lev = self.level if level is None else check_level(level, DesignError)
+        if scale not in SCALES:
+            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        q = stats.norm.ppf(0.5 + lev / 2)
         f = self.fit
-        p = expit(f.beta[None, :] + f.cell_effects[:, None]).mean(axis=0)
-        rows = [dict(model=m, estimate=float(f.successes[j] / f.trials[j]), n=int(f.trials[j]),
-                     logit=float(f.beta[j]), logit_std_error=float(np.sqrt(f.vcov[j, j])),
-                     probability=float(p[j])) for j, m in enumerate(self.models)]
-        return tidy(rows, **self._meta("model_scores"))
+        se = np.sqrt(np.clip(np.diag(f.vcov), 0.0, None))
+
+        def avg(b: np.ndarray) -> np.ndarray:
+            return expit(b[None, :] + f.cell_effects[:, None]).mean(axis=0)
+
+        P = expit(f.beta[None, :] + f.cell_effects[:, None])
+        p = P.mean(axis=0)
+        if scale == "logit":
+            est, sd, lo, hi = f.beta, se, f.beta - q * se, f.beta + q * se
+        else:
+            est, sd = p, (P * (1 - P)).mean(axis=0) * se
+            lo, hi = avg(f.beta - q * se), avg(f.beta + q * se)
+        cells = self.frame.observed.sum(axis=0)
+        rows = [dict(model=m, estimate=float(est[j]), std_error=float(sd[j]),
+                     ci_lower=float(lo[j]), ci_upper=float(hi[j]), level=lev, n=int(cells[j]),
+                     trials=int(f.trials[j]), observed=float(f.successes[j] / f.trials[j]),
+                     logit=float(f.beta[j]), logit_std_error=float(se[j]),
+                     probability=float(p[j]), probability_at_zero=float(expit(f.beta[j])))
+                for j, m in enumerate(self.models)]
+        return tidy(rows, **self._meta("model_scores", scale=scale, score=SCORE[scale],
+                                       probability=PROBABILITY, probability_at_zero=AT_ZERO,
+                                       response_form=self.response_form))
 
     # ---------------------------------------------- inference / design layers
     def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
                        method: str = "holm", scale: str = "logit", B: int = 2000,
                        rng: Any = None) -> pd.DataFrame:
-        """Rank confidence intervals from the chosen scale's Wald tests.
+        """Rank confidence intervals: point ranks and intervals from one quantity on one scale.
 
-        See :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`;
-        the scores are :meth:`model_scores` ``estimate``, the tests the
-        pairwise z tests of :meth:`contrasts` on ``scale``.
+        See :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`.
+        The point scores are :meth:`model_scores` ``estimate`` on ``scale``
+        (``logit``: the log-odds ``beta_j``; ``response``: the probability
+        averaged over the cells) and the tests the pairwise z tests of
+        :meth:`contrasts` on the same scale, so a point rank always lies in
+        its interval's ordering.  ``attrs["mixrank"]`` states ``scale`` and
+        ``score``.
         """
         from ..inference.ranks import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")
-        tab = rank_intervals_from_contrasts(self.model_scores()[["model", "estimate", "n"]],
-                                            self.contrasts(scale=scale), level=level,
+        if scale not in SCALES:
+            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        scores = self.model_scores(scale=scale)[["model", "estimate", "n"]]
+        tab = rank_intervals_from_contrasts(scores, self.contrasts(scale=scale), level=level,
                                             coverage=coverage, method=method, B=B, rng=rng)
         tab.attrs["mixrank"].update(source="glmm", formula=self.formula.formula, scale=scale,
-                                    unit=self.unit_of_inference)
+                                    score=SCORE[scale], unit=self.unit_of_inference,
+                                    response_form=self.response_form)
         return tab
 
     def resolution(self, *, alpha: float = 0.05, power: float = 0.8,
@@ -268,8 +342,8 @@ class GlmmResult:
         """
         from ..design.resolution import resolution_table
 
-        con = self.contrasts(scale="logit")
-        order = self.model_scores().sort_values(["estimate", "model"], ascending=[False, True])
+        order = self.model_scores(scale="logit").sort_values(["estimate", "model"],
+                                                             ascending=[False, True])
         ranked = order["model"].tolist()
         if isinstance(pairs, str):
             if pairs not in ("adjacent", "all"):
@@ -278,21 +352,82 @@ class GlmmResult:
                    else [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]])
         else:
             fam = [(str(p[0]), str(p[1])) for p in pairs]
-        rows = []
         for a, b in fam:
-            hit = con[((con.model_a == a) & (con.model_b == b)) | ((con.model_a == b) & (con.model_b == a))]
-            if hit.empty:
-                raise DesignError(f"pair ({a!r}, {b!r}) is not among the fitted contrasts")
-            r = hit.iloc[0]
-            sign = 1.0 if r.model_a == a else -1.0
-            rows.append(dict(model_a=a, model_b=b, estimate=sign * r.estimate, n=int(r.n),
-                             sigma_d=float(r.std_error * np.sqrt(r.n)), std_error=r.std_error))
+            for m in (a, b):
+                if m not in self.models:
+                    raise DesignError(f"pair ({a!r}, {b!r}): {m!r} is not a model of the fit "
+                                      f"(models: {list(self.models)})")
+        # the joint fit has every pair's contrast, whatever pairs= restricted the tables to
+        con = replace(self, pairs_requested=tuple(fam), pair_filter=None).contrasts(scale="logit")
+        rows = [dict(model_a=r.model_a, model_b=r.model_b, estimate=r.estimate, n=int(r.n),
+                     sigma_d=float(r.std_error * np.sqrt(r.n)), std_error=r.std_error)
+                for r in con.itertuples()]
         out = resolution_table(pd.DataFrame(rows), alpha=alpha, power=power,
                                multiplicity=multiplicity, anytime=anytime, cluster=False)
         out.attrs["mixrank"].update(
             formula=self.formula.formula, scale="logit", unit=self.unit_of_inference,
             n_star="logit-scale Wald test: N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2")
         return out
+
+    def pass_at_k(self, k: int, level: float | None = None) -> pd.DataFrame:
+        """Model-based pass@k: P(at least one of k samples of a new item succeeds).
+
+        For model j, an item's success probability is ``logit^-1(beta_j + b)``
+        with ``b ~ N(0, tau^2)``, ``tau^2`` the sum of the fitted variances of
+        all random terms (the item's total random effect on the logit
+        scale), so ``pass@k_j = E_b[1 - (1 - logit^-1(beta_j + b))^k]``,
+        computed by 64-point Gauss-Hermite quadrature (docs/pass_at_k.md §5).
+        The alternative to averaging the per-item unbiased estimates of
+        :func:`mixrank.pass_at_k`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model, k, estimate, std_error`` (delta method in ``beta_j``,
+            variances held at their estimates), ``ci_lower, ci_upper`` (the
+            logit interval of ``beta_j`` transformed: pass@k increases in
+            it), ``level, n`` (cells).
+
+        Raises
+        ------
+        DataError
+            ``k`` not a positive integer.
+        DesignError
+            A ``model * x`` fit (one log-odds per model and level).
+
+        Notes
+        -----
+        Validated against adaptive numerical integration
+        (``scipy.integrate.quad``) and a seeded simulation
+        (``tests/results/test_glmm_pass_at_k.py``).
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise DataError(f"k={k!r}: expected a positive integer number of samples")
+        if self.fit.groups is not None:
+            raise DesignError("pass_at_k() of a model * x fit is not available; fit "
+                              "'... ~ model + (random terms)' for the model-based pass@k")
+        lev = self.level if level is None else check_level(level, DesignError)
+        q = stats.norm.ppf(0.5 + lev / 2)
+        z, w = np.polynomial.hermite_e.hermegauss(64)
+        w = w / w.sum()
+        tau = float(np.sqrt(np.sum(self.fit.theta ** 2)))
+
+        def g(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            p = expit(b[:, None] + tau * z[None, :])
+            miss = (1.0 - p) ** k
+            return (1.0 - miss) @ w, (k * miss / (1.0 - p) * p * (1.0 - p)) @ w
+
+        f = self.fit
+        se = np.sqrt(np.clip(np.diag(f.vcov), 0.0, None))
+        est, slope = g(f.beta)
+        lo, _ = g(f.beta - q * se)
+        hi, _ = g(f.beta + q * se)
+        cells = self.frame.observed.sum(axis=0)
+        rows = [dict(model=m, k=int(k), estimate=float(est[j]), std_error=float(slope[j] * se[j]),
+                     ci_lower=float(lo[j]), ci_upper=float(hi[j]), level=lev, n=int(cells[j]))
+                for j, m in enumerate(self.models)]
+        return tidy(rows, **self._meta("pass_at_k", scale="response", tau=tau,
+                                       estimator="E[1 - (1 - p)^k] over N(0, tau^2) item effects"))
 
     def summary(self) -> GlmmSummary:
         """A glmer-like printable summary."""

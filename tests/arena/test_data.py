@@ -184,3 +184,20 @@ def test_relabelling_models_relabels_the_results():
     pd.testing.assert_frame_equal(a.sort_values("model").reset_index(drop=True),
                                   b.sort_values("model").reset_index(drop=True),
                                   check_exact=False, rtol=1e-9)
+
+
+def test_covariates_without_variation_or_collinear_are_refused():
+    log = simulate_battles(300, np.array([0.0, 0.5, -0.5]), rng=4)
+    with pytest.raises(DataError, match=r"covariate\(s\) \['len'\] cannot be estimated"):
+        mixrank.arena(log.assign(len_a=0.0, len_b=0.0), "winner ~ style(len)")
+    per_model = {"m00": 1.0, "m01": 2.0, "m02": 5.0}   # a feature constant per model
+    same = log.assign(t_a=log.model_a.map(per_model), t_b=log.model_b.map(per_model))
+    with pytest.raises(DataError, match="combination of the models' strengths"):
+        mixrank.arena(same, "winner ~ t")
+
+
+def test_davidson_needs_ties_and_decisive_battles():
+    with pytest.raises(DataError, match="0 tie.*runs to zero.*ties='half'"):
+        mixrank.arena(LOG[~LOG.winner.str.startswith("tie")], ties="davidson")
+    with pytest.raises(DataError, match="runs to infinity"):
+        mixrank.arena(LOG.assign(winner="tie"), ties="davidson")

@@ -74,3 +74,13 @@ def test_judge_subcommand(capsys, path):
 def test_cli_errors(capsys, path, argv, match):
     code, _, err = run(capsys, *[a.format(p=path) for a in argv])
     assert code == 2 and match in err and "Traceback" not in err
+
+
+def test_report_with_gold(capsys, path, tmp_path):
+    pytest.importorskip("matplotlib")
+    out_file = tmp_path / "judge.html"
+    code, _, err = run(capsys, "report", str(path), "-f", F, "--gold", "human", "-o",
+                       str(out_file))
+    assert code == 0, err
+    page = out_file.read_text(encoding="utf-8")
+    assert '<section id="judge">' in page and 'class="omitted"' not in page

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+import pandas as pd
 import pytest
 
 import mixrank
@@ -17,6 +20,7 @@ def df():
     return simulate(2, models=3, subjects=8, questions=6, frac=0.4)[0]
 
 
+@pytest.mark.row_order   # the messages name the first bad row
 @pytest.mark.parametrize("edit, gold, err, match", [
     (None, "humna", DataError, r"gold='humna' is not in the data \(did you mean 'human'\?\)"),
     ("all_nan", "human", DataError, r"'human' is empty \(all 144 values missing\)"),
@@ -110,3 +114,17 @@ def test_few_labelled_units_warn(df):
     df.loc[df["subject"] >= 3, "human"] = np.nan
     with pytest.warns(mixrank.errors.WeakDesignWarning, match=r"cover only [23] level\(s\)"):
         mixrank.fit(F, df, gold="human")
+
+
+def test_disjoint_model_groups_are_refused_for_ranking(df):
+    a = df[df["model"].isin(["m0", "m1"]) & (df["subject"] < 4)]
+    b = df[(df["model"] == "m2") & (df["subject"] >= 4)]
+    noise = np.random.default_rng(0).normal(size=len(b))
+    c = b.assign(model="m3", score=b["score"] + noise, human=b["human"] - noise / 2)
+    data = pd.concat([a, b, c], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit(F, data, gold="human")
+    assert len(res.contrasts()) == 2
+    with pytest.raises(DesignError, match="disjoint sets of cells"):
+        res.rank_intervals()

@@ -35,6 +35,29 @@ def test_sections(page):
     assert "N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2" in page
 
 
+def test_each_ranked_table_states_its_scale(page):
+    assert "Scale: logit. Point ranks order estimate = log-odds beta_j" in page
+    assert "Scale: response. estimate = probability averaged over the frame&#x27;s cells" in page
+    assert "response 0/1" in page
+    for name in ("scores", "contrasts_logit", "contrasts_response", "components", "ranks",
+                 "resolution"):
+        assert f'data-plot="{name}"' in page
+
+
 def test_other_objects_still_rejected():
     with pytest.raises(mixrank.DataError, match="FitResult or GlmmResult"):
         render_report(object())
+
+
+def test_model_by_covariate_page_has_where_the_gaps_live():
+    df = pd.read_csv("tests/reference/glmm_by_cases/levels3.csv.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        res = mixrank.fit("cbind(k, n - k) ~ model * difficulty + (1|subject:question) + "
+                          "(1|subject:model)", df, family="binomial", nagq=0)
+    page = render_report(res)
+    assert '<section id="gaps"><h2>Where the gaps live (model \u00d7 difficulty)' in page
+    for name in ("gaps", "ranks_by", "scores", "contrasts_logit", "ranks", "resolution"):
+        assert f'data-plot="{name}"' in page
+    assert 'class="omitted"' not in page and "(all)" in page
+    assert "response counts (cbind(successes, failures))" in page

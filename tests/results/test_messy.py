@@ -288,8 +288,11 @@ def test_disjoint_annotators_get_one_score_table_per_group():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
         ri = res.rank_intervals()
+        rp = res.rank_probabilities(B=1000, rng=1)
     assert dict(zip(ri.model, ri.group)) == {"a0": 1, "a1": 1, "a2": 1, "b0": 2, "b1": 2}
     assert set(ri[ri.group == 2]["rank"]) <= {1, 2}
+    assert dict(zip(rp.model, rp.group)) == dict(zip(ri.model, ri.group))
+    assert rp.groupby("group")["rank"].max().to_dict() == {1: 3, 2: 2}   # ranks within a group
     # one group: no group column
     one = _quiet(f, df[df.annotator == "X"], pair_by=["question", "subject", "annotator"])
     assert "group" not in one.model_scores().columns
@@ -412,3 +415,16 @@ def test_compressed_frame_gives_the_same_rows_and_warnings():
     assert {"UnpairedCellsWarning", "IncompletePairWarning", "WeakDesignWarning"} <= names
     with pytest.raises(DesignError, match="compressed.*filter these models"):
         _quiet(F_PROMPT, comp, incomplete="drop")
+
+
+def test_adjacent_verdicts_stay_within_score_groups():
+    res = _quiet("correct ~ model + (1|subject)", _annotators(),
+                 pair_by=["question", "subject", "annotator"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixrankWarning)
+        tab = res.resolution(anytime=False)
+        sc = res.model_scores()
+    group = dict(zip(sc.model, sc.group))
+    assert len(tab) == 3                       # 2 adjacent pairs among a0-a2, 1 among b0-b1
+    assert all(group[a] == group[b] for a, b in zip(tab.model_a, tab.model_b))
+    assert (tab["estimate"] >= 0).all()
