@@ -123,7 +123,31 @@ class Problem:
     cell_codes: tuple[np.ndarray | None, ...] = ()
     mult: np.ndarray | None = None
     expand: np.ndarray | None = None
+    #: a numeric covariate at each observation (``model * x``): the fixed effects are then
+    #: an intercept per model (``beta[:M]``) and a slope per model (``beta[M:]``), a
+    #: reparameterisation of glmer's treatment coding (docs/glmm.md §11)
+    slope: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_fixed(self) -> int:
+        """Number of fixed effects: one per model, two with a slope."""
+        return self.n_models * (1 if self.slope is None else 2)
+
+    def xbeta(self, beta: np.ndarray) -> np.ndarray:
+        """``X beta`` at every observation."""
+        out = beta[self.model]
+        if self.slope is not None:
+            out = out + beta[self.n_models:][self.model] * self.slope
+        return out
+
+    def xt(self, v: np.ndarray) -> np.ndarray:
+        """``X' v`` (``v`` over the observations)."""
+        M = self.n_models
+        a = np.bincount(self.model, weights=v, minlength=M)
+        if self.slope is None:
+            return a
+        return np.concatenate([a, np.bincount(self.model, weights=v * self.slope, minlength=M)])
 
     def cell_level(self, r: int) -> np.ndarray | None:
         """Term ``r``'s level at each cell when it does not involve the model, else None."""
@@ -270,6 +294,9 @@ class Problem:
         """
         if "plan" in self._cache:
             return self._cache["plan"]
+        if self.slope is not None:           # the general assembly handles the slope columns
+            self._cache["plan"] = None
+            return None
         q0, nv = self.levels[0], self.n_rest + self.n_models
         fam, fcell = self.families(), self._cell_families()
         size0 = q0 * nv
@@ -428,11 +455,16 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     pat = prob.patterns()
     th = np.asarray(theta, dtype=np.float64)
     q0, nr, M = prob.levels[0], prob.n_rest, prob.n_models
-    nv = nr + M
+    P = prob.n_fixed
+    nv = nr + P
     famscale = np.concatenate([th[1:], [1.0]])
     wc = prob.aggregate(w)
+    wx = None if prob.slope is None else w * prob.slope
+    last = len(pat["cross"]) - 1                  # the model family
 
-    def sums(kind: str, idx: np.ndarray, n: int) -> np.ndarray:
+    def sums(kind: str, idx: np.ndarray, n: int, wts: np.ndarray | None = None) -> np.ndarray:
+        if wts is not None:
+            return np.bincount(idx, weights=wts, minlength=n)
         return np.bincount(idx, weights=wc if kind == "cell" else w, minlength=n)
 
     kind0, idx0 = pat["a0"]
@@ -442,6 +474,10 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         rows.append(ra)
         cols.append(cb)
         data.append(th[0] * famscale[f] * sums(kind, inv, len(ra)))
+        if f == last and wx is not None:          # slope columns: weights w x
+            rows.append(ra)
+            cols.append(cb + M)
+            data.append(th[0] * sums(kind, inv, len(ra), wx))
     vals = np.concatenate(data)
     B: np.ndarray | sp.csr_matrix
     if q0 * nv <= DENSE_COUPLING:
@@ -452,7 +488,7 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     diag = np.zeros(nv)
     diag[:nr] = 1.0
     for f, (kind, col) in enumerate(pat["diag"]):
-        diag += sums(kind, col, nv) * famscale[f] ** 2
+        diag[: nr + M] += sums(kind, col, nr + M) * famscale[f] ** 2
     sq = np.sqrt(a0)
     Bs: np.ndarray | sp.csr_matrix
     if isinstance(B, np.ndarray):
@@ -466,8 +502,18 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
+        if b == last and wx is not None:
+            vals = famscale[a] * sums(kind, inv, len(ra), wx)
+            S[ra, cb + M] += vals
+            S[cb + M, ra] += vals
+    if wx is not None and prob.slope is not None:   # X'WX: intercept x slope, slope x slope
+        im = np.arange(M) + nr
+        cross_m = np.bincount(prob.model, weights=wx, minlength=M)
+        S[im, im + M] += cross_m
+        S[im + M, im] += cross_m
+        S[im + M, im + M] += np.bincount(prob.model, weights=wx * prob.slope, minlength=M)
     L = _cholesky(S) if nv else S
-    return System(theta=th, a0=a0, Bs=Bs, L=L, q0=q0, nr=nr, M=M, mult=prob.mult, sqa0=sq)
+    return System(theta=th, a0=a0, Bs=Bs, L=L, q0=q0, nr=nr, M=P, mult=prob.mult, sqa0=sq)
 
 
 def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) -> System:
