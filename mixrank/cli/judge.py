@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import pandas as pd
-
 from .common import UsageError, alpha_power_args, common_args, emit, fit_from_args, titled
 
 
 def cmd_judge(args: argparse.Namespace) -> None:
+    import pandas as pd  # here, not at import: --help starts without pandas
+
     if args.gold is None:
         raise UsageError("mixrank judge needs --gold COLUMN: the column of reference labels "
                          "(NaN on unlabelled cells) beside the judge's score in -f")
