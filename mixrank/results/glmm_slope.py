@@ -305,6 +305,21 @@ class GlmmSlopeResult(GlmmResult):
         res.attrs = out.attrs
         return res
 
+    def fixed_effects(self) -> pd.DataFrame:
+        """glmer's treatment coding of ``model * x``: ``(Intercept), <model><m>..., <x>,
+        <model><m>:<x>...`` (intercept and slope of the first model, differences of the others).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``term, estimate, std_error, statistic`` (z), ``p_value``.
+        """
+        out = super().fixed_effects()
+        comp = self.formula.spec.comparison
+        out["term"] = [t if t in ("(Intercept)", self.by) else comp + t[len("model"):]
+                       for t in out["term"]]
+        return out
+
     def pass_at_k(self, k: int, level: float | None = None) -> pd.DataFrame:
         """Not available for a slope fit (raises :class:`~mixrank.errors.DesignError`)."""
         raise DesignError("pass_at_k() of a model * x fit is not available; fit "

@@ -144,3 +144,13 @@ def test_rank_intervals_and_report(tmp_path):
     write_report(res, out)
     text = out.read_text()
     assert "Where the gaps live" in text and "difficulty" in text
+
+
+def test_fixed_effects_name_the_comparison_column():
+    df = data("binary").rename(columns={"model": "system"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        res = mixrank.fit("correct ~ system * length + (1|question)", df, family="binomial",
+                          nagq=0)
+    ref = GLMER_SLOPE["binary"]["nagq0"]["fixef"]
+    assert res.fixed_effects()["term"].tolist() == [t.replace("model", "system") for t in ref]
