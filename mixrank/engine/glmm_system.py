@@ -294,10 +294,8 @@ class Problem:
         """
         if "plan" in self._cache:
             return self._cache["plan"]
-        if self.slope is not None:           # the general assembly handles the slope columns
-            self._cache["plan"] = None
-            return None
-        q0, nv = self.levels[0], self.n_rest + self.n_models
+        M = self.n_models
+        q0, nv = self.levels[0], self.n_rest + self.n_fixed
         fam, fcell = self.families(), self._cell_families()
         size0 = q0 * nv
         c0, c0cell = self.codes[0], self.cell_level(0)
@@ -316,14 +314,25 @@ class Problem:
         pairs = [uniq[:, a] * nv + uniq[:, b] for a in range(len(fam)) for b in range(a, len(fam))]
         col_family = np.concatenate([np.full(q, r, dtype=np.int64)
                                      for r, q in enumerate(self.levels[1:])]
-                                    + [np.full(self.n_models, len(self.levels) - 1, dtype=np.int64)])
+                                    + [np.full(self.n_fixed, len(self.levels) - 1,
+                                               dtype=np.int64)])
         n_idx = self.n_obs * len(obs) + self.n_cells * len(cell) + len(uniq) * len(pairs)
+        extra: dict = {}
+        if self.slope is not None:
+            # slope columns (weights w x): the coupling part, each family x slope entry of
+            # the dense block (per combination sums of w x) and slope x slope (w x^2)
+            sl = uniq[:, -1] + M
+            extra = dict(slope_index=c0.astype(np.int64) * nv + fam[-1] + M,
+                         pairs_x=np.concatenate([uniq[:, a] * nv + sl for a in range(len(fam))]),
+                         n_pairs_x=len(fam), pairs_xx=sl * nv + sl)
+            n_idx += self.n_obs + len(uniq) * (len(fam) + 1)
         plan = None
         if size0 <= DENSE_COUPLING and n_idx <= PLAN_MAX:
-            index = np.concatenate(obs + cell)
+            index = np.concatenate(obs + cell + ([extra["slope_index"]] if extra else []))
             plan = dict(index=index, rows=index // nv, part_family=obs_fam + cell_fam,
-                        n_obs_parts=len(obs), n_cell_parts=len(cell), combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
-                        n_pairs=len(pairs), size=(size0, q0), col_family=col_family)
+                        n_obs_parts=len(obs), n_cell_parts=len(cell), combo=combo,
+                        n_combo=len(uniq), pairs=np.concatenate(pairs),
+                        n_pairs=len(pairs), size=(size0, q0), col_family=col_family, **extra)
         self._cache["plan"] = plan
         return plan
 
@@ -523,7 +532,7 @@ def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) 
     by ``theta`` enter the weights of the one ``bincount`` (no pass over
     the matrix)."""
     size0, q0 = plan["size"]
-    nr, M = prob.n_rest, prob.n_models
+    nr, M = prob.n_rest, prob.n_fixed
     nv = nr + M
     wc = prob.aggregate(w)
     c0cell = prob.cell_level(0)
@@ -535,11 +544,21 @@ def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) 
     parts = [w * fs[f] for f in plan["part_family"][: plan["n_obs_parts"]]]
     if wc is not None:
         parts += [wc * fs[f] for f in plan["part_family"][plan["n_obs_parts"]:]]
+    wx = None if prob.slope is None else w * prob.slope
+    if wx is not None:
+        parts.append(wx * th[0])
     weights = np.concatenate(parts) / sq[plan["rows"]]
     Bs = np.bincount(plan["index"], weights=weights, minlength=size0).reshape(q0, nv)
     wcombo = np.bincount(plan["combo"], weights=w, minlength=plan["n_combo"])
     U = np.bincount(plan["pairs"], weights=np.tile(wcombo, plan["n_pairs"]),
-                    minlength=nv * nv).reshape(nv, nv)
+                    minlength=nv * nv)
+    if wx is not None and prob.slope is not None:
+        wxc = np.bincount(plan["combo"], weights=wx, minlength=plan["n_combo"])
+        U += np.bincount(plan["pairs_x"], weights=np.tile(wxc, plan["n_pairs_x"]),
+                         minlength=nv * nv)
+        U += np.bincount(plan["pairs_xx"], weights=np.bincount(
+            plan["combo"], weights=wx * prob.slope, minlength=plan["n_combo"]), minlength=nv * nv)
+    U = U.reshape(nv, nv)
     cs = np.concatenate([th[1:], [1.0]])[plan["col_family"]]
     U *= np.multiply.outer(cs, cs)
     S = U + U.T

@@ -154,3 +154,28 @@ def test_fixed_effects_name_the_comparison_column():
                           nagq=0)
     ref = GLMER_SLOPE["binary"]["nagq0"]["fixef"]
     assert res.fixed_effects()["term"].tolist() == [t.replace("model", "system") for t in ref]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_planned_and_general_assembly_agree(name):
+    """The slope columns in both assemblies of the PIRLS system (docs/glmm.md §3, §11)."""
+    from mixrank.engine.glmm_data import binomial_frame, build_problem
+    from mixrank.engine.glmm_system import assemble
+    from mixrank.fit_binomial import covariate_levels
+    from mixrank.formula.glmm_terms import parse_glmm
+
+    gf = parse_glmm(CASES[name]["formula"])
+    df = data(name)
+    frame = binomial_frame(gf, df)[0]
+    x = covariate_levels(frame, gf, df)[0]
+    prob = build_problem(frame, gf)
+    prob.slope = x[prob.cell]
+    assert prob.plan() is not None
+    rng = np.random.default_rng(5)
+    w = rng.uniform(0.1, 2.5, prob.n_obs)
+    theta = rng.uniform(0.3, 1.5, len(prob.levels))
+    planned = assemble(prob, theta, w)
+    prob._cache["plan"] = None
+    general = assemble(prob, theta, w)
+    for a, b in ((planned.L, general.L), (planned.Bs, general.Bs), (planned.a0, general.a0)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
