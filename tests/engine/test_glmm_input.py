@@ -32,6 +32,7 @@ def test_scores_outside_01_raise():
         _fit("correct ~ model + (1|subject)", df)
 
 
+@pytest.mark.row_order   # the message names a row position
 def test_successes_above_trials_raise():
     df = pd.read_csv(REF + "kofn.csv.gz")
     df.loc[7, "k"] = 12

@@ -60,6 +60,7 @@ def test_missing_response_column():
         build_frame(small(), "score ~ model + (1|subject)")
 
 
+@pytest.mark.row_order   # the message names a row position
 def test_text_in_score():
     df = small()
     df["correct"] = df["correct"].astype(object)
@@ -68,6 +69,7 @@ def test_text_in_score():
         build_frame(df, F1)
 
 
+@pytest.mark.row_order   # the message names a row position
 def test_nan_scores_error_and_drop():
     df = small()
     df["correct"] = df["correct"].astype(float)
@@ -96,6 +98,7 @@ def test_mixed_types_in_key_column():
         build_frame(df, F1)
 
 
+@pytest.mark.row_order   # the message names a row position
 def test_missing_key_value():
     df = small()
     df["subject"] = df["subject"].astype(object)
