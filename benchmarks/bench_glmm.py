@@ -4,6 +4,7 @@
     python benchmarks/bench_glmm.py --designs a b # a subset
     python benchmarks/bench_glmm.py --nagq 1      # also the Laplace fits (glmer nAGQ = 1)
     python benchmarks/bench_glmm.py --designs ax bx --nagq 0 1   # model * x (issue 24)
+    python benchmarks/bench_glmm.py --designs an bn --nagq 0 1   # model * numeric x
 
 Designs:
   a   16 models x 349 questions in 3 subjects, k of 10 per (model, question):
@@ -17,6 +18,9 @@ Designs:
       (1|subject:model) term would be confounded with the fixed model:subject)
   bx  design b with a 3-level item covariate (difficulty band):
       correct ~ model * band + (1|question)
+  an  design a with a numeric question covariate x (a slope per model):
+      cbind(k, n - k) ~ model * x + (1|subject) + (1|question)
+  bn  design b with a numeric item covariate x: correct ~ model * x + (1|question)
 
 Each fit is timed from the DataFrame (mixrank: frame build + fit) and inside R
 (glmer only, data already read, lme4 loaded); mixrank likewise fits a small
@@ -122,6 +126,31 @@ def design_bx(rng) -> pd.DataFrame:
                          "correct": y.ravel().astype(int)})
 
 
+def design_an(rng) -> pd.DataFrame:
+    """Design a with a numeric per-question covariate ``x`` (standard normal); the models'
+    slopes in x differ."""
+    df = design_a(rng)
+    Q = df["question"].nunique()
+    x = np.round(rng.normal(0, 1, Q), 4)
+    slope = np.linspace(-0.2, 0.2, 16)
+    eta_shift = slope[df["model"].str[1:].astype(int).to_numpy()] * np.repeat(x, 16)
+    p = _expit(np.log((df["k"] + 0.5) / (df["n"] - df["k"] + 0.5)) + eta_shift)
+    return df.assign(k=rng.binomial(10, p), x=np.repeat(x, 16))
+
+
+def design_bn(rng) -> pd.DataFrame:
+    """Design b with a numeric per-item covariate ``x`` and a slope per model."""
+    M, Q = 12, 40_000
+    bm = rng.normal(0.5, 0.6, M)
+    sl = rng.normal(-0.3, 0.2, M)
+    x = np.round(rng.normal(0, 1, Q), 4)
+    bq = rng.normal(0, 1.5, Q)
+    y = rng.random((Q, M)) < _expit(bm[None, :] + sl[None, :] * x[:, None] + bq[:, None])
+    return pd.DataFrame({"model": np.tile([f"m{m:02d}" for m in range(M)], Q),
+                         "question": np.repeat(np.arange(Q), M), "x": np.repeat(x, M),
+                         "correct": y.ravel().astype(int)})
+
+
 CASES = {
     "a": (design_a, ["cbind(k, n - k) ~ model + (1|subject) + (1|question)",
                      "cbind(k, n - k) ~ model + (1|subject) + (1|question) + (1|subject:model)"]),
@@ -129,6 +158,8 @@ CASES = {
     "c": (design_c, ["correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"]),
     "ax": (design_a, ["cbind(k, n - k) ~ model * subject + (1|question)"]),
     "bx": (design_bx, ["correct ~ model * band + (1|question)"]),
+    "an": (design_an, ["cbind(k, n - k) ~ model * x + (1|subject) + (1|question)"]),
+    "bn": (design_bn, ["correct ~ model * x + (1|question)"]),
 }
 
 

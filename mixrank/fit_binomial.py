@@ -19,6 +19,7 @@ from .errors import DesignError, MixrankWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
 from .results.glmm_by import GlmmByResult
 from .results.glmm_result import GlmmResult, unit_line
+from .results.glmm_slope import GlmmSlopeResult
 
 __all__ = ["fit_binomial", "UnitOfInferenceWarning"]
 
@@ -27,16 +28,17 @@ class UnitOfInferenceWarning(MixrankWarning):
     """The binomial fit's contrasts are at the cell level (no model-by-unit term)."""
 
 
-def covariate_levels(frame: Any, gf: GlmmFormula, data: Any) -> tuple[Any, tuple[str, ...]]:
-    """The level of ``gf.by`` at every cell of ``frame`` and the level names (sorted).
+def covariate_levels(frame: Any, gf: GlmmFormula,
+                     data: Any) -> tuple[Any, tuple[str, ...] | None]:
+    """The level of ``gf.by`` at every cell of ``frame`` and the level names (sorted);
+    for a numeric covariate its value at every cell and None.
 
     Raises
     ------
     DataError
         The covariate varies within a cell or is missing (as for the linear engine).
     DesignError
-        A numeric covariate (only categorical covariates are supported with
-        family='binomial'); data given as a Frame; a covariate with one level.
+        Data given as a Frame; a categorical covariate with one level.
     """
     import numpy as np
     import pandas as pd
@@ -53,11 +55,7 @@ def covariate_levels(frame: Any, gf: GlmmFormula, data: Any) -> tuple[Any, tuple
                             fixed_terms=((str(gf.by),),), covariates=(str(gf.by),))
     cells = attach_covariates(frame, data, ispec).cells[gf.by]
     if not isinstance(cells.dtype, pd.CategoricalDtype):
-        raise DesignError(f"covariate {gf.by!r} is numeric; family='binomial' supports a "
-                          f"categorical covariate in '{gf.spec.comparison} * {gf.by}' (a slope "
-                          f"per model is not implemented yet). Cut it into levels first (e.g. "
-                          f"pandas.cut, or astype(str) for a few values), or use "
-                          "family='gaussian' (docs/glmm.md §11)")
+        return np.asarray(cells, dtype=np.float64), None   # a constant one is refused above
     codes = np.asarray(cells.cat.codes, dtype=np.int64)
     used = np.unique(codes)
     if len(used) < 2:
@@ -129,15 +127,21 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
             # a pair keeps the order it was requested in (a - b); a repeat is listed once
             ordered.setdefault(frozenset(map(str, pr)), (str(pr[0]), str(pr[1])))
         keep, requested = tuple(dict.fromkeys(names)), tuple(ordered.values())
-    cell_level = level_names = None
+    cell_level = level_names = cell_x = None
     if gf.by is not None:
         cell_level, level_names = covariate_levels(frame, gf, data)
+        if level_names is None:                    # numeric: a slope per model
+            cell_level, cell_x = None, cell_level
     form = ("counts (cbind(successes, failures))" if gf.trials or gf.failures
             else "0/1 with replicates" if replicate is not None else "0/1")
     fitted = fit_glmm(frame, gf, nagq=nagq, nobs=nobs, log_choose=log_choose, control=ctl,
-                      cell_level=cell_level, level_names=level_names)
-    if gf.by is not None and cell_level is not None:
-        res: GlmmResult = GlmmByResult(frame=frame, formula=gf, fit=fitted, level=level,
+                      cell_level=cell_level, level_names=level_names, cell_x=cell_x)
+    if gf.by is not None and cell_x is not None:
+        res: GlmmResult = GlmmSlopeResult(frame=frame, formula=gf, fit=fitted, level=level,
+                                          pair_filter=keep, pairs_requested=requested,
+                                          response_form=form, by=gf.by, cell_x=cell_x)
+    elif gf.by is not None and cell_level is not None:
+        res = GlmmByResult(frame=frame, formula=gf, fit=fitted, level=level,
                                        pair_filter=keep, pairs_requested=requested,
                                        response_form=form, by=gf.by,
                                        by_levels=level_names or (),

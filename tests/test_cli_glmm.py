@@ -318,3 +318,27 @@ def test_model_by_covariate_on_the_command_line(capsys, cmd, call):
     code, out, err = run(capsys, cmd[0], BY_CASE, "-f", BY_FORMULA, *BIN, "--nagq", "0",
                          *cmd[1:])
     assert code == 0 and "response: counts (cbind(successes, failures)), 4 models" in out
+
+
+SLOPE_CASE = "tests/reference/glmm_slope_cases/counts.csv.gz"
+SLOPE_FORMULA = "cbind(k, n - k) ~ model * difficulty + (1|subject) + (1|subject:question)"
+
+
+@pytest.mark.parametrize("cmd, call", [
+    (["contrasts", "--by", "difficulty", "--scale", "response"],
+     lambda r: r.contrasts(scale="response", by="difficulty")),
+    (["contrasts"], lambda r: r.contrasts()),
+    (["scores", "--by", "difficulty"], lambda r: r.model_scores(by="difficulty")),
+    (["ranks", "--by", "difficulty"], lambda r: r.rank_intervals(by="difficulty")),
+    (["anova"], lambda r: r.anova()),
+])
+def test_model_by_numeric_covariate_on_the_command_line(capsys, cmd, call):
+    """A numeric covariate: the CLI's --by gives the rows at its quartiles (docs/glmm.md §11)."""
+    df = pd.read_csv(SLOPE_CASE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit(SLOPE_FORMULA, df, family="binomial", nagq=0)
+    code, out, err = run(capsys, cmd[0], SLOPE_CASE, "-f", SLOPE_FORMULA, *BIN, "--nagq", "0",
+                         *cmd[1:], "--format", "csv")
+    assert code == 0, err
+    assert_same(csv_of(out), call(res))

@@ -117,13 +117,20 @@ class GlmmFit:
     trials: np.ndarray = field(repr=False)
     successes: np.ndarray = field(repr=False)
     groups: np.ndarray | None = field(default=None, repr=False)
+    #: ``model * x`` with a numeric ``x``: its name (``beta[:M]`` intercepts and
+    #: ``beta[M:]`` slopes per model, docs/glmm.md §11); None otherwise
+    slope: str | None = None
 
     def fixef(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """glmer's treatment coding: names, ``(Intercept), model<level>...`` and covariance."""
+        """glmer's treatment coding: names, ``(Intercept), model<level>...`` and covariance
+        (with a slope: then ``x, model<level>:x...``)."""
         M = len(self.models)
-        T = np.eye(M)
+        T: np.ndarray = np.eye(M)
         T[1:, 0] = -1.0
         names = ["(Intercept)"] + [f"model{m}" for m in self.models[1:]]
+        if self.slope is not None:
+            T = np.kron(np.eye(2), T)
+            names += [self.slope] + [f"model{m}:{self.slope}" for m in self.models[1:]]
         return names, T @ self.beta, T @ self.vcov @ T.T
 
 
@@ -143,12 +150,15 @@ def _cell_effects(frame: Frame, gf: GlmmFormula, prob, mode) -> np.ndarray:
 def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None = None,
              log_choose: float = 0.0, control: GlmmControl = DEFAULT_GLMM_CONTROL,
              cell_level: np.ndarray | None = None,
-             level_names: tuple[str, ...] | None = None) -> GlmmFit:
+             level_names: tuple[str, ...] | None = None,
+             cell_x: np.ndarray | None = None) -> GlmmFit:
     """Fit the binomial GLMM of ``gf`` to ``frame`` (see module docstring).
 
     ``cell_level`` (with ``level_names``): the level of a categorical
     covariate at each cell, for ``model * x`` (one fixed effect per (model,
-    level) combination with cells; docs/glmm.md §11).
+    level) combination with cells; docs/glmm.md §11).  ``cell_x``: the value
+    of a numeric covariate at each cell, for ``model * x`` with numeric
+    ``x`` (an intercept and a slope per model; docs/glmm.md §11).
 
     Raises
     ------
@@ -180,6 +190,8 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
                           "(Laplace), as glmer's nAGQ; adaptive quadrature with more points is "
                           "not supported")
     prob = build_problem(frame, gf, cell_level)
+    if cell_x is not None and prob.cell is not None:
+        prob.slope = np.asarray(cell_x, dtype=np.float64)[prob.cell]
     groups = None
     names = None
     if cell_level is not None:
@@ -225,4 +237,5 @@ def fit_glmm(frame: Frame, gf: GlmmFormula, *, nagq: int = 1, nobs: int | None =
         hessian_ok=opt.hessian_ok, nfev=opt.nfev,
         cell_effects=_cell_effects(frame, gf, prob, opt.mode),
         trials=np.bincount(prob.model, weights=prob.n, minlength=M),
-        successes=np.bincount(prob.model, weights=prob.k, minlength=M), groups=groups)
+        successes=np.bincount(prob.model, weights=prob.k, minlength=M), groups=groups,
+        slope=None if cell_x is None else str(gf.by))

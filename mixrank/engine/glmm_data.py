@@ -419,6 +419,8 @@ def merge_exchangeable(prob: Problem) -> Problem:
     of a large 0/1 matrix with one item term) collapse this way.  Returns
     ``prob`` itself when fewer than 20% of the levels would merge.
     """
+    if prob.slope is not None:        # a numeric covariate: levels are not compared on it
+        return prob
     sig = _level_signatures(prob)
     if sig is None:
         return prob

@@ -344,11 +344,13 @@ def _start(prob: Problem) -> tuple[np.ndarray, np.ndarray]:
     ns = np.bincount(prob.model, weights=prob.n, minlength=prob.n_models)
     p = (ks + 0.5) / (ns + 1.0)
     beta = np.log(p / (1 - p))
+    if prob.slope is not None:                      # slopes start at 0
+        beta = np.concatenate([beta, np.zeros(prob.n_models)])
     u = np.zeros(sum(prob.levels))
     c0, q0 = prob.codes[0], prob.levels[0]
     kl = np.bincount(c0, weights=prob.k, minlength=q0)
     nl = np.bincount(c0, weights=prob.n, minlength=q0)
-    offset = np.bincount(c0, weights=prob.n * beta[prob.model], minlength=q0) / nl
+    offset = np.bincount(c0, weights=prob.n * prob.xbeta(beta), minlength=q0) / nl
     u[:q0] = 0.8 * (np.log((kl + 0.5) / (nl - kl + 0.5)) - offset)
     return beta, u
 
@@ -363,7 +365,7 @@ def optimise(prob: Problem, nagq: int, control: GlmmControl = DEFAULT_GLMM_CONTR
 
     Small dense blocks run with one BLAS thread (threading overhead dominates them).
     """
-    small = prob.n_rest + prob.n_models < 600
+    small = prob.n_rest + prob.n_fixed < 600
     with _blas().limit(limits=1, user_api="blas") if small else contextlib.nullcontext():
         return _optimise(prob, nagq, control)
 

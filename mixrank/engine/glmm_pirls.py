@@ -75,7 +75,7 @@ def _irls(prob: Problem, mode: Mode) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def linear_predictor(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray) -> np.ndarray:
     """``eta = X beta + Z Lam u`` for every observation (shared cell effects summed per cell first)."""
-    eta = beta[prob.model].copy()
+    eta = prob.xbeta(beta).astype(np.float64, copy=False)
     shared = np.zeros(prob.n_cells) if prob.cell is not None else None
     start = 0
     for r, (th, codes, q) in enumerate(zip(theta, prob.codes, prob.levels)):
@@ -148,7 +148,7 @@ def pirls(prob: Problem, theta: np.ndarray, beta: np.ndarray, u: np.ndarray, *, 
         g0 = prob.penalty_grad0(u[:q0]) - z0
         gv = u[q0:] - zr
         if joint:
-            gv = np.concatenate([gv, -np.bincount(prob.model, weights=r, minlength=prob.n_models)])
+            gv = np.concatenate([gv, -prob.xt(r)])
         d0, dv = system.solve(-g0, -gv, joint)
         decrement = -float(g0 @ d0 + gv @ dv)
         small = small + 1 if decrement < 1e-12 * (1.0 + abs(pdev)) else 0
@@ -187,10 +187,12 @@ def beta_gradient(prob: Problem, mode: Mode) -> np.ndarray:
     mu, w, _ = _irls(prob, mode)
     h = mode.system.leverage(pat, prob.offsets)[pat["combo_index"]]
     v = h * w * (1.0 - 2.0 * mu)
-    M = prob.n_models
     z0, zr = _zt(prob, theta, v)
     x0, xr = mode.system.solve(z0, zr, joint=False)
-    zx = linear_predictor(prob, theta, np.zeros(M), np.concatenate([x0, xr]))
+    zx = linear_predictor(prob, theta, np.zeros(prob.n_fixed), np.concatenate([x0, xr]))
+    if prob.slope is not None:
+        return prob.xt(2.0 * (prob.n * mu - prob.k) + v - w * zx)
+    M = prob.n_models
     return (2.0 * np.bincount(prob.model, weights=prob.n * mu - prob.k, minlength=M)
             + np.bincount(prob.model, weights=v, minlength=M)
             - np.bincount(prob.model, weights=w * zx, minlength=M))
@@ -212,7 +214,7 @@ def theta_gradient_joint(prob: Problem, mode: Mode, gradient: bool = True) -> np
         return _theta_gradient(prob, mode, *mode.grad_parts) if gradient else None
     theta, u, sysm = mode.theta, mode.u, mode.system
     mu, w, r = _irls(prob, mode)
-    M, q0, nr = prob.n_models, prob.levels[0], prob.n_rest
+    M, q0, nr = prob.n_fixed, prob.levels[0], prob.n_rest
     starts = np.concatenate([[0], np.cumsum(prob.levels)])
     # per-cell sums: a term without the model factor is constant within a cell,
     # so its products with r, w and hw3 are taken over cells, not observations
@@ -239,7 +241,7 @@ def theta_gradient_joint(prob: Problem, mode: Mode, gradient: bool = True) -> np
         z0, zr = _zt(prob, theta, wv, wvc)
         rhs[:q0, t], rhs[q0:, t] = z0, zr
         rhs[starts[t]:starts[t + 1], t] -= zt_r
-        rb[:, t] = np.bincount(prob.model, weights=wv, minlength=M)
+        rb[:, t] = prob.xt(wv)
     # d(u, beta)/d theta_t = -A^{-1} dg/dtheta_t, all terms in one solve
     d0, dv = sysm.solve(-rhs[:q0], -np.vstack([rhs[q0:], rb]), joint=True)
     sens = np.vstack([d0, dv]).T                          # (terms, u and beta)
@@ -270,7 +272,7 @@ def _theta_gradient(prob: Problem, mode: Mode, w: np.ndarray, mu: np.ndarray, rv
         if abs(theta[t]) > 1e-10:
             direct[t] = 2.0 * (nlev[t] - traces[t]) / theta[t]
     # hw3' (X dbeta + Z Lam du) for every term at once, without the linear predictor
-    hdot = np.bincount(prob.model, weights=hw3, minlength=prob.n_models) @ dbeta
+    hdot = prob.xt(hw3) @ dbeta
     shared = np.zeros((prob.n_cells, R)) if hc is not None else None
     for s, codes in enumerate(prob.codes):
         cc, ud = prob.cell_level(s), sens[:, starts[s]:starts[s + 1]].T

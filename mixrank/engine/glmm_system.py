@@ -123,7 +123,31 @@ class Problem:
     cell_codes: tuple[np.ndarray | None, ...] = ()
     mult: np.ndarray | None = None
     expand: np.ndarray | None = None
+    #: a numeric covariate at each observation (``model * x``): the fixed effects are then
+    #: an intercept per model (``beta[:M]``) and a slope per model (``beta[M:]``), a
+    #: reparameterisation of glmer's treatment coding (docs/glmm.md §11)
+    slope: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_fixed(self) -> int:
+        """Number of fixed effects: one per model, two with a slope."""
+        return self.n_models * (1 if self.slope is None else 2)
+
+    def xbeta(self, beta: np.ndarray) -> np.ndarray:
+        """``X beta`` at every observation."""
+        out = beta[self.model]
+        if self.slope is not None:
+            out = out + beta[self.n_models:][self.model] * self.slope
+        return out
+
+    def xt(self, v: np.ndarray) -> np.ndarray:
+        """``X' v`` (``v`` over the observations)."""
+        M = self.n_models
+        a = np.bincount(self.model, weights=v, minlength=M)
+        if self.slope is None:
+            return a
+        return np.concatenate([a, np.bincount(self.model, weights=v * self.slope, minlength=M)])
 
     def cell_level(self, r: int) -> np.ndarray | None:
         """Term ``r``'s level at each cell when it does not involve the model, else None."""
@@ -270,7 +294,8 @@ class Problem:
         """
         if "plan" in self._cache:
             return self._cache["plan"]
-        q0, nv = self.levels[0], self.n_rest + self.n_models
+        M = self.n_models
+        q0, nv = self.levels[0], self.n_rest + self.n_fixed
         fam, fcell = self.families(), self._cell_families()
         size0 = q0 * nv
         c0, c0cell = self.codes[0], self.cell_level(0)
@@ -289,14 +314,25 @@ class Problem:
         pairs = [uniq[:, a] * nv + uniq[:, b] for a in range(len(fam)) for b in range(a, len(fam))]
         col_family = np.concatenate([np.full(q, r, dtype=np.int64)
                                      for r, q in enumerate(self.levels[1:])]
-                                    + [np.full(self.n_models, len(self.levels) - 1, dtype=np.int64)])
+                                    + [np.full(self.n_fixed, len(self.levels) - 1,
+                                               dtype=np.int64)])
         n_idx = self.n_obs * len(obs) + self.n_cells * len(cell) + len(uniq) * len(pairs)
+        extra: dict = {}
+        if self.slope is not None:
+            # slope columns (weights w x): the coupling part, each family x slope entry of
+            # the dense block (per combination sums of w x) and slope x slope (w x^2)
+            sl = uniq[:, -1] + M
+            extra = dict(slope_index=c0.astype(np.int64) * nv + fam[-1] + M,
+                         pairs_x=np.concatenate([uniq[:, a] * nv + sl for a in range(len(fam))]),
+                         n_pairs_x=len(fam), pairs_xx=sl * nv + sl)
+            n_idx += self.n_obs + len(uniq) * (len(fam) + 1)
         plan = None
         if size0 <= DENSE_COUPLING and n_idx <= PLAN_MAX:
-            index = np.concatenate(obs + cell)
+            index = np.concatenate(obs + cell + ([extra["slope_index"]] if extra else []))
             plan = dict(index=index, rows=index // nv, part_family=obs_fam + cell_fam,
-                        n_obs_parts=len(obs), n_cell_parts=len(cell), combo=combo, n_combo=len(uniq), pairs=np.concatenate(pairs),
-                        n_pairs=len(pairs), size=(size0, q0), col_family=col_family)
+                        n_obs_parts=len(obs), n_cell_parts=len(cell), combo=combo,
+                        n_combo=len(uniq), pairs=np.concatenate(pairs),
+                        n_pairs=len(pairs), size=(size0, q0), col_family=col_family, **extra)
         self._cache["plan"] = plan
         return plan
 
@@ -428,11 +464,16 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     pat = prob.patterns()
     th = np.asarray(theta, dtype=np.float64)
     q0, nr, M = prob.levels[0], prob.n_rest, prob.n_models
-    nv = nr + M
+    P = prob.n_fixed
+    nv = nr + P
     famscale = np.concatenate([th[1:], [1.0]])
     wc = prob.aggregate(w)
+    wx = None if prob.slope is None else w * prob.slope
+    last = len(pat["cross"]) - 1                  # the model family
 
-    def sums(kind: str, idx: np.ndarray, n: int) -> np.ndarray:
+    def sums(kind: str, idx: np.ndarray, n: int, wts: np.ndarray | None = None) -> np.ndarray:
+        if wts is not None:
+            return np.bincount(idx, weights=wts, minlength=n)
         return np.bincount(idx, weights=wc if kind == "cell" else w, minlength=n)
 
     kind0, idx0 = pat["a0"]
@@ -442,6 +483,10 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         rows.append(ra)
         cols.append(cb)
         data.append(th[0] * famscale[f] * sums(kind, inv, len(ra)))
+        if f == last and wx is not None:          # slope columns: weights w x
+            rows.append(ra)
+            cols.append(cb + M)
+            data.append(th[0] * sums(kind, inv, len(ra), wx))
     vals = np.concatenate(data)
     B: np.ndarray | sp.csr_matrix
     if q0 * nv <= DENSE_COUPLING:
@@ -452,7 +497,7 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
     diag = np.zeros(nv)
     diag[:nr] = 1.0
     for f, (kind, col) in enumerate(pat["diag"]):
-        diag += sums(kind, col, nv) * famscale[f] ** 2
+        diag[: nr + M] += sums(kind, col, nr + M) * famscale[f] ** 2
     sq = np.sqrt(a0)
     Bs: np.ndarray | sp.csr_matrix
     if isinstance(B, np.ndarray):
@@ -466,8 +511,18 @@ def assemble(prob: Problem, theta: np.ndarray, w: np.ndarray) -> System:
         vals = famscale[a] * famscale[b] * sums(kind, inv, len(ra))
         S[ra, cb] += vals          # pairs are unique within a pattern
         S[cb, ra] += vals
+        if b == last and wx is not None:
+            vals = famscale[a] * sums(kind, inv, len(ra), wx)
+            S[ra, cb + M] += vals
+            S[cb + M, ra] += vals
+    if wx is not None and prob.slope is not None:   # X'WX: intercept x slope, slope x slope
+        im = np.arange(M) + nr
+        cross_m = np.bincount(prob.model, weights=wx, minlength=M)
+        S[im, im + M] += cross_m
+        S[im + M, im] += cross_m
+        S[im + M, im + M] += np.bincount(prob.model, weights=wx * prob.slope, minlength=M)
     L = _cholesky(S) if nv else S
-    return System(theta=th, a0=a0, Bs=Bs, L=L, q0=q0, nr=nr, M=M, mult=prob.mult, sqa0=sq)
+    return System(theta=th, a0=a0, Bs=Bs, L=L, q0=q0, nr=nr, M=P, mult=prob.mult, sqa0=sq)
 
 
 def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) -> System:
@@ -477,7 +532,7 @@ def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) 
     by ``theta`` enter the weights of the one ``bincount`` (no pass over
     the matrix)."""
     size0, q0 = plan["size"]
-    nr, M = prob.n_rest, prob.n_models
+    nr, M = prob.n_rest, prob.n_fixed
     nv = nr + M
     wc = prob.aggregate(w)
     c0cell = prob.cell_level(0)
@@ -489,11 +544,21 @@ def _assemble_planned(prob: Problem, plan: dict, th: np.ndarray, w: np.ndarray) 
     parts = [w * fs[f] for f in plan["part_family"][: plan["n_obs_parts"]]]
     if wc is not None:
         parts += [wc * fs[f] for f in plan["part_family"][plan["n_obs_parts"]:]]
+    wx = None if prob.slope is None else w * prob.slope
+    if wx is not None:
+        parts.append(wx * th[0])
     weights = np.concatenate(parts) / sq[plan["rows"]]
     Bs = np.bincount(plan["index"], weights=weights, minlength=size0).reshape(q0, nv)
     wcombo = np.bincount(plan["combo"], weights=w, minlength=plan["n_combo"])
     U = np.bincount(plan["pairs"], weights=np.tile(wcombo, plan["n_pairs"]),
-                    minlength=nv * nv).reshape(nv, nv)
+                    minlength=nv * nv)
+    if wx is not None and prob.slope is not None:
+        wxc = np.bincount(plan["combo"], weights=wx, minlength=plan["n_combo"])
+        U += np.bincount(plan["pairs_x"], weights=np.tile(wxc, plan["n_pairs_x"]),
+                         minlength=nv * nv)
+        U += np.bincount(plan["pairs_xx"], weights=np.bincount(
+            plan["combo"], weights=wx * prob.slope, minlength=plan["n_combo"]), minlength=nv * nv)
+    U = U.reshape(nv, nv)
     cs = np.concatenate([th[1:], [1.0]])[plan["col_family"]]
     U *= np.multiply.outer(cs, cs)
     S = U + U.T

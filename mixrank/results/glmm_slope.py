@@ -1,0 +1,326 @@
+"""Stage results: the binomial GLMM with a model x NUMERIC covariate (``model * x``).
+
+Inputs: a :class:`~mixrank.engine.glmm.GlmmFit` whose fixed effects are an
+intercept and a slope in ``x`` per model (``beta[:M]``, ``beta[M:]``; the
+column space of glmer's treatment-coded ``model * x``), the frame, and the
+value of ``x`` at each cell.  Outputs: :class:`GlmmSlopeResult`, a
+:class:`~mixrank.results.glmm_result.GlmmResult` whose ``contrasts`` and
+``model_scores`` are evaluated at chosen values of ``x`` (``at=``; default
+its mean over the cells, with ``by="x"`` its quartiles), ``anova()`` (Wald
+chi-square of each pair's slope difference and of all slopes equal), and
+``fixed_effects()`` in glmer's coding.  Statistical notes: docs/glmm.md §11.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from scipy.special import expit
+
+from .._util import check_level, tidy
+from ..errors import DataError, DesignError
+from ..inference.multiplicity import adjust as p_adjust
+from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, GlmmResult
+
+__all__ = ["GlmmSlopeResult"]
+
+#: What ``estimate`` is in a ranked table on each scale (``x0``: the value of the covariate).
+SLOPE_SCORE = {"logit": "log-odds a_j + b_j x0 at zero random effects (the quantity the "
+                        "logit-scale tests compare)",
+               "response": "probability at x0 averaged over the frame's cells (fitted shared "
+                           "random effects, model-by-unit effects at 0; the quantity the "
+                           "response-scale tests compare)"}
+#: Quantiles of x over the cells used by ``by="x"`` without ``at`` (emmeans-style grid).
+QUARTILES = (0.25, 0.5, 0.75)
+
+
+@dataclass(frozen=True, eq=False)
+class GlmmSlopeResult(GlmmResult):
+    """Result of ``fit("... ~ model * x + ...", family="binomial")`` with numeric ``x``.
+
+    Model j's log-odds at ``x = x0`` (zero random effects) is ``a_j + b_j x0``;
+    the accessors evaluate it at ``at`` values of ``x`` (docs/glmm.md §11):
+    without ``by``/``at`` at the mean of ``x`` over the frame's cells (as
+    emmeans' reference grid holds a covariate at its mean), with
+    ``by="<x>"`` and no ``at`` at its quartiles over the cells.
+    """
+
+    by: str = ""
+    cell_x: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+    # ------------------------------------------------------------- internals
+    def _at(self, by: str | None, at: float | Sequence[float] | None) -> np.ndarray:
+        """The values of x to evaluate at (checked)."""
+        if by is not None and by != self.by:
+            raise DesignError(f"by={by!r}: the formula crosses the model with {self.by!r} only; "
+                              f"use by={self.by!r}")
+        if at is None:
+            x = self.cell_x
+            return (np.array([float(np.mean(x))]) if by is None
+                    else np.quantile(x, QUARTILES))
+        vals = np.atleast_1d(np.asarray(at, dtype=object))
+        try:
+            out = vals.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DesignError(f"at={at!r}: expected a number or a list of numbers (values of "
+                              f"{self.by!r})") from None
+        if out.ndim != 1 or not len(out) or not np.all(np.isfinite(out)):
+            raise DesignError(f"at={at!r}: expected finite values of {self.by!r}")
+        return out
+
+    def _score(self, j: int, x0: float, scale: str) -> tuple[float, np.ndarray]:
+        """Model j's score at ``x = x0`` on ``scale`` and its gradient in beta."""
+        M, b = len(self.models), self.fit.beta
+        g = np.zeros(len(b))
+        if scale == "logit":
+            g[j], g[M + j] = 1.0, x0
+            return float(g @ b), g
+        p = expit(b[j] + b[M + j] * x0 + self.fit.cell_effects)
+        d = float(np.mean(p * (1 - p)))
+        g[j], g[M + j] = d, d * x0
+        return float(p.mean()), g
+
+    def _check(self, level: float | None, scale: str) -> float:
+        if scale not in SCALES:
+            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        return self.level if level is None else check_level(level, DesignError)
+
+    # ---------------------------------------------------------------- tables
+    def contrasts(self, level: float | None = None, *, scale: str = "logit",
+                  adjust: str = "holm", by: str | None = None,
+                  at: float | Sequence[float] | None = None) -> pd.DataFrame:
+        """Pairwise contrasts ``model_a - model_b`` at chosen values of the covariate.
+
+        Parameters
+        ----------
+        level : float, optional
+        scale : {"logit", "response"}
+            ``logit``: ``(a_a + b_a x0) - (a_b + b_b x0)``, the log odds
+            ratio at ``x = x0``.  ``response``: the average marginal effect
+            at ``x0``: the difference in probability at ``x = x0`` averaged
+            over the frame's cells (their fitted shared random effects,
+            model-by-unit effects at 0), delta-method SE (docs/glmm.md §11).
+        adjust : {"holm", "none", "bh", "bonferroni"}
+            Across the pairs, within each value of ``at``.
+        by : str, optional
+            The covariate: rows at its quartiles over the cells (unless ``at``).
+        at : float or list of float, optional
+            Values of the covariate (default: its mean over the cells; with
+            ``by``, its quartiles).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model_a, model_b, <x>`` (the value), ``estimate, std_error,
+            df`` (inf: Wald z), ``statistic, p_value, p_adjusted, p_greater,
+            ci_lower, ci_upper, level, n`` (common cells), ``trials``; logit
+            scale also ``odds_ratio, odds_ratio_lower, odds_ratio_upper``.
+
+        Notes
+        -----
+        The logit contrasts are linear in glmer's fixed effects, which are
+        validated against lme4 1.1 ``glmer`` (``tests/reference/glmer_slope.R``,
+        ``tests/engine/test_glmm_slope_reference.py``); the AMEs there
+        against a delta-method computation from glmer's estimates.
+        """
+        lev = self._check(level, scale)
+        if adjust not in ADJUST:
+            raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
+        xs = self._at(by, at)
+        q = stats.norm.ppf(0.5 + lev / 2)
+        V = self.fit.vcov
+        rows = []
+        for x0 in xs:
+            for j, k in self._pairs():
+                (ea, ga), (eb, gb) = self._score(j, x0, scale), self._score(k, x0, scale)
+                est, g = ea - eb, ga - gb
+                se = float(np.sqrt(max(g @ V @ g, 0.0)))
+                z = est / se if se > 0 else np.nan
+                both = self.frame.observed[:, j] & self.frame.observed[:, k]
+                row: dict[str, Any] = dict(model_a=self.models[j], model_b=self.models[k])
+                row[self.by] = float(x0)
+                row.update(estimate=est, std_error=se, df=np.inf, statistic=z,
+                           p_value=float(2 * stats.norm.sf(abs(z))),
+                           p_greater=float(stats.norm.sf(z)), ci_lower=est - q * se,
+                           ci_upper=est + q * se, level=lev, n=int(both.sum()),
+                           trials=self._trials(j, k))
+                if scale == "logit":
+                    row.update(odds_ratio=float(np.exp(est)),
+                               odds_ratio_lower=float(np.exp(est - q * se)),
+                               odds_ratio_upper=float(np.exp(est + q * se)))
+                rows.append(row)
+        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust, by=by,
+                                      at=[float(x) for x in xs],
+                                      df_method="Wald z (normal), as glmer"))
+        if len(out):
+            adj = np.full(len(out), np.nan)
+            for x0 in xs:
+                g = np.flatnonzero(out[self.by].to_numpy() == x0)
+                p = out["p_value"].to_numpy()[g]
+                ok = np.isfinite(p)
+                if ok.any():
+                    adj[g[ok]] = p[ok] if adjust == "none" else p_adjust(p[ok], adjust)
+            out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
+        return out
+
+    def model_scores(self, level: float | None = None, *, scale: str = "logit",
+                     by: str | None = None,
+                     at: float | Sequence[float] | None = None) -> pd.DataFrame:
+        """Each model's score at chosen values of the covariate, on one scale.
+
+        ``logit``: ``a_j + b_j x0`` (zero random effects) with its Wald
+        interval; ``response``: the probability at ``x0`` averaged over the
+        frame's cells, its interval the logit interval transformed, SE by
+        the delta method.  ``by``/``at`` as :meth:`contrasts`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model, <x>, estimate, std_error, ci_lower, ci_upper, level, n``
+            (cells), ``trials, observed`` (successes / trials over all
+            cells), ``logit, logit_std_error, probability``.
+        """
+        lev = self._check(level, scale)
+        xs = self._at(by, at)
+        q = stats.norm.ppf(0.5 + lev / 2)
+        f = self.fit
+        cells = self.frame.observed.sum(axis=0)
+        rows = []
+        for x0 in xs:
+            for j, m in enumerate(self.models):
+                lo_, glo = self._score(j, x0, "logit")
+                lse = float(np.sqrt(max(glo @ f.vcov @ glo, 0.0)))
+                p, gp = self._score(j, x0, "response")
+                if scale == "logit":
+                    est, se, lo, hi = lo_, lse, lo_ - q * lse, lo_ + q * lse
+                else:
+                    est = p
+                    se = float(np.sqrt(max(gp @ f.vcov @ gp, 0.0)))
+                    # the average probability increases in the log-odds a_j + b_j x0
+                    lo = float(expit(lo_ - q * lse + f.cell_effects).mean())
+                    hi = float(expit(lo_ + q * lse + f.cell_effects).mean())
+                row: dict[str, Any] = dict(model=m)
+                row[self.by] = float(x0)
+                row.update(estimate=float(est), std_error=float(se), ci_lower=float(lo),
+                           ci_upper=float(hi), level=lev, n=int(cells[j]),
+                           trials=int(f.trials[j]), observed=float(f.successes[j] / f.trials[j]),
+                           logit=float(lo_), logit_std_error=lse, probability=float(p),
+                           probability_at_zero=float(expit(lo_)))
+                rows.append(row)
+        return tidy(rows, **self._meta("model_scores", scale=scale, by=by,
+                                       at=[float(x) for x in xs],
+                                       score=f"{SLOPE_SCORE[scale]}, {self.by} = x0",
+                                       probability=PROBABILITY,
+                                       probability_at_zero=f"{AT_ZERO} at {self.by} = x0",
+                                       response_form=self.response_form))
+
+    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
+                       method: str = "holm", scale: str = "logit", B: int = 2000,
+                       rng: Any = None, by: str | None = None,
+                       at: float | Sequence[float] | None = None) -> pd.DataFrame:
+        """Rank intervals at each value of the covariate (``by``/``at`` as :meth:`contrasts`).
+
+        At each ``x0`` the point scores are :meth:`model_scores` and the
+        tests :meth:`contrasts` there, on one ``scale``.  Columns as
+        :meth:`GlmmResult.rank_intervals` plus ``<x>``.
+        """
+        from ..inference.ranks import rank_intervals_from_contrasts
+
+        if self.pair_filter is not None:
+            raise DataError("rank intervals need every pair; refit without pairs=")
+        self._check(None, scale)
+        xs = self._at(by, at)
+        scores = self.model_scores(scale=scale, at=list(xs))
+        con = self.contrasts(scale=scale, at=list(xs))
+        parts = []
+        for x0 in xs:
+            tab = rank_intervals_from_contrasts(
+                scores[scores[self.by] == x0][["model", "estimate", "n"]],
+                con[con[self.by] == x0], level=level, coverage=coverage, method=method, B=B,
+                rng=rng)
+            tab.insert(1, self.by, float(x0))
+            parts.append(tab)
+        out = pd.concat(parts, ignore_index=True)
+        out.attrs["mixrank"] = dict(parts[0].attrs.get("mixrank", {}), source="glmm",
+                                    formula=self.formula.formula, scale=scale,
+                                    score=f"{SLOPE_SCORE[scale]}, {self.by} = x0", by=by,
+                                    at=[float(x) for x in xs], unit=self.unit_of_inference,
+                                    response_form=self.response_form)
+        return out
+
+    def anova(self, adjust: str = "none") -> pd.DataFrame:
+        """Do the models' slopes in the covariate differ?  Wald chi-square tests of ``model:x``.
+
+        Per pair: H0 ``b_a = b_b`` (1 df).  Last row (``model_a = model_b =
+        "(all)"``): the joint test of glmer's ``model:x`` coefficients (all
+        slopes equal, ``M - 1`` df).  ``f_value`` = chi-square / df.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``term, model_a, model_b, estimate`` (``b_a - b_b``; NaN on the
+            joint row), ``std_error, statistic, df, f_value, p_value``
+            (``p_adjusted`` across the pairs when ``adjust`` is not "none").
+
+        Notes
+        -----
+        The pair statistic is ``((b_a - b_b) / SE)^2`` from glmer's
+        ``fixef``/``vcov`` (``tests/engine/test_glmm_slope_reference.py``).
+        """
+        if adjust not in ("none",) + ADJUST:
+            raise DesignError(f"adjust={adjust!r}; expected one of {('none',) + ADJUST}")
+        b, V, M = self.fit.beta, self.fit.vcov, len(self.models)
+        term = f"{self.formula.spec.comparison}:{self.by}"
+        rows = []
+        for j, k in self._pairs():
+            g = np.zeros(len(b))
+            g[M + j], g[M + k] = 1.0, -1.0
+            est, se = float(g @ b), float(np.sqrt(max(g @ V @ g, 0.0)))
+            chi = (est / se) ** 2 if se > 0 else np.nan
+            rows.append(dict(term=term, model_a=self.models[j], model_b=self.models[k],
+                             estimate=est, std_error=se, statistic=chi, df=1, f_value=chi,
+                             p_value=float(stats.chi2.sf(chi, 1))))
+        out = tidy(rows, **self._meta("anova", test="Wald chi-square", adjust=adjust))
+        if adjust != "none" and len(out):
+            p = out["p_value"].to_numpy()
+            ok = np.isfinite(p)
+            adj = np.full(len(p), np.nan)
+            adj[ok] = p_adjust(p[ok], adjust)
+            out["p_adjusted"] = adj
+        Lm = np.zeros((M - 1, len(b)))
+        Lm[np.arange(M - 1), M + 1 + np.arange(M - 1)] = 1.0
+        Lm[:, M] = -1.0
+        d = Lm @ b
+        chi = float(d @ np.linalg.solve(Lm @ V @ Lm.T, d))
+        joint = pd.DataFrame([dict(term=term, model_a="(all)", model_b="(all)", estimate=np.nan,
+                                   std_error=np.nan, statistic=chi, df=M - 1,
+                                   f_value=chi / (M - 1),
+                                   p_value=float(stats.chi2.sf(chi, M - 1)))])
+        res = pd.concat([out, joint], ignore_index=True)
+        res.attrs = out.attrs
+        return res
+
+    def fixed_effects(self) -> pd.DataFrame:
+        """glmer's treatment coding of ``model * x``: ``(Intercept), <model><m>..., <x>,
+        <model><m>:<x>...`` (intercept and slope of the first model, differences of the others).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``term, estimate, std_error, statistic`` (z), ``p_value``.
+        """
+        out = super().fixed_effects()
+        comp = self.formula.spec.comparison
+        out["term"] = [t if t in ("(Intercept)", self.by) else comp + t[len("model"):]
+                       for t in out["term"]]
+        return out
+
+    def pass_at_k(self, k: int, level: float | None = None) -> pd.DataFrame:
+        """Not available for a slope fit (raises :class:`~mixrank.errors.DesignError`)."""
+        raise DesignError("pass_at_k() of a model * x fit is not available; fit "
+                          "'... ~ model + (random terms)' for the model-based pass@k")
