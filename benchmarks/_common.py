@@ -1,10 +1,16 @@
-"""Shared helpers for the benchmarks: synthetic large designs, timing, memory."""
+"""Shared helpers for the benchmarks: synthetic large designs, timing, memory,
+the machine line and README table blocks."""
 
 from __future__ import annotations
 
+import datetime as dt
+import os
+import platform
+import re
 import time
 import tracemalloc
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -69,3 +75,42 @@ def measure():
 
 def gb(x: float) -> str:
     return f"{x / 2**30:.2f} GiB"
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def machine() -> str:
+    """CPU model, cores available, load average and UTC time: the header of a README table."""
+    name = platform.processor() or platform.machine() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"{name}, {cores} cores available, load average {load} at the start; "
+            f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
+
+
+def markdown_table(header: str, rows) -> str:
+    """A markdown table: ``header`` line, separator, one line a row (pipes in cells escaped)."""
+    ncol = header.strip().strip("|").count("|") + 1
+    return "\n".join([header, "|" + "---|" * ncol]
+                     + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
+                        for row in rows])
+
+
+def replace_readme_block(tag: str, block: str) -> None:
+    """Put ``block`` in place of README's ``<!-- bench:TAG:start ... bench:TAG:end -->`` span."""
+    text = README.read_text()
+    pat = re.compile(rf"<!-- bench:{tag}:start.*?<!-- bench:{tag}:end -->", re.S)
+    if not pat.search(text):
+        raise SystemExit(f"README.md has no bench:{tag} markers")
+    README.write_text(pat.sub(lambda _: block, text))

@@ -24,9 +24,6 @@ README.md with the machine, cores, load and date.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import re
 import sys
 import time
 from pathlib import Path
@@ -35,10 +32,11 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import README, machine, markdown_table, replace_readme_block  # noqa: E402
 
 import mixrank  # noqa: E402
-
-README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def battle_log(n: int, k: int, seed: int = 0) -> pd.DataFrame:
@@ -101,20 +99,6 @@ def usual_fit(df: pd.DataFrame, models: list[str]) -> np.ndarray:
     return coef - coef.mean()
 
 
-def machine() -> str:
-    name = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{name}, {len(os.sched_getaffinity(0))} cores available, load average {load} at "
-            f"the start; {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--battles", type=int, default=1_000_000)
@@ -167,21 +151,15 @@ def main() -> None:
                  f"one pandas group-by {t_gb:.2f} s", f"{t_style / t_gb:.1f}×"))
     print(rows[-1])
     if args.readme:
-        table = "\n".join(["| what | mixrank | peer | ratio |", "|---|---|---|---|"]
-                          + ["| " + " | ".join(r) + " |" for r in rows])
+        table = markdown_table("| what | mixrank | peer | ratio |", rows)
         block = ("<!-- bench:arena:start (python benchmarks/bench_arena.py --readme) -->\n"
                  f"Measured by `python benchmarks/bench_arena.py --readme` on {header}; "
                  "best of "
                  f"{args.repeats} for the first row, one run otherwise; scores equal the usual "
                  f"weighted logistic regression to {agree:.1e}.\n\n" + table
                  + "\n<!-- bench:arena:end -->")
-        text = README.read_text()
-        pat = re.compile(r"<!-- bench:arena:start.*?<!-- bench:arena:end -->", re.S)
-        if not pat.search(text):
-            raise SystemExit("README.md has no bench:arena markers")
-        README.write_text(pat.sub(lambda _: block, text))
+        replace_readme_block("arena", block)
         print(f"wrote {len(rows)} rows to {README}")
-
 
 if __name__ == "__main__":
     main()

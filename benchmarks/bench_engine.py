@@ -32,11 +32,7 @@ markers of README.md, stating machine, cores, load and date.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
-import platform
-import re
 import resource
 import shutil
 import subprocess
@@ -51,14 +47,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import big_design, gb  # noqa: E402
+from _common import README, big_design, gb, machine, markdown_table, replace_readme_block  # noqa: E402
 
 import mixrank  # noqa: E402
-from mixrank.engine.parallel import available_cores  # noqa: E402
 
 FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
 SIZES = {"3.5k": (35, 10, 10), "57k": (57, 100, 10), "570k": (57, 100, 100)}
-README = Path(__file__).resolve().parent.parent / "README.md"
 
 R_CODE = r"""
 suppressMessages({library(lme4); library(lmerTest); library(jsonlite)})
@@ -95,7 +89,12 @@ def cpu_seconds() -> float:
 
 
 def timed_fit(formula, fr, repeats: int, **kw):
-    """Median wall and CPU seconds of ``repeats`` fits, and the last result."""
+    """Median wall and CPU seconds of ``repeats`` fits, and the last result.
+
+    The estimand is lme4's fixed effect (``gls``), the quantity whose SE and df
+    are compared with lme4 + lmerTest; the default ``cells`` estimand costs the same.
+    """
+    kw.setdefault("estimand", "gls")
     walls, cpus, res = [], [], None
     for _ in range(repeats):
         with warnings.catch_warnings():
@@ -230,32 +229,13 @@ def part3(rows):
     compare("leaderboard 58 × 805, (1|subject): 1,653 pairs", f, fr, rows, 1, repeats=5)
 
 
-def machine() -> str:
-    name = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{name}, {available_cores()} cores available, load average {load} at the start; "
-            f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC")
-
-
 def write_readme(rows, header: str) -> None:
-    table = "\n".join(["| what | mixrank | peer / earlier | ratio |", "|---|---|---|---|"]
-                      + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows])
+    table = markdown_table("| what | mixrank | peer / earlier | ratio |", rows)
     block = (f"<!-- bench:engine:start (python benchmarks/bench_engine.py --readme) -->\n"
              f"Measured by `python benchmarks/bench_engine.py --readme` on {header}. "
              "Medians; each ratio is against the peer or the earlier figure timed in the same "
              "run.\n\n" + table + "\n<!-- bench:engine:end -->")
-    text = README.read_text()
-    pat = re.compile(r"<!-- bench:engine:start.*?<!-- bench:engine:end -->", re.S)
-    if not pat.search(text):
-        raise SystemExit("README.md has no bench:engine markers")
-    README.write_text(pat.sub(lambda _: block, text))
+    replace_readme_block("engine", block)
     print(f"wrote {len(rows)} rows to {README}")
 
 

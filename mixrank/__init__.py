@@ -3,19 +3,22 @@
 R-style formulas and paired mixed models over long-format per-item results:
 ``mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", data)``.
 This module only re-exports the public API.
+
+The re-exports are lazy (PEP 562 module ``__getattr__``): ``import mixrank``
+loads nothing but the version and the exception tree, and the first access to
+a name such as ``mixrank.fit`` imports the module that defines it, so the
+command line's ``--version`` / ``--help`` start without pandas or scipy.
+``__all__`` and ``dir(mixrank)`` list every public name all the same.
 """
 
-from . import arena, power  # arena: a callable package, mixrank.arena(data, ...) fits
-from ._util import MIXRANK_VERSION as __version__
-from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
-from .change import ReliableChange, ReliableChangeSummary, reliable_change
-from .design.anytime import monitor
-from .design.power import mde, n_star, sigma_d
-from .design.power_summary import power_summary
-from .design.simulate import simulate
-from .engine.control import Control
-from .engine.glmm_control import GlmmControl
-from .engine.native import fit_pairs
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from ._version import MIXRANK_VERSION as __version__
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -34,29 +37,112 @@ from .errors import (
     UnpairedCellsWarning,
     WeakDesignWarning,
 )
-from .fit import fit
-from .formula import RandomTerm, Spec, parse
-from .frame import Frame, build_frame
-from .inference.multiplicity import adjust
-from .inference.paired import (
-    effect_sizes,
-    mcnemar,
-    paired_bootstrap,
-    paired_t,
-    sign_flip,
-    wilcoxon,
-)
-from .io.datasets import list_datasets, load_dataset, load_example, load_shared
-from .io.helm import read_helm
-from .io.inspect_logs import read_inspect
-from .io.lighteval import read_lighteval
-from .io.lm_eval import read_lm_eval
-from .io.pass_at_k import pass_at_k
-from .io.read import read
-from .io.wide import read_wide
-from .judge.plan import plan_labels
-from .judge.result import JudgeResult
-from .results import FitResult, GlmmResult, Summary
+
+#: Public name -> the module that defines it (relative to this package).
+_LAZY: dict[str, str] = {
+    "power": ".power",
+    "arena": ".arena", "ArenaResult": ".arena", "ArenaMonitor": ".arena",
+    "battles_from_scores": ".arena", "read_battles": ".arena",
+    "plan_labels": ".judge.plan", "JudgeResult": ".judge.result",
+    "ReliableChange": ".change", "ReliableChangeSummary": ".change",
+    "reliable_change": ".change",
+    "monitor": ".design.anytime",
+    "mde": ".design.power", "n_star": ".design.power", "sigma_d": ".design.power",
+    "power_summary": ".design.power_summary",
+    "simulate": ".design.simulate",
+    "Control": ".engine.control", "GlmmControl": ".engine.glmm_control",
+    "fit_pairs": ".engine.native",
+    "fit": ".fit",
+    "RandomTerm": ".formula", "Spec": ".formula", "parse": ".formula",
+    "Frame": ".frame", "build_frame": ".frame",
+    "adjust": ".inference.multiplicity",
+    "effect_sizes": ".inference.paired", "mcnemar": ".inference.paired",
+    "paired_bootstrap": ".inference.paired", "paired_t": ".inference.paired",
+    "sign_flip": ".inference.paired", "wilcoxon": ".inference.paired",
+    "list_datasets": ".io.datasets", "load_dataset": ".io.datasets",
+    "load_example": ".io.datasets", "load_shared": ".io.datasets",
+    "read_helm": ".io.helm", "read_inspect": ".io.inspect_logs",
+    "read_lighteval": ".io.lighteval", "read_lm_eval": ".io.lm_eval",
+    "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
+    "FitResult": ".results", "GlmmResult": ".results", "Summary": ".results",
+}
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+    from . import arena, power  # arena: a callable package, mixrank.arena(data, ...) fits
+    from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
+    from .change import ReliableChange, ReliableChangeSummary, reliable_change
+    from .design.anytime import monitor
+    from .design.power import mde, n_star, sigma_d
+    from .design.power_summary import power_summary
+    from .design.simulate import simulate
+    from .engine.control import Control
+    from .engine.glmm_control import GlmmControl
+    from .engine.native import fit_pairs
+    from .fit import fit
+    from .formula import RandomTerm, Spec, parse
+    from .frame import Frame, build_frame
+    from .inference.multiplicity import adjust
+    from .inference.paired import (
+        effect_sizes,
+        mcnemar,
+        paired_bootstrap,
+        paired_t,
+        sign_flip,
+        wilcoxon,
+    )
+    from .io.datasets import list_datasets, load_dataset, load_example, load_shared
+    from .io.helm import read_helm
+    from .io.inspect_logs import read_inspect
+    from .io.lighteval import read_lighteval
+    from .io.lm_eval import read_lm_eval
+    from .io.pass_at_k import pass_at_k
+    from .io.read import read
+    from .io.wide import read_wide
+    from .judge.plan import plan_labels
+    from .judge.result import JudgeResult
+    from .results import FitResult, GlmmResult, Summary
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that defines the public ``name`` on first access (PEP 562)."""
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'mixrank' has no attribute {name!r}")
+    module = importlib.import_module(target, __name__)
+    value = module if name in _MODULES else getattr(module, name)
+    globals()[name] = value  # later accesses skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+#: Public names that are modules themselves (``mixrank.arena`` is a callable package).
+_MODULES = frozenset({"power", "arena"})
+
+#: Public functions named like the submodule that defines them.
+_SHADOWED = frozenset({"fit"})
+
+
+class _Namespace(types.ModuleType):
+    """This package's module type: ``mixrank.fit`` stays the function.
+
+    Importing the submodule :mod:`mixrank.fit` (as the CLI does) makes the
+    import system set the package attribute ``fit`` to that module; with the
+    re-exports lazy nothing would set it back, so that assignment is
+    dropped and ``mixrank.fit`` resolves to the function through
+    :func:`__getattr__`, as it did with eager re-exports.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Namespace
+
 
 __all__ = [
     "__version__",

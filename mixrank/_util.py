@@ -9,16 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._version import MAX_DRAWS, MIXRANK_VERSION
+
 __all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION", "MAX_DRAWS",
            "check_max_draws", "exact_sum", "exact_mean", "exact_group_sums"]
 
-MIXRANK_VERSION = "0.1.0"
-
-#: Upper bound of every number of random draws or resamples (``B``, ``--draws``,
-#: ``n_random``): a Monte Carlo p-value near 0.05 from 10^6 draws already has an
-#: error of about 2e-4, and larger counts only cost time and memory
-#: (docs/hardening.md §8).
-MAX_DRAWS = 1_000_000
 
 
 def _integral(x: np.ndarray) -> bool:

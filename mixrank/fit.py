@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, overload
 
+from ._progress import as_progress
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
 from .engine.estimability import (
@@ -156,7 +157,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...) -> GlmmResult:
     ...
 
@@ -167,7 +168,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | GlmmControl | None = ..., nagq: int = ...,
-        progress: Callable[[int, int], Any] | None = ..., gold: str | None = ...,
+        progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...) -> FitResult:
     ...
 
@@ -178,7 +179,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | GlmmControl | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | None = None,
+        nagq: int = 1, progress: Callable[[int, int], Any] | bool | None = None,
         gold: str | None = None, lam: float | str | None = None,
         incomplete: str = "keep") -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
@@ -253,11 +254,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         and says which (docs/messy.md §3).  Either way one
         :class:`~mixrank.errors.IncompletePairWarning` names every affected
         model and pair.
-    progress : callable, optional
+    progress : callable or bool, optional
         Called as ``progress(done, total)`` with the number of pairs fitted
         so far (the native engine reports about 50 times; the cross-check
-        engines once at the end).  The command line draws its progress bar
-        with it.
+        engines once at the end).  ``True``: a bar on stderr (tqdm when it
+        is installed, else a one-line text bar).  The command line draws its
+        progress bar with it.
     gold : str, optional
         Column of reference labels (humans, a stronger judge) on a subset of
         cells, NaN elsewhere, when the response is an LLM judge's score:
@@ -320,7 +322,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         from .judge.result import fit_judge  # docs/judge.md
 
         return fit_judge(formula, data, gold, lam=lam, level=level, pairs=pairs, pair_by=pair_by,
-                         replicate=replicate, na=na, progress=progress, resolve=resolve_pairs,
+                         replicate=replicate, na=na, resolve=resolve_pairs,
+                         progress=as_progress(progress, "fitting pairs"),
                          changed={k: v for k, v, d in (
                              ("method", method, "reml"), ("engine", engine, "auto"),
                              ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
@@ -366,9 +369,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                          estimand=estimand, level=level, restricted=pairs is not None,
                          incomplete=kept[0] if kept else ())
     fitter = _fitter(family, engine, method, estimand)
-    if progress is not None and not callable(progress):
-        raise DesignError(f"progress={progress!r} is not callable; expected a function "
-                          "progress(done, total) or None")
+    reporter = as_progress(progress, "fitting pairs")
     if isinstance(data, Frame):
         frame = data
         if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
@@ -382,8 +383,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     idx = resolve_pairs(frame, pairs)
     frame, idx, left_out = _screen(frame, idx, incomplete)
     eng = "native" if engine == "auto" or method == "aggregate" else engine
-    fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand, control=control),
-                    progress, chunked=eng == "native")
+    try:
+        fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand,
+                                                 control=control), reporter, chunked=eng == "native")
+    finally:
+        if reporter is not None:
+            reporter.close()
     check_fits(fits, frame, idx, control)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level, incomplete=left_out,

@@ -206,8 +206,9 @@ def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
             p = tab["p_value"].dropna()
             assert ((p >= 0) & (p <= 1)).all()
     if res.pairs:
-        c = res.contrasts()
-        assert len(c) == len(res.pairs)
+        c = res.contrasts()   # fitted pairs, then the pairs kept as NaN rows (docs/messy.md §3)
+        assert len(c) == len(res.pairs) + len(res.incomplete)
+        assert c["estimate"].iloc[len(res.pairs):].isna().all()
 
 
 #: Every accessor of a FitResult, each called on every fuzzed fit of the accessor sweep.
@@ -238,7 +239,8 @@ def _kind(df: pd.DataFrame) -> str:
 
 def check_fit_accessors(df: pd.DataFrame, formula: str, estimand: str, how: str) -> None:
     first = None
-    if len(df) and {"model", "correct"} <= set(df.columns) and how != "none":
+    if (len(df) and {"model", "correct"} <= set(df.columns) and how != "none"
+            and not df.columns.duplicated().any()):   # duplicated columns: fit() refuses them
         first = str(df["model"].iloc[0])
         df = _with_partner(df, how, _kind(df))
     res = _run(mixrank.fit, formula, df, estimand=estimand)

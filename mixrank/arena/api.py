@@ -63,9 +63,9 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         ``"information"`` (inverse observed information).  ``"bootstrap"``:
         ``B`` multinomial resamples of the battle counts, each refitted.
     B : int, default 1000
-        Bootstrap resamples (``se="bootstrap"`` only).
+        Bootstrap resamples (``se="bootstrap"`` only; refused otherwise).
     rng : Generator or int, optional
-        Randomness of the bootstrap.
+        Randomness of the bootstrap (``se="bootstrap"`` only; refused otherwise).
     prior : float, default 0
         Pseudo-wins added each way to every pair that met (a symmetric
         prior that keeps strengths finite when a model never wins or never
@@ -92,7 +92,8 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         named), strengths running to infinity (models named; ``prior=``).
     DesignError
         Unknown ``ties``/``se``, bad ``level``, ``B`` or ``prior``;
-        ``se="bootstrap"`` with ``cluster``.
+        ``se="bootstrap"`` with ``cluster``; ``B``/``rng`` without
+        ``se="bootstrap"``.
 
     Notes
     -----
@@ -120,6 +121,10 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         raise DesignError(f"prior={prior!r}; expected a number >= 0 of pseudo-wins, e.g. 0.5")
     se_ = check_se(("sandwich" if cluster is not None else "information") if se is None else se,
                    cluster, B)
+    if se_ != "bootstrap" and (rng is not None or not (isinstance(B, (int, np.integer))
+                                                       and B == 1000)):
+        raise DesignError(f"B= and rng= set the bootstrap (se='bootstrap'); with se={se_!r} they "
+                          "would be ignored: drop them or pass se='bootstrap'")
     winner, terms = parse_arena_formula(formula, covariates)
     bt = encode_battles(data, winner=winner, terms=terms, ties=ties, cluster=cluster,
                         model_a=model_a, model_b=model_b)

@@ -131,6 +131,10 @@ def parse_arena_formula(formula: str | None, covariates: Sequence[str] | None
                 raise FormulaError("style() takes feature names, e.g. style(len, markdown)",
                                    formula, start, len(t))
             terms += [(s, "style") for s in names]
+        elif t == "model":
+            raise FormulaError("'model' is not a covariate: the arena compares the models of "
+                               "model_a and model_b already; write 'winner ~ 1', or add feature "
+                               "covariates such as style(len)", formula, start, len(t))
         elif _NAME.fullmatch(t):
             terms.append((t, "difference"))
         else:

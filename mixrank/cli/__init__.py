@@ -33,9 +33,9 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from .._util import MIXRANK_VERSION
+from .._version import MIXRANK_VERSION
 from ..errors import MixrankError
-from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output
+from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output, quiet_arg
 from .progress import Progress, progress_enabled
 
 __all__ = ["main", "build_parser", "Progress", "progress_enabled", "SUBCOMMANDS",
@@ -61,6 +61,9 @@ def build_parser() -> Parser:
     sub = p.add_subparsers(dest="command", parser_class=Parser)
     for name in SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(sub)
+    for s in sub.choices.values():          # every subcommand: --quiet silences progress bars
+        if not any("--quiet" in a.option_strings for a in s._actions):
+            quiet_arg(s)
     return p
 
 

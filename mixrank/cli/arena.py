@@ -67,27 +67,35 @@ def cmd_arena(args: argparse.Namespace) -> None:
     if args.se != "bootstrap" and (args.draws is not None or args.seed is not None):
         raise UsageError("--draws and --seed set the bootstrap (--se bootstrap); drop them or "
                          "pass --se bootstrap")
+    want: tuple[str, ...] = TABLES[:-1] if args.table == "all" else (args.table,)
+    _check_table_options(args, want)
+    anchor = _anchor(args.anchor)   # before the fit: a typo should not wait for it
     covs = None if args.covariates is None else [c.strip() for c in args.covariates.split(",")]
-    res = arena(_data(args), args.formula, ties=args.ties, covariates=covs, cluster=args.cluster,
+    cluster = args.cluster
+    if args.from_scores and cluster is None and args.se is None:
+        cluster = "cell"   # derived battles on one cell share it (docs/arena.md §2)
+    res = arena(_data(args), args.formula, ties=args.ties, covariates=covs, cluster=cluster,
                 se=args.se, B=1000 if args.draws is None else args.draws, rng=args.seed,
                 prior=args.prior, level=args.level)
-    anchor = _anchor(args.anchor)
     if args.report:
         _write_report(res, args)
         return
     parts = []
-    want: tuple[str, ...] = TABLES[:-1] if args.table == "all" else (args.table,)
-    if args.table == "all" and not res.fit.n_features and res.ties != "davidson":
-        want = want[:-1]   # no covariate table to show
+    if not res.fit.n_features and res.ties != "davidson":   # no covariate table to show
+        if args.table == "covariates":
+            raise UsageError(f"the fit {res.formula!r} with ties={res.ties} has no covariates; "
+                             "add them to -f (e.g. 'winner ~ style(len)') or pass --ties "
+                             "davidson for the tie parameter")
+        want = tuple(w for w in want if w != "covariates")
     for name in want:
         if name == "scores":
             tab = res.model_scores(anchor=anchor).sort_values(
                 ["estimate", "model"], ascending=[False, True], kind="stable"
             ).reset_index(drop=True)
         elif name == "contrasts":
-            tab = res.contrasts(adjust=args.adjust, scale=args.scale)
+            tab = res.contrasts(adjust=args.adjust or "holm", scale=args.scale or "logit")
         elif name == "ranks":
-            tab = res.rank_intervals(coverage=args.coverage)
+            tab = res.rank_intervals(coverage=args.coverage or "marginal")
         elif name == "resolution":
             tab = res.resolution()
         else:
@@ -100,14 +108,33 @@ def cmd_arena(args: argparse.Namespace) -> None:
         emit(titled(parts, args.format), args)
 
 
+#: Options that shape one table only: option -> (attribute, the tables it shapes).
+_TABLE_OPTIONS = {"--scale": ("scale", ("contrasts",)), "--adjust": ("adjust", ("contrasts",)),
+                  "--coverage": ("coverage", ("ranks",)), "--anchor": ("anchor", ("scores",))}
+
+
+def _check_table_options(args: argparse.Namespace, want: tuple[str, ...]) -> None:
+    """Refuse an option of a table that is not printed (it would be ignored)."""
+    for flag, (attr, tables) in _TABLE_OPTIONS.items():
+        if getattr(args, attr) is None:
+            continue
+        if args.report:
+            raise UsageError(f"{flag} shapes a printed table; --report writes the HTML page with "
+                             "its own choices: drop --report or drop " + flag)
+        if not set(tables) & set(want):
+            raise UsageError(f"{flag} shapes --table {' or '.join(tables)} (or all); with "
+                             f"--table {args.table} it would be ignored: drop it or pass "
+                             f"--table {tables[0]}")
+
+
 def _write_report(res: Any, args: argparse.Namespace) -> None:
     import sys
 
     from ..report.html import render_report
 
-    if args.table != "scores" or args.output or args.anchor:
+    if args.table != "scores" or args.output or args.format != "table":
         raise UsageError("--report writes the HTML page with every table; drop --table, "
-                         "--anchor and -o/--output")
+                         "--format and -o/--output")
     text = render_report(res, level=args.level)
     try:
         with open(args.report, "w", encoding="utf-8") as fh:
@@ -123,7 +150,8 @@ def register(sub: Any) -> None:
     s = sub.add_parser("arena", help="Bradley-Terry leaderboard of a pairwise battle log "
                                      "(LMArena style) with intervals, ranks and resolution")
     s.add_argument("data", help="battle log: .csv, .jsonl, .parquet, FastChat clean_battle "
-                   ".json, or '-' (CSV on standard input); columns model_a, model_b, winner")
+                   ".json, or '-' (CSV on standard input); columns model_a, model_b, winner. "
+                   "With --from-scores: per-item scores, also 'example' or dataset:NAME")
     s.add_argument("--formula", "-f", default=None,
                    help="e.g. 'winner ~ style(len, markdown)' (columns len_a, len_b, ...); "
                    "default 'winner ~ 1'")
@@ -133,7 +161,8 @@ def register(sub: Any) -> None:
     s.add_argument("--covariates", default=None, metavar="F1,F2",
                    help="style covariates (same as style(F1, F2) in the formula)")
     s.add_argument("--cluster", default=None, metavar="COLUMN",
-                   help="grouping column for a clustered sandwich (prompt, user, judge)")
+                   help="grouping column for a clustered sandwich (prompt, user, judge); "
+                   "with --from-scores the default is 'cell' (the item) unless --se is given")
     s.add_argument("--se", default=None, choices=["information", "sandwich", "bootstrap"],
                    help="default: sandwich with --cluster, else information")
     s.add_argument("--draws", type=int, default=None, help="bootstrap resamples (default 1000)")
@@ -145,23 +174,26 @@ def register(sub: Any) -> None:
                    help="confidence level of the intervals, in (0, 1) (default 0.95)")
     s.add_argument("--table", default="scores", choices=list(TABLES),
                    help="which table to print (default %(default)s)")
-    s.add_argument("--scale", default="logit", choices=["logit", "elo", "probability"],
-                   help="scale of --table contrasts")
-    s.add_argument("--adjust", default="holm", choices=["holm", "none", "bonferroni", "bh",
-                                                        "maxt"],
-                   help="multiplicity adjustment of the contrasts (default %(default)s)")
-    s.add_argument("--coverage", default="marginal", choices=["marginal", "simultaneous"],
-                   help="rank intervals' coverage")
+    s.add_argument("--scale", default=None, choices=["logit", "elo", "probability"],
+                   help="scale of --table contrasts (default logit)")
+    s.add_argument("--adjust", default=None, choices=["holm", "none", "bonferroni", "bh",
+                                                      "maxt"],
+                   help="multiplicity adjustment of --table contrasts (default holm)")
+    s.add_argument("--coverage", default=None, choices=["marginal", "simultaneous"],
+                   help="coverage of --table ranks (default marginal)")
     s.add_argument("--anchor", default=None, metavar="MODEL=VALUE",
-                   help="pin this model's displayed score (default: mean 1000)")
+                   help="pin this model's displayed score in --table scores (default: mean "
+                   "1000)")
     s.add_argument("--report", default=None, metavar="PATH",
                    help="write the self-contained HTML report (all tables and plots) to PATH")
     s.add_argument("--from-scores", action="store_true",
                    help="the data are per-item scores (model, keys, score): every pair of "
-                   "models on every common item is a judged battle, higher score wins")
+                   "models on every common item is a judged battle, higher score wins; standard errors "
+                   "clustered by the item ('cell') unless --cluster or --se says otherwise")
     s.add_argument("--model", default="model", help="--from-scores: the model column")
     s.add_argument("--score", default="correct", help="--from-scores: the score column")
-    s.add_argument("--keys", default=None, help="--from-scores: item key columns (default all "
-                   "other columns)")
+    s.add_argument("--keys", default=None, help="--from-scores: item key columns (default the "
+                   "pairing keys present among subject, question, prompt, else all other "
+                   "columns)")
     out_args(s)
     s.set_defaults(func=cmd_arena)

@@ -20,14 +20,14 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import pandas as pd
-
-from .._util import MAX_DRAWS
+from .._version import MAX_DRAWS
 from ..errors import MixrankWarning
-from ..frame.source import read_csv
 from .progress import Progress, progress_enabled
+
+if TYPE_CHECKING:  # pandas is imported where a table is read or written, not for --help
+    import pandas as pd
 
 #: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
 PROGRESS_MIN_PAIRS = 20
@@ -48,6 +48,7 @@ class Parser(argparse.ArgumentParser):
 
 def render(df: pd.DataFrame, fmt: str) -> str:
     """One table as text in ``fmt`` (table, csv, json or markdown)."""
+    import pandas as pd
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
@@ -259,7 +260,10 @@ def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFra
 
 def _stdin(kind: str) -> pd.DataFrame:
     """Standard input (``-``) as a table: CSV, or JSON lines with ``--input-format jsonl``."""
+    import pandas as pd
+
     from ..errors import DataError
+    from ..frame.source import read_csv
 
     if kind in _HARNESS_KINDS:
         raise UsageError(f"--input-format {kind} reads harness output files, not standard "
@@ -348,6 +352,8 @@ def frame_data(args: argparse.Namespace) -> pd.DataFrame:
 
 def selector(text: str, data: pd.DataFrame) -> Any:
     """``NAME`` -> a model name; ``col=v1,v2;col2=v`` -> a mapping with values typed as in data."""
+    import pandas as pd
+
     if "=" not in text:
         return text
     out: dict[str, list] = {}
@@ -381,6 +387,23 @@ class _Bar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars on stderr: only on a terminal, and not with ``--quiet``."""
+    return progress_enabled() and not getattr(args, "quiet", False)
+
+
+def progress_arg(args: argparse.Namespace) -> bool | None:
+    """The API's ``progress=`` for a long step: True (a bar on stderr) or None (silent)."""
+    return True if show_progress(args) else None
+
+
+def quiet_arg(p: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress bars (they are drawn on stderr only when it is a terminal)."""
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress bars on stderr (drawn only on a terminal, for steps that "
+                   "take a while: fits, sensitivity refits, the report)")
 
 
 def is_binomial(args: argparse.Namespace) -> bool:
@@ -467,7 +490,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
                    nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
                    pair_by=pair_by, replicate=args.replicate, na=args.na,
                    backend=getattr(args, "backend", "pandas"))
-    bar = _Bar() if progress_enabled() else None
+    bar = _Bar() if show_progress(args) else None
     judge = {k: v for k in ("gold", "lam") if (v := getattr(args, k, None)) is not None}
     try:
         return fit(args.formula, data, method=args.method, estimand=args.estimand,

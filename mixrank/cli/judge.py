@@ -12,15 +12,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import pandas as pd
-
 from .common import UsageError, alpha_power_args, common_args, emit, fit_from_args, titled
 
 
 def cmd_judge(args: argparse.Namespace) -> None:
+    import pandas as pd  # here, not at import: --help starts without pandas
+
     if args.gold is None:
         raise UsageError("mixrank judge needs --gold COLUMN: the column of reference labels "
                          "(NaN on unlabelled cells) beside the judge's score in -f")
+    if args.plan is None and (args.alpha != 0.05 or args.power != 0.8):
+        raise UsageError("--alpha and --power set the label budget of --plan DELTA; without "
+                         "--plan they would be ignored: drop them or pass --plan")
     res = fit_from_args(args)
     tab = res.judge()
     test = tab.attrs["mixrank"]["differential_bias"]
@@ -39,6 +42,6 @@ def register(sub: Any) -> None:
                                      "agreement, differential bias, label budget")
     common_args(s)
     alpha_power_args(s)
-    s.add_argument("--plan", type=float, default=None, metavar="DELTA",
+    s.add_argument("--plan", type=float, default=None, metavar="DELTA",  # uses --alpha, --power
                    help="also the reference labels each pair needs to resolve a gap DELTA")
     s.set_defaults(func=cmd_judge)

@@ -12,13 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .common import (
     UsageError,
     fit_args,
     fit_from_args,
     load,
+    progress_arg,
     rank_args,
     rank_kwargs,
     refuse_for_binomial,
@@ -46,6 +45,8 @@ _REPORT_LINEAR_ONLY = (
 
 
 def cmd_report(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     from ..report.html import write_report
 
     refuse_for_binomial(args, _REPORT_LINEAR_ONLY)
@@ -86,7 +87,7 @@ def cmd_report(args: argparse.Namespace) -> None:
                        plan_delta=args.delta, max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in rank_kwargs(args).items() if k != "level"},
                        resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc,
-                       sensitivity=args.sensitivity)
+                       sensitivity=args.sensitivity, progress=progress_arg(args))
     print(f"wrote {out}", file=sys.stderr)
 
 

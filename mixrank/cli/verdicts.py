@@ -11,8 +11,6 @@ import argparse
 import sys
 from typing import Any
 
-import pandas as pd
-
 from .common import (
     UsageError,
     alpha_power_args,
@@ -22,6 +20,7 @@ from .common import (
     glmm_by,
     is_binomial,
     parse_pairs,
+    progress_arg,
     rank_args,
     rank_kwargs,
     refuse_for_binomial,
@@ -102,7 +101,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
                                power=args.power, B=1000 if args.boot is None else args.boot,
-                               rng=args.seed, summary=True)
+                               rng=args.seed, summary=True, progress=progress_arg(args))
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
     if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):
@@ -124,6 +123,8 @@ def cmd_resolution(args: argparse.Namespace) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> None:
+    import pandas as pd
+
     if is_binomial(args):
         raise UsageError("plan sizes designs from the linear model's variance components; the "
                          "binomial GLMM has no planner yet: use --family gaussian, or "

@@ -13,12 +13,13 @@ Contents (docs/sensitivity.md): :func:`sensitivity_fit` (``kind="loso"``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from mixrank._progress import Reporter, as_progress
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
@@ -27,10 +28,10 @@ from mixrank.design.sensitivity_frames import (
     refit,
     regroup_frame,
     restrict_models,
-    subset_frame,
     unit_codes,
 )
 from mixrank.design.sensitivity_oneway import level_sums, oneway_fit
+from mixrank.design.sensitivity_refit import MakeReplicate, replicate_rows
 from mixrank.design.sensitivity_summary import stability
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
@@ -87,19 +88,27 @@ def _finish(rows: list[dict], kk: float, full: pd.DataFrame) -> pd.DataFrame:
     return t.drop(columns=["variance"])
 
 
-def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]],
-          unit: str | None) -> list[dict]:
+def _replicate_rows(kind: str, labels: Sequence[str], make: MakeReplicate, fit: Any,
+                    frame: Frame, family: list[tuple[str, str]], unit: str,
+                    progress: Callable[[int], Any] | None) -> list[dict]:
+    """Rows of refits of the family on each replicate (docs/sensitivity.md, "Speed")."""
+    res = replicate_rows(frame, family, len(labels), make, unit=unit, method=fit.method,
+                         estimand=fit.estimand, progress=progress, full=fit.pairs)
+    return [dict(kind=kind, replicate=i + 1, label=label, model_a=a, model_b=b, **r)
+            for i, (label, per_pair) in enumerate(zip(labels, res))
+            for (a, b), r in zip(family, per_pair)]
+
+
+def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
+          progress: Callable[[int], Any] | None = None) -> list[dict]:
     name, codes = unit_codes(frame, unit)
     levels = np.unique(codes)
     if len(levels) < 3:
         raise DesignError(f"leave-one-out over {name!r} needs at least 3 levels (2 stay to "
                           f"estimate its variance); the data have {len(levels)}.")
-    rows: list[dict] = []
-    for i, lev in enumerate(levels):
-        sub = subset_frame(frame, np.flatnonzero(codes != lev))
-        label = str(frame.term_labels[name][lev])
-        rows += _rows_from_fits(fit, sub, family, kind="loso", replicate=i + 1, label=label)
-    return rows
+    labels = [str(frame.term_labels[name][lev]) for lev in levels]
+    return _replicate_rows("loso", labels, lambda i: (np.flatnonzero(codes != levels[i]), None),
+                           fit, frame, family, name, progress)
 
 
 def _pair_cells(frame: Frame, a: str, b: str, codes: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -116,7 +125,8 @@ def _fast_rows(kind: str, label: str, a: str, b: str, r: dict[str, np.ndarray]) 
 
 
 def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
-               B: int, gen: np.random.Generator) -> list[dict]:
+               B: int, gen: np.random.Generator,
+               progress: Callable[[int], Any] | None = None) -> list[dict]:
     name, codes = unit_codes(frame, unit)
     T = frame.term_levels[name]
     draws = gen.integers(0, T, size=(B, T))
@@ -127,16 +137,17 @@ def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str 
             m, s, ss = level_sums(d, c, T)
             r = oneway_fit(m[draws], s[draws], ss[draws], estimand=fit.estimand)
             rows += _fast_rows("bootstrap", "draw", a, b, r)
+        if progress is not None:
+            progress(B)
         return rows
-    rows = []
     members = [np.flatnonzero(codes == lev) for lev in range(T)]
-    for i in range(B):                           # general path: refit every draw
+
+    def make(i: int) -> tuple[np.ndarray, np.ndarray]:   # general path: refit every draw
         idx = np.concatenate([members[u] for u in draws[i]])
         copy = np.concatenate([np.full(len(members[u]), t) for t, u in enumerate(draws[i])])
-        sub = subset_frame(frame, idx, copy=copy, unit=name)
-        rows += _rows_from_fits(fit, sub, family, kind="bootstrap", replicate=i + 1,
-                                label="draw")
-    return rows
+        return idx, copy
+
+    return _replicate_rows("bootstrap", ["draw"] * B, make, fit, frame, family, name, progress)
 
 
 def _groupings(frame: Frame, groupings: Any) -> dict[str, np.ndarray]:
@@ -183,6 +194,17 @@ def _clusterings(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: st
     return rows
 
 
+def _ticker(rep: Reporter, total: int) -> Callable[[int], None]:
+    """``tick(k)``: ``k`` more replicates done, reported to ``rep`` as ``(done, total)``."""
+    done = [0]
+
+    def tick(k: int) -> None:
+        done[0] += k
+        rep(done[0], total)
+
+    return tick
+
+
 def _kinds(kind: Any) -> list[str]:
     ks = [kind] if isinstance(kind, str) else list(kind)
     ks = [k.strip() for x in ks for k in str(x).split(",") if k.strip()]
@@ -205,7 +227,8 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                     models: Sequence[str] | None = None, top: int | None = None,
                     alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
                     B: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False) -> pd.DataFrame:
+                    rng: Any = None, summary: bool = False,
+                    progress: Any = None) -> pd.DataFrame:
     """How robust is the clustered verdict? Refit the family under perturbed clusterings.
 
     Parameters
@@ -241,6 +264,11 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
         Randomness of the bootstrap and of the random clusterings.
     summary : bool, default False
         Return :func:`stability` of the replicate table instead.
+    progress : callable or bool, optional
+        Progress of the checks that refit (leave-one-out; the bootstrap with
+        several random terms): called as ``progress(done, total)`` in
+        replicates, once per check in turn; ``True`` draws a bar on stderr
+        (tqdm when installed).
 
     Returns
     -------
@@ -307,13 +335,21 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     kk, gen = _k(al, pw), as_rng(rng)
     rows: list[dict] = []
     fast = len(frame.spec.random) == 1 and fit.method == "reml"
+    labels = {"loso": "leave-one-out", "bootstrap": "cluster bootstrap"}
     for k in kinds:
-        if k == "loso":
-            rows += _loso(fit, frame, family, unit)
-        elif k == "bootstrap":
-            rows += _bootstrap(fit, frame, family, unit, B, gen)
-        else:
-            rows += _clusterings(fit, frame, family, unit, groupings, n_random, gen)
+        rep = as_progress(progress, labels.get(k, k))
+        tick = None if rep is None else _ticker(rep, B if k == "bootstrap" else
+                                                 len(np.unique(unit_codes(frame, unit)[1])))
+        try:
+            if k == "loso":
+                rows += _loso(fit, frame, family, unit, tick)
+            elif k == "bootstrap":
+                rows += _bootstrap(fit, frame, family, unit, B, gen, tick)
+            else:
+                rows += _clusterings(fit, frame, family, unit, groupings, n_random, gen)
+        finally:
+            if rep is not None:
+                rep.close()
     out = _finish(rows, kk, full)
     keep = ["model_a", "model_b", "estimate", "n", "sigma_d", "weight_factor", "std_error",
             "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]

@@ -14,10 +14,11 @@ cells), :func:`unit_codes`, :func:`refit`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from mixrank.engine.control import Control
 from mixrank.engine.native import PairFit, fit_pairs
 from mixrank.errors import DesignError, MixrankWarning
 from mixrank.formula import parse
@@ -149,26 +150,43 @@ def regroup_frame(frame: Frame, name: str, groups: np.ndarray) -> Frame:
                  stats=compute_stats(frame.scores, frame.observed, codes, levels))
 
 
+#: Replicate refits run in this process: forking workers per replicate costs more than it saves.
+_SERIAL = Control(workers=1)
+
+
 def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
-          estimand: str) -> list[PairFit | None]:
+          estimand: str, control: Control | None = None,
+          starts: Mapping[tuple[str, str], Mapping[str, float]] | None = None
+          ) -> list[PairFit | None]:
     """Fit each pair of the family on ``frame`` (None where it cannot be fitted there).
 
     A pair without two common cells, or whose random term has a single level
     left, cannot be compared on the frame; it gets None (counted by the
     caller) instead of stopping the whole check.  Warnings of the engine
     (boundary fits, dropped terms) are expected across many replicates and
-    silenced.
+    silenced.  ``starts``: per pair of the family, a warm start for its
+    fit (:func:`mixrank.engine.native.fit_pairs`).
     """
-    out: list[PairFit | None] = []
-    for a, b in family:
-        j, k = frame.model_index(a), frame.model_index(b)
-        if frame.stats.n_common[j, k] < 3:
-            out.append(None)
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MixrankWarning)
-            try:
-                out.append(fit_pairs(frame, [(j, k)], method=method, estimand=estimand)[0])
-            except DesignError:
-                out.append(None)
+    control = _SERIAL if control is None else control
+    idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
+    ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
+    warm = None if starts is None else {idx[h]: starts[family[h]] for h in ok
+                                        if family[h] in starts}
+    out: list[PairFit | None] = [None] * len(family)
+    fits: list[PairFit | None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixrankWarning)
+        try:      # one engine call: pairs on the same cells share structure and lattice
+            fits = list(fit_pairs(frame, [idx[h] for h in ok], method=method,
+                                  estimand=estimand, control=control, starts=warm))
+        except DesignError:                    # some pair cannot be fitted: find it alone
+            fits = []
+            for h in ok:
+                try:
+                    fits.append(fit_pairs(frame, [idx[h]], method=method, estimand=estimand,
+                                          control=control, starts=warm)[0])
+                except DesignError:
+                    fits.append(None)
+    for h, p in zip(ok, fits):
+        out[h] = p
     return out

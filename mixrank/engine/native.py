@@ -19,7 +19,7 @@ import dataclasses
 import math
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -291,7 +291,8 @@ def _gather(frame: Frame, idx: np.ndarray | None, names: list[str]
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
              cache: _StructureCache, lattice: Lattice | None = None,
              control: Control = DEFAULT_CONTROL, cols: _Columns | ModelColumns | None = None,
-             flag_degenerate: bool = False) -> PairFit:
+             flag_degenerate: bool = False, start: Mapping[str, float] | None = None
+             ) -> PairFit:
     spec = frame.spec
     cols = _columns(frame) if cols is None else cols
     mask, idx, d, n, only_a, only_b = cols.pair(j, k)
@@ -357,7 +358,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         if row is not None:
             return row
     var_fn = None if w is None else LinearVariance(st, w)
-    r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn)
+    psi0 = None if start is None else np.array([start.get(t, np.nan) for t in st.names])
+    r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn, start=psi0)
     estimate, variance, df = r.mu, r.var_mu, r.df
     if est_w is not None and var_fn is not None:
         estimate = est_w
@@ -449,8 +451,14 @@ def _aggregate(frame: Frame, mask: np.ndarray, full: bool, d: np.ndarray, a: str
 
 def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml",
               estimand: str = "gls", control: Control = DEFAULT_CONTROL,
-              flag_degenerate: bool = False) -> list[PairFit]:
+              flag_degenerate: bool = False,
+              starts: Mapping[tuple[int, int], Mapping[str, float]] | None = None
+              ) -> list[PairFit]:
     """Fit ``pairs`` (index pairs into ``frame.models``) with the native engine.
+
+    ``starts``: per index pair, a warm start ``{term: sigma_r^2 / sigma^2}``
+    (e.g. from the full fit, for leave-one-out refits); the accepted optimum
+    is still the KKT-certified one (:func:`mixrank.engine.reml.optimise`).
 
     With ``flag_degenerate`` a degenerate pair (:func:`degenerate_pair`) is
     returned as its flagged row, detected on the differences the fit
@@ -475,7 +483,8 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
 
     def task(p: tuple[int, int]) -> PairFit:
         return _snapped(frame, _fit_one(frame, p[0], p[1], method, estimand, cache, lattice,
-                                        control, cols, flag_degenerate))
+                                        control, cols, flag_degenerate,
+                                        None if starts is None else starts.get(p)))
 
     if workers > 1:
         return run_pairs(task, pairs, workers)

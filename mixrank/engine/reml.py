@@ -160,7 +160,8 @@ def _newton_start(obj: Objective, x0: np.ndarray, control: Control) -> np.ndarra
     return x0 if h is None else h
 
 
-def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
+def optimise(obj: Objective, control: Control = DEFAULT_CONTROL,
+             start: np.ndarray | None = None) -> Optimum:
     """Minimise the REML criterion over ``psi >= 0`` (cf. lme4's ``optimizeLmer``).
 
     From the first of ``control.starts`` (in dense mode by exact Newton, from
@@ -170,6 +171,11 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
     Otherwise from the remaining starts, then (``control.check_faces``) on
     each boundary face through the best point (kept when better by more
     than ``control.boundary_tol``), then a polishing restart.
+
+    ``start`` (``psi`` in block order, e.g. a fit of nearly the same data:
+    the leave-one-out refits of docs/sensitivity.md, "Speed") replaces the
+    first start; the certificate and the remaining starts are unchanged, so
+    the optimum accepted is the same KKT point.
     """
     R = obj.R
     starts = {"moment": lambda: moment_start(obj), "default": lambda: np.ones(R)}
@@ -182,11 +188,13 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL) -> Optimum:
         limit |= hit
         return x, fx
 
-    x0 = starts[control.starts[0]]()
+    warm = start is not None and len(start) == R and bool(np.all(np.isfinite(start)))
+    x0 = np.maximum(np.asarray(start, dtype=float), 0.0) if warm else \
+        starts[control.starts[0]]()
     newton = None
     if obj.analytic:                     # exact Newton instead of L-BFGS-B (docs/speed.md §3)
         newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
-            if R == 1 else newton_bounded(obj, _newton_start(obj, x0, control),
+            if R == 1 else newton_bounded(obj, x0 if warm else _newton_start(obj, x0, control),
                                           max_iterations=control.max_iterations)
     if newton is not None:
         best = (newton[0], newton[1])
@@ -282,11 +290,13 @@ def _closed_form(obj: Objective) -> RemlFit:
 
 def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...], *,
              control: Control = DEFAULT_CONTROL,
-             var_fn: Callable[[np.ndarray, float], float] | None = None) -> RemlFit:
+             var_fn: Callable[[np.ndarray, float], float] | None = None,
+             start: np.ndarray | None = None) -> RemlFit:
     """Fit the paired-difference model by profiled REML: the five stages in order.
 
     ``var_fn`` (theta in block order, sigma) replaces ``Var(mu_hat)`` as the
-    variance whose Satterthwaite df is reported.
+    variance whose Satterthwaite df is reported.  ``start``: a warm start
+    (``psi`` in block order) for :func:`optimise`.
 
     Raises
     ------
@@ -296,7 +306,7 @@ def fit_reml(st: Structure, ps: PairSums, names: list[str] | tuple[str, ...], *,
     obj = make_objective(st, ps)
     if obj.R == 0:
         return _closed_form(obj)
-    optimum = optimise(obj, control)
+    optimum = optimise(obj, control, start)
     conv = optimum.convergence or check_convergence(obj, optimum, control)
     theta_b = np.sqrt(optimum.psi)
     sigma = math.sqrt(obj.core(theta_b)[2] / (obj.n - 1))

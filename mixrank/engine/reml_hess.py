@@ -207,9 +207,15 @@ def profiled_derivatives(st: Structure, ps: PairSums, psi: np.ndarray
                          ) -> tuple[float, np.ndarray, np.ndarray] | None:
     """The profiled REML criterion at ``theta = sqrt(psi)`` with its gradient and Hessian in ``psi``.
 
-    None where the floors on ``R_X^2`` or ``r^2`` would be active.
+    None where the floors on ``R_X^2`` or ``r^2`` would be active, or where the
+    Schur complement is numerically not positive definite (a trial step far
+    out on a tiny design): the caller treats that point as no descent.
     """
-    parts = _chain(ps, *dense_hessian(st, ps, np.sqrt(np.maximum(psi, 0.0))))
+    try:
+        dense = dense_hessian(st, ps, np.sqrt(np.maximum(psi, 0.0)))
+    except np.linalg.LinAlgError:
+        return None
+    parts = _chain(ps, *dense)
     if parts is None:
         return None
     (ld, ld_g, ld_h), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h) = parts

@@ -22,6 +22,7 @@ factor cancels in ``d`` and is an error.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from mixrank.errors import FormulaError
@@ -228,6 +229,10 @@ def parse(formula: str) -> Spec:
     Semantics in docs/interactions.md §1.  Term algebra validated against
     formulaic 1.x (the expansion is formulaic's ``Formula(...)``).
 
+    Parsed specs are cached per formula text (they are immutable), so a
+    formula parsed again -- every refit of a resampling check, every
+    simulation replicate -- costs a dictionary look-up.
+
     Examples
     --------
     >>> spec = parse("correct ~ model * difficulty + (1|subject)")
@@ -236,6 +241,18 @@ def parse(formula: str) -> Spec:
     >>> str(parse("correct ~ model + (1|subject)"))
     'correct ~ model + (1|subject)'
     """
+    if isinstance(formula, str):
+        return _parse_cached(formula)
+    return _parse(formula)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(formula: str) -> Spec:
+    return _parse(formula)
+
+
+def _parse(formula: str) -> Spec:
+    """The uncached :func:`parse`."""
     if not isinstance(formula, str) or not formula.strip():
         return parse_plain(formula)
     tokens = tokenize(formula)

@@ -252,6 +252,10 @@ def score_kind(y: np.ndarray | None, name: str, *, n_nonbinary: int | None = Non
     return False
 
 
+#: Levels of an interaction term up to which its labels are joined in Python, not pandas.
+_SMALL_LABELS = 5000
+
+
 def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...],
                    key_levels: dict[str, np.ndarray], cell_key_codes: dict[str, np.ndarray],
                    scores: np.ndarray | None, observed: np.ndarray | None,
@@ -285,6 +289,9 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
         lab0 = key_levels[f0][cell_key_codes[f0][first]]
         if len(term.factors) == 1 and all(isinstance(v, str) for v in key_levels[f0]):
             labels = lab0                     # text levels are their own labels
+        elif n <= _SMALL_LABELS:              # a few levels: plain Python beats pandas' set-up
+            parts = [lab0] + [key_levels[f][cell_key_codes[f][first]] for f in term.factors[1:]]
+            labels = np.array([":".join(map(str, t)) for t in zip(*parts)], dtype=object)
         else:
             lab = pd.Series(lab0).astype(str)
             for f in term.factors[1:]:

@@ -105,8 +105,9 @@ def judge_data(data: Any, spec: Spec, gold: Any, *, pair_by: Sequence[str] | Non
         ``gold`` is not a column name.
     """
     if not isinstance(gold, str):
-        raise DesignError(f"gold={gold!r}; expected the name of the reference-label column, "
-                          "e.g. gold='human'")
+        shown = repr(gold) if np.isscalar(gold) or gold is None else f"a {type(gold).__name__}"
+        raise DesignError(f"gold={shown}; expected the name of the reference-label column, "
+                          "e.g. gold='human' (put the labels in a column of the data)")
     if isinstance(data, Frame):
         raise DesignError("gold= needs the rows (a DataFrame or a file), not a prebuilt Frame: "
                           "a Frame holds the judge's cell scores only, not the labels")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from mixrank.report import style
 from mixrank.report.plots import checked_table
+from mixrank.report.plots_scores import interval_rows
 
 __all__ = ["plot_judge_scores"]
 
@@ -46,23 +46,12 @@ def plot_judge_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
     """
     table = checked_table(table, "model_scores", ("model", "estimate", "ci_lower", "ci_upper",
                                                   "judge_estimate"), "plot_judge_scores")
-    t = table.assign(_name=table["model"].astype(str)).sort_values(
-        ["estimate", "_name"], ascending=[False, True], kind="stable", na_position="last")
-    n = len(t)
-    lev = float(t["level"].iloc[0]) if "level" in t.columns else 0.95
+    lev = float(table["level"].iloc[0]) if "level" in table.columns else 0.95
     with style.style_context():
-        if ax is None:
-            ax = style.new_axes(n, width=6.0)
-        y = np.arange(n)[::-1].astype(float)
-        ax.hlines(y, t["ci_lower"], t["ci_upper"], color=style.COLORS["primary"], linewidth=3,
-                  alpha=0.8, label=f"corrected, {100 * lev:g}% CI", zorder=2)
-        ax.plot(t["estimate"], y, "o", color=style.COLORS["accent"], markersize=5, zorder=3)
+        ax, t, y = interval_rows(table, ax, f"corrected, {100 * lev:g}% CI")
         ax.plot(t["judge_estimate"], y, "s", markerfacecolor="none",
                 markeredgecolor=style.COLORS["neutral"], markersize=6, label="judge only",
                 zorder=3)
-        ax.set_yticks(y)
-        ax.set_yticklabels(t["_name"].tolist())
-        ax.set_ylim(-0.7, n - 0.3)
         ax.legend(loc="best", fontsize="small", frameon=False)
         style.finish_axes(ax, title=title, xlabel="mean reference label (PPI++) vs judge mean")
     return ax

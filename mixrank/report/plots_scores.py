@@ -3,7 +3,9 @@
 Inputs: a model-score table from ``FitResult.model_scores()`` (columns
 ``model, estimate, ci_lower, ci_upper``; ``iid_std_error`` and ``level``
 used when present).  Outputs: a matplotlib Axes in the shared look of
-:mod:`mixrank.report.style`.  Contents: :func:`plot_model_scores`.  Draws
+:mod:`mixrank.report.style`.  Contents: :func:`plot_model_scores`, :func:`interval_rows` (the
+one-row-per-model interval layout, shared with
+:mod:`mixrank.report.plots_judge`).  Draws
 only; computes no statistics (the iid interval is ``estimate +- z
 iid_std_error`` with the normal quantile, as lm-evaluation-harness shows it).
 """
@@ -19,7 +21,7 @@ from scipy import stats
 from mixrank.report import style
 from mixrank.report.plots import checked_table
 
-__all__ = ["plot_model_scores"]
+__all__ = ["plot_model_scores", "interval_rows"]
 
 _COLUMNS = ("model", "estimate", "ci_lower", "ci_upper")
 
@@ -61,29 +63,56 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
     'Example'
     """
     table = checked_table(table, "model_scores", _COLUMNS, "plot_model_scores")
-    t = table.assign(_name=table["model"].astype(str)).sort_values(
-        ["estimate", "_name"], ascending=[False, True], kind="stable")
-    n = len(t)
-    lev = float(t["level"].iloc[0]) if "level" in t.columns else 0.95
+    lev = float(table["level"].iloc[0]) if "level" in table.columns else 0.95
     meta = table.attrs.get("mixrank", {})
     unit = meta.get("unit", "the formula's unit")
     with style.style_context():
-        if ax is None:
-            ax = style.new_axes(n, width=6.0)
-        y = np.arange(n)[::-1].astype(float)
-        ax.hlines(y, t["ci_lower"], t["ci_upper"], color=style.COLORS["primary"], linewidth=3,
-                  alpha=0.8, label=f"{100 * lev:g}% CI, unit: {unit}", zorder=2)
+        ax, t, y = interval_rows(table, ax, f"{100 * lev:g}% CI, unit: {unit}",
+                                 markeredgecolor="white", markeredgewidth=0.5)
         if "iid_std_error" in t.columns:
             z = stats.norm.ppf(0.5 + lev / 2)
             half = z * t["iid_std_error"]
             ax.hlines(y - 0.22, t["estimate"] - half, t["estimate"] + half,
                       color=style.COLORS["neutral"], linewidth=1.2,
                       label=f"{100 * lev:g}% iid interval (cells independent)", zorder=2)
-        ax.plot(t["estimate"], y, "o", color=style.COLORS["accent"], markersize=5,
-                markeredgecolor="white", markeredgewidth=0.5, zorder=3)
-        ax.set_yticks(y)
-        ax.set_yticklabels(t["_name"].tolist())
-        ax.set_ylim(-0.7, n - 0.3)
         ax.legend(loc="best", fontsize="small", frameon=False)
         style.finish_axes(ax, title=title, xlabel=f"score ({meta.get('estimand', 'gls')} estimand)")
     return ax
+
+
+def interval_rows(table: pd.DataFrame, ax: Any, ci_label: str,
+                  **dot: Any) -> tuple[Any, pd.DataFrame, np.ndarray]:
+    """One row per model, best ``estimate`` at the top: thick interval and a dot.
+
+    Call inside :func:`mixrank.report.style.style_context`.  Rows are sorted
+    by ``estimate`` (descending, missing last), ties by model name.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Checked table with ``model, estimate, ci_lower, ci_upper``.
+    ax : matplotlib Axes or None
+        None: a new axes sized for the rows.
+    ci_label : str
+        Legend label of the interval segments.
+    **dot
+        Extra keyword arguments of the estimate marker.
+
+    Returns
+    -------
+    (Axes, pandas.DataFrame, numpy.ndarray)
+        The axes, the sorted table (with ``_name``), and the rows' y positions.
+    """
+    t = table.assign(_name=table["model"].astype(str)).sort_values(
+        ["estimate", "_name"], ascending=[False, True], kind="stable", na_position="last")
+    n = len(t)
+    if ax is None:
+        ax = style.new_axes(n, width=6.0)
+    y = np.arange(n)[::-1].astype(float)
+    ax.hlines(y, t["ci_lower"], t["ci_upper"], color=style.COLORS["primary"], linewidth=3,
+              alpha=0.8, label=ci_label, zorder=2)
+    ax.plot(t["estimate"], y, "o", color=style.COLORS["accent"], markersize=5, zorder=3, **dot)
+    ax.set_yticks(y)
+    ax.set_yticklabels(t["_name"].tolist())
+    ax.set_ylim(-0.7, n - 0.3)
+    return ax, t, y

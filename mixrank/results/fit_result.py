@@ -429,7 +429,8 @@ class FitResult:
                     models: Sequence[str] | None = None, top: int | None = None,
                     alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
                     B: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False) -> pd.DataFrame:
+                    rng: Any = None, summary: bool = False, progress: Any = None
+                    ) -> pd.DataFrame:
         """How robust is the clustered verdict? (docs/sensitivity.md §2).
 
         Parameters, returned columns, errors and validation: see
@@ -437,7 +438,8 @@ class FitResult:
         with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
         ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
         ``alpha``, ``power``, ``unit``, ``B``, ``groupings``, ``n_random``,
-        ``rng``, ``summary`` for the per-pair stability table).  Here
+        ``rng``, ``summary`` for the per-pair stability table, ``progress``
+        -- a callable ``progress(done, total)`` or True for a bar).  Here
         ``pairs=None`` is the fitted pairs of a restricted fit (else
         ``"adjacent"``) and ``unit=None`` the random term with the fewest
         levels (:func:`~mixrank.design.sensitivity_frames.choose_unit`);
@@ -447,7 +449,8 @@ class FitResult:
         part, left = self.estimable_part()
         tab = sensitivity_fit(part, kind, pairs=pairs, models=models, top=top, alpha=alpha,
                               power=power, unit=unit, B=B, groupings=groupings,
-                              n_random=n_random, rng=rng, summary=summary)
+                              n_random=n_random, rng=rng, summary=summary,
+                              progress=progress)
         return _left_out(tab, left)
 
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,

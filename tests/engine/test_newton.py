@@ -83,3 +83,29 @@ def test_henderson_start_is_the_anova_solution_on_a_balanced_design():
     h, m = henderson_start(obj), reml.moment_start(obj)
     assert np.max(np.abs(h / psi - 1)) < 0.3
     assert np.linalg.norm(h - psi) < np.linalg.norm(m - psi)
+
+
+def test_extreme_trial_step_is_no_descent_not_a_crash():
+    """A tiny two-term design (found by the fuzz sweep) whose Newton trial step made the
+    Schur complement numerically indefinite: the step is rejected (halved), not raised.
+    lme4 itself stops on this model ("Downdated VtV is not positive definite")."""
+    import warnings
+
+    import pandas as pd
+
+    import mixrank
+
+    rows = [("m1", 0, 0, 0, 0), ("m1", 0, 0, 1, 0), ("m1", 0, 1, 1, 0), ("m1", 0, 2, 0, 1),
+            ("m1", 0, 2, 1, 1), ("m1", 1, 0, 0, 0), ("m1", 1, 1, 1, 1), ("m1", 1, 2, 0, 1),
+            ("m1", 1, 2, 1, 1), ("m1", 1, 3, 1, 1), ("m2", 0, 0, 0, 1), ("m2", 0, 0, 1, 1),
+            ("m2", 0, 1, 0, 1), ("m2", 0, 2, 0, 0), ("m2", 0, 2, 1, 0), ("m2", 1, 1, 0, 1),
+            ("m2", 1, 2, 0, 1), ("m2", 1, 3, 0, 1)]
+    df = pd.DataFrame(rows, columns=["model", "subject", "question", "prompt", "correct"])
+    df = df.astype({"subject": str, "question": str, "prompt": str, "correct": float})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit("correct ~ model + (1|subject) + (1|subject:question)", df)
+        scores = res.model_scores().set_index("model")
+    means = df.groupby("model")["correct"].mean()
+    np.testing.assert_allclose(scores["estimate"], means[scores.index], rtol=0, atol=1e-12)
+    assert np.isfinite(scores["std_error"]).all() and (scores["std_error"] > 0).all()

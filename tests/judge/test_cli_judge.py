@@ -68,6 +68,11 @@ def test_judge_subcommand(capsys, path):
     (["scores", "{p}", "-f", F, "--gold", "human", "--lam", "best"],
      "expected a number in [0, 1] or 'unit'"),
     (["components", "{p}", "-f", F, "--gold", "human"], "has no variance components"),
+    # --alpha/--power only shape --plan; without it they were silently ignored (hrev review)
+    (["judge", "{p}", "-f", F, "--gold", "human", "--alpha", "0.1"],
+     "--alpha and --power set the label budget of --plan DELTA"),
+    (["judge", "{p}", "-f", F, "--gold", "human", "--power", "0.9"],
+     "without --plan they would be ignored"),
     (["scores", "{p}", "-f", F, "--gold", "human", "--family", "binomial"],
      "--gold human is not available with --family binomial"),
 ])

@@ -128,3 +128,11 @@ def test_disjoint_model_groups_are_refused_for_ranking(df):
     assert len(res.contrasts()) == 2
     with pytest.raises(DesignError, match="disjoint sets of cells"):
         res.rank_intervals()
+
+
+def test_gold_given_as_an_array_is_named_briefly(df):
+    # hrev review: the message used to print the whole Series' repr
+    with pytest.raises(DesignError, match=r"^gold=a Series; expected the name of the "
+                                          r"reference-label column") as exc:
+        mixrank.fit(F, df, gold=df["human"])
+    assert "\n" not in str(exc.value)
