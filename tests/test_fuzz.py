@@ -257,7 +257,10 @@ def check_fit_accessors(df: pd.DataFrame, formula: str, estimand: str, how: str)
     if c is None:
         return
     # identical vectors: a zero gap with p = 1; a consistent gap is evidence, never p = 1
+    # (a NaN row is a pair the formula cannot estimate, with its reason in ``note``)
     for a, b, est, pv in zip(c.model_a, c.model_b, c.estimate, c.p_value):
+        if est != est:
+            continue
         if {a, b} == {"right", "wrong"} and pv == pv:
             n = res.pair(a, b).n
             assert abs(est) == 1.0 and (pv < 1 or n < 2 or res.frame.spec.random), (a, b, pv)
@@ -353,7 +356,7 @@ def test_fit(n):
 
 
 @pytest.mark.parametrize("n", [pytest.param(ACCESSORS, id="fast"),
-                               pytest.param(max(ACCESSORS, SLOW // 10), id="slow",
+                               pytest.param(max(ACCESSORS, SLOW // 40), id="slow",
                                             marks=pytest.mark.slow)])
 def test_fit_accessors(n):
     pytest.importorskip("matplotlib")
