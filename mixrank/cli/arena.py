@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import UsageError, emit, out_args, render, titled
+from .common import UsageError, emit, render, titled
+from .options import out_args
 
 TABLES = ("scores", "contrasts", "ranks", "resolution", "covariates", "all")
 

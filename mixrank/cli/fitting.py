@@ -17,17 +17,16 @@ if TYPE_CHECKING:
 
 from .common import (
     UsageError,
-    common_args,
     emit,
     fit_from_args,
     glmm_by,
     is_binomial,
-    out_args,
     refuse_for_binomial,
     render,
     score_header,
     table_of,
 )
+from .options import common_args, out_args
 
 DEMO_FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import UsageError, alpha_power_args, common_args, emit, fit_from_args, titled
+from .common import UsageError, emit, fit_from_args, titled
+from .options import alpha_power_args, common_args
 
 
 def cmd_judge(args: argparse.Namespace) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import alpha_power_args, emit, out_args, render, titled
+from .common import emit, render, titled
+from .options import alpha_power_args, out_args
 
 
 def cmd_power(args: argparse.Namespace) -> None:

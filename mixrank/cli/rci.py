@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import UsageError, data_args, emit, frame_data, out_args, render, selector
+from .common import UsageError, emit, frame_data, render, selector
+from .options import data_args, out_args
 
 
 def cmd_rci(args: argparse.Namespace) -> None:

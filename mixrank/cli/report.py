@@ -14,15 +14,14 @@ from typing import Any
 
 from .common import (
     UsageError,
-    fit_args,
     fit_from_args,
     load,
     progress_arg,
-    rank_args,
     rank_kwargs,
     refuse_for_binomial,
     selector,
 )
+from .options import fit_args, rank_args
 
 _GLMM_PAGE = ("the binomial report has fixed sections (scores, both scales' contrasts, "
               "components, fixed effects, rank intervals, verdicts, diagnostics); drop it")

@@ -14,7 +14,6 @@ from typing import Any
 
 from .common import (
     UsageError,
-    common_args,
     emit,
     fit_from_args,
     glmm_by,
@@ -23,6 +22,7 @@ from .common import (
     table_of,
     titled,
 )
+from .options import common_args
 
 #: scores options the binomial GLMM does not take: (flag, dest, default, instead).
 _SCORES_LINEAR_ONLY = (

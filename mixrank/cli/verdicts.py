@@ -13,21 +13,19 @@ from typing import Any
 
 from .common import (
     UsageError,
-    alpha_power_args,
-    common_args,
     emit,
     fit_from_args,
     glmm_by,
     is_binomial,
     parse_pairs,
     progress_arg,
-    rank_args,
     rank_kwargs,
     refuse_for_binomial,
     render,
     score_header,
     table_of,
 )
+from .options import alpha_power_args, common_args, rank_args
 
 _RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
                     "resolved_multiplicity", "resolved_anytime", "design_effect",

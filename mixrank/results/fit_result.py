@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._util import check_level, tidy
+from .._util import check_level, check_max_draws, tidy
 from ..design.plan import plan_fit
 from ..design.resolution import resolution_fit
 from ..design.sensitivity import sensitivity_fit
@@ -357,6 +357,7 @@ class FitResult:
         :func:`mixrank.inference.ranks.rank_intervals_fit` (``by``: per level of a covariate,
         :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
         lev = self.level if level is None else level
+        check_max_draws("B", B, DesignError)   # before any path draws (docs/hardening.md §8)
         if by is not None:
             return rank_intervals_by(self, by, level=lev, coverage=coverage, method=method, B=B,
                                      rng=rng)

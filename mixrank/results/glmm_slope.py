@@ -92,7 +92,7 @@ class GlmmSlopeResult(GlmmResult):
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, scale: str = "logit",
-                  adjust: str = "holm", by: str | None = None,
+                  adjust: str = "holm", df: str | None = None, by: str | None = None,
                   at: float | Sequence[float] | None = None) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` at chosen values of the covariate.
 
@@ -107,6 +107,9 @@ class GlmmSlopeResult(GlmmResult):
             model-by-unit effects at 0), delta-method SE (docs/glmm.md §11).
         adjust : {"holm", "none", "bh", "bonferroni"}
             Across the pairs, within each value of ``at``.
+        df : {"wald"}, optional
+            glmer's Wald z (the only reference available for these contrasts;
+            the containment t of plain fits is refused, docs/glmm.md §11).
         by : str, optional
             The covariate: rows at its quartiles over the cells (unless ``at``).
         at : float or list of float, optional
@@ -131,6 +134,10 @@ class GlmmSlopeResult(GlmmResult):
         lev = self._check(level, scale)
         if adjust not in ADJUST:
             raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
+        if df not in (None, "wald"):
+            raise DesignError(f"df={df!r}: model x numeric covariate GLMM contrasts are glmer's "
+                              "Wald z tests (df='wald'); the containment t is not available "
+                              "for them")
         xs = self._at(by, at)
         q = stats.norm.ppf(0.5 + lev / 2)
         V = self.fit.vcov
