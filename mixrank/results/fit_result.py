@@ -108,7 +108,7 @@ class FitResult:
         """
         if not self.inference:
             return self.pairs
-        return tuple(replace(p, variance=v, df=d) for p, (v, d) in zip(self.pairs, self.inference))
+        return tuple(_unit_variance(p, v, d) for p, (v, d) in zip(self.pairs, self.inference))
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -568,3 +568,15 @@ def _left_out(tab: Any, left: list[str]) -> Any:
     if left and isinstance(tab, pd.DataFrame):
         tab.attrs.setdefault("mixrank", {})["left_out"] = list(left)
     return tab
+
+
+def _unit_variance(p: PairFit, variance: float, df: float) -> PairFit:
+    """``p`` with its unit-level variance and df (``fit(df=)``).  A unit-level variance of
+    exactly 0 -- every unit carries the same mean gap, e.g. two models with the same total
+    on every subject -- leaves nothing to studentize by: the pair is then degenerate, and
+    tested by the exact sign test over the units like any pair without an estimable
+    variance (docs/hardening.md §1)."""
+    if variance == 0.0 and not p.degenerate and np.isfinite(p.estimate):
+        return replace(p, variance=0.0, df=float("nan"),
+                       degenerate="unit-level variance 0: every unit carries the same mean gap")
+    return replace(p, variance=variance, df=df)
