@@ -27,13 +27,27 @@ from ..errors import DesignError
 from ..frame import Frame
 from .records import PairFit
 
-__all__ = ["DF_METHODS", "UNIT_METHODS", "check_df", "resolve_df", "unit_inference", "pair_unit_data",
+__all__ = ["DF_METHODS", "UNIT_METHODS", "check_df", "crossed_terms", "resolve_df", "unit_inference", "pair_unit_data",
            "cr2_bell_mccaffrey", "unit_weights"]
 
 #: valid values of ``fit(df=)``.
 DF_METHODS = ("cr2", "containment", "satterthwaite")
 #: the methods that need the unit's levels (at least 3 of them).
 UNIT_METHODS = ("cr2", "containment")
+
+
+def crossed_terms(frame: Frame, unit: str) -> list[str]:
+    """The random terms whose levels are not nested in one level of ``unit`` (crossed with it)."""
+    u = np.asarray(frame.term_codes[unit], dtype=np.int64)
+    out = []
+    for name in frame.spec.term_names:
+        if name == unit:
+            continue
+        t = np.asarray(frame.term_codes[name], dtype=np.int64)
+        pairs = np.unique(t * (int(u.max(initial=0)) + 1) + u)
+        if pairs.size > np.unique(t).size:   # some level of the term meets several units
+            out.append(name)
+    return out
 
 
 def check_df(df: object) -> str:
@@ -140,7 +154,10 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
                df: str | None) -> tuple[str, tuple[tuple[float, float], ...]]:
     """The df method a fit uses and its per-pair ``(variance, df)`` (empty for the engine's).
 
-    ``df=None`` picks ``"cr2"`` for REML with a unit of at least 3 levels, else the
+    ``df=None`` picks ``"cr2"`` for REML with a unit of at least 3 levels in which every
+    other random term is nested (a crossed term, e.g. ``(1|prompt)`` beside
+    ``(1|subject)``, keeps ``"satterthwaite"``: a unit-robust variance would ignore
+    the crossed term's variance, docs/methods.md §9), else the
     engine's own (``"satterthwaite"``, or ``"units - 1"`` for the aggregate method)
     with a :class:`~mixrank.errors.SmallSampleWarning` when the unit has fewer than
     3 levels.  An explicit unit-level method where it cannot apply is a DesignError.
@@ -173,6 +190,17 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
                           "with this few units (docs/methods.md, 'Validity with few units')",
                           SmallSampleWarning, stacklevel=3)
         return "satterthwaite", ()
+    crossed = crossed_terms(frame, str(unit)) if how == "cr2" else []
+    if crossed and df is None:
+        # a term crossed with the unit (e.g. (1|prompt) beside (1|subject)) adds variance
+        # shared across units, which a unit-robust variance cannot see: keep lme4's answer
+        return "satterthwaite", ()
+    if crossed:
+        raise DesignError(f"df={df!r} treats the levels of {unit!r} as independent, but the "
+                          f"random term(s) {crossed} are crossed with it (their levels span "
+                          f"several {unit!r} levels), so it would ignore their variance. Use "
+                          "df='satterthwaite' (the default for crossed designs) or "
+                          "method='aggregate' over the unit (docs/methods.md §9).")
     rows = unit_inference(frame, fits, estimand, how, str(unit))
     few = [f"{p.model_a} vs {p.model_b}" for p, r in zip(fits, rows)
            if not p.degenerate and r[2] < 3]
