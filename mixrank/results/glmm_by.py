@@ -22,8 +22,7 @@ from scipy.special import expit
 
 from .._util import check_level, tidy
 from ..errors import DataError, DesignError
-from ..inference.multiplicity import adjust as p_adjust
-from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, SCORE, GlmmResult
+from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, SCORE, GlmmResult, adjust_within
 
 __all__ = ["GlmmByResult"]
 
@@ -197,13 +196,7 @@ class GlmmByResult(GlmmResult):
         if len(out):
             groups = [np.arange(len(out))] if by is None else [
                 np.flatnonzero(out[self.by].to_numpy() == lv) for lv in self.by_levels]
-            adj = np.full(len(out), np.nan)
-            for g in groups:
-                p = out["p_value"].to_numpy()[g]
-                ok = np.isfinite(p)
-                if ok.any():
-                    a = p[ok] if adjust == "none" else p_adjust(p[ok], adjust)
-                    adj[g[ok]] = a
+            adj = adjust_within(out["p_value"].to_numpy(), groups, adjust)
             out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
         return out
 
@@ -387,11 +380,8 @@ class GlmmByResult(GlmmResult):
         chi, df = wald(np.array(L_all) if L_all else np.zeros((0, len(b))))
         out = tidy(rows, **self._meta("anova", test="Wald chi-square", adjust=adjust))
         if adjust != "none" and len(out):
-            p = out["p_value"].to_numpy()
-            ok = np.isfinite(p)
-            adj = np.full(len(p), np.nan)
-            adj[ok] = p_adjust(p[ok], adjust)
-            out["p_adjusted"] = adj
+            out["p_adjusted"] = adjust_within(out["p_value"].to_numpy(),
+                                              [np.arange(len(out))], adjust)
         joint = pd.DataFrame([dict(term=term, model_a="(all)", model_b="(all)", statistic=chi,
                                    df=df, f_value=chi / df if df else np.nan,
                                    p_value=float(stats.chi2.sf(chi, df)) if df else np.nan)])

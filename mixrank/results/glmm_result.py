@@ -511,3 +511,15 @@ class GlmmSummary:
         import html
 
         return f"<pre>{html.escape(str(self))}</pre>"
+
+def adjust_within(p: np.ndarray, groups: list[np.ndarray], adjust: str) -> np.ndarray:
+    """``p`` adjusted by ``adjust`` within each group of row indices; NaN p-values stay NaN
+    and do not count in a family (the GLMM contrast and anova tables)."""
+    p = np.asarray(p, dtype=float)
+    adj = np.full(len(p), np.nan)
+    for g in groups:
+        pg = p[g]
+        ok = np.isfinite(pg)
+        if ok.any():
+            adj[g[ok]] = pg[ok] if adjust == "none" else p_adjust(pg[ok], adjust)
+    return adj

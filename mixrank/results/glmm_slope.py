@@ -24,8 +24,7 @@ from scipy.special import expit
 
 from .._util import check_level, tidy
 from ..errors import DataError, DesignError
-from ..inference.multiplicity import adjust as p_adjust
-from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, GlmmResult
+from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, GlmmResult, adjust_within
 
 __all__ = ["GlmmSlopeResult"]
 
@@ -165,13 +164,9 @@ class GlmmSlopeResult(GlmmResult):
                                       at=[float(x) for x in xs],
                                       df_method="Wald z (normal), as glmer"))
         if len(out):
-            adj = np.full(len(out), np.nan)
-            for x0 in xs:
-                g = np.flatnonzero(out[self.by].to_numpy() == x0)
-                p = out["p_value"].to_numpy()[g]
-                ok = np.isfinite(p)
-                if ok.any():
-                    adj[g[ok]] = p[ok] if adjust == "none" else p_adjust(p[ok], adjust)
+            adj = adjust_within(out["p_value"].to_numpy(),
+                                [np.flatnonzero(out[self.by].to_numpy() == x0) for x0 in xs],
+                                adjust)
             out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
         return out
 
@@ -294,11 +289,8 @@ class GlmmSlopeResult(GlmmResult):
                              p_value=float(stats.chi2.sf(chi, 1))))
         out = tidy(rows, **self._meta("anova", test="Wald chi-square", adjust=adjust))
         if adjust != "none" and len(out):
-            p = out["p_value"].to_numpy()
-            ok = np.isfinite(p)
-            adj = np.full(len(p), np.nan)
-            adj[ok] = p_adjust(p[ok], adjust)
-            out["p_adjusted"] = adj
+            out["p_adjusted"] = adjust_within(out["p_value"].to_numpy(),
+                                              [np.arange(len(out))], adjust)
         Lm = np.zeros((M - 1, len(b)))
         Lm[np.arange(M - 1), M + 1 + np.arange(M - 1)] = 1.0
         Lm[:, M] = -1.0
