@@ -40,6 +40,19 @@ def _scores(part: pd.DataFrame, y: str) -> tuple[np.ndarray, np.ndarray]:
     return s.to_numpy(dtype=np.float64, na_value=np.nan), np.zeros(len(s), bool)
 
 
+def _first_infinite_file(src: Source, y: str) -> str | None:
+    """``"<label>, first in file '<path>'"`` for the first parquet file holding an infinite
+    score in ``y`` (docs/hardening.md §7); read on the error path only, one column a file."""
+    for f in src.files:
+        try:
+            v = pd.to_numeric(pd.read_parquet(f, columns=[y])[y], errors="coerce")
+        except (OSError, ValueError, KeyError):
+            return None
+        if np.isinf(v.to_numpy(dtype=float, na_value=np.nan)).any():
+            return f"{src.label}, first in file {str(f)!r}"
+    return None
+
+
 def _part_checks(part: pd.DataFrame, y: str, replicate: str | None) -> pd.DataFrame:
     v, bad = _scores(part, y)
     miss = np.isnan(v) & ~bad
@@ -172,6 +185,8 @@ def dask_cells(src: Source, spec: Spec, *, pair_by: Sequence[str] | None,
             n_nonnumeric=int(chk["n_bad"].sum()), n_infinite=int(chk["n_inf"].sum()),
             n_nonbinary=int(chk["n_nonbin"].sum()), replicate_missing=int(chk["n_rep_null"].sum()),
             nonnumeric_example=ex.iloc[0] if len(ex) else None, source=src.label)
+        if kw["n_infinite"] and src.kind == "parquet":
+            kw["source"] = _first_infinite_file(src, y) or src.label
         if stops_early(kw, na, kw["n_rows"] - kw["n_missing"]):
             return empty_cells(cols[:len(keys) + 1], kw)
         levels: dict[str, pd.Index] = {}

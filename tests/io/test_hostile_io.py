@@ -109,11 +109,11 @@ def test_bad_cap_value_is_named(monkeypatch, value):
         member_cap()
 
 
-@pytest.mark.parametrize("backend", ["pandas", "duckdb"])
+@pytest.mark.parametrize("backend", ["pandas", "duckdb", "dask"])
 @pytest.mark.parametrize("bad", [np.inf, -np.inf])
 def test_parquet_folder_with_infinite_score_names_file_and_column(tmp_path, bad, backend):
     pytest.importorskip("pyarrow")
-    pytest.importorskip(backend)
+    pytest.importorskip({"dask": "dask.dataframe"}.get(backend, backend))
     rng = np.random.default_rng(1)
     for part in range(3):
         df = pd.DataFrame({"model": np.repeat(["a", "b"], 10),
