@@ -23,13 +23,20 @@ import numpy as np
 from ..frame import Frame, compute_stats
 from .records import PairFit
 
-__all__ = ["WeakTerm", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
+__all__ = ["WeakTerm", "levels_used", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
            "incomplete_pairs", "incomplete_row", "models_to_drop", "select_models",
            "score_groups"]
 
 #: Default threshold of the weak-design check: a random term with fewer levels
 #: among a pair's common cells than this (lme4's ``check.nlev.gtr.5`` uses 5 too).
 MIN_LEVELS = 5
+
+
+def levels_used(frame: Frame, term: str, mask: np.ndarray | None = None) -> int:
+    """Levels of the random term ``term`` holding at least one of ``mask``'s cells (all cells
+    when ``mask`` is None): the count the estimability, weak-design and sign-test checks use."""
+    codes = frame.term_codes[term] if mask is None else frame.term_codes[term][mask]
+    return int(np.count_nonzero(np.bincount(codes, minlength=frame.term_levels[term])))
 
 
 def not_estimable(frame: Frame, j: int, k: int) -> str:
@@ -48,8 +55,7 @@ def not_estimable(frame: Frame, j: int, k: int) -> str:
         return (f"{a!r} and {b!r} share {n} cell(s); at least 2 common cells are needed")
     mask = frame.common_mask(j, k)
     for t in frame.spec.term_names:
-        counts = np.bincount(frame.term_codes[t][mask], minlength=frame.term_levels[t])
-        used = int(np.count_nonzero(counts))
+        used = levels_used(frame, t, mask)
         if used >= 2 and used == n:
             return (f"random term (1|{t}) has one cell per level among the {n} common cells of "
                     f"{a!r} vs {b!r}, so it is confounded with the residual")
@@ -87,15 +93,13 @@ def weak_terms(frame: Frame, idx: Sequence[tuple[int, int]],
     """
     out = []
     for t in frame.spec.term_names:
-        codes, L = frame.term_codes[t], frame.term_levels[t]
-        total = int(np.count_nonzero(np.bincount(codes, minlength=L)))
+        total = levels_used(frame, t)
         few: list[tuple[int, tuple[str, str]]] = []
         for j, k in idx:
             if frame.stats.n_common[j, k] == frame.n_cells:
                 used = total
             else:
-                used = int(np.count_nonzero(np.bincount(codes[frame.common_mask(j, k)],
-                                                        minlength=L)))
+                used = levels_used(frame, t, frame.common_mask(j, k))
             if used < threshold:
                 few.append((used, (frame.models[j], frame.models[k])))
         if few:

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.estimability import levels_used
+
 __all__ = ["degenerate_sign_test", "sign_units"]
 
 
@@ -32,9 +34,7 @@ def sign_units(frame: Any, model_a: str, model_b: str) -> int:
     random terms, or the number of common cells without random terms."""
     j, k = frame.model_index(model_a), frame.model_index(model_b)
     mask = frame.common_mask(j, k)
-    counts = [int(np.count_nonzero(np.bincount(frame.term_codes[t][mask],
-                                               minlength=frame.term_levels[t])))
-              for t in frame.spec.term_names]
+    counts = [levels_used(frame, t, mask) for t in frame.spec.term_names]
     return min(counts) if counts else int(np.count_nonzero(mask))
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..engine.estimability import levels_used
 from ..errors import DataError, DesignError
 from ..formula import Spec
 from ..frame import Frame, build_frame
@@ -74,7 +75,7 @@ def labelled_units(spec: Spec, frame: Frame, mask: np.ndarray) -> int:
     """Levels of the unit (the first random term; the cells without one) among ``mask``'s cells."""
     if spec.unit is None:
         return int(np.count_nonzero(mask))
-    return int(np.unique(frame.term_codes[spec.unit][mask]).size)
+    return levels_used(frame, spec.unit, mask)
 
 
 def judge_data(data: Any, spec: Spec, gold: Any, *, pair_by: Sequence[str] | None = None,
