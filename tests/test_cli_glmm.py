@@ -290,19 +290,22 @@ def test_header_names_the_response_form(capsys, tmp_path):
     assert body[:2] == ["m03", "m01"]
 
 
-BY_CASE = "tests/reference/glmm_by_cases/levels3.csv.gz"
-BY_FORMULA = ("cbind(k, n - k) ~ model * difficulty + (1|subject:question) + "
-              "(1|subject:model)")
-
-
-@pytest.mark.parametrize("cmd, call", [
+#: CLI subcommands of a model x covariate fit and the API call each must equal.
+COVARIATE_COMMANDS = [
     (["contrasts", "--by", "difficulty", "--scale", "response"],
      lambda r: r.contrasts(scale="response", by="difficulty")),
     (["contrasts"], lambda r: r.contrasts()),
     (["scores", "--by", "difficulty"], lambda r: r.model_scores(by="difficulty")),
     (["ranks", "--by", "difficulty"], lambda r: r.rank_intervals(by="difficulty")),
     (["anova"], lambda r: r.anova()),
-])
+]
+
+BY_CASE = "tests/reference/glmm_by_cases/levels3.csv.gz"
+BY_FORMULA = ("cbind(k, n - k) ~ model * difficulty + (1|subject:question) + "
+              "(1|subject:model)")
+
+
+@pytest.mark.parametrize("cmd, call", COVARIATE_COMMANDS)
 def test_model_by_covariate_on_the_command_line(capsys, cmd, call):
     df = pd.read_csv(BY_CASE)
     with warnings.catch_warnings():
@@ -324,14 +327,7 @@ SLOPE_CASE = "tests/reference/glmm_slope_cases/counts.csv.gz"
 SLOPE_FORMULA = "cbind(k, n - k) ~ model * difficulty + (1|subject) + (1|subject:question)"
 
 
-@pytest.mark.parametrize("cmd, call", [
-    (["contrasts", "--by", "difficulty", "--scale", "response"],
-     lambda r: r.contrasts(scale="response", by="difficulty")),
-    (["contrasts"], lambda r: r.contrasts()),
-    (["scores", "--by", "difficulty"], lambda r: r.model_scores(by="difficulty")),
-    (["ranks", "--by", "difficulty"], lambda r: r.rank_intervals(by="difficulty")),
-    (["anova"], lambda r: r.anova()),
-])
+@pytest.mark.parametrize("cmd, call", COVARIATE_COMMANDS)
 def test_model_by_numeric_covariate_on_the_command_line(capsys, cmd, call):
     """A numeric covariate: the CLI's --by gives the rows at its quartiles (docs/glmm.md §11)."""
     df = pd.read_csv(SLOPE_CASE)
