@@ -124,11 +124,15 @@ def probed(chromium, report, tmp_path_factory):
     return _probe(chromium, report, tmp_path_factory.mktemp("probe"))
 
 
-def test_report_loads_without_errors(probed):
-    info, stderr = probed
+def assert_loads_clean(info: dict, stderr: str) -> None:
+    """No page or console error, nothing on Chromium's console, every resource inline."""
     assert info["errors"] == [] and info["consoleErrors"] == []
     assert _console_lines(stderr) == []
     assert all(r.startswith("data:") for r in info["resources"]), info["resources"]
+
+
+def test_report_loads_without_errors(probed):
+    assert_loads_clean(*probed)
 
 
 def test_every_plot_image_decodes(probed):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import mixrank
-from tests.report.test_browser import WIDTH, _console_lines, _probe, _run
+from tests.report.test_browser import WIDTH, _probe, _run, assert_loads_clean
 from tests.report.test_browser import chromium as chromium  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.browser
@@ -36,9 +36,7 @@ def probed(chromium, report, tmp_path_factory):  # noqa: F811
 
 def test_glmm_report_loads_and_its_figures_decode(probed):
     info, stderr = probed
-    assert info["errors"] == [] and info["consoleErrors"] == []
-    assert _console_lines(stderr) == []
-    assert all(r.startswith("data:") for r in info["resources"]), info["resources"]
+    assert_loads_clean(info, stderr)
     plots = {im["plot"]: im for im in info["images"]}
     assert set(plots) == PLOTS and len(plots) >= 5
     for name, im in plots.items():
