@@ -15,6 +15,7 @@ report (the weak-design note next to the tables).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
@@ -23,7 +24,7 @@ import numpy as np
 from ..frame import Frame, compute_stats
 from .records import PairFit
 
-__all__ = ["WeakTerm", "levels_used", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
+__all__ = ["WeakTerm", "levels_used", "pair_levels", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
            "incomplete_pairs", "incomplete_row", "models_to_drop", "select_models",
            "score_groups"]
 
@@ -37,6 +38,25 @@ def levels_used(frame: Frame, term: str, mask: np.ndarray | None = None) -> int:
     when ``mask`` is None): the count the estimability, weak-design and sign-test checks use."""
     codes = frame.term_codes[term] if mask is None else frame.term_codes[term][mask]
     return int(np.count_nonzero(np.bincount(codes, minlength=frame.term_levels[term])))
+
+
+#: ``[weak reference to the frame, {(j, k): levels per term}]``: the per-pair counts of the
+#: last frame seen, shared by the estimability check before the fit and the weak-design
+#: check after it (one common-cell mask per pair instead of one per check).
+_PAIR_LEVELS: list = [None, {}]
+
+
+def pair_levels(frame: Frame, j: int, k: int) -> tuple[int, ...]:
+    """Per random term (formula order), :func:`levels_used` among the common cells of the
+    pair (j, k).  Pairs sharing every cell share the whole frame's counts."""
+    if _PAIR_LEVELS[0] is None or _PAIR_LEVELS[0]() is not frame:
+        _PAIR_LEVELS[:] = [weakref.ref(frame), {}]
+    memo: dict[tuple[int, int] | str, tuple[int, ...]] = _PAIR_LEVELS[1]
+    key: tuple[int, int] | str = (j, k) if frame.stats.n_common[j, k] < frame.n_cells else "all"
+    if key not in memo:
+        mask = None if key == "all" else frame.common_mask(j, k)
+        memo[key] = tuple(levels_used(frame, t, mask) for t in frame.spec.term_names)
+    return memo[key]
 
 
 def not_estimable(frame: Frame, j: int, k: int) -> str:
@@ -53,9 +73,7 @@ def not_estimable(frame: Frame, j: int, k: int) -> str:
     n = int(frame.stats.n_common[j, k])
     if n < 2:
         return (f"{a!r} and {b!r} share {n} cell(s); at least 2 common cells are needed")
-    mask = frame.common_mask(j, k)
-    for t in frame.spec.term_names:
-        used = levels_used(frame, t, mask)
+    for t, used in zip(frame.spec.term_names, pair_levels(frame, j, k)):
         if used >= 2 and used == n:
             return (f"random term (1|{t}) has one cell per level among the {n} common cells of "
                     f"{a!r} vs {b!r}, so it is confounded with the residual")
@@ -92,14 +110,11 @@ def weak_terms(frame: Frame, idx: Sequence[tuple[int, int]],
     Returned in the formula's term order; pairs in ``idx`` order.
     """
     out = []
-    for t in frame.spec.term_names:
-        total = levels_used(frame, t)
+    levels = [pair_levels(frame, j, k) for j, k in idx]
+    for i, t in enumerate(frame.spec.term_names):
         few: list[tuple[int, tuple[str, str]]] = []
-        for j, k in idx:
-            if frame.stats.n_common[j, k] == frame.n_cells:
-                used = total
-            else:
-                used = levels_used(frame, t, frame.common_mask(j, k))
+        for (j, k), per in zip(idx, levels):
+            used = per[i]
             if used < threshold:
                 few.append((used, (frame.models[j], frame.models[k])))
         if few:
