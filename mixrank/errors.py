@@ -40,6 +40,18 @@ class DesignError(MixrankError, ValueError):
     """The design cannot support the requested analysis."""
 
 
+class OptionError(DesignError):
+    """An argument's value is outside its allowed set (or range).
+
+    The one rule for bad options (docs/vocabulary.md): a value an argument
+    cannot take -- an unknown ``adjust=``, ``engine=``, ``backend=``,
+    ``format=``, a level outside (0, 1) -- raises :class:`OptionError`,
+    naming the argument, the value received and the values allowed.  It is a
+    :class:`DesignError` (and a ``ValueError``), so older handlers still catch
+    it.  Problems in the data themselves raise :class:`DataError`.
+    """
+
+
 class ConvergenceError(MixrankError, RuntimeError):
     """An optimiser failed to reach a verified optimum."""
 
@@ -50,6 +62,13 @@ class MissingDependencyError(MixrankError, ImportError):
 
 class MixrankWarning(UserWarning):
     """Root of all mixrank warnings."""
+
+
+class MixrankDeprecationWarning(MixrankWarning, DeprecationWarning):
+    """An old spelling of an argument or name was used; it works for one more release.
+
+    The message names the new spelling (docs/vocabulary.md lists them all).
+    """
 
 
 class SingularFitWarning(MixrankWarning):

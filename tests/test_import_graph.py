@@ -12,8 +12,8 @@ would depend on ``mixrank/__init__``, which re-exports everything).
 The stages, lowest first.  A module may import modules of its own stage
 and of lower stages, never of a higher one:
 
-0. ``_util``, ``_version``, ``_progress``, ``errors`` -- shared helpers, the version, progress
-   reporting and the exception tree;
+0. ``_util``, ``_version``, ``_progress``, ``errors``, ``_deprecate`` -- shared helpers, the
+   version, progress reporting, the exception tree and the former spellings of arguments;
 1. ``formula`` -- text -> Spec;
 2. ``frame`` -- data + Spec -> Frame;
 3. ``io`` -- readers and out-of-core backends: they produce the long data
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1] / "mixrank"
 
 #: Stage of each top-level module or subpackage of mixrank (see the docstring).
 STAGES: dict[str, int] = {
-    "_util": 0, "_version": 0, "_progress": 0, "errors": 0,
+    "_util": 0, "_version": 0, "_progress": 0, "errors": 0, "_deprecate": 0,
     "formula": 1,
     "frame": 2,
     "io": 3,

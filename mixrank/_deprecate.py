@@ -1,0 +1,63 @@
+"""Old spellings of arguments kept for one release (stage 0).
+
+One vocabulary (docs/vocabulary.md): ``adjust=`` for every multiplicity
+method, ``level=`` for every confidence level, ``draws=`` for every number of
+Monte Carlo draws, ``pairs=`` for the set of pairs judged, ``family=`` only for
+the distribution.  The former spellings still work for one release: they are
+mapped onto the new keyword here, with a :class:`MixrankDeprecationWarning`
+naming the new one.  Passing both spellings is an :class:`OptionError`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from .errors import MixrankDeprecationWarning, OptionError
+
+__all__ = ["renamed", "warn_renamed", "level_from_alpha"]
+
+#: Sentinel default for a keyword that was not passed.
+_UNSET: Any = object()
+
+
+def warn_renamed(old: str, new: str, *, where: str = "", stacklevel: int = 3) -> None:
+    """Warn that ``old`` is the former spelling of ``new`` (one release of grace)."""
+    site = f"{where}: " if where else ""
+    warnings.warn(f"{site}{old} is the former name of {new}; it still works in this release "
+                  f"and will be removed in the next -- write {new} instead "
+                  "(docs/vocabulary.md)", MixrankDeprecationWarning, stacklevel=stacklevel)
+
+
+def renamed(kwargs: dict[str, Any], old: str, new: str, value: Any, *, default: Any = None,
+            where: str = "", stacklevel: int = 4) -> Any:
+    """Resolve a renamed keyword: pop ``old`` from ``kwargs`` and reconcile it with ``new``.
+
+    ``value`` is what the caller received for the new keyword (``default``
+    when it was not passed).  Returns the value to use.  Raises
+    :class:`OptionError` when both spellings were given with different values.
+    """
+    if old not in kwargs:
+        return value
+    legacy = kwargs.pop(old)
+    warn_renamed(f"{old}=", f"{new}=", where=where, stacklevel=stacklevel)
+    if value is not default and value is not _UNSET and legacy != value:
+        raise OptionError(f"{where + ': ' if where else ''}got both {new}={value!r} and its "
+                          f"former name {old}={legacy!r}; pass only {new}=")
+    return legacy
+
+
+def level_from_alpha(alpha: float | None, level: float | None, *, where: str = "",
+                     stacklevel: int = 4) -> float | None:
+    """Map a former ``alpha=`` onto ``level = 1 - alpha`` (with a deprecation warning).
+
+    Returns ``level`` unchanged when ``alpha`` is None.
+    """
+    if alpha is None:
+        return level
+    warn_renamed("alpha=", "level= (level = 1 - alpha)", where=where, stacklevel=stacklevel)
+    new = 1.0 - float(alpha)
+    if level is not None and abs(float(level) - new) > 1e-12:
+        raise OptionError(f"{where + ': ' if where else ''}got both level={level!r} and "
+                          f"alpha={alpha!r} (level = 1 - alpha = {new:g}); pass only level=")
+    return new
