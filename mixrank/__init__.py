@@ -52,8 +52,8 @@ _LAZY: dict[str, str] = {
     "mde": ".design.power", "n_star": ".design.power", "sigma_d": ".design.power",
     "power_summary": ".design.power_summary",
     "simulate": ".design.simulate",
-    "Control": ".engine.control", "GlmmControl": ".engine.glmm_control",
-    "fit_pairs": ".engine.native",
+    "Control": ".engine.control", "GlmmControl": ".engine.glmm.control",
+    "fit_pairs": ".engine.lmm.native",
     "fit": ".fit",
     "RandomTerm": ".formula", "Spec": ".formula", "parse": ".formula",
     "Frame": ".frame", "build_frame": ".frame",
@@ -78,8 +78,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .design.power_summary import power_summary
     from .design.simulate import simulate
     from .engine.control import Control
-    from .engine.glmm_control import GlmmControl
-    from .engine.native import fit_pairs
+    from .engine.glmm.control import GlmmControl
+    from .engine.lmm.native import fit_pairs
     from .fit import fit
     from .formula import RandomTerm, Spec, parse
     from .frame import Frame, build_frame

@@ -14,6 +14,8 @@ from typing import Any, Literal, overload
 from ._progress import as_progress
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
+from .engine.crosscheck.lme4_engine import fit_pairs_lme4
+from .engine.crosscheck.statsmodels_engine import fit_pairs_statsmodels
 from .engine.estimability import (
     incomplete_pairs,
     incomplete_row,
@@ -22,11 +24,9 @@ from .engine.estimability import (
     unpaired_cells,
     weak_terms,
 )
-from .engine.glmm_control import GlmmControl
-from .engine.lme4_engine import fit_pairs_lme4
-from .engine.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
-from .engine.statsmodels_engine import fit_pairs_statsmodels
-from .engine.unit_se import check_df, resolve_df
+from .engine.glmm.control import GlmmControl
+from .engine.lmm.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
+from .engine.lmm.unit_se import check_df, resolve_df
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -275,7 +275,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         variance at the unit, or fixed (0: labelled cells only, 1: classical PPI).
     df : {"cr2", "containment", "satterthwaite"}, optional
         How the contrasts' standard error and df are obtained
-        (:data:`mixrank.engine.unit_se.DF_METHODS`; docs/methods.md, "Validity
+        (:data:`mixrank.engine.lmm.unit_se.DF_METHODS`; docs/methods.md, "Validity
         with few units").  ``"cr2"`` (the default for ``method="reml"`` with a
         unit of at least 3 levels): cluster-robust CR2 variance at the unit
         with Bell-McCaffrey df, valid with few units and at the boundary;
@@ -495,7 +495,7 @@ def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[
 
     The native fitter flags degenerate pairs itself, on the differences it
     computes for the fit (``flag_degenerate``); for the other engines they
-    are found here first (:func:`~mixrank.engine.native.degenerate_pair`).
+    are found here first (:func:`~mixrank.engine.lmm.native.degenerate_pair`).
     With ``progress`` and ``chunked`` the fitter runs on about 50 chunks of
     pairs, reporting after each; otherwise in one call.
     """

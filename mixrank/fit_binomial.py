@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .engine.glmm import fit_glmm
-from .engine.glmm_control import as_glmm_control
+from .engine.glmm.control import as_glmm_control
+from .engine.glmm.fit import fit_glmm
 from .engine.glmm_data import binomial_frame
 from .errors import DesignError, MixrankWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
@@ -76,7 +76,7 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     ``ignored`` holds options of the linear engine that were set to a
     non-default value; they have no meaning here and raise.  ``control``:
     a :class:`~mixrank.GlmmControl` (or a :class:`~mixrank.Control` with
-    per-check actions only), see :func:`~mixrank.engine.glmm_control.as_glmm_control`.
+    per-check actions only), see :func:`~mixrank.engine.glmm.control.as_glmm_control`.
 
     Raises
     ------

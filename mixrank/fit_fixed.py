@@ -2,8 +2,8 @@
 
 Inputs: an :class:`~mixrank.formula.InteractionSpec` and long-format data.
 Outputs: the :class:`~mixrank.frame.Frame` with the covariates in its
-``cells`` and the fixed :class:`~mixrank.engine.fixed.Design`, ready for
-:func:`mixrank.engine.fixed.fit_pairs_fixed`.  Called by :func:`mixrank.fit`.
+``cells`` and the fixed :class:`~mixrank.engine.lmm.fixed.Design`, ready for
+:func:`mixrank.engine.lmm.fixed.fit_pairs_fixed`.  Called by :func:`mixrank.fit`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .engine.control import DEFAULT_CONTROL, Control
-from .engine.fixed import Design, build_design, fit_pairs_fixed
+from .engine.lmm.fixed import Design, build_design, fit_pairs_fixed
 from .engine.records import PairFit
 from .errors import DataError, DesignError
 from .formula import InteractionSpec

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from mixrank.engine.control import Control
-from mixrank.engine.native import PairFit, fit_pairs
+from mixrank.engine.lmm.native import PairFit, fit_pairs
 from mixrank.errors import DesignError, MixrankWarning
 from mixrank.formula import parse
 from mixrank.frame import Frame
@@ -165,7 +165,7 @@ def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
     caller) instead of stopping the whole check.  Warnings of the engine
     (boundary fits, dropped terms) are expected across many replicates and
     silenced.  ``starts``: per pair of the family, a warm start for its
-    fit (:func:`mixrank.engine.native.fit_pairs`).
+    fit (:func:`mixrank.engine.lmm.native.fit_pairs`).
     """
     control = _SERIAL if control is None else control
     idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]

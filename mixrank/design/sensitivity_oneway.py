@@ -20,7 +20,7 @@ minimised over ``gamma >= 0`` (log grid, then golden-section refinement,
 with the boundary gamma = 0 compared explicitly); ``sigma^2 = RSS / (N - 1)``.
 Levels with no cell (m_i = 0) drop out.  It is the engine's model for a
 formula with one random term; the tests check it against
-:func:`mixrank.engine.native.fit_pairs`.
+:func:`mixrank.engine.lmm.native.fit_pairs`.
 """
 
 from __future__ import annotations

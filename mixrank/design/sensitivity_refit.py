@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mixrank.engine.native import PairFit
+from mixrank.engine.lmm.native import PairFit
 from mixrank.engine.parallel import available_cores, blas_controller, run_pairs
 from mixrank.frame import Frame
 

@@ -5,9 +5,14 @@ imports formula, frame and io; inference, design, results, report and cli
 build on it; the stages are listed in ``tests/test_import_graph.py``).
 docs/methods.md §3 describes the model and the estimates.
 
+Subpackages: :mod:`~mixrank.engine.lmm` (the linear mixed model of the
+paired differences), :mod:`~mixrank.engine.glmm` (the binomial GLMM),
+:mod:`~mixrank.engine.crosscheck` (statsmodels and lme4 adapters); shared at
+this level: records, control, parallel, structure, estimability.
+
 Modules, from the data to a fitted pair:
 
-* :mod:`~mixrank.engine.native` -- fits every requested pair from a shared
+* :mod:`~mixrank.engine.lmm.native` -- fits every requested pair from a shared
   :class:`~mixrank.frame.Frame` (common cells, estimands, the aggregate
   method) and returns one ``PairFit`` per pair;
 * :mod:`~mixrank.engine.records` -- the frozen records the engine produces
@@ -15,31 +20,31 @@ Modules, from the data to a fitted pair:
 * :mod:`~mixrank.engine.structure` -- the random-effects structure of a
   pair's cells (shared by pairs scored on the same cells) and the
   difference-dependent sums;
-* :mod:`~mixrank.engine.objective` -- the profiled REML criterion of one
+* :mod:`~mixrank.engine.lmm.objective` -- the profiled REML criterion of one
   pair (cf. lme4's ``mkLmerDevfun``);
-* :mod:`~mixrank.engine.reml` -- the fit as public stages: moment start,
+* :mod:`~mixrank.engine.lmm.reml` -- the fit as public stages: moment start,
   optimisation accepted on a KKT certificate (else more starts and the
   boundary faces), convergence check, packaging (docs/engine.md §1-§2);
-* :mod:`~mixrank.engine.newton1d` -- exact Newton and the exact
+* :mod:`~mixrank.engine.lmm.newton1d` -- exact Newton and the exact
   Satterthwaite Hessian for one random term;
-* :mod:`~mixrank.engine.satterthwaite` -- Satterthwaite df (Hessian from
+* :mod:`~mixrank.engine.lmm.satterthwaite` -- Satterthwaite df (Hessian from
   the analytic gradient or second differences, balanced closed form,
   estimand weights; docs/engine.md §3);
 * :mod:`~mixrank.engine.parallel` -- pairs on every core in forked
   workers, one BLAS thread each (docs/engine.md §4);
 * :mod:`~mixrank.engine.control` -- :class:`Control`, every numerical
   tolerance and the action of each check;
-* :mod:`~mixrank.engine.reml_grad` -- the dense-mode quadratic forms and
+* :mod:`~mixrank.engine.lmm.reml_grad` -- the dense-mode quadratic forms and
   the analytic gradient of the criterion;
-* :mod:`~mixrank.engine.balanced` -- the closed form for balanced designs
+* :mod:`~mixrank.engine.lmm.balanced` -- the closed form for balanced designs
   (stratum mean squares);
-* :mod:`~mixrank.engine.single` -- each model's own scores fitted with the
+* :mod:`~mixrank.engine.lmm.single` -- each model's own scores fitted with the
   formula's random terms (``FitResult.model_scores``);
-* :mod:`~mixrank.engine.glmm` (with ``glmm_data``, ``glmm_system``,
-  ``glmm_pirls``, ``glmm_optim``) -- the binomial GLMM over all models at
+* :mod:`~mixrank.engine.glmm.fit` (with :mod:`~mixrank.engine.glmm_data`,
+  ``glmm.system``, ``glmm.pirls``, ``glmm.optim``) -- the binomial GLMM over all models at
   once (``family="binomial"``): data checks, the penalised least-squares
   system, penalised IRLS with the Laplace deviance, the outer optimisation;
-* :mod:`~mixrank.engine.statsmodels_engine`,
-  :mod:`~mixrank.engine.lme4_engine` -- cross-check adapters that fit the
+* :mod:`~mixrank.engine.crosscheck.statsmodels_engine`,
+  :mod:`~mixrank.engine.crosscheck.lme4_engine` -- cross-check adapters that fit the
   same pairs with statsmodels MixedLM or R lme4 + lmerTest.
 """

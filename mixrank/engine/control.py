@@ -2,12 +2,12 @@
 
 Inputs: keyword settings.  Outputs: :class:`Control` (frozen, validated) and
 :func:`act`, which applies a check's action ("ignore" | "warning" | "error").
-Read by :mod:`mixrank.engine.reml` (optimiser, convergence check),
-:mod:`mixrank.engine.reml_fixed` (the p-column fit: optimiser, starts,
+Read by :mod:`mixrank.engine.lmm.reml` (optimiser, convergence check),
+:mod:`mixrank.engine.lmm.reml_fixed` (the p-column fit: optimiser, starts,
 finite-difference steps, convergence check),
-:mod:`mixrank.engine.satterthwaite` (finite-difference steps),
-:mod:`mixrank.engine.balanced` (orthogonality tolerance),
-:mod:`mixrank.engine.native` (BLAS threads, parallel pairs) and
+:mod:`mixrank.engine.lmm.satterthwaite` (finite-difference steps),
+:mod:`mixrank.engine.lmm.balanced` (orthogonality tolerance),
+:mod:`mixrank.engine.lmm.native` (BLAS threads, parallel pairs) and
 :func:`mixrank.fit` (the per-check actions).
 """
 
@@ -41,7 +41,7 @@ class Control:
         across starts is kept.
     certify : bool
         After the first start, accept its optimum when it carries a KKT
-        certificate (:func:`~mixrank.engine.reml.check_convergence` passes:
+        certificate (:func:`~mixrank.engine.lmm.reml.check_convergence` passes:
         zero gradient on interior components, non-negative derivative on
         components at 0); only otherwise run the remaining starts, the
         boundary faces and a polishing restart.  ``False``: always run them.

@@ -67,7 +67,7 @@ def not_estimable(frame: Frame, j: int, k: int) -> str:
     hold a single cell while there are at least 2 of them (the term is then
     confounded with the residual).  A pair whose cells fall in one level of
     the unit is *degenerate* instead (a row with p-value 1,
-    :func:`mixrank.engine.native.degenerate_pair`).
+    :func:`mixrank.engine.lmm.native.degenerate_pair`).
     """
     a, b = frame.models[j], frame.models[k]
     n = int(frame.stats.n_common[j, k])

@@ -4,7 +4,7 @@ Inputs: long-format data and a :class:`~mixrank.formula.glmm_terms.GlmmFormula`
 (0/1 rows, possibly with replicates, or count columns ``cbind(k, n - k)``).
 Outputs: the :class:`~mixrank.frame.Frame` (cell score = share of
 successes, ``replicates`` = trials) and the
-:class:`~mixrank.engine.glmm_system.Problem` of one observation per
+:class:`~mixrank.engine.glmm.system.Problem` of one observation per
 (model, cell): successes ``k`` of ``n`` trials -- the sufficient statistics
 of the binomial likelihood (docs/glmm.md §1).
 
@@ -27,7 +27,7 @@ from ..frame import Frame
 from ..frame.build import default_pair_by, resolve_keys
 from ..frame.cells import CellTable, frame_from_cells
 from ..frame.source import to_pandas
-from .glmm_system import Problem
+from .glmm.system import Problem
 
 __all__ = ["binomial_frame", "build_problem", "check_separation", "log_choose",
            "merge_exchangeable", "model_groups", "unit_levels"]
@@ -231,7 +231,7 @@ def unit_levels(frame: Frame, gf: GlmmFormula) -> dict[str, int]:
     """Levels of each random term's grouping without the comparison factor (scored cells).
 
     ``(1|subject:model)`` counts subjects; ``(1|question)`` counts questions.
-    The few-levels check of :class:`~mixrank.engine.glmm_control.GlmmControl`
+    The few-levels check of :class:`~mixrank.engine.glmm.control.GlmmControl`
     compares them with ``min_units``.
     """
     out = {t: int(np.unique(frame.term_codes[t]).size) for t in gf.spec.term_names}
@@ -414,7 +414,7 @@ def merge_exchangeable(prob: Problem) -> Problem:
     One representative is kept per group, its observations' ``k`` and ``n``
     multiplied by the group size ``mult`` (the binomial kernel and the IRLS
     weights are linear in them), with ``mult`` weighting its penalty and
-    log-determinant (:class:`~mixrank.engine.glmm_system.Problem`).  Exact,
+    log-determinant (:class:`~mixrank.engine.glmm.system.Problem`).  Exact,
     not an approximation; 0/1 items answered alike by every model (the bulk
     of a large 0/1 matrix with one item term) collapse this way.  Returns
     ``prob`` itself when fewer than 20% of the levels would merge.

@@ -14,10 +14,10 @@ pickles and deep-copies (its mappings travel as plain dicts).
 The one order-insensitive pair lookup: :func:`pair_key`, :func:`pair_lookup`
 and :func:`missing_pairs` (a pair fitted as ``(a, b)`` is found as ``(b, a)``).
 
-Produced by :mod:`mixrank.engine.native` (and :mod:`~mixrank.engine.reml`,
-:mod:`~mixrank.engine.balanced`), and by the cross-check adapters
-:mod:`~mixrank.engine.statsmodels_engine` and
-:mod:`~mixrank.engine.lme4_engine`.
+Produced by :mod:`mixrank.engine.lmm.native` (and :mod:`~mixrank.engine.lmm.reml`,
+:mod:`~mixrank.engine.lmm.balanced`), and by the cross-check adapters
+:mod:`~mixrank.engine.crosscheck.statsmodels_engine` and
+:mod:`~mixrank.engine.crosscheck.lme4_engine`.
 """
 
 from __future__ import annotations
@@ -133,12 +133,12 @@ class PairFit(_PicklableMappings):
         Set by the statsmodels and lme4 adapters.
     degenerate : str
         Why no variance is estimable for the pair (identical differences,
-        fewer than two units; see :func:`mixrank.engine.native.degenerate_pair`);
+        fewer than two units; see :func:`mixrank.engine.lmm.native.degenerate_pair`);
         empty for a regular fit.  A degenerate pair has variance 0, df NaN and
         no evidence either way (p-value 1).
     fixed : FixedPair or None
         Model x covariate formulas: the pair's p-column fit
-        (:class:`mixrank.engine.fixed.FixedPair`, docs/interactions.md).
+        (:class:`mixrank.engine.lmm.fixed.FixedPair`, docs/interactions.md).
     """
 
     _MAPPINGS = ("components",)
@@ -209,7 +209,7 @@ class RemlFit:
     nfev : int
     theta_block : numpy.ndarray or None
         ``theta`` in the structure's block order (what
-        :func:`~mixrank.engine.satterthwaite.linear_variance` needs); None
+        :func:`~mixrank.engine.lmm.satterthwaite.linear_variance` needs); None
         from the balanced closed form.
     block_names : tuple of str
         Term names in block order.

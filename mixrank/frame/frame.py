@@ -27,7 +27,7 @@ class SufficientStats:
     ----------
     level_sums : dict term name -> ndarray (n_levels, n_models)
         Sum of each model's cell scores per level of each random term (the
-        balanced closed form of :mod:`mixrank.engine.balanced` reads them).
+        balanced closed form of :mod:`mixrank.engine.lmm.balanced` reads them).
     n_common : ndarray (M, M)
         Number of cells where both models are scored.
     """

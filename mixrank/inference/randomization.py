@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._util import as_rng
-from ..engine.unit_se import pair_unit_data, unit_weights
+from ..engine.lmm.unit_se import pair_unit_data, unit_weights
 from ..errors import DesignError
 
 __all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "flips",

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from .._util import tidy
-from ..engine.fixed import Design, FixedPair
+from ..engine.lmm.fixed import Design, FixedPair
 from ..errors import DesignError
 from .interactions import fixed_pairs
 

@@ -1,6 +1,6 @@
 """Stage results: the binomial GLMM with a model x covariate fixed part (``model * x``).
 
-Inputs: a :class:`~mixrank.engine.glmm.GlmmFit` whose fixed effects are one
+Inputs: a :class:`~mixrank.engine.glmm.fit.GlmmFit` whose fixed effects are one
 log-odds per (model, level of ``x``) combination with cells (glmer's ``model
 * x`` in cell-means coding), the frame, and the level of ``x`` at each cell.
 Outputs: :class:`GlmmByResult`, a :class:`~mixrank.results.glmm_result.GlmmResult`

@@ -2,7 +2,7 @@
 
 Inputs: a :class:`~mixrank.frame.Frame`, the
 :class:`~mixrank.formula.glmm_terms.GlmmFormula` and the engine's
-:class:`~mixrank.engine.glmm.GlmmFit`.  Outputs: :class:`GlmmResult` with the
+:class:`~mixrank.engine.glmm.fit.GlmmFit`.  Outputs: :class:`GlmmResult` with the
 accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
 (``scale="logit"`` or ``"response"``), ``variance_components``,
 ``diagnostics``, ``model_scores``, ``rank_intervals``, ``resolution``,
@@ -22,7 +22,7 @@ from scipy import stats
 from scipy.special import expit
 
 from .._util import check_level, tidy
-from ..engine.glmm import GlmmFit
+from ..engine.glmm.fit import GlmmFit
 from ..errors import DataError, DesignError
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame

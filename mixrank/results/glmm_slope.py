@@ -1,6 +1,6 @@
 """Stage results: the binomial GLMM with a model x NUMERIC covariate (``model * x``).
 
-Inputs: a :class:`~mixrank.engine.glmm.GlmmFit` whose fixed effects are an
+Inputs: a :class:`~mixrank.engine.glmm.fit.GlmmFit` whose fixed effects are an
 intercept and a slope in ``x`` per model (``beta[:M]``, ``beta[M:]``; the
 column space of glmer's treatment-coded ``model * x``), the frame, and the
 value of ``x`` at each cell.  Outputs: :class:`GlmmSlopeResult`, a

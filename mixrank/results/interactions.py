@@ -1,7 +1,7 @@
 """Stage results: where the gap lives — contrasts by covariate level of a model x covariate fit.
 
 Inputs: a :class:`~mixrank.results.FitResult` of an interaction formula (its
-pairs carry :class:`~mixrank.engine.fixed.FixedPair` in ``fixed``).
+pairs carry :class:`~mixrank.engine.lmm.fixed.FixedPair` in ``fixed``).
 Outputs: tidy tables: :func:`contrasts_by` (the gap per level of a
 categorical covariate, or its slope per unit of a numeric one).
 
@@ -24,8 +24,8 @@ import pandas as pd
 from scipy import stats
 
 from .._util import tidy
-from ..engine.fixed import Design, FixedPair, build_design, fit_models_fixed
-from ..engine.native import score_scale, snap_zero
+from ..engine.lmm.fixed import Design, FixedPair, build_design, fit_models_fixed
+from ..engine.lmm.native import score_scale, snap_zero
 from ..errors import DataError, DesignError
 
 if TYPE_CHECKING:

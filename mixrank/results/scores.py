@@ -3,7 +3,7 @@
 Inputs: a :class:`~mixrank.results.FitResult`.  Outputs: the tidy table of
 :meth:`FitResult.model_scores` (one row per model).  Contents:
 :func:`model_scores_table`.  The per-model fits
-(:func:`mixrank.engine.single.fit_models`) are cached per fit and estimand,
+(:func:`mixrank.engine.lmm.single.fit_models`) are cached per fit and estimand,
 so that the report, rank intervals and verdict tables that order models by
 their score fit each model once.
 """
@@ -19,8 +19,8 @@ from scipy import stats
 
 from .._util import check_level, tidy
 from ..engine.estimability import score_groups
-from ..engine.native import ESTIMANDS
-from ..engine.single import ModelFit, fit_models
+from ..engine.lmm.native import ESTIMANDS
+from ..engine.lmm.single import ModelFit, fit_models
 from ..errors import DesignError, MixrankWarning
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import mixrank
 from mixrank.design.estimand import pair_inputs, pair_inputs_from
 from mixrank.design.sensitivity_frames import restrict_models, subset_frame, unit_codes
 from mixrank.design.sensitivity_refit import gls_weights
-from mixrank.engine.native import fit_pairs
+from mixrank.engine.lmm.native import fit_pairs
 from mixrank.inference.joint import _gls_weights
 
 TWO = "correct ~ model + (1|question) + (1|prompt)"

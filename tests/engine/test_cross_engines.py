@@ -16,7 +16,7 @@ import warnings
 import pytest
 
 import mixrank
-from mixrank.engine.statsmodels_engine import gls_variance
+from mixrank.engine.crosscheck.statsmodels_engine import gls_variance
 from tests.reference.tolerances import STATSMODELS, discrepancies
 
 DESIGNS = {

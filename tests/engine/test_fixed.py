@@ -1,7 +1,7 @@
 """Model x covariate engine: routing, the p = 1 special case, bad input, missing levels.
 
 Reference values: the p-column REML with only an intercept column must equal
-the intercept-only engine (mixrank.engine.reml, itself validated against lme4
+the intercept-only engine (mixrank.engine.lmm.reml, itself validated against lme4
 in test_lme4_reference.py); formulas without covariates must take today's
 path unchanged (bit-identical fits).
 """
@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.engine.fixed import fit_pairs_fixed, kept_columns
-from mixrank.engine.native import fit_pairs
-from mixrank.engine.reml import fit_reml
-from mixrank.engine.reml_fixed import FixedSums, fit_reml_fixed, group_sums
+from mixrank.engine.lmm.fixed import fit_pairs_fixed, kept_columns
+from mixrank.engine.lmm.native import fit_pairs
+from mixrank.engine.lmm.reml import fit_reml
+from mixrank.engine.lmm.reml_fixed import FixedSums, fit_reml_fixed, group_sums
 from mixrank.engine.structure import build_structure, pair_sums
 from mixrank.formula import InteractionSpec, Spec
 from mixrank.formula.parser import parse as parse_plain

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mixrank.engine.glmm.optim import _start
+from mixrank.engine.glmm.pirls import beta_gradient, pirls, theta_gradient_joint
 from mixrank.engine.glmm_data import binomial_frame, build_problem
-from mixrank.engine.glmm_optim import _start
-from mixrank.engine.glmm_pirls import beta_gradient, pirls, theta_gradient_joint
 from mixrank.formula.glmm_terms import parse_glmm
 
 CASES = [("nested", "correct ~ model + (1|subject) + (1|subject:question)"),

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mixrank.engine.glmm.optim import _start
+from mixrank.engine.glmm.pirls import beta_gradient, pirls, theta_gradient_joint
 from mixrank.engine.glmm_data import binomial_frame, build_problem, merge_exchangeable
-from mixrank.engine.glmm_optim import _start
-from mixrank.engine.glmm_pirls import beta_gradient, pirls, theta_gradient_joint
 from mixrank.formula.glmm_terms import parse_glmm
 from tests.engine.test_glmm_reference import CASES as REF_CASES
 from tests.reference.cases import case_frame
@@ -100,7 +100,7 @@ def test_model_by_unit_first_term_merges_exactly():
 def test_one_pass_assembly_equals_per_pattern_assembly(case, formula, shared_data):
     """The PIRLS matrix assembled by one bincount over flat indices (Problem.plan) equals the
     per-pattern assembly, merged or not, with cells or without."""
-    from mixrank.engine.glmm_system import assemble
+    from mixrank.engine.glmm.system import assemble
 
     rng = np.random.default_rng(4)
     for p in _problems(case, formula, shared_data):

@@ -115,8 +115,8 @@ def test_glmer_deviance_inexact(shared_data):
     machine precision) agrees with mixrank's evaluation, not with glmer's number."""
     import scipy.sparse as sp
 
+    from mixrank.engine.glmm.pirls import pirls
     from mixrank.engine.glmm_data import build_problem
-    from mixrank.engine.glmm_pirls import pirls
 
     ref = CASES["chembench4"]["fits"]["nagq1"]["tight"]
     res = _fit("chembench4", 1, shared_data)

@@ -28,7 +28,7 @@ df and den_df only over non-singular pairs)::
 
 Coding: levels are sorted as mixrank sorts them (the R script sorts in C
 locale) and, as lme4 drops unused levels, a pair missing a level is recoded
-over its own cells (``mixrank.engine.fixed.pair_design``), so coefficient
+over its own cells (``mixrank.engine.lmm.fixed.pair_design``), so coefficient
 names and values match lme4's one to one.
 """
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import mixrank
-from mixrank.engine.lme4_engine import check_lme4
+from mixrank.engine.crosscheck.lme4_engine import check_lme4
 from tests.reference.tolerances import LME4, discrepancies
 
 CROSSED = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
@@ -86,7 +86,7 @@ def test_missing_rscript_message():
     """Without Rscript the engine raises MissingDependencyError naming the Debian packages."""
     df = mixrank.simulate(3, 4, 5, 2, family="gaussian", sd_residual=1.0, rng=1)
     frame = mixrank.build_frame(df, "correct ~ model + (1|subject)")
-    from mixrank.engine.lme4_engine import fit_pairs_lme4
+    from mixrank.engine.crosscheck.lme4_engine import fit_pairs_lme4
 
     with pytest.raises(mixrank.MissingDependencyError,
                        match="apt-get install r-base-core r-cran-lme4 r-cran-lmertest"):

@@ -16,7 +16,8 @@ import pytest
 
 import mixrank
 from mixrank import DesignError, SingularFitWarning
-from mixrank.engine import native, structure
+from mixrank.engine import structure
+from mixrank.engine.lmm import native
 from mixrank.errors import MixrankWarning
 
 CROSSED = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"

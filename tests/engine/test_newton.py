@@ -1,4 +1,4 @@
-"""Projected Newton (mixrank.engine.newton) against L-BFGS-B on random unbalanced designs.
+"""Projected Newton (mixrank.engine.lmm.newton) against L-BFGS-B on random unbalanced designs.
 
 Reference: the plain path, ``reml._minimise`` (L-BFGS-B with the analytic
 gradient) from the same moment start and again from lme4's start
@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mixrank.engine import reml
 from mixrank.engine.control import Control
-from mixrank.engine.newton import henderson_start, newton_bounded
+from mixrank.engine.lmm import reml
+from mixrank.engine.lmm.newton import henderson_start, newton_bounded
 from mixrank.engine.structure import build_structure, pair_sums
 
 

@@ -1,4 +1,4 @@
-"""The analytic gradient of the profiled REML criterion (mixrank.engine.reml_grad, reml.deviance_and_gradient).
+"""The analytic gradient of the profiled REML criterion (mixrank.engine.lmm.reml_grad, reml.deviance_and_gradient).
 
 Reference: central finite differences of ``profiled_deviance`` itself,
 Richardson-extrapolated (error O(h^4)) in the interior and one-sided
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mixrank.engine.reml import deviance_and_gradient, fit_reml, profiled_deviance
+from mixrank.engine.lmm.reml import deviance_and_gradient, fit_reml, profiled_deviance
 from mixrank.engine.structure import build_structure, pair_sums
 
 TOL = {"interior": 1e-6, "boundary": 1e-4}  # relative to max(1, |gradient|)

@@ -1,9 +1,9 @@
-"""Exact second derivatives of the dense-mode REML criterion (mixrank.engine.reml_hess).
+"""Exact second derivatives of the dense-mode REML criterion (mixrank.engine.lmm.reml_hess).
 
 Reference: central differences of the analytic gradient
-(:func:`mixrank.engine.reml_grad.dense_parts`, itself checked against finite
+(:func:`mixrank.engine.lmm.reml_grad.dense_parts`, itself checked against finite
 differences of the criterion in test_reml_grad.py) and, for the Hessian of
-the unprofiled deviance, :func:`mixrank.engine.satterthwaite.gradient_hessian`
+the unprofiled deviance, :func:`mixrank.engine.lmm.satterthwaite.gradient_hessian`
 (central differences of :meth:`Objective.full_gradient`).  One-sided
 differences at the boundary psi_r = 0 are first order, hence the looser band.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mixrank.engine.objective import Objective, deviance_and_gradient
-from mixrank.engine.reml_grad import dense_parts
-from mixrank.engine.reml_hess import deviance_hessian, profiled_derivatives
-from mixrank.engine.satterthwaite import gradient_hessian
+from mixrank.engine.lmm.objective import Objective, deviance_and_gradient
+from mixrank.engine.lmm.reml_grad import dense_parts
+from mixrank.engine.lmm.reml_hess import deviance_hessian, profiled_derivatives
+from mixrank.engine.lmm.satterthwaite import gradient_hessian
 
 from .test_reml_grad import _case
 

@@ -23,9 +23,9 @@ from mixrank import (
     SmallSampleWarning,
     WeakDesignWarning,
 )
-from mixrank.engine import native, reml
-from mixrank.engine.objective import make_objective
-from mixrank.engine.satterthwaite import satterthwaite
+from mixrank.engine.lmm import native, reml
+from mixrank.engine.lmm.objective import make_objective
+from mixrank.engine.lmm.satterthwaite import satterthwaite
 from mixrank.engine.structure import build_structure, pair_sums
 from mixrank.errors import MixrankWarning, SingularFitWarning
 from mixrank.fit import ENGINES, FAMILIES

@@ -1,4 +1,4 @@
-"""SE and df at the unit: mixrank.engine.unit_se and fit(df=) (docs/methods.md, "Validity with few units").
+"""SE and df at the unit: mixrank.engine.lmm.unit_se and fit(df=) (docs/methods.md, "Validity with few units").
 
 References: a dense-matrix implementation of CR2 (Bell & McCaffrey 2002; Pustejovsky &
 Tipton 2018: adjustment matrices ``(I - H_tt)^{-1/2}`` by eigendecomposition, df
@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.engine.unit_se import cr2_bell_mccaffrey
+from mixrank.engine.lmm.unit_se import cr2_bell_mccaffrey
 from mixrank.errors import DesignError, SmallSampleWarning
 
 

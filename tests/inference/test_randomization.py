@@ -17,7 +17,7 @@ import pytest
 
 import mixrank
 import mixrank.inference.randomization as rz
-from mixrank.engine.unit_se import pair_unit_data
+from mixrank.engine.lmm.unit_se import pair_unit_data
 from tests.engine.test_unit_se import _dense_cr2
 
 

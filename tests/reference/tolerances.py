@@ -34,7 +34,7 @@ LME4 = {
 
 # Native engine vs statsmodels MixedLM (REML, variance components; interior
 # designs only: statsmodels' BFGS on square-root variance parameters does not
-# reach boundary optima, see mixrank/engine/statsmodels_engine.py).  Looser
+# reach boundary optima, see mixrank/engine/crosscheck/statsmodels_engine.py).  Looser
 # than the lme4 contract because statsmodels stops on a gradient tolerance
 # (the adapter polishes with gtol = 1e-10, but BFGS's line search often stops
 # at |grad| ~ 1e-6): estimate and SE 1e-4 relative instead of 1e-5.  Measured

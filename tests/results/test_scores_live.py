@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import mixrank
-from mixrank.engine.lme4_engine import check_lme4
+from mixrank.engine.crosscheck.lme4_engine import check_lme4
 from mixrank.results.scores import model_fits
 from tests.reference.tolerances import LME4, discrepancies
 

@@ -23,7 +23,7 @@ ALL = ("pair", "cover", "holm", "maxt", "stepdown", "rank_cover", "power")
 
 def _with_df(fit: mixrank.FitResult, how: str) -> mixrank.FitResult:
     """The same fit under another df method (no refit: the engine's pairs are shared)."""
-    from mixrank.engine.unit_se import resolve_df
+    from mixrank.engine.lmm.unit_se import resolve_df
 
     got, inference = resolve_df(fit.frame, fit.pairs, method=fit.method, estimand=fit.estimand,
                                 df=how)

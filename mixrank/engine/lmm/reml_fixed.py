@@ -24,13 +24,13 @@ instead of 2.  Optimised over ``psi = theta^2 >= 0`` by L-BFGS-B from the
 :class:`~mixrank.engine.control.Control`'s starts (moment, then lme4's unit
 start when that optimum has a component at 0) with its tolerances
 (central-difference gradients in sparse mode); the convergence test is
-:func:`mixrank.engine.reml.kkt_verdict`.  The moment start and the per-term
-gradient parts are shared with :mod:`mixrank.engine.reml` and
-:mod:`mixrank.engine.reml_grad`.
+:func:`mixrank.engine.lmm.reml.kkt_verdict`.  The moment start and the per-term
+gradient parts are shared with :mod:`mixrank.engine.lmm.reml` and
+:mod:`mixrank.engine.lmm.reml_grad`.
 The gradient is analytic in dense mode (``criterion_and_gradient``).
 Satterthwaite quantities follow lmerTest: the Hessian of the REML deviance
 in ``(theta, sigma)`` and the Jacobian of ``Cov(beta_hat)``, both by
-central differences (:mod:`mixrank.engine.satterthwaite`; the control's
+central differences (:mod:`mixrank.engine.lmm.satterthwaite`; the control's
 finer ``fd_steps`` step, 1e-4 relative, with an absolute floor for theta;
 Richardson extrapolation changed df by < 1e-6 relative on the reference
 designs, so it is not used).
@@ -48,12 +48,12 @@ import scipy.optimize as opt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..errors import DesignError
-from .control import DEFAULT_CONTROL, Control
+from ...errors import DesignError
+from ..control import DEFAULT_CONTROL, Control
+from ..structure import Structure
 from .reml import kkt_verdict, moment_psi
 from .reml_grad import term_parts, unpack
 from .satterthwaite import central_hessian, central_jacobian, fd_gradient_psi
-from .structure import Structure
 
 __all__ = ["FixedSums", "FixedFit", "fit_reml_fixed", "criterion", "criterion_and_gradient"]
 
@@ -114,7 +114,7 @@ def _quad(st: Structure, fs: FixedSums, theta: np.ndarray, grad: bool = False
 
     With ``grad`` (dense mode only) also the derivatives of ``log|A|`` (R,)
     and of ``Q`` (R, p+1, p+1) in ``psi = theta^2``, derived as in
-    :mod:`mixrank.engine.reml_grad` with p + 1 columns (docs/interactions.md §2).
+    :mod:`mixrank.engine.lmm.reml_grad` with p + 1 columns (docs/interactions.md §2).
     """
     k = fs.p + 1
     if st.mode == "none":
@@ -297,7 +297,7 @@ def _moment_start(st: Structure, fs: FixedSums) -> np.ndarray:
 
 def _minimise(f, x0: np.ndarray, control: Control, value_grad=None) -> tuple[np.ndarray, float, int]:
     """L-BFGS-B over ``psi >= 0`` with the control's tolerances (finite-difference
-    gradient from :func:`~mixrank.engine.satterthwaite.fd_gradient_psi` without ``value_grad``)."""
+    gradient from :func:`~mixrank.engine.lmm.satterthwaite.fd_gradient_psi` without ``value_grad``)."""
     count = [0]
 
     def fun(z):
@@ -327,7 +327,7 @@ def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, .
     ``control`` supplies the optimiser's tolerances and starts, the
     finite-difference steps (the finer of ``fd_steps`` for the Hessian and
     the Jacobian) and the convergence test
-    (:func:`~mixrank.engine.reml.kkt_verdict`); its actions are applied by
+    (:func:`~mixrank.engine.lmm.reml.kkt_verdict`); its actions are applied by
     :func:`mixrank.fit`.
 
     Raises

@@ -9,18 +9,18 @@ criterion, convergence diagnostics).
 The stages mirror lme4's ``mkLmerDevfun -> optimizeLmer -> checkConv ->
 mkMerMod`` and can be called one by one:
 
-1. :func:`~mixrank.engine.objective.make_objective` -- the REML criterion as
-   a function of ``psi = (sigma_r / sigma)^2`` alone (:mod:`mixrank.engine.objective`);
+1. :func:`~mixrank.engine.lmm.objective.make_objective` -- the REML criterion as
+   a function of ``psi = (sigma_r / sigma)^2`` alone (:mod:`mixrank.engine.lmm.objective`);
 2. :func:`optimise` -- in dense mode first an exact Newton search
-   (:mod:`mixrank.engine.newton1d` for one term; :mod:`mixrank.engine.newton`
+   (:mod:`mixrank.engine.lmm.newton1d` for one term; :mod:`mixrank.engine.lmm.newton`
    from Henderson's method-1 estimates for several, docs/speed.md §3); then,
    without a KKT certificate, bounded L-BFGS-B over ``psi >= 0`` from the
    control's starts (moment estimates, lme4's default) and each boundary
    face; the REML criterion is the arbiter.  The gradient is analytic in dense mode
-   (:mod:`mixrank.engine.reml_grad`), central differences in sparse mode;
+   (:mod:`mixrank.engine.lmm.reml_grad`), central differences in sparse mode;
 3. :func:`check_convergence` -- the KKT conditions of the bounded problem
    (zero gradient on interior components, non-negative on components at 0);
-4. :func:`~mixrank.engine.satterthwaite.satterthwaite` -- the df of ``Var(mu_hat)``;
+4. :func:`~mixrank.engine.lmm.satterthwaite.satterthwaite` -- the df of ``Var(mu_hat)``;
 5. :func:`package` -- estimates on the caller's scale and order.
 
 :func:`fit_reml` composes them.  Notes: docs/engine.md §1 (stages), §2
@@ -36,8 +36,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.optimize as opt
 
-from ..errors import DesignError
-from .control import DEFAULT_CONTROL, Control
+from ...errors import DesignError
+from ..control import DEFAULT_CONTROL, Control
+from ..records import RemlFit
+from ..structure import PairSums, Structure
 from .newton import henderson_start, newton_bounded
 from .newton1d import newton_one_term
 from .objective import (
@@ -49,9 +51,7 @@ from .objective import (
     profiled_deviance,
     quad_forms,
 )
-from .records import RemlFit
 from .satterthwaite import fd_gradient_psi, satterthwaite
-from .structure import PairSums, Structure
 
 __all__ = ["RemlFit", "Optimum", "Convergence", "fit_reml", "optimise", "check_convergence",
            "package", "moment_start", "moment_psi", "kkt_verdict", "make_objective", "quad_forms", "profiled_deviance",
@@ -90,7 +90,7 @@ def moment_psi(n: int, sum_d: float, sumsq_d: float, counts, sums, floor: float 
     """Moment estimates of ``psi`` from the differences' sum, sum of squares and per-term level
     ``counts`` / ``sums``; the total variance is floored at ``floor`` (relative only: any scale).
 
-    Shared by :func:`moment_start` and :mod:`mixrank.engine.reml_fixed`.
+    Shared by :func:`moment_start` and :mod:`mixrank.engine.lmm.reml_fixed`.
     """
     mean = sum_d / n
     sst = sumsq_d - n * mean * mean
@@ -241,7 +241,7 @@ def kkt_verdict(g: np.ndarray, psi: np.ndarray, crit: float, control: Control = 
                 hit_limit: bool = False) -> Convergence:
     """The KKT test of :func:`check_convergence` given the gradient ``g`` in ``psi`` at the optimum.
 
-    Shared with :func:`mixrank.engine.reml_fixed.fit_reml_fixed`.
+    Shared with :func:`mixrank.engine.lmm.reml_fixed.fit_reml_fixed`.
     """
     free = psi > 0
     kkt_ok = not bool(np.any(g[~free] < -control.kkt_tol * max(1.0, abs(crit))))

@@ -22,26 +22,26 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import (
+from ...errors import (
     ConvergenceError,
     DesignError,
     MixrankWarning,
     SingularFitWarning,
     SmallSampleWarning,
 )
-from ..formula.glmm_terms import GlmmFormula
-from ..frame import Frame
-from .control import act
-from .glmm_control import DEFAULT_GLMM_CONTROL, GlmmControl
-from .glmm_data import (
+from ...formula.glmm_terms import GlmmFormula
+from ...frame import Frame
+from ..control import act
+from ..glmm_data import (
     build_problem,
     check_separation,
     merge_exchangeable,
     model_groups,
     unit_levels,
 )
-from .glmm_optim import optimise
-from .glmm_pirls import PirlsError
+from .control import DEFAULT_GLMM_CONTROL, GlmmControl
+from .optim import optimise
+from .pirls import PirlsError
 
 __all__ = ["GlmmFit", "fit_glmm", "GlmmConvergenceWarning"]
 

@@ -28,14 +28,14 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..errors import DesignError, MixrankWarning
-from ..formula.fixed import InteractionSpec
-from ..frame import Frame
-from .control import DEFAULT_CONTROL, Control
+from ...errors import DesignError, MixrankWarning
+from ...formula.fixed import InteractionSpec
+from ...frame import Frame
+from ..control import DEFAULT_CONTROL, Control
+from ..records import PairFit
+from ..structure import Structure, build_structure
 from .native import ESTIMANDS, term_levels_used
-from .records import PairFit
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
-from .structure import Structure, build_structure
 
 __all__ = ["Design", "FixedPair", "build_design", "design_from_cells", "pair_design",
            "fit_pairs_fixed", "fit_models_fixed", "kept_columns"]

@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import DesignError, MissingDependencyError
-from ..frame import Frame
-from .records import CrossCheck, PairFit
+from ...errors import DesignError, MissingDependencyError
+from ...frame import Frame
+from ..records import CrossCheck, PairFit
 
 __all__ = ["fit_pairs_lme4", "check_lme4", "R_INSTALL_HINT", "BOUNDARY_THETA"]
 

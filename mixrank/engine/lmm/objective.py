@@ -29,10 +29,10 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ..errors import DesignError
+from ...errors import DesignError
+from ..structure import PairSums, Structure
 from .reml_grad import dense_parts
 from .reml_hess import last_evaluation
-from .structure import PairSums, Structure
 
 __all__ = ["Objective", "make_objective", "quad_forms", "profiled_deviance",
            "deviance_and_gradient", "full_deviance", "full_gradient", "LOG2PI"]
@@ -105,7 +105,7 @@ def deviance_and_gradient(st: Structure, ps: PairSums, psi: np.ndarray) -> tuple
 
     Returns None where only finite differences apply: sparse or empty
     structures, and points where the floors on ``R_X^2`` or ``r^2`` are
-    active (see :mod:`mixrank.engine.reml_grad` for the derivation).
+    active (see :mod:`mixrank.engine.lmm.reml_grad` for the derivation).
     """
     if st.mode != "dense":
         return None

@@ -1,8 +1,8 @@
 """Stage engine: exact Newton for the REML criterion of a pair with one random term.
 
-Inputs: a dense-mode :class:`~mixrank.engine.objective.Objective` with one
+Inputs: a dense-mode :class:`~mixrank.engine.lmm.objective.Objective` with one
 component (e.g. ``(1|subject)``) and a start ``psi0``.  Outputs: ``(psi,
-criterion, evaluations)``, used by :func:`mixrank.engine.reml.optimise` in
+criterion, evaluations)``, used by :func:`mixrank.engine.lmm.reml.optimise` in
 place of L-BFGS-B, whose fixed cost dominates such small problems (a
 leaderboard of 58 models has 1,653 of them).
 
@@ -17,7 +17,7 @@ so the first and second derivatives of
 ``log|A| + log R_X^2 + nu log r^2`` are exact sums (chain rule below).
 Newton steps on ``a >= 0`` with a backtracking line search; where the
 curvature is not positive, a gradient step.  The optimum is then certified
-by :func:`mixrank.engine.reml.check_convergence` like any other.
+by :func:`mixrank.engine.lmm.reml.check_convergence` like any other.
 """
 
 from __future__ import annotations

@@ -6,11 +6,11 @@ order; ``psi = theta^2``).  Outputs: the four quadratic forms ``(log|A|, c'L
 A^-1 L c, c'L A^-1 L s, s'L A^-1 L s)`` with their gradient and Hessian in
 ``psi`` (:func:`dense_hessian`); from them the profiled criterion with its
 gradient and Hessian (:func:`profiled_derivatives`, used by the Newton
-optimiser of :mod:`mixrank.engine.newton`) and the Hessian of the unprofiled
+optimiser of :mod:`mixrank.engine.lmm.newton`) and the Hessian of the unprofiled
 deviance in ``(theta, sigma)`` with the gradient of ``Var(mu_hat)``
 (:func:`deviance_hessian`, used by the Satterthwaite df).
 
-Derivation (docs/speed.md §2; notation of :mod:`mixrank.engine.reml_grad`).
+Derivation (docs/speed.md §2; notation of :mod:`mixrank.engine.lmm.reml_grad`).
 With ``a = psi_1``, ``w_g = 1 / (1 + a v_g)``: ``M2 = Z22 - a sum_g w_g G_g``
 so ``dM2/da = -P1``, ``d^2M2/da^2 = P2`` with ``P1 = sum_g w_g^2 G_g``,
 ``P2 = sum_g 2 v_g w_g^3 G_g`` (likewise ``u`` with ``h_g``, ``k_g``).  Let
@@ -38,7 +38,7 @@ from typing import cast
 import numpy as np
 import scipy.linalg as la
 
-from .structure import PairSums, Structure
+from ..structure import PairSums, Structure
 
 __all__ = ["dense_hessian", "last_evaluation", "profiled_derivatives", "deviance_hessian",
            "unpack_many"]
@@ -90,7 +90,7 @@ def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values (4,), gradient (4, R), Hessian (4, R, R))`` of the quadratic forms in ``psi``.
 
-    The forms are those of :func:`mixrank.engine.reml_grad.dense_parts`.
+    The forms are those of :func:`mixrank.engine.lmm.reml_grad.dense_parts`.
     The last result is kept (:func:`last_evaluation`): the caller must not
     modify the arrays.
 

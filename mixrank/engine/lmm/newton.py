@@ -1,14 +1,14 @@
 """Stage engine: projected Newton for the dense-mode REML criterion with several random terms.
 
-Inputs: a dense-mode :class:`~mixrank.engine.objective.Objective` with
+Inputs: a dense-mode :class:`~mixrank.engine.lmm.objective.Objective` with
 ``R >= 2`` components and a start ``psi0 >= 0``.  Outputs: ``(psi, criterion,
 evaluations, hit the iteration limit)`` or None, used by
-:func:`mixrank.engine.reml.optimise` in place of L-BFGS-B as the first run;
+:func:`mixrank.engine.lmm.reml.optimise` in place of L-BFGS-B as the first run;
 its optimum is then certified by the KKT check like any other (and the
 remaining starts run when it is not).
 
 Each iteration evaluates the criterion with its exact gradient and Hessian
-in ``psi`` (:func:`mixrank.engine.reml_hess.profiled_derivatives`); the
+in ``psi`` (:func:`mixrank.engine.lmm.reml_hess.profiled_derivatives`); the
 components at 0 whose derivative is non-negative are held there (the active
 set of the bound ``psi >= 0``), and the others take the Newton step (the
 Hessian's eigenvalues floored when it is not positive definite), projected
@@ -25,9 +25,9 @@ from typing import cast
 
 import numpy as np
 
+from ..structure import Structure
 from .objective import Objective
 from .reml_hess import _packed_index, profiled_derivatives
-from .structure import Structure
 
 __all__ = ["newton_bounded", "henderson_start", "QUADRATIC_STEP"]
 
@@ -106,7 +106,7 @@ def henderson_start(obj: Objective) -> np.ndarray | None:
     with ``k_rt = sum_{l, m} n_lm^2 / c_rl - sum_m c_tm^2 / n`` (``n_lm``: cells in
     level l of term r and level m of term t), so one (R + 1) x (R + 1) solve
     gives unbiased estimates for crossed and nested terms alike, unlike the
-    one-way estimates of :func:`mixrank.engine.reml.moment_start` (each term
+    one-way estimates of :func:`mixrank.engine.lmm.reml.moment_start` (each term
     alone), which count a nesting term's variance twice.  Negative estimates
     are set to 0.  None when the system is singular or the residual estimate
     is not positive.  Only a start: the optimum is found and certified as

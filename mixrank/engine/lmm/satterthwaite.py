@@ -1,6 +1,6 @@
 """Stage engine: Satterthwaite degrees of freedom, in one place.
 
-Inputs: a pair's REML :class:`~mixrank.engine.objective.Objective` at its
+Inputs: a pair's REML :class:`~mixrank.engine.lmm.objective.Objective` at its
 optimum ``(theta, sigma)``, or (balanced designs) the stratum mean squares.
 Outputs: the df of ``Var(estimate)``, with the asymptotic covariance of the
 variance parameters.  Contents:
@@ -8,7 +8,7 @@ variance parameters.  Contents:
 * :func:`satterthwaite` -- lmerTest's method: ``df = 2 V^2 / (g' A g)`` with
   ``V = var_fn(theta, sigma)``, ``g`` its gradient and ``A = 2 H^-1`` from the
   Hessian ``H`` of the REML deviance in ``(theta, sigma)``.  ``H`` is exact in
-  dense mode (:func:`mixrank.engine.reml_hess.deviance_hessian`; central
+  dense mode (:func:`mixrank.engine.lmm.reml_hess.deviance_hessian`; central
   differences of the analytic gradient, :func:`gradient_hessian`, only where
   its floors are active), otherwise from Richardson-extrapolated central differences of the
   deviance (``4 R^2 + 2`` evaluations per step);
@@ -21,11 +21,11 @@ variance parameters.  Contents:
   :func:`central_hessian`, :func:`central_jacobian`, :func:`fd_steps` -- the
   finite-difference helpers.
 
-Callers: :func:`mixrank.engine.reml.fit_reml` (the GLS estimate),
-:mod:`mixrank.engine.native` (the ``cells`` / ``units`` estimands),
-:func:`mixrank.engine.balanced.fit_balanced` (closed form),
-:mod:`mixrank.engine.statsmodels_engine` (df at statsmodels' optimum) and
-:mod:`mixrank.engine.reml_fixed` (Hessian and ``Cov(beta)`` Jacobian of the
+Callers: :func:`mixrank.engine.lmm.reml.fit_reml` (the GLS estimate),
+:mod:`mixrank.engine.lmm.native` (the ``cells`` / ``units`` estimands),
+:func:`mixrank.engine.lmm.balanced.fit_balanced` (closed form),
+:mod:`mixrank.engine.crosscheck.statsmodels_engine` (df at statsmodels' optimum) and
+:mod:`mixrank.engine.lmm.reml_fixed` (Hessian and ``Cov(beta)`` Jacobian of the
 p-column fit, one central step).
 The finite-difference steps are :class:`~mixrank.engine.control.Control`'s
 ``fd_steps`` and ``fd_gradient_step``.  Validated against lmerTest 3.1
@@ -40,11 +40,11 @@ from typing import cast
 
 import numpy as np
 
-from .control import DEFAULT_CONTROL, Control
+from ..control import DEFAULT_CONTROL, Control
+from ..structure import Structure
 from .newton1d import one_term_hessian
 from .objective import Objective
 from .reml_hess import deviance_hessian
-from .structure import Structure
 
 __all__ = ["satterthwaite", "gradient_hessian", "balanced_df", "estimand_weights",
            "LinearVariance", "linear_variance", "fd_gradient_psi", "fd_hessian", "fd_gradient",
@@ -185,7 +185,7 @@ def satterthwaite(obj: Objective, theta: np.ndarray, sigma: float, var_fn: VarFn
     ``theta`` is in block order (``obj.st.names``).  Returns
     ``(df, gradient, A)`` with ``A = 2 H^-1`` the asymptotic covariance of
     ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.  With one random term
-    the Hessian is exact (:func:`~mixrank.engine.newton1d.one_term_hessian`);
+    the Hessian is exact (:func:`~mixrank.engine.lmm.newton1d.one_term_hessian`);
     a :class:`LinearVariance` ``var_fn`` is differentiated analytically.
     """
     x = np.append(theta, sigma)

@@ -7,7 +7,7 @@ Model (docs/model_scores.md §1): the cell scores ``y`` of one model over the
 cells it was scored on follow ``y = mu 1 + sum_r Z_r b_r + e`` with the
 formula's random terms, i.e. lme4's ``lmer(y ~ 1 + (1|g1) + ...)``.  This is
 exactly the paired-difference model of the engine with ``d = y - 0``, so the
-fit goes through the engine's public entry (:func:`~mixrank.engine.native.fit_pairs`,
+fit goes through the engine's public entry (:func:`~mixrank.engine.lmm.native.fit_pairs`,
 or the statsmodels / lme4 adapters): a two-column frame holds the model's
 scores and a zero "partner" scored on the same cells.  The same rules apply
 as for pairs (REML or aggregate, the gls / cells / units estimand,
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DesignError, IncompletePairWarning, MixrankWarning
-from ..frame import Frame, compute_stats
+from ...errors import DesignError, IncompletePairWarning, MixrankWarning
+from ...frame import Frame, compute_stats
+from ..records import design_effect
 from .native import PairFit, fit_pairs
-from .records import design_effect
 
 __all__ = ["ModelFit", "fit_models", "model_frame"]
 
@@ -90,11 +90,11 @@ def _engine_fit(mf: Frame, method: str, estimand: str, engine: str) -> PairFit:
     if engine == "native" or method == "aggregate":
         return fit_pairs(mf, [(0, 1)], method=method, estimand=estimand)[0]
     if engine == "statsmodels":
-        from .statsmodels_engine import fit_pairs_statsmodels
+        from ..crosscheck.statsmodels_engine import fit_pairs_statsmodels
 
         return fit_pairs_statsmodels(mf, [(0, 1)], estimand=estimand)[0]
     if engine == "lme4":
-        from .lme4_engine import fit_pairs_lme4
+        from ..crosscheck.lme4_engine import fit_pairs_lme4
 
         return fit_pairs_lme4(mf, [(0, 1)], estimand=estimand)[0]
     raise DesignError(f"engine={engine!r}; expected one of ('native', 'statsmodels', 'lme4')")

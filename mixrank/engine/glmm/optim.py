@@ -1,6 +1,6 @@
 """Stage engine: outer optimisation of the binomial GLMM (nAGQ = 0 and 1).
 
-Inputs: a :class:`~mixrank.engine.glmm_system.Problem`.  Outputs:
+Inputs: a :class:`~mixrank.engine.glmm.system.Problem`.  Outputs:
 :class:`Optimum` -- theta, beta, the conditional mode, the Laplace deviance,
 the covariance of beta and convergence diagnostics (docs/glmm.md §2-§4).
 
@@ -12,7 +12,7 @@ the covariance of beta and convergence diagnostics (docs/glmm.md §2-§4).
 * nAGQ = 1 (Laplace): the Laplace deviance is minimised over (theta, beta),
   starting from the nAGQ = 0 optimum: theta by a bounded quasi-Newton
   search on the profile ``min_beta D(theta, beta)``, beta inside by Newton
-  steps with the exact gradient (:func:`~mixrank.engine.glmm_pirls.beta_gradient`).
+  steps with the exact gradient (:func:`~mixrank.engine.glmm.pirls.beta_gradient`).
   ``Cov(beta) = 2 [H^{-1}]_{beta beta}`` with ``H`` the finite-difference
   Hessian of the deviance in (theta, beta), as lme4 reports by default.
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .glmm_control import DEFAULT_GLMM_CONTROL, GlmmControl
-from .glmm_pirls import Mode, PirlsError, beta_gradient, pirls, theta_gradient_joint
-from .glmm_system import Problem
+from .control import DEFAULT_GLMM_CONTROL, GlmmControl
+from .pirls import Mode, PirlsError, beta_gradient, pirls, theta_gradient_joint
+from .system import Problem
 
 __all__ = ["Optimum", "optimise", "SINGULAR_TOL"]
 
@@ -194,7 +194,7 @@ def _minimise_theta(ev: _Evaluator, theta0: np.ndarray, prob: Problem,
     """Quasi-Newton over theta >= 0 (nAGQ = 0 deviance), then restarts and boundary faces.
 
     ``ev.joint(theta)`` is the joint (nAGQ = 0) mode; the gradient is
-    :func:`~mixrank.engine.glmm_pirls.theta_gradient_joint` at that mode.
+    :func:`~mixrank.engine.glmm.pirls.theta_gradient_joint` at that mode.
     """
     R = len(theta0)
     cache: dict[bytes, tuple[float, np.ndarray | None, Mode | None]] = {}

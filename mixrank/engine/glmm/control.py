@@ -6,8 +6,8 @@ whose per-check actions are carried over.  Outputs: :class:`GlmmControl`
 IRLS and of the two optimisers (nAGQ = 0 quasi-Newton, nAGQ = 1 damped
 Newton), the starting point, the singularity threshold and the actions of
 the singular-fit, convergence and few-levels checks -- and
-:func:`as_glmm_control`.  Read by :mod:`mixrank.engine.glmm_optim` and
-:func:`mixrank.engine.glmm.fit_glmm` (docs/glmm.md §4).
+:func:`as_glmm_control`.  Read by :mod:`mixrank.engine.glmm.optim` and
+:func:`mixrank.engine.glmm.fit.fit_glmm` (docs/glmm.md §4).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..errors import DesignError
-from .control import ACTIONS, Control
+from ...errors import DesignError
+from ..control import ACTIONS, Control
 
 __all__ = ["GlmmControl", "DEFAULT_GLMM_CONTROL", "as_glmm_control"]
 
@@ -58,7 +58,7 @@ class GlmmControl:
         Action on a singular fit (:class:`~mixrank.errors.SingularFitWarning`
         / :class:`~mixrank.errors.DesignError`), on an optimiser that did
         not meet its criterion
-        (:class:`~mixrank.engine.glmm.GlmmConvergenceWarning` /
+        (:class:`~mixrank.engine.glmm.fit.GlmmConvergenceWarning` /
         :class:`~mixrank.errors.ConvergenceError`), and on a random term
         whose grouping (without the model factor) has fewer than
         ``min_units`` levels (:class:`~mixrank.errors.SmallSampleWarning` /

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import DesignError
-from ..frame import Frame
-from .records import PairFit
+from ...errors import DesignError
+from ...frame import Frame
+from ..records import PairFit
 
 __all__ = ["DF_METHODS", "UNIT_METHODS", "check_df", "crossed_terms", "resolve_df", "unit_inference", "pair_unit_data",
            "cr2_bell_mccaffrey", "unit_weights"]
@@ -164,7 +164,7 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
     """
     import warnings
 
-    from ..errors import SmallSampleWarning
+    from ...errors import SmallSampleWarning
 
     if method == "aggregate":
         if df is not None:

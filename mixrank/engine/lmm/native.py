@@ -6,7 +6,7 @@ Outputs: one :class:`PairFit` per pair.
 Each pair works from the frame's cells x models score matrix: the common
 cells are a boolean mask; pairs scored on every cell share one structure
 (built once).  When the frame's cells form a balanced design, pairs scored on
-every cell use the closed form of :mod:`mixrank.engine.balanced` (per-level
+every cell use the closed form of :mod:`mixrank.engine.lmm.balanced` (per-level
 sums only) whenever all components are interior, and the general profiled
 REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 ``model_a``.
@@ -24,18 +24,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._util import exact_group_sums, exact_mean
-from ..errors import DesignError, MixrankWarning
-from ..frame import Frame
-from ..frame.columns import CompressedFrame, ModelColumns, PairCells
-from ..frame.encode import combine_codes
+from ..._util import exact_group_sums, exact_mean
+from ...errors import DesignError, MixrankWarning
+from ...frame import Frame
+from ...frame.columns import CompressedFrame, ModelColumns, PairCells
+from ...frame.encode import combine_codes
+from ..control import DEFAULT_CONTROL, Control
+from ..parallel import blas_controller, default_workers, run_pairs
+from ..records import PairFit, RemlFit
+from ..structure import Structure, build_structure, pair_sums
 from .balanced import Lattice, build_lattice, fit_balanced
-from .control import DEFAULT_CONTROL, Control
-from .parallel import blas_controller, default_workers, run_pairs
-from .records import PairFit, RemlFit
 from .reml import fit_reml
 from .satterthwaite import LinearVariance, estimand_weights
-from .structure import Structure, build_structure, pair_sums
 
 __all__ = ["PairFit", "fit_pairs", "degenerate_pair", "degenerate_row", "ESTIMANDS", "METHODS",
            "term_levels_used", "score_scale", "snap_zero", "SNAP_ULPS"]
@@ -234,7 +234,7 @@ def term_levels_used(codes: dict[str, np.ndarray], n: int, a: str, b: str,
                      counts: dict[str, np.ndarray] | None = None) -> dict[str, int]:
     """Terms with at least two levels among a pair's ``n`` common cells, with their level counts.
 
-    Shared with :mod:`mixrank.engine.fixed`.  ``counts``: each term's level
+    Shared with :mod:`mixrank.engine.lmm.fixed`.  ``counts``: each term's level
     counts over the cells, when the caller has them.
 
     Raises
@@ -458,7 +458,7 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
 
     ``starts``: per index pair, a warm start ``{term: sigma_r^2 / sigma^2}``
     (e.g. from the full fit, for leave-one-out refits); the accepted optimum
-    is still the KKT-certified one (:func:`mixrank.engine.reml.optimise`).
+    is still the KKT-certified one (:func:`mixrank.engine.lmm.reml.optimise`).
 
     With ``flag_degenerate`` a degenerate pair (:func:`degenerate_pair`) is
     returned as its flagged row, detected on the differences the fit

@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 import scipy.linalg as la
 
-from ..errors import DesignError
-from ..frame import Frame
-from .objective import make_objective
-from .records import CrossCheck, PairFit
-from .satterthwaite import satterthwaite
-from .structure import build_structure, pair_sums
+from ...errors import DesignError
+from ...frame import Frame
+from ..lmm.objective import make_objective
+from ..lmm.satterthwaite import satterthwaite
+from ..records import CrossCheck, PairFit
+from ..structure import build_structure, pair_sums
 
 __all__ = ["fit_pairs_statsmodels", "gls_variance", "BOUNDARY_THETA", "GRADIENT_TOL"]
 
@@ -187,7 +187,7 @@ def fit_pairs_statsmodels(frame: Frame, pairs: list[tuple[int, int]], *,
     Notes
     -----
     statsmodels has no Satterthwaite df: ``df`` is lmerTest's Satterthwaite
-    approximation computed by :func:`mixrank.engine.satterthwaite.satterthwaite` (the
+    approximation computed by :func:`mixrank.engine.lmm.satterthwaite.satterthwaite` (the
     native engine's code) at statsmodels' variance estimates, so it differs
     from the native df only through the estimates.  ``variance`` uses the GLS
     formula of docs/methods.md §3 rather than statsmodels' ``bse_fe`` (which

@@ -27,11 +27,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .._util import exact_mean
-from ..frame import Frame
-from ..frame.encode import combine_codes
+from ..._util import exact_mean
+from ...frame import Frame
+from ...frame.encode import combine_codes
+from ..records import RemlFit
 from .objective import LOG2PI
-from .records import RemlFit
 from .satterthwaite import balanced_df
 
 __all__ = ["Lattice", "build_lattice", "fit_balanced"]

@@ -1,6 +1,6 @@
 """Stage engine: penalised IRLS and the Laplace deviance of the binomial GLMM.
 
-Inputs: a :class:`~mixrank.engine.glmm_system.Problem`, relative standard
+Inputs: a :class:`~mixrank.engine.glmm.system.Problem`, relative standard
 deviations ``theta``, model effects ``beta`` and a starting ``u``.
 Outputs: :class:`Mode` -- the conditional mode of the spherical random
 effects (and, jointly, of ``beta`` for nAGQ = 0), the factorised system at
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .glmm_system import Problem, System, assemble
+from .system import Problem, System, assemble
 
 __all__ = ["Mode", "linear_predictor", "pirls", "beta_gradient", "theta_gradient_joint",
            "PirlsError"]

@@ -6,10 +6,10 @@ relative SDs ``sigma_r / sigma`` in block order; ``psi = theta^2``).
 Outputs: ``(log|A|, c'L A^-1 L c, c'L A^-1 L s, s'L A^-1 L s)`` and, on
 request, their gradient with respect to ``psi``.
 Contents: :func:`dense_parts`, the one dense-mode evaluation used both by
-:func:`mixrank.engine.reml.quad_forms` (values) and by
-:func:`mixrank.engine.reml.deviance_and_gradient` (values and gradient).
+:func:`mixrank.engine.lmm.reml.quad_forms` (values) and by
+:func:`mixrank.engine.lmm.reml.deviance_and_gradient` (values and gradient).
 
-Derivation (notation of :func:`mixrank.engine.reml.quad_forms`).  With
+Derivation (notation of :func:`mixrank.engine.lmm.reml.quad_forms`).  With
 ``a = psi_1`` the largest term's relative variance, each group ``g`` of
 its levels (same count value ``v_g``) has ``w_g = 1 / (1 + a v_g)`` and
 ``d(a w_g)/da = w_g^2``.  The rest is the Schur complement
@@ -30,8 +30,8 @@ and for ``a`` (``dM2 = -P da``, ``P = sum_g w_g^2 G_g``; ``du = -sum_g w_g^2 h_g
 * ``d (u_x' B u_y) / da = du_x' B u_y + u_x' B du_y + (B u_x)' P (B u_y)``.
 
 The criterion ``log|A| + log R_X^2 + nu log r^2`` then follows by the
-chain rule (in :mod:`mixrank.engine.reml`).  Validated against central
-finite differences of :func:`~mixrank.engine.reml.profiled_deviance`
+chain rule (in :mod:`mixrank.engine.lmm.reml`).  Validated against central
+finite differences of :func:`~mixrank.engine.lmm.reml.profiled_deviance`
 (tests/engine/test_reml_grad.py).
 """
 
@@ -42,7 +42,7 @@ from typing import cast
 import numpy as np
 import scipy.linalg as la
 
-from .structure import PairSums, Structure
+from ..structure import PairSums, Structure
 
 __all__ = ["dense_parts", "unpack", "term_parts"]
 
@@ -159,7 +159,7 @@ def term_parts(M2: np.ndarray, lam: np.ndarray, Sinv: np.ndarray, u: np.ndarray,
     """Per block-2 term ``j``: ``d log|S| / d psi_j`` and the rows ``z_j`` of ``(I + M2 Psi2)^-1 u``.
 
     ``d (u_x' B u_y) / d psi_j = z_x,j' z_y,j`` (module docstring); shared by
-    :func:`dense_parts` (two columns) and :mod:`mixrank.engine.reml_fixed`
+    :func:`dense_parts` (two columns) and :mod:`mixrank.engine.lmm.reml_fixed`
     (``p + 1`` columns).
     """
     M2lam = M2 * lam[None, :]

@@ -1,0 +1,8 @@
+"""mixrank.engine.glmm: the binomial GLMM over all models at once (``family="binomial"``).
+
+Modules: :mod:`.fit` (the fit and its checks), :mod:`.control`
+(:class:`~mixrank.engine.glmm.control.GlmmControl`), :mod:`.system` (the
+penalised least-squares system), :mod:`.pirls` (penalised IRLS and the Laplace
+deviance), :mod:`.optim` (the outer optimisation).  The data checks and the
+problem's construction are in :mod:`mixrank.engine.glmm_data`.
+"""
