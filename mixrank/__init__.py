@@ -50,7 +50,7 @@ _LAZY: dict[str, str] = {
     "reliable_change": ".change",
     "monitor": ".design.anytime",
     "mde": ".design.power", "n_star": ".design.power", "sigma_d": ".design.power",
-    "power_summary": ".design.power_summary",
+    "power_summary": ".design.power",
     "simulate": ".design.simulate",
     "Control": ".engine.control", "GlmmControl": ".engine.glmm.control",
     "fit_pairs": ".engine.lmm.native",
@@ -74,8 +74,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
     from .change import ReliableChange, ReliableChangeSummary, reliable_change
     from .design.anytime import monitor
-    from .design.power import mde, n_star, sigma_d
-    from .design.power_summary import power_summary
+    from .design.power import mde, n_star, power_summary, sigma_d
     from .design.simulate import simulate
     from .engine.control import Control
     from .engine.glmm.control import GlmmControl

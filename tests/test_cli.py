@@ -168,8 +168,8 @@ def test_plan_needs_delta(capsys):
 
 
 def test_power_marginals(capsys):
-    from mixrank.design.audit import calculator_audit, shortcut_n
     from mixrank.design.power import n_star
+    from mixrank.design.power.audit import calculator_audit, shortcut_n
 
     code, out, _ = run(capsys, "power", "--p-a", "0.65", "--p-b", "0.60", "--rho", "0.3")
     assert code == 0

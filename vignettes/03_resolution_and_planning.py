@@ -20,8 +20,8 @@ import warnings
 import matplotlib.pyplot as plt
 
 import mixrank
-from mixrank.design.audit import calculator_audit, shortcut_n
 from mixrank.design.power import mde, n_star, power, sigma_d
+from mixrank.design.power.audit import calculator_audit, shortcut_n
 from mixrank.design.summaries import pair_audit, unresolved_by_effect
 from mixrank.report.plots_resolution import plot_power_curve, plot_resolution
 from mixrank.report.plots_sensitivity import plot_sensitivity

@@ -4,7 +4,7 @@ Inputs: the pairs to watch, ``alpha``, the planned number of decisive
 battles per pair; then battle logs in arrival order (``update``).
 Outputs: :class:`ArenaMonitor` with ``status()``, a tidy table per pair.
 Contents (docs/arena.md §6): the paired-Bernoulli mixture e-process of
-:mod:`mixrank.design.eprocess` applied to each pair's direct battles.
+:mod:`mixrank.design.anytime.bernoulli` applied to each pair's direct battles.
 
 A battle between the watched pair (a, b) is ``+1`` when a wins, ``-1`` when
 b wins and ``0`` for a tie.  Under ``H0: P(a wins) = P(b wins)`` (equal
@@ -27,7 +27,7 @@ import pandas as pd
 
 from mixrank._util import listed, tidy
 from mixrank.arena.data import encode_battles
-from mixrank.design.eprocess import bernoulli_log_e, tune_beta
+from mixrank.design.anytime.bernoulli import bernoulli_log_e, tune_beta
 from mixrank.errors import DataError, DesignError
 
 __all__ = ["ArenaMonitor"]

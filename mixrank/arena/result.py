@@ -28,7 +28,7 @@ from mixrank.arena.estimate import BTFit
 from mixrank.design.resolution import resolution_table
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.multiplicity import adjust as p_adjust
-from mixrank.inference.ranks import rank_intervals_from_contrasts
+from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
 
 __all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST"]
 

@@ -2,7 +2,7 @@
 
 Inputs: parsed arguments.  Outputs: :func:`mixrank.power_summary`'s
 quantity/value/note table (and the calculator audit of
-:func:`mixrank.design.audit.calculator_audit` with marginals).
+:func:`mixrank.design.power.audit.calculator_audit` with marginals).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from .options import alpha_power_args, out_args
 
 
 def cmd_power(args: argparse.Namespace) -> None:
-    from ..design.audit import calculator_audit
-    from ..design.power_summary import power_summary
+    from ..design.power.audit import calculator_audit
+    from ..design.power.summary import power_summary
 
     table = power_summary(p_a=args.p_a, p_b=args.p_b, rho=args.rho, sigma_d=args.sigma_d,
                           delta=args.delta, n=args.n, alpha=args.alpha, power=args.power,

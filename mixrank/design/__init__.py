@@ -12,7 +12,7 @@ Modules (closed forms first, then what builds on a fit):
   (levels, powers, accuracies, Frechet bounds of a 0/1 correlation);
 * :mod:`~mixrank.design.power` -- ``sigma_d``, ``n_star``, ``mde``,
   ``resolution_ratio`` and ``power`` for one paired comparison;
-* :mod:`~mixrank.design.audit` -- the Cohen-h shortcut lemma, the calculator
+* :mod:`~mixrank.design.power.audit` -- the Cohen-h shortcut lemma, the calculator
   audit and multiplicity-adjusted levels;
 * :mod:`~mixrank.design.anytime` -- the normal-mixture anytime-valid
   boundary and ``monitor``;

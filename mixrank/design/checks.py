@@ -10,7 +10,7 @@ Contents: :func:`z_quantile`, :func:`as_result`, :func:`as_float_array`,
 :func:`check_positive`, :func:`check_delta`, and the Frechet bounds of a
 0/1 correlation, :func:`rho_bounds` and :func:`check_rho`; :func:`check_fit`
 (the argument is a fitted result).  Used by
-:mod:`~mixrank.design.power`, :mod:`~mixrank.design.audit`,
+:mod:`~mixrank.design.power`, :mod:`~mixrank.design.power.audit`,
 :mod:`~mixrank.design.anytime`, :mod:`~mixrank.design.resolution` and
 :mod:`~mixrank.design.plan`.
 """

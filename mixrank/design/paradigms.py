@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from mixrank.design.anytime import anytime_inflation, anytime_n_star, anytime_x_star
-from mixrank.design.audit import multiplicity_alpha, n_star_scale
+from mixrank.design.anytime.bernoulli import n_star_effect, tune_beta, z_equivalent
+from mixrank.design.anytime.normal import anytime_inflation, anytime_n_star, anytime_x_star
 from mixrank.design.checks import z_quantile, z_upper
-from mixrank.design.eprocess import n_star_effect, tune_beta, z_equivalent
-from mixrank.design.power import mde, n_star
+from mixrank.design.power.audit import multiplicity_alpha, n_star_scale
+from mixrank.design.power.closed_form import mde, n_star
 
 #: sigma_d / |delta| at or below which a row counts as noiseless (N* = 0 in every paradigm).
 _NOISELESS = 1e-8
@@ -87,7 +87,7 @@ def multiplicity_columns(q: np.ndarray, ns: np.ndarray, md: np.ndarray, n: np.nd
 
 def normal_columns(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
              pw: float) -> dict[str, np.ndarray]:
-    """Normal-mixture boundary (anytime.py); ``sd`` is the estimand's per-cell SD."""
+    """Normal-mixture boundary (anytime/normal.py); ``sd`` is the estimand's per-cell SD."""
     ns = np.where(est == 0, np.inf, 0.0)
     ok = (est != 0) & ~noiseless(est, sd)
     eff = np.where(ok, np.abs(est) / np.where(ok, sd, 1.0), 0.0)
@@ -105,7 +105,7 @@ def normal_columns(est: np.ndarray, n: np.ndarray, sd: np.ndarray, alpha: float,
 
 def bernoulli_columns(est: np.ndarray, n: np.ndarray, sd: np.ndarray, psi: np.ndarray,
                        alpha: float, pw: float) -> dict[str, np.ndarray]:
-    """Paired-Bernoulli mixture e-process (eprocess.py), prior tuned at D = n psi."""
+    """Paired-Bernoulli mixture e-process (anytime/bernoulli.py), prior tuned at D = n psi."""
     m = len(est)
     za, zb = float(z_upper(alpha / 2)), float(z_quantile(pw))
     ns = np.where(est == 0, np.inf, 0.0)

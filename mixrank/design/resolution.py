@@ -10,7 +10,7 @@ multiplicity-adjusted, anytime-valid, clustered), plus the counts per paradigm
 in ``attrs["mixrank"]``.
 Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
 :func:`resolution_fit`.  The closed forms come from
-:mod:`mixrank.design.power`, :mod:`mixrank.design.audit` (multiplicity) and
+:mod:`mixrank.design.power`, :mod:`mixrank.design.power.audit` (multiplicity) and
 :mod:`mixrank.design.anytime` (the normal-mixture boundary).
 """
 
@@ -156,7 +156,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         None leaves that paradigm out.
     anytime : {"auto", "normal", "bernoulli"} or bool, default "auto"
         The anytime-valid paradigm: ``"bernoulli"`` -- the paired-Bernoulli
-        mixture e-process (:mod:`mixrank.design.eprocess`, needs
+        mixture e-process (:mod:`mixrank.design.anytime.bernoulli`, needs
         ``discordance``); ``"normal"`` -- the normal-mixture boundary
         (:mod:`mixrank.design.anytime`); ``"auto"`` (or True) -- bernoulli
         when the table has a finite ``discordance`` for every pair, normal
@@ -233,7 +233,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
       sqrt(N psi), z_{1-alpha/2})`` (``c`` the boundary on ``|S|``),
       ``MDE_anytime = (z_any(n) + z_{1-beta}) s / sqrt(n)`` and
       ``N*_anytime`` the smallest N with ``|delta| sqrt(N) / s >= z_any(N)
-      + z_{1-beta}`` (:func:`mixrank.design.eprocess.bernoulli_n_star`).
+      + z_{1-beta}`` (:func:`mixrank.design.anytime.bernoulli.bernoulli_n_star`).
     * Anytime-valid, ``"normal"``: ``N*_anytime`` from
       :func:`mixrank.design.anytime.anytime_n_star` with the two-sided
       normal-mixture boundary of Howard et al. (2021) and rho0 tuned for
@@ -256,7 +256,7 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     under any paradigm is resolved at fixed n (checked by property tests).
 
     Validated against :func:`mixrank.design.power.n_star`,
-    :func:`mixrank.design.audit.n_star_scale` and
+    :func:`mixrank.design.power.audit.n_star_scale` and
     :func:`mixrank.design.anytime.anytime_n_star` (tests), and the paper's
     MMLU-Pro example (N* 432 with DE 31.5 gives about 13,600 clustered).
 

@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import as_rng, check_max_draws, tidy
-from mixrank.design.audit import shortcut_n
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.family import select_family
+from mixrank.design.power.audit import shortcut_n
 from mixrank.errors import DesignError
 
 __all__ = ["unresolved_by_effect", "pair_audit", "DEFAULT_EDGES"]
@@ -152,7 +152,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
         ``sigma_d``, ``p_a, p_b, rho`` (accuracies and the correlation of
         the two score vectors over the common cells), ``n_star`` (Wald,
         ``K sigma_d^2 / delta^2``), ``shortcut_n`` (``n_h = K (1 - rho) /
-        h^2``, :func:`mixrank.design.audit.shortcut_n`; 0/1 scores only,
+        h^2``, :func:`mixrank.design.power.audit.shortcut_n`; 0/1 scores only,
         else NaN), ``shortcut_ratio`` (``n_h / N*``, about 1/2 for small
         effects), ``n_star_bootstrap`` (see Notes) and ``bootstrap_ratio``
         (``n_star_bootstrap / n_star``).
@@ -174,7 +174,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     The cells are treated as independent (the fixed-n paradigm); the
     clustered counterpart is the cluster bootstrap of
     :meth:`FitResult.sensitivity`.  Validated: n_h against
-    :func:`~mixrank.design.audit.shortcut_n`, N*_boot against the Wald N*
+    :func:`~mixrank.design.power.audit.shortcut_n`, N*_boot against the Wald N*
     on Gaussian differences (tests).
     """
     check_fit(fit)

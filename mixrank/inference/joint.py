@@ -42,7 +42,7 @@ import scipy.sparse.linalg as spla
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
-from mixrank.inference.ranks_maxt import joint_covariance
+from mixrank.inference.ranks.maxt import joint_covariance
 
 __all__ = ["contrast_covariance", "pair_weights", "MAX_WEIGHT_ENTRIES"]
 

@@ -220,7 +220,7 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
     """Randomization step-down adjusted p-values of the directed hypotheses "j better than k".
 
     The randomization counterpart of
-    :func:`mixrank.inference.ranks_maxt.stepdown_maxt` (same families, same
+    :func:`mixrank.inference.ranks.maxt.stepdown_maxt` (same families, same
     output): the directed statistics are the CR2 t of each pair and its
     negation, their joint null distribution the unit sign flips.  Returns
     ``adj_a, adj_b`` (M x M; marginal families report ``min(1, 2 adjusted)``).

@@ -13,7 +13,7 @@ of the joint covariance of all contrasts
 (:func:`mixrank.inference.joint.contrast_covariance`); each contrast keeps
 its own reference distribution (t with its df) through the Gaussian copula
 ``T_h = F_{t,df_h}^-1(Phi(Z_h))``, as the max-t rank intervals of
-:mod:`mixrank.inference.ranks_maxt`.
+:mod:`mixrank.inference.ranks.maxt`.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank.design.power import n_star as _n_star
-from mixrank.design.power import power as _power
+from mixrank.design.power.closed_form import n_star as _n_star
+from mixrank.design.power.closed_form import power as _power
 from mixrank.errors import DataError, DesignError
 from mixrank.report import style
 from mixrank.report.plots import checked_table

@@ -38,7 +38,7 @@ from ..engine.estimability import (
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
-from ..inference.ranks import rank_intervals_fit
+from ..inference.ranks.intervals import rank_intervals_fit
 from ..inference.sign_exact import degenerate_sign_test
 from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
 from .anova import anova_table

@@ -289,7 +289,7 @@ class GlmmByResult(GlmmResult):
         if by is None:
             return super().rank_intervals(level, coverage=coverage, method=method, scale=scale,
                                           B=B, rng=rng)
-        from ..inference.ranks import rank_intervals_from_contrasts
+        from ..inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")

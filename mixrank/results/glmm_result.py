@@ -346,7 +346,7 @@ class GlmmResult:
         its interval's ordering.  ``attrs["mixrank"]`` states ``scale`` and
         ``score``.
         """
-        from ..inference.ranks import rank_intervals_from_contrasts
+        from ..inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")

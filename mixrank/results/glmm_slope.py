@@ -231,7 +231,7 @@ class GlmmSlopeResult(GlmmResult):
         tests :meth:`contrasts` there, on one ``scale``.  Columns as
         :meth:`GlmmResult.rank_intervals` plus ``<x>``.
         """
-        from ..inference.ranks import rank_intervals_from_contrasts
+        from ..inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")

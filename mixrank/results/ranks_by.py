@@ -22,7 +22,7 @@ import pandas as pd
 
 from .._util import tidy
 from ..errors import DesignError
-from ..inference.ranks import rank_intervals_from_contrasts
+from ..inference.ranks.intervals import rank_intervals_from_contrasts
 from .interactions import check_by
 
 __all__ = ["rank_intervals_by"]

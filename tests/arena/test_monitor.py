@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from mixrank.arena import ArenaMonitor
-from mixrank.design.eprocess import bernoulli_log_e
+from mixrank.design.anytime.bernoulli import bernoulli_log_e
 from mixrank.errors import DesignError
 
 

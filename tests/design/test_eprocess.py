@@ -1,4 +1,4 @@
-"""Paired-Bernoulli mixture e-process: mixrank.design.eprocess (docs/anytime.md).
+"""Paired-Bernoulli mixture e-process: mixrank.design.anytime.bernoulli (docs/anytime.md).
 
 References: direct numerical integration of the likelihood-ratio mixture
 (scipy.integrate.quad), exhaustive scans over the integer sums, a grid search
@@ -18,7 +18,7 @@ from scipy import integrate, stats
 
 import mixrank
 from mixrank.design.anytime import PLAN_DISCORDANCE, anytime_inflation, anytime_n_star, monitor
-from mixrank.design.eprocess import (
+from mixrank.design.anytime.bernoulli import (
     DEFAULT_D_PLAN,
     bernoulli_inflation,
     bernoulli_log_e,

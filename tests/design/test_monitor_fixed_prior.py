@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from mixrank.design.anytime import monitor
-from mixrank.design.eprocess import DEFAULT_D_PLAN, bernoulli_log_e, tune_beta
+from mixrank.design.anytime.bernoulli import DEFAULT_D_PLAN, bernoulli_log_e, tune_beta
 
 ALPHA = 0.05
 

@@ -1,4 +1,4 @@
-"""Closed-form resolution diagnostics: mixrank.design.power and mixrank.design.audit.
+"""Closed-form resolution diagnostics: mixrank.design.power and mixrank.design.power.audit.
 
 Published reference values come from arXiv 2605.30315 ("Resolution
 Diagnostics for Paired LLM Evaluation", Kotawala 2026) as restated in
@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from mixrank.design.audit import (
+from mixrank.design.checks import rho_bounds
+from mixrank.design.power import mde, n_star, power, resolution_ratio, sigma_d
+from mixrank.design.power.audit import (
     calculator_audit,
     cohen_h,
     multiplicity_alpha,
@@ -22,8 +24,6 @@ from mixrank.design.audit import (
     shortcut_n,
     shortcut_safe_delta,
 )
-from mixrank.design.checks import rho_bounds
-from mixrank.design.power import mde, n_star, power, resolution_ratio, sigma_d
 from mixrank.errors import DesignError
 
 Z975 = stats.norm.ppf(0.975)

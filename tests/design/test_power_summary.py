@@ -7,8 +7,8 @@ import math
 import pytest
 
 import mixrank
-from mixrank.design.audit import cohen_h, shortcut_n
-from mixrank.design.power_summary import power_summary
+from mixrank.design.power.audit import cohen_h, shortcut_n
+from mixrank.design.power.summary import power_summary
 from mixrank.errors import DesignError
 
 

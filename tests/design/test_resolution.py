@@ -21,8 +21,8 @@ from scipy import stats
 
 import mixrank
 from mixrank.design.anytime import anytime_n_star
-from mixrank.design.audit import multiplicity_alpha, n_star_scale
 from mixrank.design.power import n_star
+from mixrank.design.power.audit import multiplicity_alpha, n_star_scale
 from mixrank.design.resolution import resolution_fit, resolution_table
 from mixrank.errors import DesignError, SingularFitWarning
 

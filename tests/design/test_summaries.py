@@ -2,7 +2,7 @@
 
 References: an independent pandas computation (pd.cut + groupby) of the
 unresolved share per |delta| bucket, a hand-worked table, the shortcut
-formula of mixrank.design.audit (tested against the paper's worked example
+formula of mixrank.design.power.audit (tested against the paper's worked example
 in test_power.py) and the Wald N* for Gaussian differences (bootstrap N*).
 """
 
@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 import mixrank
-from mixrank.design.audit import shortcut_n
+from mixrank.design.power.audit import shortcut_n
 from mixrank.design.resolution import resolution_table
 from mixrank.design.summaries import pair_audit, unresolved_by_effect
 from mixrank.errors import DesignError

@@ -18,7 +18,7 @@ import pytest
 
 import mixrank
 from mixrank.inference.joint import contrast_covariance, pair_weights
-from mixrank.inference.ranks_maxt import joint_covariance
+from mixrank.inference.ranks.maxt import joint_covariance
 
 
 def _data(rng, models=3, subjects=6, questions=5, prompts=2, missing=0.2):

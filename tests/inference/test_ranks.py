@@ -30,7 +30,7 @@ from mixrank.inference.ranks import (
     rank_intervals_from_contrasts,
     rank_intervals_from_tests,
 )
-from mixrank.inference.ranks_maxt import joint_covariance, stepdown_maxt
+from mixrank.inference.ranks.maxt import joint_covariance, stepdown_maxt
 
 
 def _intervals(tab: pd.DataFrame) -> dict[str, tuple[int, int]]:

@@ -17,7 +17,7 @@ from scipy import stats
 import mixrank
 from mixrank.errors import DesignError
 from mixrank.inference.ranks import rank_intervals
-from mixrank.inference.ranks_robust import bootstrap_t_tests, sign_flip_tests
+from mixrank.inference.ranks.robust import bootstrap_t_tests, sign_flip_tests
 
 UM = np.array([0.12, -0.03, 0.08, 0.05, 0.10, -0.01, 0.04])
 

@@ -12,7 +12,7 @@ input checks (:func:`alpha_from_level`, :func:`check_options`,
 table builder (:func:`assemble`) and the shared docstring parts
 (:data:`RETURNS_DOC`, :data:`NOTES_DOC`, :func:`fill_doc`).  The entry points
 that start from a fit, contrasts or raw data are in
-:mod:`mixrank.inference.ranks` and :mod:`mixrank.inference.ranks_data`.
+:mod:`mixrank.inference.ranks` and :mod:`mixrank.inference.ranks.data`.
 
 Convention: rank 1 is the best (highest score).
 """

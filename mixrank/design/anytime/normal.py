@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import optimize
 
 from mixrank._util import tidy
+from mixrank.design.anytime.bernoulli import monitor_bernoulli
 from mixrank.design.checks import (
     as_result,
     check_alpha,
@@ -42,7 +43,6 @@ from mixrank.design.checks import (
     z_quantile,
     z_upper,
 )
-from mixrank.design.eprocess import monitor_bernoulli
 from mixrank.errors import DataError, DesignError
 
 #: The benchmark size the monitor is tuned for when no ``n_plan`` is given
@@ -403,10 +403,10 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         ``sigma`` is given.
     anytime : {"auto", "normal", "bernoulli"}, default "auto"
         ``"bernoulli"``: the paired-Bernoulli mixture e-process
-        (:func:`mixrank.design.eprocess.monitor_bernoulli`; 0/1 scores,
+        (:func:`mixrank.design.anytime.bernoulli.monitor_bernoulli`; 0/1 scores,
         prior tuned for ``d_plan`` discordant cells, else ``n_plan`` times
         :data:`PLAN_DISCORDANCE`, else
-        :data:`~mixrank.design.eprocess.DEFAULT_D_PLAN`); ``"normal"``: the normal-mixture
+        :data:`~mixrank.design.anytime.bernoulli.DEFAULT_D_PLAN`); ``"normal"``: the normal-mixture
         boundary below; ``"auto"``: bernoulli when every difference is -1, 0
         or 1 and neither ``sigma`` nor ``rho0`` is given, normal otherwise.
     d_plan : float, optional
@@ -417,7 +417,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     -------
     pandas.DataFrame
         For the Bernoulli e-process the columns of
-        :func:`~mixrank.design.eprocess.monitor_bernoulli`.  For the normal
+        :func:`~mixrank.design.anytime.bernoulli.monitor_bernoulli`.  For the normal
         mixture one row per observation, columns:
 
         * ``n`` -- observations so far (1, 2, ...);

@@ -34,7 +34,7 @@ from mixrank.design.checks import (
     z_quantile,
     z_upper,
 )
-from mixrank.design.power import n_star, sigma_d
+from mixrank.design.power.closed_form import n_star, sigma_d
 from mixrank.errors import DesignError
 
 __all__ = [

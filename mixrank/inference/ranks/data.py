@@ -3,7 +3,7 @@
 Inputs: long-format data (or a path/table :func:`mixrank.build_frame`
 reads) and either a formula with at most one random term or the model,
 score and unit column names.
-Outputs: the rank table of :func:`mixrank.inference.ranks_core.assemble`.
+Outputs: the rank table of :func:`mixrank.inference.ranks.core.assemble`.
 Contents: :func:`rank_intervals` (the published "aggregate over units, then
 paired tests" procedure), :func:`pair_unit_means` and
 :func:`unit_mean_tests` (one pair's unit means and their one-sided tests).
@@ -24,14 +24,14 @@ from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.formula import Spec, parse
 from mixrank.frame import Frame, build_frame
 from mixrank.inference.paired import wilcoxon
-from mixrank.inference.ranks_core import (
+from mixrank.inference.ranks.core import (
     adjust_families,
     alpha_from_level,
     assemble,
     check_options,
     fill_doc,
 )
-from mixrank.inference.ranks_robust import ROBUST_TESTS, bootstrap_t_tests, sign_flip_tests
+from mixrank.inference.ranks.robust import ROBUST_TESTS, bootstrap_t_tests, sign_flip_tests
 
 __all__ = ["rank_intervals", "pair_unit_means", "unit_mean_tests"]
 
@@ -94,9 +94,9 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
         signed-rank (zeros dropped, exact below 50 units without ties,
         normal approximation otherwise; :func:`mixrank.inference.paired.wilcoxon`);
         ``"bootstrap"``: paired bootstrap-t of the unit means
-        (:func:`mixrank.inference.ranks_robust.bootstrap_t_tests`);
+        (:func:`mixrank.inference.ranks.robust.bootstrap_t_tests`);
         ``"permutation"``: sign-flip test of the unit means, exact up to 20
-        non-zero units (:func:`mixrank.inference.ranks_robust.sign_flip_tests`).
+        non-zero units (:func:`mixrank.inference.ranks.robust.sign_flip_tests`).
     level : float, default 0.95
     coverage : {"marginal", "simultaneous"}, default "marginal"
     method : {"holm", "bonferroni", "bh"}, default "holm"

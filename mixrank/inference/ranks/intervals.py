@@ -13,10 +13,10 @@ Contents: :func:`rank_intervals_fit` (what ``FitResult.rank_intervals``
 calls) and :func:`rank_intervals_from_contrasts`; re-exported here so that
 this module stays the one public home of rank intervals:
 :func:`rank_intervals` (from raw data, no mixed model;
-:mod:`mixrank.inference.ranks_data`) and :func:`rank_intervals_from_tests`
+:mod:`mixrank.inference.ranks.data`) and :func:`rank_intervals_from_tests`
 (the pure core, with the checks and the table builder;
-:mod:`mixrank.inference.ranks_core`).  The contrast-table reader and the
-bootstrap max-t step live in :mod:`mixrank.inference.ranks_maxt`.
+:mod:`mixrank.inference.ranks.core`).  The contrast-table reader and the
+bootstrap max-t step live in :mod:`mixrank.inference.ranks.maxt`.
 
 Convention: rank 1 is the best (highest score); ``H_jk: mu_j <= mu_k`` and
 rejecting it means "j is better than k".
@@ -32,7 +32,7 @@ import pandas as pd
 from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
-from mixrank.inference.ranks_core import (
+from mixrank.inference.ranks.core import (
     COVERAGES,
     RANK_METHODS,
     adjust_families,
@@ -43,8 +43,8 @@ from mixrank.inference.ranks_core import (
     rank_intervals_from_tests,
     read_scores,
 )
-from mixrank.inference.ranks_data import rank_intervals
-from mixrank.inference.ranks_maxt import contrast_matrices, joint_covariance, stepdown_maxt
+from mixrank.inference.ranks.data import rank_intervals
+from mixrank.inference.ranks.maxt import contrast_matrices, joint_covariance, stepdown_maxt
 
 if TYPE_CHECKING:
     from mixrank.results import FitResult

@@ -10,7 +10,7 @@ Outputs: floats (0-d input) or float arrays.
 Contents (docs/methods.md §6): :func:`sigma_d`, :func:`n_star`, :func:`mde`,
 :func:`resolution_ratio` and :func:`power` (solves for whichever of effect, n
 and power is None).  The shortcut lemma, the calculator audit and the
-multiplicity helpers live in :mod:`mixrank.design.audit`, the anytime-valid
+multiplicity helpers live in :mod:`mixrank.design.power.audit`, the anytime-valid
 boundary in :mod:`mixrank.design.anytime`; the validators all of them share
 in :mod:`mixrank.design.checks`.
 """

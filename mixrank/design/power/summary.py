@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from .._util import tidy
-from ..errors import DesignError
-from . import power as pw
+from ..._util import tidy
+from ...errors import DesignError
+from . import closed_form as pw
 from .audit import cohen_h, shortcut_n
 
 __all__ = ["power_summary"]
@@ -116,8 +116,8 @@ def power_summary(*, p_a: float | None = None, p_b: float | None = None,
     -----
     Each value is the public function's (:func:`mixrank.n_star`,
     :func:`mixrank.mde`, :func:`mixrank.power.power`,
-    :func:`~mixrank.power.resolution_ratio`, :func:`~mixrank.design.audit.cohen_h`,
-    :func:`~mixrank.design.audit.shortcut_n`); validated by
+    :func:`~mixrank.power.resolution_ratio`, :func:`~mixrank.design.power.audit.cohen_h`,
+    :func:`~mixrank.design.power.audit.shortcut_n`); validated by
     ``tests/design/test_power_summary.py`` against those calls.
 
     Examples

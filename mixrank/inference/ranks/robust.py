@@ -1,9 +1,9 @@
 """Stage inference: robust one-sided tests of a pair's unit means for rank intervals.
 
 Inputs: one pair's unit-level mean differences (from
-:func:`mixrank.inference.ranks_data.pair_unit_means`), a random generator.
+:func:`mixrank.inference.ranks.data.pair_unit_means`), a random generator.
 Outputs: ``(estimate, std_error, df, stat_jk, stat_kj, p_jk, p_kj)`` like
-:func:`~mixrank.inference.ranks_data.unit_mean_tests`.
+:func:`~mixrank.inference.ranks.data.unit_mean_tests`.
 Contents (docs/sensitivity.md §4, the rank-uncertainty paper's robust
 alternatives): :func:`bootstrap_t_tests` (paired bootstrap-t),
 :func:`sign_flip_tests` (sign-flip permutation), :data:`ROBUST_TESTS`.
