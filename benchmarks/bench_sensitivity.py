@@ -5,7 +5,7 @@
 On ChemBench (published run, 9 topics, 2,788 questions), the 7 adjacent
 pairs of the top 8 models with ``correct ~ model + (1|subject)``: times
 ``FitResult.sensitivity("bootstrap", B=...)`` (vectorised one-way REML over
-all draws, mixrank/design/sensitivity_oneway.py) against refitting the same
+all draws, mixrank/design/sensitivity/oneway.py) against refitting the same
 draws one by one with the engine (``subset_frame`` + ``fit_pairs``, the path
 formulas with several random terms take), and prints the time per
 (draw, pair) of each and their ratio, measured in the same run.  Also checks
@@ -22,8 +22,9 @@ import warnings
 import numpy as np
 
 import mixrank
-from mixrank.design.sensitivity_frames import refit, restrict_models, subset_frame, unit_codes
-from mixrank.design.sensitivity_oneway import level_sums, oneway_fit
+from mixrank.design.sensitivity.frames import restrict_models, subset_frame, unit_codes
+from mixrank.design.sensitivity.oneway import level_sums, oneway_fit
+from mixrank.design.sensitivity.refit import refit
 
 
 def main() -> None:

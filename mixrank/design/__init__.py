@@ -18,6 +18,8 @@ Modules (closed forms first, then what builds on a fit):
   boundary and ``monitor``;
 * :mod:`~mixrank.design.resolution` -- verdict tables (fixed-n,
   multiplicity, anytime-valid, clustered) from a fit or per-pair numbers;
+* :mod:`~mixrank.design.sensitivity` -- leave-one-out, cluster-bootstrap
+  and other-clustering checks of the clustered verdict (a subpackage);
 * :mod:`~mixrank.design.plan` -- design planning from fitted variance
   components;
 * :mod:`~mixrank.design.simulate` -- long-format data simulated from

@@ -472,7 +472,7 @@ class FitResult:
         -- a callable ``progress(done, total)`` or True for a bar).  Here
         ``pairs=None`` is the fitted pairs of a restricted fit (else
         ``"adjacent"``) and ``unit=None`` the random term with the fewest
-        levels (:func:`~mixrank.design.sensitivity_frames.choose_unit`);
+        levels (:func:`~mixrank.design.sensitivity.frames.choose_unit`);
         ``attrs["mixrank"]["unit_reason"]``
         says why that unit, ``left_out`` which models were not estimable.
         """

@@ -21,7 +21,7 @@ from scipy import integrate, stats
 
 import mixrank
 from mixrank.design.sensitivity import stability
-from mixrank.design.sensitivity_oneway import level_sums, oneway_fit
+from mixrank.design.sensitivity.oneway import level_sums, oneway_fit
 from mixrank.errors import DesignError
 from tests.reference.make_resolution_cells import chembench_unbalanced
 

@@ -1,4 +1,4 @@
-"""Fast replicate refits of the sensitivity checks (mixrank.design.sensitivity_refit).
+"""Fast replicate refits of the sensitivity checks (mixrank.design.sensitivity.refit).
 
 References: refits of the raw rows without each left-out level
 (:func:`mixrank.fit` on the reduced data frame, then
@@ -6,7 +6,7 @@ References: refits of the raw rows without each left-out level
 structure, no shared weights); the sparse-LU GLS weights of
 :func:`mixrank.inference.joint.pair_weights`; and, for the cluster bootstrap
 with several random terms, refits of frames built by
-:func:`~mixrank.design.sensitivity_frames.subset_frame` pair by pair.
+:func:`~mixrank.design.sensitivity.frames.subset_frame` pair by pair.
 Random designs with two and three random terms, cells missing at random.
 """
 
@@ -20,8 +20,8 @@ import pytest
 
 import mixrank
 from mixrank.design.estimand import pair_inputs, pair_inputs_from
-from mixrank.design.sensitivity_frames import restrict_models, subset_frame, unit_codes
-from mixrank.design.sensitivity_refit import gls_weights
+from mixrank.design.sensitivity.frames import restrict_models, subset_frame, unit_codes
+from mixrank.design.sensitivity.refit import gls_weights
 from mixrank.engine.lmm.native import fit_pairs
 from mixrank.inference.joint import _gls_weights
 

@@ -23,16 +23,15 @@ from mixrank._progress import Reporter, as_progress
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
-from mixrank.design.sensitivity_frames import (
+from mixrank.design.sensitivity.frames import (
     choose_unit,
-    refit,
     regroup_frame,
     restrict_models,
     unit_codes,
 )
-from mixrank.design.sensitivity_oneway import level_sums, oneway_fit
-from mixrank.design.sensitivity_refit import MakeReplicate, replicate_rows
-from mixrank.design.sensitivity_summary import stability
+from mixrank.design.sensitivity.oneway import level_sums, oneway_fit
+from mixrank.design.sensitivity.refit import MakeReplicate, refit, replicate_rows
+from mixrank.design.sensitivity.stability import stability
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
 
@@ -301,7 +300,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     ``q_cluster = delta^2 / (K max(Var, iid))`` as in the verdict table
     (docs/sensitivity.md).  With one random term and REML, bootstrap and
     random clusterings use a vectorised one-way REML
-    (:mod:`mixrank.design.sensitivity_oneway`, checked against the engine);
+    (:mod:`mixrank.design.sensitivity.oneway`, checked against the engine);
     otherwise every replicate goes through the engine.  Validated: LOSO
     against refits of the raw data without the level and a hand-worked
     4-subject example; random clusterings' design effect against its null

@@ -7,14 +7,14 @@ each keeps, with the draw numbers of a cluster bootstrap).
 Outputs: per replicate, one row per pair with ``estimate, n, sigma_d,
 weight_factor, variance`` -- the numbers the verdict table needs -- in the
 order of the replicates (:func:`replicate_rows`).
-Contents (docs/sensitivity.md, "Speed"): :func:`replicate_rows`,
-:func:`gls_weights`.
+Contents (docs/sensitivity.md, "Speed"): :func:`refit` (one frame),
+:func:`replicate_rows` (many replicates), :func:`gls_weights`, :func:`warm_starts`.
 
 Three things make a replicate cheap (docs/sensitivity.md, "Speed"):
 
 * the family is fitted in **one** engine call per replicate, so pairs on the
   same common cells (all of them in a complete leaderboard) share one
-  random-effects structure (:func:`~mixrank.design.sensitivity_frames.refit`);
+  random-effects structure (:func:`refit`);
 * the estimand's weight factor ``n sum w_c^2`` of a GLS estimate is solved
   through the Schur complement onto the smaller terms (the largest term's
   block of ``Z'Z`` is diagonal), not by a sparse LU of the whole system
@@ -27,16 +27,20 @@ Three things make a replicate cheap (docs/sensitivity.md, "Speed"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from mixrank.engine.lmm.native import PairFit
+from mixrank.design.sensitivity.frames import subset_frame
+from mixrank.engine.control import Control
+from mixrank.engine.lmm.native import PairFit, fit_pairs
 from mixrank.engine.parallel import available_cores, blas_controller, run_pairs
+from mixrank.errors import DesignError, MixrankWarning
 from mixrank.frame import Frame
 
-__all__ = ["replicate_rows", "gls_weights", "warm_starts", "MakeReplicate"]
+__all__ = ["refit", "replicate_rows", "gls_weights", "warm_starts", "MakeReplicate"]
 
 #: Replicate i -> (kept cell indices, draw number of each kept cell or None)
 MakeReplicate = Callable[[int], tuple[np.ndarray, "np.ndarray | None"]]
@@ -47,6 +51,48 @@ _SCHUR_LIMIT = 2500
 _DENSE_LIMIT = 20_000_000
 #: Below this many replicate x pair fits, one process (forking costs more than it saves).
 _PARALLEL_MIN = 200
+
+
+#: Replicate refits run in this process: forking workers per replicate costs more than it saves.
+_SERIAL = Control(workers=1)
+
+
+def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
+          estimand: str, control: Control | None = None,
+          starts: Mapping[tuple[str, str], Mapping[str, float]] | None = None
+          ) -> list[PairFit | None]:
+    """Fit each pair of the family on ``frame`` (None where it cannot be fitted there).
+
+    A pair without two common cells, or whose random term has a single level
+    left, cannot be compared on the frame; it gets None (counted by the
+    caller) instead of stopping the whole check.  Warnings of the engine
+    (boundary fits, dropped terms) are expected across many replicates and
+    silenced.  ``starts``: per pair of the family, a warm start for its
+    fit (:func:`mixrank.engine.lmm.native.fit_pairs`).
+    """
+    control = _SERIAL if control is None else control
+    idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
+    ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
+    warm = None if starts is None else {idx[h]: starts[family[h]] for h in ok
+                                        if family[h] in starts}
+    out: list[PairFit | None] = [None] * len(family)
+    fits: list[PairFit | None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixrankWarning)
+        try:      # one engine call: pairs on the same cells share structure and lattice
+            fits = list(fit_pairs(frame, [idx[h] for h in ok], method=method,
+                                  estimand=estimand, control=control, starts=warm))
+        except DesignError:                    # some pair cannot be fitted: find it alone
+            fits = []
+            for h in ok:
+                try:
+                    fits.append(fit_pairs(frame, [idx[h]], method=method, estimand=estimand,
+                                          control=control, starts=warm)[0])
+                except DesignError:
+                    fits.append(None)
+    for h, p in zip(ok, fits):
+        out[h] = p
+    return out
 
 
 def _compact(codes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -212,8 +258,6 @@ def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
         :func:`~mixrank.design.estimand.pair_inputs_from` on refits of each
         replicate frame (tests/design/test_sensitivity_refit.py).
     """
-    from mixrank.design.sensitivity_frames import refit, subset_frame
-
     starts = None if full is None else warm_starts(full, family)
 
     def task(item: tuple[int, int]) -> list[dict[str, float]]:

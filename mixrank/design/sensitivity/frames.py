@@ -1,32 +1,30 @@
 """Re-sampled and re-grouped frames for the sensitivity checks (design stage).
 
 Stage: design (builds new :class:`~mixrank.frame.Frame` objects from a
-fitted one, then refits them with the native engine).
+fitted one).
 Inputs: a Frame, the cells to keep (indices, repeats allowed) or a new
 grouping of the cells.
-Outputs: Frames and per-pair refits (:func:`refit`).
+Outputs: Frames, and the unit the checks resample.
 Contents (docs/sensitivity.md): :func:`subset_frame` (leave-one-out and
 cluster-bootstrap frames: a level drawn twice becomes two levels),
-:func:`regroup_frame` (one random term ``(1|g)`` with any grouping of the
-cells), :func:`unit_codes`, :func:`refit`.
+:func:`restrict_models`, :func:`regroup_frame` (one random term ``(1|g)``
+with any grouping of the cells), :func:`choose_unit`, :func:`unit_codes`,
+:func:`nested_in`.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from mixrank.engine.control import Control
-from mixrank.engine.lmm.native import PairFit, fit_pairs
-from mixrank.errors import DesignError, MixrankWarning
+from mixrank.errors import DesignError
 from mixrank.formula import parse
 from mixrank.frame import Frame
 from mixrank.frame.frame import compute_stats
 
 __all__ = ["subset_frame", "restrict_models", "regroup_frame", "unit_codes", "choose_unit",
-           "refit", "nested_in"]
+           "nested_in"]
 
 
 def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -148,45 +146,3 @@ def regroup_frame(frame: Frame, name: str, groups: np.ndarray) -> Frame:
                  scores=frame.scores, observed=frame.observed, replicates=frame.replicates,
                  binary=frame.binary, n_rows=frame.n_rows, n_dropped=frame.n_dropped,
                  stats=compute_stats(frame.scores, frame.observed, codes, levels))
-
-
-#: Replicate refits run in this process: forking workers per replicate costs more than it saves.
-_SERIAL = Control(workers=1)
-
-
-def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
-          estimand: str, control: Control | None = None,
-          starts: Mapping[tuple[str, str], Mapping[str, float]] | None = None
-          ) -> list[PairFit | None]:
-    """Fit each pair of the family on ``frame`` (None where it cannot be fitted there).
-
-    A pair without two common cells, or whose random term has a single level
-    left, cannot be compared on the frame; it gets None (counted by the
-    caller) instead of stopping the whole check.  Warnings of the engine
-    (boundary fits, dropped terms) are expected across many replicates and
-    silenced.  ``starts``: per pair of the family, a warm start for its
-    fit (:func:`mixrank.engine.lmm.native.fit_pairs`).
-    """
-    control = _SERIAL if control is None else control
-    idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
-    ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
-    warm = None if starts is None else {idx[h]: starts[family[h]] for h in ok
-                                        if family[h] in starts}
-    out: list[PairFit | None] = [None] * len(family)
-    fits: list[PairFit | None]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MixrankWarning)
-        try:      # one engine call: pairs on the same cells share structure and lattice
-            fits = list(fit_pairs(frame, [idx[h] for h in ok], method=method,
-                                  estimand=estimand, control=control, starts=warm))
-        except DesignError:                    # some pair cannot be fitted: find it alone
-            fits = []
-            for h in ok:
-                try:
-                    fits.append(fit_pairs(frame, [idx[h]], method=method, estimand=estimand,
-                                          control=control, starts=warm)[0])
-                except DesignError:
-                    fits.append(None)
-    for h, p in zip(ok, fits):
-        out[h] = p
-    return out
