@@ -34,7 +34,8 @@ from ...frame import Frame
 from ..control import DEFAULT_CONTROL, Control
 from ..records import PairFit
 from ..structure import Structure, build_structure
-from .native import ESTIMANDS, term_levels_used
+from .estimand import ESTIMANDS, estimand_weights
+from .native import term_levels_used
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 
 __all__ = ["Design", "FixedPair", "build_design", "design_from_cells", "pair_design",
@@ -191,7 +192,6 @@ class _Shared:
     X: np.ndarray
     means: dict
     counts: dict
-    x_mean: np.ndarray
 
 
 def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: str) -> _Shared:
@@ -215,7 +215,7 @@ def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: st
     means, counts = _describe(frame, used_design, mask)
     return _Shared(st=st, used=used, kept=kept, null=null, XtX=XtX_all, ZX=ZX, P=P, H=H, W2=W2,
                    units=unit, design=used_design, own=own is not None, X=Xk, means=means,
-                   counts=counts, x_mean=Xk.mean(axis=0))
+                   counts=counts)
 
 
 def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) -> FixedSums:
@@ -252,16 +252,11 @@ def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) 
 
 def _overall(estimand: str, sh: _Shared, fit: FixedFit) -> np.ndarray:
     """L (kept columns) of the overall gap under ``estimand`` (docs/interactions.md §3)."""
-    Xk, units = sh.X, sh.units
-    if estimand == "cells":
-        return sh.x_mean
-    if estimand == "units":
-        if units is None:
-            raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
-                              "(1|subject)")
-        cnt = np.bincount(units)
-        w = 1.0 / (int((cnt > 0).sum()) * cnt[units])
-        return w @ Xk
+    if estimand == "cells":          # the weights 1/n: the columns' means, summed pairwise
+        return sh.X.mean(axis=0)
+    w = estimand_weights(estimand, sh.X.shape[0], sh.units)
+    if w is not None:
+        return w @ sh.X
     info = np.linalg.inv(fit.cov)               # X'V^-1 X up to the factor 1/sigma^2
     return info[:, 0] / info[0, 0]              # column 0: the intercept
 

@@ -34,13 +34,13 @@ from ..parallel import blas_controller, default_workers, run_pairs
 from ..records import PairFit, RemlFit
 from ..structure import Structure, build_structure, pair_sums
 from .balanced import Lattice, build_lattice, fit_balanced
+from .estimand import ESTIMANDS, estimand_estimate, estimand_weights
 from .reml import fit_reml
-from .satterthwaite import LinearVariance, estimand_weights
+from .satterthwaite import LinearVariance
 
 __all__ = ["PairFit", "fit_pairs", "degenerate_pair", "degenerate_row", "ESTIMANDS", "METHODS",
            "term_levels_used", "score_scale", "snap_zero", "SNAP_ULPS"]
 
-ESTIMANDS = ("gls", "cells", "units")   # fit() checks its options against these lists
 METHODS = ("reml", "aggregate")
 
 
@@ -342,14 +342,9 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     ps = pair_sums(st, d)
     w: np.ndarray | None = None
     unit_codes: np.ndarray | None = None
-    if estimand != "gls":
-        if estimand == "units":
-            unit = spec.unit
-            if unit is None:
-                raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
-                                  "(1|subject)")
-            unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
-        w = estimand_weights(estimand, st, unit_codes)
+    if estimand == "units" and spec.unit is not None:
+        unit_codes = frame.term_codes[spec.unit] if full else frame.term_codes[spec.unit][mask]
+    w = estimand_weights(estimand, n, unit_codes)
     est_w = None if w is None else estimand_estimate(d, unit_codes)
     if len(used) == 1:
         codes1 = frame.term_codes[used[0]] if idx is None else frame.term_codes[used[0]][idx]
@@ -371,17 +366,6 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                    criterion=r.criterion, converged=r.converged, boundary=r.boundary,
                    gradient=r.gradient, message=r.message, nfev=r.nfev,
                    gls_estimate=r.mu, gls_variance=r.var_mu)
-
-
-def estimand_estimate(d: np.ndarray, unit_codes: np.ndarray | None) -> float:
-    """``w'd`` of the ``cells`` (``unit_codes`` None) or ``units`` estimand, from correctly
-    rounded sums: identical score vectors give exactly equal values and a zero gap exactly
-    0, whatever the order of the cells (docs/hardening.md §9)."""
-    if unit_codes is None:
-        return exact_mean(d)
-    cnt = np.bincount(unit_codes)
-    used = cnt > 0
-    return exact_mean(exact_group_sums(unit_codes, d)[used] / cnt[used])
 
 
 def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None,
