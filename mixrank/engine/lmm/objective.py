@@ -31,13 +31,13 @@ import scipy.sparse.linalg as spla
 
 from ...errors import DesignError
 from ..structure import PairSums, Structure
+from .criterion import LOG2PI, reml_criterion, reml_deviance
 from .reml_grad import dense_parts
 from .reml_hess import last_evaluation
 
 __all__ = ["Objective", "make_objective", "quad_forms", "profiled_deviance",
            "deviance_and_gradient", "full_deviance", "full_gradient", "LOG2PI"]
 
-LOG2PI = math.log(2 * math.pi)
 
 
 def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
@@ -71,9 +71,9 @@ def core(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, 
 
 
 def criterion(ps: PairSums, logdet: float, rx2: float, r2: float) -> float:
-    """The profiled REML criterion from its three ingredients."""
-    nu = ps.n - 1
-    return logdet + math.log(rx2) + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+    """The profiled REML criterion from its three ingredients
+    (:func:`~mixrank.engine.lmm.criterion.reml_criterion` with p = 1)."""
+    return reml_criterion(logdet, math.log(rx2), r2, ps.n)
 
 
 def profiled_deviance(st: Structure, ps: PairSums, theta: np.ndarray) -> float:
@@ -144,9 +144,7 @@ def full_deviance(st: Structure, ps: PairSums, x: np.ndarray) -> float:
     """REML deviance at ``x = (theta_1..theta_R, sigma)`` (lmerTest's varpar)."""
     theta, sigma = x[:-1], x[-1]
     logdet, rx2, r2, _ = core(st, ps, theta)
-    nu = ps.n - 1
-    s2 = sigma * sigma
-    return logdet + math.log(rx2) + nu * (LOG2PI + math.log(s2)) + r2 / s2
+    return reml_deviance(logdet, math.log(rx2), r2, sigma * sigma, ps.n)
 
 
 @dataclass(frozen=True, eq=False)

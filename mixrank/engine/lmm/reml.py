@@ -12,8 +12,8 @@ mkMerMod`` and can be called one by one:
 1. :func:`~mixrank.engine.lmm.objective.make_objective` -- the REML criterion as
    a function of ``psi = (sigma_r / sigma)^2`` alone (:mod:`mixrank.engine.lmm.objective`);
 2. :func:`optimise` -- in dense mode first an exact Newton search
-   (:mod:`mixrank.engine.lmm.newton1d` for one term; :mod:`mixrank.engine.lmm.newton`
-   from Henderson's method-1 estimates for several, docs/speed.md §3); then,
+   (:func:`mixrank.engine.lmm.newton.projected_newton`: its one-term fast path, or
+   from Henderson's method-1 estimates for several terms, docs/speed.md §3); then,
    without a KKT certificate, bounded L-BFGS-B over ``psi >= 0`` from the
    control's starts (moment estimates, lme4's default) and each boundary
    face; the REML criterion is the arbiter.  The gradient is analytic in dense mode
@@ -40,8 +40,7 @@ from ...errors import DesignError
 from ..control import DEFAULT_CONTROL, Control
 from ..records import RemlFit
 from ..structure import PairSums, Structure
-from .newton import henderson_start, newton_bounded
-from .newton1d import newton_one_term
+from .newton import henderson_start, newton_bounded, newton_one_term
 from .objective import (
     LOG2PI,
     Objective,

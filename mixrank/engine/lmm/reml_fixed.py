@@ -51,13 +51,13 @@ import scipy.sparse.linalg as spla
 from ...errors import DesignError
 from ..control import DEFAULT_CONTROL, Control
 from ..structure import Structure
+from .criterion import reml_criterion, reml_deviance
 from .reml import kkt_verdict, moment_psi
 from .reml_grad import term_parts, unpack
 from .satterthwaite import central_hessian, central_jacobian, fd_gradient_psi
 
 __all__ = ["FixedSums", "FixedFit", "fit_reml_fixed", "criterion", "criterion_and_gradient"]
 
-LOG2PI = math.log(2 * math.pi)
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,8 +199,7 @@ def _core(st: Structure, fs: FixedSums, theta: np.ndarray) -> tuple[float, float
 def criterion(st: Structure, fs: FixedSums, theta: np.ndarray) -> float:
     """lme4's REML criterion at ``theta`` (block order; sigma profiled out)."""
     logdet, logrx, r2, _ = _core(st, fs, theta)
-    nu = fs.n - fs.p
-    return logdet + logrx + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+    return reml_criterion(logdet, logrx, r2, fs.n, fs.p)
 
 
 def criterion_and_gradient(st: Structure, fs: FixedSums, psi: np.ndarray
@@ -228,16 +227,15 @@ def criterion_and_gradient(st: Structure, fs: FixedSums, psi: np.ndarray
     dl, dQ = cast(np.ndarray, dl), cast(np.ndarray, dQ)
     g = (dl - np.einsum("ij,rji->r", Minv, dQ[:, :p, :p])
          - nu * np.einsum("i,rij,j->r", v, dQ, v) / r2)
-    crit = logdet + 2.0 * float(np.sum(np.log(np.abs(Rx.diagonal())))) + nu * (
-        1.0 + LOG2PI + math.log(r2 / nu))
+    crit = reml_criterion(logdet, 2.0 * float(np.sum(np.log(np.abs(Rx.diagonal())))), r2,
+                          fs.n, p)
     return crit, g
 
 
 def _full_deviance(st: Structure, fs: FixedSums, x: np.ndarray) -> float:
     """REML deviance at ``x = (theta, sigma)`` (lmerTest's varpar)."""
     logdet, logrx, r2, _ = _core(st, fs, x[:-1])
-    s2 = x[-1] ** 2
-    return logdet + logrx + (fs.n - fs.p) * (LOG2PI + math.log(s2)) + r2 / s2
+    return reml_deviance(logdet, logrx, r2, x[-1] ** 2, fs.n, fs.p)
 
 
 def _beta_cov(st: Structure, fs: FixedSums, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

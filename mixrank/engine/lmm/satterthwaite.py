@@ -41,8 +41,8 @@ import numpy as np
 
 from ..control import DEFAULT_CONTROL, Control
 from ..structure import Structure
-from .newton1d import one_term_hessian
 from .objective import Objective
+from .one_term import one_term_hessian
 from .reml_hess import deviance_hessian
 
 __all__ = ["satterthwaite", "gradient_hessian", "balanced_df",
@@ -184,7 +184,7 @@ def satterthwaite(obj: Objective, theta: np.ndarray, sigma: float, var_fn: VarFn
     ``theta`` is in block order (``obj.st.names``).  Returns
     ``(df, gradient, A)`` with ``A = 2 H^-1`` the asymptotic covariance of
     ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.  With one random term
-    the Hessian is exact (:func:`~mixrank.engine.lmm.newton1d.one_term_hessian`);
+    the Hessian is exact (:func:`~mixrank.engine.lmm.one_term.one_term_hessian`);
     a :class:`LinearVariance` ``var_fn`` is differentiated analytically.
     """
     x = np.append(theta, sigma)
