@@ -27,6 +27,7 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    GlmmConvergenceWarning,
     IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
@@ -34,8 +35,10 @@ from .errors import (
     MixrankError,
     MixrankWarning,
     OptionError,
+    PirlsError,
     SingularFitWarning,
     SmallSampleWarning,
+    UnitOfInferenceWarning,
     UnpairedCellsWarning,
     WeakDesignWarning,
 )
@@ -53,7 +56,6 @@ _LAZY: dict[str, str] = {
     "power_summary": ".design.power",
     "simulate": ".design.simulate",
     "Control": ".engine.control", "GlmmControl": ".engine.glmm.control",
-    "fit_pairs": ".engine.lmm.native",
     "fit": ".fit",
     "RandomTerm": ".formula", "Spec": ".formula", "parse": ".formula",
     "Frame": ".frame", "build_frame": ".frame",
@@ -62,7 +64,7 @@ _LAZY: dict[str, str] = {
     "paired_bootstrap": ".inference.paired", "paired_t": ".inference.paired",
     "sign_flip": ".inference.paired", "wilcoxon": ".inference.paired",
     "list_datasets": ".io.datasets", "load_dataset": ".io.datasets",
-    "load_example": ".io.datasets", "load_shared": ".io.datasets",
+    "load_example": ".io.datasets",
     "read_helm": ".io.helm", "read_inspect": ".io.inspect_logs",
     "read_lighteval": ".io.lighteval", "read_lm_eval": ".io.lm_eval",
     "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
@@ -78,7 +80,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .design.simulate import simulate
     from .engine.control import Control
     from .engine.glmm.control import GlmmControl
-    from .engine.lmm.native import fit_pairs
     from .fit import fit
     from .formula import RandomTerm, Spec, parse
     from .frame import Frame, build_frame
@@ -91,7 +92,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         sign_flip,
         wilcoxon,
     )
-    from .io.datasets import list_datasets, load_dataset, load_example, load_shared
+    from .io.datasets import list_datasets, load_dataset, load_example
     from .io.helm import read_helm
     from .io.inspect_logs import read_inspect
     from .io.lighteval import read_lighteval
@@ -104,9 +105,25 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .results import FitResult, GlmmResult, Summary
 
 
+#: Former top-level names -> (module, attribute, new home).  They still resolve for one
+#: release, with a MixrankDeprecationWarning naming the new home (mixrank/_deprecate.py).
+_MOVED: dict[str, tuple[str, str, str]] = {
+    "fit_pairs": (".engine.lmm.native", "fit_pairs",
+                  "mixrank.engine.fit_pairs (an engine stage: integer index pairs of a Frame)"),
+    "load_shared": (".io.datasets", "load_shared",
+                    "mixrank.load_dataset (load_shared was its alias)"),
+}
+
+
 def __getattr__(name: str) -> Any:
     """Import the module that defines the public ``name`` on first access (PEP 562)."""
     target = _LAZY.get(name)
+    if target is None and name in _MOVED:
+        from ._deprecate import warn_moved
+
+        where, attr, home = _MOVED[name]
+        warn_moved(f"mixrank.{name}", home)
+        return getattr(importlib.import_module(where, __name__), attr)
     if target is None:
         raise AttributeError(f"module 'mixrank' has no attribute {name!r}")
     module = importlib.import_module(target, __name__)
@@ -148,8 +165,7 @@ sys.modules[__name__].__class__ = _Namespace
 __all__ = [
     "__version__",
     "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
-    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
-    "load_shared",
+    "fit", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
     "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
@@ -161,4 +177,5 @@ __all__ = [
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
     "plan_labels", "JudgeResult",
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
+    "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
 ]

@@ -48,3 +48,16 @@ Modules, from the data to a fitted pair:
   :mod:`~mixrank.engine.crosscheck.lme4_engine` -- cross-check adapters that fit the
   same pairs with statsmodels MixedLM or R lme4 + lmerTest.
 """
+
+from typing import Any
+
+__all__ = ["fit_pairs"]
+
+
+def __getattr__(name: str) -> Any:
+    """``mixrank.engine.fit_pairs``: the native engine's stage over index pairs (lazy)."""
+    if name == "fit_pairs":
+        from .lmm.native import fit_pairs
+
+        return fit_pairs
+    raise AttributeError(f"module 'mixrank.engine' has no attribute {name!r}")
