@@ -9,6 +9,26 @@ loads nothing but the version and the exception tree, and the first access to
 a name such as ``mixrank.fit`` imports the module that defines it, so the
 command line's ``--version`` / ``--help`` start without pandas or scipy.
 ``__all__`` and ``dir(mixrank)`` list every public name all the same.
+
+Module map (stages lowest first, as in ``tests/test_import_graph.py``):
+
+* shared helpers: :mod:`~mixrank.errors` (the one tree of exceptions and
+  warnings), :mod:`~mixrank._deprecate` (old spellings kept for one release),
+  :mod:`~mixrank._progress` (``progress=``), :mod:`~mixrank._util`,
+  :mod:`~mixrank._version`;
+* the stages: :mod:`~mixrank.formula` (text -> Spec), :mod:`~mixrank.frame`
+  (data + Spec -> Frame), :mod:`~mixrank.io` (readers, datasets, out-of-core
+  backends), :mod:`~mixrank.engine` (Frame -> per-pair fits; LMM, GLMM,
+  cross-checks), :mod:`~mixrank.inference` (paired tests, multiplicity, rank
+  intervals), :mod:`~mixrank.design` (resolution, power, planning, anytime
+  monitoring, sensitivity), :mod:`~mixrank.change` (item-level reliable change),
+  :mod:`~mixrank.results` (FitResult, GlmmResult), :mod:`~mixrank.arena`
+  (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits);
+* composition: :mod:`~mixrank.fit` (:func:`fit`), :mod:`~mixrank.fit_binomial`
+  (``family="binomial"``), :mod:`~mixrank.fit_fixed` (model x covariate
+  formulas), :mod:`~mixrank.power` (the closed forms in one namespace);
+* presentation: :mod:`~mixrank.report` (plots, HTML), :mod:`~mixrank.cli` (the
+  ``mixrank`` command, run by :mod:`~mixrank.__main__`).
 """
 
 from __future__ import annotations

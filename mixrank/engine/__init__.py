@@ -20,6 +20,8 @@ Modules, from the data to a fitted pair:
 * :mod:`~mixrank.engine.structure` -- the random-effects structure of a
   pair's cells (shared by pairs scored on the same cells) and the
   difference-dependent sums;
+* :mod:`~mixrank.engine.estimability` -- which pairs the formula can
+  estimate on their common cells, and how weak the estimable ones are;
 * :mod:`~mixrank.engine.lmm.objective` -- the profiled REML criterion of one
   pair (cf. lme4's ``mkLmerDevfun``);
 * :mod:`~mixrank.engine.lmm.reml` -- the fit as public stages: moment start,
