@@ -9,6 +9,26 @@ loads nothing but the version and the exception tree, and the first access to
 a name such as ``mixrank.fit`` imports the module that defines it, so the
 command line's ``--version`` / ``--help`` start without pandas or scipy.
 ``__all__`` and ``dir(mixrank)`` list every public name all the same.
+
+Module map (stages lowest first, as in ``tests/test_import_graph.py``):
+
+* shared helpers: :mod:`~mixrank.errors` (the one tree of exceptions and
+  warnings), :mod:`~mixrank._deprecate` (old spellings kept for one release),
+  :mod:`~mixrank._progress` (``progress=``), :mod:`~mixrank._util`,
+  :mod:`~mixrank._version`;
+* the stages: :mod:`~mixrank.formula` (text -> Spec), :mod:`~mixrank.frame`
+  (data + Spec -> Frame), :mod:`~mixrank.io` (readers, datasets, out-of-core
+  backends), :mod:`~mixrank.engine` (Frame -> per-pair fits; LMM, GLMM,
+  cross-checks), :mod:`~mixrank.inference` (paired tests, multiplicity, rank
+  intervals), :mod:`~mixrank.design` (resolution, power, planning, anytime
+  monitoring, sensitivity), :mod:`~mixrank.change` (item-level reliable change),
+  :mod:`~mixrank.results` (FitResult, GlmmResult), :mod:`~mixrank.arena`
+  (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits);
+* composition: :mod:`~mixrank.fit` (:func:`fit`), :mod:`~mixrank.fit_binomial`
+  (``family="binomial"``), :mod:`~mixrank.fit_fixed` (model x covariate
+  formulas), :mod:`~mixrank.power` (the closed forms in one namespace);
+* presentation: :mod:`~mixrank.report` (plots, HTML), :mod:`~mixrank.cli` (the
+  ``mixrank`` command, run by :mod:`~mixrank.__main__`).
 """
 
 from __future__ import annotations
@@ -27,6 +47,7 @@ from .errors import (
     DegeneratePairWarning,
     DesignError,
     FormulaError,
+    GlmmConvergenceWarning,
     IncompletePairWarning,
     MissingDataWarning,
     MissingDependencyError,
@@ -34,8 +55,10 @@ from .errors import (
     MixrankError,
     MixrankWarning,
     OptionError,
+    PirlsError,
     SingularFitWarning,
     SmallSampleWarning,
+    UnitOfInferenceWarning,
     UnpairedCellsWarning,
     WeakDesignWarning,
 )
@@ -53,7 +76,6 @@ _LAZY: dict[str, str] = {
     "power_summary": ".design.power",
     "simulate": ".design.simulate",
     "Control": ".engine.control", "GlmmControl": ".engine.glmm.control",
-    "fit_pairs": ".engine.lmm.native",
     "fit": ".fit",
     "RandomTerm": ".formula", "Spec": ".formula", "parse": ".formula",
     "Frame": ".frame", "build_frame": ".frame",
@@ -62,7 +84,7 @@ _LAZY: dict[str, str] = {
     "paired_bootstrap": ".inference.paired", "paired_t": ".inference.paired",
     "sign_flip": ".inference.paired", "wilcoxon": ".inference.paired",
     "list_datasets": ".io.datasets", "load_dataset": ".io.datasets",
-    "load_example": ".io.datasets", "load_shared": ".io.datasets",
+    "load_example": ".io.datasets",
     "read_helm": ".io.helm", "read_inspect": ".io.inspect_logs",
     "read_lighteval": ".io.lighteval", "read_lm_eval": ".io.lm_eval",
     "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
@@ -78,7 +100,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .design.simulate import simulate
     from .engine.control import Control
     from .engine.glmm.control import GlmmControl
-    from .engine.lmm.native import fit_pairs
     from .fit import fit
     from .formula import RandomTerm, Spec, parse
     from .frame import Frame, build_frame
@@ -91,7 +112,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         sign_flip,
         wilcoxon,
     )
-    from .io.datasets import list_datasets, load_dataset, load_example, load_shared
+    from .io.datasets import list_datasets, load_dataset, load_example
     from .io.helm import read_helm
     from .io.inspect_logs import read_inspect
     from .io.lighteval import read_lighteval
@@ -104,9 +125,25 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .results import FitResult, GlmmResult, Summary
 
 
+#: Former top-level names -> (module, attribute, new home).  They still resolve for one
+#: release, with a MixrankDeprecationWarning naming the new home (mixrank/_deprecate.py).
+_MOVED: dict[str, tuple[str, str, str]] = {
+    "fit_pairs": (".engine.lmm.native", "fit_pairs",
+                  "mixrank.engine.fit_pairs (an engine stage: integer index pairs of a Frame)"),
+    "load_shared": (".io.datasets", "load_shared",
+                    "mixrank.load_dataset (load_shared was its alias)"),
+}
+
+
 def __getattr__(name: str) -> Any:
     """Import the module that defines the public ``name`` on first access (PEP 562)."""
     target = _LAZY.get(name)
+    if target is None and name in _MOVED:
+        from ._deprecate import warn_moved
+
+        where, attr, home = _MOVED[name]
+        warn_moved(f"mixrank.{name}", home)
+        return getattr(importlib.import_module(where, __name__), attr)
     if target is None:
         raise AttributeError(f"module 'mixrank' has no attribute {name!r}")
     module = importlib.import_module(target, __name__)
@@ -148,8 +185,7 @@ sys.modules[__name__].__class__ = _Namespace
 __all__ = [
     "__version__",
     "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
-    "fit", "fit_pairs", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
-    "load_shared",
+    "fit", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
     "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
@@ -161,4 +197,5 @@ __all__ = [
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
     "plan_labels", "JudgeResult",
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
+    "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
 ]

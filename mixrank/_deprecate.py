@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import MixrankDeprecationWarning, OptionError
 
-__all__ = ["renamed", "warn_renamed", "level_from_alpha"]
+__all__ = ["renamed", "warn_renamed", "warn_moved", "level_from_alpha"]
 
 #: Sentinel default for a keyword that was not passed.
 _UNSET: Any = object()
@@ -27,6 +27,13 @@ def warn_renamed(old: str, new: str, *, where: str = "", stacklevel: int = 3) ->
     warnings.warn(f"{site}{old} is the former name of {new}; it still works in this release "
                   f"and will be removed in the next -- write {new} instead "
                   "(docs/vocabulary.md)", MixrankDeprecationWarning, stacklevel=stacklevel)
+
+
+def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Warn that the name ``old`` moved to ``new`` (it still resolves for one release)."""
+    warnings.warn(f"{old} has moved to {new}; the old name still works in this release and "
+                  "will be removed in the next (docs/vocabulary.md)", MixrankDeprecationWarning,
+                  stacklevel=stacklevel)
 
 
 def renamed(kwargs: dict[str, Any], old: str, new: str, value: Any, *, default: Any = None,

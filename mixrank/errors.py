@@ -56,6 +56,15 @@ class ConvergenceError(MixrankError, RuntimeError):
     """An optimiser failed to reach a verified optimum."""
 
 
+class PirlsError(ConvergenceError):
+    """The binomial GLMM's penalised IRLS did not converge at some (theta, beta).
+
+    Raised inside the optimiser (which treats it as an infinite deviance); a
+    fit that cannot recover reports a :class:`ConvergenceError`.  It is a
+    :class:`MixrankError` and still a ``RuntimeError``.
+    """
+
+
 class MissingDependencyError(MixrankError, ImportError):
     """An optional dependency (extra) is not installed."""
 
@@ -77,6 +86,18 @@ class SingularFitWarning(MixrankWarning):
 
 class ConvergenceWarning(MixrankWarning):
     """An optimum failed its convergence check (see ``Control(convergence=...)``)."""
+
+
+class GlmmConvergenceWarning(ConvergenceWarning):
+    """The binomial GLMM optimiser stopped before its convergence criterion was met.
+
+    A :class:`ConvergenceWarning`, so one filter on ``mixrank.ConvergenceWarning``
+    covers both families (``GlmmControl(convergence=...)`` sets the action).
+    """
+
+
+class UnitOfInferenceWarning(MixrankWarning):
+    """The binomial fit's contrasts are at the cell level (no model-by-unit term)."""
 
 
 class SmallSampleWarning(MixrankWarning):

@@ -36,6 +36,7 @@ from .errors import (
     FormulaError,
     IncompletePairWarning,
     MixrankWarning,
+    OptionError,
     SingularFitWarning,
     UnpairedCellsWarning,
     WeakDesignWarning,
@@ -43,7 +44,7 @@ from .errors import (
 from .fit_binomial import fit_binomial
 from .fit_fixed import fit_interaction
 from .formula import InteractionSpec, Spec, parse
-from .frame import Frame
+from .frame import Frame, refuse_build_options
 from .frame.columns import CompressedFrame
 from .results import FitResult
 from .results.glmm_result import GlmmResult
@@ -68,6 +69,21 @@ def _statsmodels(frame: Frame, idx: list[tuple[int, int]], *, method: str, estim
 def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
           control: Control) -> list[PairFit]:
     return fit_pairs_lme4(frame, idx, estimand=estimand)
+
+
+#: Control fields every engine honours (the per-check actions, applied by check_fits).
+_CHECK_FIELDS = ("singular", "convergence", "small_sample", "min_units")
+
+
+def _refuse_optimiser_control(control: Control, engine: str) -> None:
+    """A cross-check engine runs its own optimiser: non-default optimiser fields are refused."""
+    base = Control()
+    set_ = [f for f in vars(base) if f not in _CHECK_FIELDS and getattr(control, f) !=
+            getattr(base, f)]
+    if set_:
+        raise OptionError(f"Control({', '.join(set_)}=...) sets the native engine's optimiser, "
+                          f"which engine={engine!r} does not use; with this engine only "
+                          f"Control({', '.join(_CHECK_FIELDS)}) apply, or use engine='native'")
 
 
 #: engine name -> fitter for the gaussian family ("auto" is "native").
@@ -157,7 +173,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int = ...,
+        family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int | None = ...,
         progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...,
         df: str | None = ...) -> GlmmResult:
@@ -169,7 +185,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
         estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: str = ..., control: Control | GlmmControl | None = ..., nagq: int = ...,
+        family: str = ..., control: Control | GlmmControl | None = ..., nagq: int | None = ...,
         progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
         lam: float | str | None = ..., incomplete: str = ...,
         df: str | None = ...) -> FitResult:
@@ -182,7 +198,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
         family: str = "gaussian", control: Control | GlmmControl | None = None,
-        nagq: int = 1, progress: Callable[[int, int], Any] | bool | None = None,
+        nagq: int | None = None, progress: Callable[[int, int], Any] | bool | None = None,
         gold: str | None = None, lam: float | str | None = None,
         incomplete: str = "keep", df: str | None = None) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
@@ -221,7 +237,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         else).  ``pandas`` reads the rows into memory; ``duckdb`` aggregates
         parquet files (or a table) out of core in an embedded DuckDB;
         ``dask`` aggregates with dask.dataframe on a Dask cluster.  Every
-        backend gives the same FitResult.  Ignored for a prebuilt Frame.
+        backend gives the same FitResult.  A prebuilt Frame refuses it (and
+        ``client``, ``backend_options``, ``pair_by``, ``replicate``, ``na``):
+        they apply when the frame is built.
     client : distributed.Client, cluster or str, optional
         ``backend="dask"``: the cluster (a client, a ``LocalCluster`` or a
         scheduler address such as ``"tcp://10.0.0.5:8786"``); default dask's
@@ -238,8 +256,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         ``lme4::glmer(formula, family = binomial)`` over all models at once,
         the formula read literally as glmer reads it (docs/glmm.md); returns
         a :class:`~mixrank.results.glmm_result.GlmmResult`.
-    nagq : {1, 0}
-        ``family="binomial"`` only: glmer's nAGQ (1 = Laplace).
+    nagq : {1, 0}, optional
+        ``family="binomial"`` only: glmer's nAGQ (default 1 = Laplace); an
+        :class:`~mixrank.errors.OptionError` with any other family.
     control : Control, optional
         Optimiser tolerances, starts, finite-difference steps and the action
         ("ignore" | "warning" | "error") for singular fits, non-convergence
@@ -329,6 +348,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     0     m01     m02  960
     """
     level = check_level(level, DesignError)
+    refuse_build_options(data, pair_by=pair_by, replicate=replicate, na=na, backend=backend,
+                         client=client, backend_options=backend_options)
+    if nagq is not None and family != "binomial":
+        raise OptionError(f"nagq={nagq!r} sets glmer's nAGQ of the binomial GLMM; with "
+                          f"family={family!r} it would be ignored: drop it or pass "
+                          "family='binomial'")
     _check_choice("incomplete", incomplete, INCOMPLETE)
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
@@ -344,7 +369,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                              ("method", method, "reml"), ("engine", engine, "auto"),
                              ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
                              ("backend", backend, "pandas"), ("family", family, "gaussian"),
-                             ("control", control, None), ("nagq", nagq, 1), ("client", client, None),
+                             ("control", control, None), ("nagq", nagq, None), ("client", client, None),
                              ("backend_options", backend_options, None),
                              ("incomplete", incomplete, "keep"), ("df", df, None)) if v != d})
     if family == "binomial":
@@ -353,7 +378,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                                         ("progress", progress, None),
                                         ("incomplete", incomplete, "keep"), ("df", df, None))
                    if v != d}
-        return fit_binomial(formula, data, nagq=nagq, pairs=pairs, level=level, pair_by=pair_by,
+        return fit_binomial(formula, data, nagq=1 if nagq is None else nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
                             backend_options=backend_options, ignored=changed,
                             control=control)
@@ -379,7 +404,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                                              method=method, engine=engine, family=family,
                                              estimand=estimand, backend=backend,
                                              pair_by=pair_by, replicate=replicate, na=na,
-                                             control=control)
+                                             control=control, client=client,
+                                             backend_options=backend_options,
+                                             progress=as_progress(progress, "fitting pairs"))
         check_fits(ifits, frame, iidx, control)
         if df not in (None, "satterthwaite"):
             raise DesignError(f"df={df!r} is not available for model x covariate formulas; "
@@ -389,6 +416,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                          estimand=estimand, level=level, restricted=pairs is not None,
                          incomplete=kept[0] if kept else ())
     fitter = _fitter(family, engine, method, estimand)
+    if fitter is not _native:
+        _refuse_optimiser_control(control, engine)
     reporter = as_progress(progress, "fitting pairs")
     if isinstance(data, Frame):
         frame = data

@@ -15,17 +15,13 @@ from typing import Any
 from .engine.glmm.control import as_glmm_control
 from .engine.glmm.fit import fit_glmm
 from .engine.glmm_data import binomial_frame
-from .errors import DesignError, MixrankWarning
+from .errors import DesignError, OptionError, UnitOfInferenceWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
 from .results.glmm_by import GlmmByResult
 from .results.glmm_result import GlmmResult, unit_line
 from .results.glmm_slope import GlmmSlopeResult
 
 __all__ = ["fit_binomial", "UnitOfInferenceWarning"]
-
-
-class UnitOfInferenceWarning(MixrankWarning):
-    """The binomial fit's contrasts are at the cell level (no model-by-unit term)."""
 
 
 def covariate_levels(frame: Any, gf: GlmmFormula,
@@ -80,8 +76,10 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
 
     Raises
     ------
+    OptionError
+        Linear-engine options (``method``, ``estimand``, ``engine``,
+        ``progress``, ``incomplete``, ``df``) set.
     DesignError
-        Linear-engine options (``method``, ``estimand``, ``engine``) set;
         ``pairs`` naming a model twice or an unknown model.
 
     Notes
@@ -104,8 +102,10 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
     """
     bad = {k: v for k, v in (ignored or {}).items()}
     if bad:
-        raise DesignError(f"option(s) {bad} apply to the linear (gaussian) engine only; the "
-                          "binomial GLMM is one joint maximum-likelihood fit (drop them)")
+        raise OptionError(f"option(s) {bad} apply to the linear (gaussian) engine only; the "
+                          "binomial GLMM is one joint maximum-likelihood fit (drop them). It "
+                          "takes nagq=, pairs=, level=, pair_by=, replicate=, na=, backend=, "
+                          "client=, backend_options= and control=mixrank.GlmmControl(...)")
     ctl = as_glmm_control(control)
     gf: GlmmFormula = parse_glmm(formula) if isinstance(formula, str) else parse_glmm(str(formula))
     frame, nobs, log_choose = binomial_frame(gf, data, pair_by=pair_by, replicate=replicate, na=na,

@@ -14,7 +14,7 @@ from typing import Any
 from .engine.control import DEFAULT_CONTROL, Control
 from .engine.lmm.fixed import Design, build_design, fit_pairs_fixed
 from .engine.records import PairFit
-from .errors import DataError, DesignError
+from .errors import DataError, DesignError, OptionError
 from .formula import InteractionSpec
 from .frame import Frame, build_frame
 from .frame.covariates import attach_covariates
@@ -62,14 +62,38 @@ def fit_interaction(spec: InteractionSpec, data: Any,
                     resolve: Callable[[Frame, Any], list[tuple[int, int]]], *, pairs: Any,
                     method: str, engine: str, family: str, estimand: str, backend: str,
                     pair_by: Sequence[str] | None, replicate: str | None,
-                    na: str, control: Control = DEFAULT_CONTROL
+                    na: str, control: Control = DEFAULT_CONTROL, client: Any = None,
+                    backend_options: Any = None,
+                    progress: Callable[[int, int], Any] | None = None
                     ) -> tuple[Frame, list[PairFit], list[tuple[int, int]]]:
     """Frame, per-pair fits and pair indices of an interaction formula
-    (``resolve``: :func:`mixrank.fit.resolve_pairs`)."""
+    (``resolve``: :func:`mixrank.fit.resolve_pairs`).
+
+    ``progress(done, total)`` is called before and after the pairs are fitted
+    (once at the end, as the cross-check engines do).  ``client`` and
+    ``backend_options`` configure out-of-core backends, which this path does
+    not have: set, they raise :class:`~mixrank.errors.OptionError`.
+    """
+    for name, value in (("client", client), ("backend_options", backend_options)):
+        if value is not None:
+            raise OptionError(f"{name}= configures the out-of-core backends ('duckdb', "
+                              "'dask'), which model x covariate formulas do not use (their "
+                              "covariates are read from the rows in memory, backend='pandas'); "
+                              f"drop {name}=")
     if family != "gaussian":
         raise DesignError(f"family={family!r} does not support covariates in the fixed part "
                           "yet; use family='gaussian'")
     frame, design = interaction_frame(spec, data, method=method, engine=engine, backend=backend,
                                       pair_by=pair_by, replicate=replicate, na=na)
     idx = resolve(frame, pairs)
-    return frame, fit_pairs_fixed(frame, design, idx, estimand=estimand, control=control), idx
+    if progress is not None:
+        progress(0, len(idx))
+    try:
+        fits = fit_pairs_fixed(frame, design, idx, estimand=estimand, control=control)
+        if progress is not None:
+            progress(len(idx), len(idx))
+    finally:
+        close = getattr(progress, "close", None)
+        if callable(close):
+            close()
+    return frame, fits, idx

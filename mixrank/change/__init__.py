@@ -11,6 +11,8 @@ Modules:
 * :mod:`~mixrank.change.reliability` -- split-half reliability of one version;
 * :mod:`~mixrank.change.eb` -- per-item exact tests, Storey q-values and the
   empirical-Bayes (normal-normal REML) shrinkage of item changes;
+* :mod:`~mixrank.change.difficulty` -- reliable change by item difficulty and
+  the attainable p-value (docs/sensitivity.md §5);
 * :mod:`~mixrank.change.versions` -- selecting the two versions' rows and
   checking their columns, scores and items x K matrices;
 * :mod:`~mixrank.change.result` -- :class:`ReliableChange` and

@@ -16,6 +16,10 @@ new subcommand is one new module plus one line there.
 
 - :mod:`.common` — argument groups, loading the data argument, fitting as the
   options say, rendering tables (shared by every subcommand);
+- :mod:`.options` — the argument groups the subcommands share (data, fit,
+  output, ranks, alpha/power options);
+- :mod:`.pass_at` — ``--pass-at K``: k-of-n input turned into per-item pass@k;
+- :mod:`.judge` — ``judge`` (an LLM judge against reference labels, label budget);
 - :mod:`.progress` — the terminal progress bar;
 - :mod:`.fitting` — ``demo``, ``fit``, ``contrasts``, ``components``;
 - :mod:`.scores` — ``scores``;

@@ -10,6 +10,14 @@ Modules (closed forms first, then what builds on a fit):
 
 * :mod:`~mixrank.design.checks` -- validators shared by the closed forms
   (levels, powers, accuracies, Frechet bounds of a 0/1 correlation);
+* :mod:`~mixrank.design.estimand` -- the estimand of a fitted pair as weights
+  over its common cells;
+* :mod:`~mixrank.design.family` -- the family of pairs a verdict table (or a
+  sensitivity check) is about;
+* :mod:`~mixrank.design.paradigms` -- per-pair closed forms of the verdict-table
+  paradigms;
+* :mod:`~mixrank.design.summaries` -- the summaries the resolution papers
+  report (unresolved share by effect size, shortcut and bootstrap N*);
 * :mod:`~mixrank.design.power` -- ``sigma_d``, ``n_star``, ``mde``,
   ``resolution_ratio`` and ``power`` for one paired comparison;
 * :mod:`~mixrank.design.power.audit` -- the Cohen-h shortcut lemma, the calculator

@@ -20,6 +20,8 @@ Modules, from the data to a fitted pair:
 * :mod:`~mixrank.engine.structure` -- the random-effects structure of a
   pair's cells (shared by pairs scored on the same cells) and the
   difference-dependent sums;
+* :mod:`~mixrank.engine.estimability` -- which pairs the formula can
+  estimate on their common cells, and how weak the estimable ones are;
 * :mod:`~mixrank.engine.lmm.objective` -- the profiled REML criterion of one
   pair (cf. lme4's ``mkLmerDevfun``);
 * :mod:`~mixrank.engine.lmm.reml` -- the fit as public stages: moment start,
@@ -50,3 +52,16 @@ Modules, from the data to a fitted pair:
   :mod:`~mixrank.engine.crosscheck.lme4_engine` -- cross-check adapters that fit the
   same pairs with statsmodels MixedLM or R lme4 + lmerTest.
 """
+
+from typing import Any
+
+__all__ = ["fit_pairs"]
+
+
+def __getattr__(name: str) -> Any:
+    """``mixrank.engine.fit_pairs``: the native engine's stage over index pairs (lazy)."""
+    if name == "fit_pairs":
+        from .lmm.native import fit_pairs
+
+        return fit_pairs
+    raise AttributeError(f"module 'mixrank.engine' has no attribute {name!r}")

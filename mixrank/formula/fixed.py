@@ -70,7 +70,7 @@ class InteractionSpec(Spec):
 
     def _key(self) -> tuple:
         return (self.response, self.comparison, frozenset(self.random),
-                frozenset(frozenset(t) for t in self.fixed_terms))
+                frozenset(frozenset(t) for t in self.fixed_terms), self._binomial_key())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Spec):
@@ -195,7 +195,7 @@ def _expand(formula: str, fixed_text: str, span: tuple[int, int]) -> list[tuple[
     return out
 
 
-def parse(formula: str) -> Spec:
+def parse(formula: str, *, binomial: bool = False) -> Spec:
     """Parse a mixrank formula, with or without a model x covariate fixed part.
 
     Parameters
@@ -206,6 +206,10 @@ def parse(formula: str) -> Spec:
         comparison factor with cell-level columns: ``model * x``,
         ``model + model:x``, ``model * (x + z)``, ``model * x:z``.  The
         comparison factor is the first column named in the fixed part.
+    binomial : bool
+        Read the formula as ``lme4::glmer`` does for ``family="binomial"``
+        (see :func:`mixrank.formula.parser.parse`): a ``cbind`` response and
+        model-by-unit random terms are allowed.
 
     Returns
     -------
@@ -242,40 +246,43 @@ def parse(formula: str) -> Spec:
     'correct ~ model + (1|subject)'
     """
     if isinstance(formula, str):
-        return _parse_cached(formula)
-    return _parse(formula)
+        return _parse_cached(formula, binomial)
+    return _parse(formula, binomial)
 
 
 @functools.lru_cache(maxsize=256)
-def _parse_cached(formula: str) -> Spec:
-    return _parse(formula)
+def _parse_cached(formula: str, binomial: bool) -> Spec:
+    return _parse(formula, binomial)
 
 
-def _parse(formula: str) -> Spec:
+def _parse(formula: str, binomial: bool = False) -> Spec:
     """The uncached :func:`parse`."""
+    def plain(text: str) -> Spec:
+        return parse_plain(text, binomial=binomial)
+
     if not isinstance(formula, str) or not formula.strip():
-        return parse_plain(formula)
+        return plain(formula)
     tokens = tokenize(formula)
     split = _split(tokens)
     if split is None or not split.fixed:
-        return parse_plain(formula)
+        return plain(formula)
     fixed_tokens = [t for term in split.fixed for t in term]
     if len({t.value for t in fixed_tokens if t.kind == "name"}) <= 1 or any(
             a.is_op("(") and b.is_op(")") for a, b in zip(fixed_tokens, fixed_tokens[1:])):
-        return parse_plain(formula)     # the comparison alone (or an empty '()')
+        return plain(formula)     # the comparison alone (or an empty '()')
     if not any(t.is_op("*", ":") for t in fixed_tokens) and any(
             t.kind != "name" and not t.is_op("+") for t in fixed_tokens):
-        return parse_plain(formula)     # no crossing: the hand parser's messages apply
+        return plain(formula)     # no crossing: the hand parser's messages apply
     for term in split.fixed:
         for i, tok in enumerate(term):
             _check_token(formula, tok, term[i - 1] if i else None,
                          term[i + 1] if i + 1 < len(term) else None)
     names = [t for t in fixed_tokens if t.kind == "name"]
     if not names:
-        return parse_plain(formula)
+        return plain(formula)
     comparison = names[0]
     try:
-        base = parse_plain(_masked(formula, split, comparison))
+        base = plain(_masked(formula, split, comparison))
     except FormulaError as err:   # quote the formula as given, same caret
         raise FormulaError(err.reason, formula, err.position, err.length) from None
     span = (fixed_tokens[0].start, fixed_tokens[-1].end)
@@ -331,5 +338,6 @@ def _build(formula: str, base: Spec, comparison: Token, names: list[Token],
                 f"of '{c}', or remove '{c}' from the fixed part.",
                 formula, tok.start, tok.end - tok.start)
     return InteractionSpec(formula=formula, response=base.response, comparison=cmp,
-                           random=base.random, fixed_terms=tuple(d_terms),
-                           covariates=tuple(covariates))
+                           random=base.random, model_terms=base.model_terms,
+                           failures=base.failures, trials=base.trials,
+                           fixed_terms=tuple(d_terms), covariates=tuple(covariates))

@@ -15,7 +15,7 @@ message quotes the formula with a caret under the offending characters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mixrank.errors import FormulaError
 from mixrank.formula.spec import RandomTerm, Spec
@@ -47,8 +47,9 @@ class _Parser:
     """Recursive-descent parser over the tokens right of '~'."""
 
     def __init__(self, formula: str, tokens: list[Token], at: int, response: Token,
-                 closing: dict[int, int]) -> None:
+                 closing: dict[int, int], binomial: bool = False) -> None:
         self.formula = formula
+        self.binomial = binomial  # glmer's reading: model-by-unit terms allowed
         self.toks = tokens  # all tokens; parsing starts after the '~' at index ``at``
         self.tilde = tokens[at]
         self.response = response
@@ -374,11 +375,11 @@ class _Parser:
                 f"The response '{comparison.value}' is also the comparison factor. Expected "
                 "two different columns: the score left of '~', the compared systems right "
                 "of it, e.g. 'correct ~ model'.", comparison.start, comparison.end)
+        roles = [("comparison factor", comparison)] if not self.binomial else []
         for group in self.groups:
             src = self.formula[group.start:group.end]
             for tok in group.names:
-                for role, other in (("comparison factor", comparison),
-                                    ("response", self.response)):
+                for role, other in roles + [("response", self.response)]:
                     if tok.value == other.value:
                         raise self.fail(
                             f"The random term '{src}' names the {role} '{tok.value}'. "
@@ -387,17 +388,29 @@ class _Parser:
                             tok.start, tok.end)
         first: dict[frozenset, tuple[tuple[str, ...], _Group]] = {}
         ordered: list[tuple[str, ...]] = []
+        model_terms: list[tuple[str, ...]] = []
         for group in self.groups:
             for factors in group.terms:
                 key = frozenset(factors)
                 if key in first:
                     raise self.duplicate(factors, group, *first[key])
                 first[key] = (factors, group)
-                ordered.append(factors)
+                if comparison.value not in factors:
+                    ordered.append(factors)
+                elif len(factors) > 1:        # binomial: a model-by-unit term
+                    model_terms.append(factors)
+                else:
+                    src = self.formula[group.start:group.end]
+                    raise self.fail(
+                        f"The random term '{src}' groups by the comparison factor "
+                        f"'{comparison.value}' alone, but the model effects are fixed. Expected "
+                        f"a model-by-unit term such as '(1|subject:{comparison.value})'; remove "
+                        f"'{src}'.", group.start, group.end)
         ordered.sort(key=len)  # stable: ties keep first appearance
         return Spec(formula=self.formula, response=self.response.value,
                     comparison=comparison.value,
-                    random=tuple(RandomTerm(f) for f in ordered))
+                    random=tuple(RandomTerm(f) for f in ordered),
+                    model_terms=tuple(model_terms))
 
     def duplicate(self, factors: tuple[str, ...], group: _Group,
                   earlier: tuple[str, ...], earlier_group: _Group) -> FormulaError:
@@ -418,6 +431,27 @@ class _Parser:
 
 
 
+def _cbind(formula: str, lhs: list[Token]) -> tuple[Token, str | None, str | None] | None:
+    """A binomial response ``cbind(k, f)`` / ``cbind(k, n - k)``: (k, failures, trials);
+    None when ``lhs`` is not a ``cbind(...)`` call."""
+    if not (len(lhs) >= 3 and lhs[0].kind == "name" and lhs[0].value == "cbind"
+            and lhs[1].is_op("(") and lhs[-1].is_op(")")):
+        return None
+    inner = lhs[2:-1]
+    names = [t.kind == "name" for t in inner]
+    if len(inner) == 3 and names[0] and inner[1].text == "," and names[2]:
+        return inner[0], inner[2].value, None
+    if (len(inner) == 5 and names[0] and inner[1].text == "," and names[2]
+            and inner[3].is_op("-") and names[4] and inner[4].value == inner[0].value):
+        return inner[0], None, inner[2].value
+    start, end = lhs[0].start, lhs[-1].end
+    raise FormulaError(
+        f"The response '{formula[start:end]}' is not cbind(successes, failures). Expected "
+        "'cbind(k, f)' (columns of successes and failures) or 'cbind(k, n - k)' "
+        "(successes and trials), e.g. 'cbind(k, n - k) ~ model + (1|question)'.",
+        formula, start, end - start)
+
+
 def _response(formula: str, lhs: list[Token], tilde: Token) -> Token:
     if not lhs:
         raise FormulaError(
@@ -436,7 +470,7 @@ def _response(formula: str, lhs: list[Token], tilde: Token) -> Token:
         formula, start, end - start)
 
 
-def parse(formula: str) -> Spec:
+def parse(formula: str, *, binomial: bool = False) -> Spec:
     """Parse an lme4-style mixrank formula.
 
     Parameters
@@ -447,6 +481,13 @@ def parse(formula: str) -> Spec:
         contain letters, digits, ``_`` and ``.`` and do not start with a
         digit; any other name is backquoted, e.g. ``(1|`my col`)``.
         Whitespace is free.
+    binomial : bool
+        Read the formula literally as ``lme4::glmer(family = binomial)`` does
+        (docs/glmm.md): the response may be ``cbind(k, f)`` or ``cbind(k, n -
+        k)`` (``Spec.failures`` / ``Spec.trials``), and random terms naming
+        the comparison factor with another grouping (``(1|subject:model)``)
+        are model-by-unit terms (``Spec.model_terms``) instead of an error;
+        ``(1|model)`` alone is still refused.
 
     Returns
     -------
@@ -529,7 +570,11 @@ def parse(formula: str) -> Spec:
             "and the terms; remove the extra one.", formula, second.start, 1)
     closing = match_parentheses(formula, tokens)
     at = tildes[0]
-    response = _response(formula, tokens[:at], tokens[at])
-    parser = _Parser(formula, tokens, at, response, closing)
+    counts = _cbind(formula, tokens[:at]) if binomial else None
+    response = counts[0] if counts else _response(formula, tokens[:at], tokens[at])
+    parser = _Parser(formula, tokens, at, response, closing, binomial)
     parser.parse()
-    return parser.finish()
+    spec = parser.finish()
+    if counts:
+        spec = replace(spec, failures=counts[1], trials=counts[2])
+    return spec

@@ -54,12 +54,23 @@ class Spec:
     random : tuple of RandomTerm
         Random intercepts, ``a/b`` expanded to ``a`` and ``a:b``, in canonical
         order: by number of factors, then by first appearance.
+    model_terms : tuple of tuple of str
+        ``family="binomial"`` only (``parse(..., binomial=True)``): random
+        terms naming the comparison factor (model-by-unit terms such as
+        ``(1|subject:model)``), as written; empty otherwise.
+    failures, trials : str or None
+        A ``cbind`` response (binomial only): ``cbind(k, f)`` gives the
+        failure column ``f``, ``cbind(k, n - k)`` the trials column ``n``;
+        ``response`` is then the success column ``k``.
     """
 
     formula: str
     response: str
     comparison: str
     random: tuple[RandomTerm, ...] = ()
+    model_terms: tuple[tuple[str, ...], ...] = ()
+    failures: str | None = None
+    trials: str | None = None
 
     @property
     def grouping_columns(self) -> tuple[str, ...]:
@@ -86,11 +97,16 @@ class Spec:
         rhs = " + ".join([_quote(self.comparison)] + [str(t) for t in self.random])
         return f"{_quote(self.response)} ~ {rhs}"
 
+    def _binomial_key(self) -> tuple:
+        return (frozenset(frozenset(t) for t in self.model_terms), self.failures, self.trials)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Spec):
             return NotImplemented
-        return (self.response, self.comparison, frozenset(self.random)) == (
-            other.response, other.comparison, frozenset(other.random))
+        return (self.response, self.comparison, frozenset(self.random),
+                self._binomial_key()) == (other.response, other.comparison,
+                                          frozenset(other.random), other._binomial_key())
 
     def __hash__(self) -> int:
-        return hash((self.response, self.comparison, frozenset(self.random)))
+        return hash((self.response, self.comparison, frozenset(self.random),
+                     self._binomial_key()))

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, DataQualityWarning, MissingDataWarning
+from ..errors import DataError, DataQualityWarning, MissingDataWarning, OptionError
 from ..formula.spec import Spec
 from .columns import CompressedFrame, ModelColumns
 from .encode import combine_codes, encode_column
@@ -30,9 +30,32 @@ from .memory import check_frame_size
 from .source import row_origin, to_pandas
 
 __all__ = ["build_frame", "CONVENTIONAL_KEYS", "default_pair_by", "resolve_keys",
-           "assemble_frame", "duplicate_cells_error", "cell_scores", "score_kind", "STRAY_SHARE"]
+           "assemble_frame", "duplicate_cells_error", "cell_scores", "score_kind", "STRAY_SHARE",
+           "BUILD_OPTIONS", "refuse_build_options"]
 
 CONVENTIONAL_KEYS = ("subject", "question", "prompt")
+
+
+#: Options that only act while a frame is built from raw data, with their defaults.
+BUILD_OPTIONS: dict[str, Any] = {"pair_by": None, "replicate": None, "na": "error",
+                                 "backend": "pandas", "client": None, "backend_options": None}
+
+
+def refuse_build_options(data: Any, **given: Any) -> None:
+    """Raise :class:`OptionError` when ``data`` is a prebuilt :class:`Frame` and one of
+    :data:`BUILD_OPTIONS` is set: the frame is already built, so they would be ignored."""
+    if not isinstance(data, Frame):
+        return
+    unknown = set(given) - set(BUILD_OPTIONS)
+    if unknown:
+        raise TypeError(f"refuse_build_options: unknown option(s) {sorted(unknown)}")
+    set_ = {k: v for k, v in given.items() if v is not BUILD_OPTIONS[k] and v != BUILD_OPTIONS[k]}
+    if set_:
+        shown = ", ".join(f"{k}={v!r}" for k, v in set_.items())
+        raise OptionError(f"{shown}: data is a prebuilt Frame, and these options act only while "
+                          "a frame is built from raw data (they would be ignored). Drop them, "
+                          "or pass the raw data (or build_frame(..., pair_by=, replicate=, na=) / "
+                          "mixrank.io.backends.load_frame(..., backend=, client=, options=))")
 
 
 def as_spec(formula: str | Spec) -> Spec:

@@ -1,4 +1,23 @@
-"""Stage inference: paired tests, multiplicity, rank intervals (contrasts come from results)."""
+"""Stage inference: paired tests, multiplicity, rank intervals (contrasts come from results).
+
+Modules:
+
+* :mod:`~mixrank.inference.paired` -- classic paired tests and effect sizes
+  (docs/methods.md §5), with :mod:`~mixrank.inference.paired_data` (their input
+  handling) and :mod:`~mixrank.inference.paired_resampling` (the resampling
+  tests);
+* :mod:`~mixrank.inference.multiplicity` -- multiplicity adjustment of p-values;
+* :mod:`~mixrank.inference.joint` -- the joint covariance of all fitted pairwise
+  contrasts;
+* :mod:`~mixrank.inference.simultaneous` -- family-wise answers for the pairwise
+  contrasts of a fit;
+* :mod:`~mixrank.inference.randomization` -- unit-level randomization
+  (sign-flip) max-t, step-down and contrast draws;
+* :mod:`~mixrank.inference.sign_exact` -- the exact sign test of a pair without
+  an estimable variance;
+* :mod:`~mixrank.inference.ranks` -- confidence intervals for ranks (a
+  subpackage).
+"""
 
 from .multiplicity import adjust, reject
 from .paired import effect_sizes, mcnemar, paired_bootstrap, paired_t, sign_flip, wilcoxon

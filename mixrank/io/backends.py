@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from ..errors import DataError, OptionError
 from ..formula.spec import Spec
 from ..frame import Frame, build_frame
 from ..frame.build import as_spec
@@ -50,9 +50,31 @@ from .backend_duckdb import duckdb_cells
 from .read import read_for_formula
 from .sources import Source, is_glob, read_into_memory, resolve_source
 
-__all__ = ["BACKENDS", "Source", "resolve_source", "aggregate_cells", "load_frame"]
+__all__ = ["BACKENDS", "BACKEND_OPTIONS", "Source", "resolve_source", "aggregate_cells",
+           "load_frame"]
 
 BACKENDS = ("pandas", "duckdb", "dask")
+
+#: The ``options`` (``fit(backend_options=)``) each backend reads; any other key is refused.
+BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "pandas": (),
+    "duckdb": ("memory_limit", "threads", "temp_directory", "layout"),
+    "dask": ("timeout", "npartitions", "split_out"),
+}
+
+
+def check_options(backend: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``options`` as a dict, or :class:`OptionError` naming the keys ``backend`` does not read
+    (and the ones it does) -- an option is never silently ignored."""
+    opts = dict(options or {})
+    valid = BACKEND_OPTIONS.get(backend, ())
+    bad = [k for k in opts if k not in valid]
+    if bad:
+        where = ", ".join(f"{b!r}: {', '.join(v)}" for b, v in BACKEND_OPTIONS.items() if v)
+        raise OptionError(f"backend_options {bad} are not read by backend={backend!r} (it reads "
+                          f"{', '.join(valid) if valid else 'no options'}); the backends' "
+                          f"options are {where}. Drop them or choose the backend they belong to")
+    return opts
 
 
 def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb",
@@ -129,7 +151,7 @@ def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb"
     (5760, 5760, 1)
     """
     spec = as_spec(formula)
-    opts = dict(options or {})
+    opts = check_options(backend, options) if backend in BACKENDS else {}
     src = source if isinstance(source, Source) else resolve_source(source)
     if backend == "duckdb":
         if client is not None:
@@ -198,6 +220,7 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     """
     if backend not in BACKENDS:
         raise DataError(f"backend={backend!r}; expected one of {BACKENDS}")
+    check_options(backend, options)
     source = read_for_formula(source, formula)  # harness output: the formula's metric
     if backend == "pandas":
         if client is not None:

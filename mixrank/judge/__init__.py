@@ -5,5 +5,8 @@ reference labels on a subset of cells.  Outputs: the PPI++ estimates per
 model and pair (:mod:`mixrank.judge.ppi`, :mod:`mixrank.judge.estimate`),
 the fitted :class:`~mixrank.judge.result.JudgeResult`, judge diagnostics
 (:mod:`mixrank.judge.diagnostics`) and label planning
-(:mod:`mixrank.judge.plan`).
+(:mod:`mixrank.judge.plan`).  The judge scores and reference labels aligned on
+the cells of a frame are :mod:`mixrank.judge.data`; the joint covariance of the
+corrected contrasts :mod:`mixrank.judge.joint`; the fit and its result
+:mod:`mixrank.judge.result`.
 """

@@ -1,5 +1,21 @@
 """Stage results: FitResult (immutable, cheap accessors), Summary, and GlmmResult (binomial GLMM;
-GlmmByResult for ``model * x`` with a categorical x, GlmmSlopeResult with a numeric x)."""
+GlmmByResult for ``model * x`` with a categorical x, GlmmSlopeResult with a numeric x).
+
+Modules:
+
+* :mod:`~mixrank.results.fit_result` -- :class:`FitResult`, the fitted object
+  over all pairs and its tidy accessors;
+* :mod:`~mixrank.results.summary` -- printable summaries;
+* :mod:`~mixrank.results.scores` -- each model's score with its uncertainty at
+  the formula's unit;
+* :mod:`~mixrank.results.interactions` -- contrasts by covariate level of a
+  model x covariate fit, with :mod:`~mixrank.results.anova` (per-pair F tests
+  that the gap is the same at every level) and
+  :mod:`~mixrank.results.ranks_by` (rank intervals per level);
+* :mod:`~mixrank.results.glmm_result` -- :class:`GlmmResult`, the binomial GLMM
+  fit; :mod:`~mixrank.results.glmm_by` (``model * x``, categorical x) and
+  :mod:`~mixrank.results.glmm_slope` (numeric x).
+"""
 
 from .fit_result import FitResult
 from .glmm_by import GlmmByResult

@@ -23,8 +23,8 @@ ALPHA = 0.05
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(n_plan=500), dict(d_plan=80),
-                                dict(anytime="normal"), dict(anytime="normal", sigma=0.7),
-                                dict(anytime="normal", variance="sample")])
+                                dict(kind="normal"), dict(kind="normal", sigma=0.7),
+                                dict(kind="normal", variance="sample")])
 def test_prefix_gives_the_same_path(kw):
     rng = np.random.default_rng(21)
     x = rng.binomial(1, 0.62, 700)
@@ -77,3 +77,20 @@ def test_resolution_anytime_column_states_its_cell_level_null():
     assert "per-cell null" in meta["null"] and "'subject'" in meta["null"]
     cells = mixrank.fit("correct ~ model", mixrank.load_example())
     assert "null" not in (cells.resolution().attrs["mixrank"]["anytime"] or {})
+
+
+def test_monitor_kind_is_the_one_entry_and_anytime_still_works():
+    from mixrank import MixrankDeprecationWarning, OptionError
+    from mixrank.design.anytime.bernoulli import monitor_bernoulli
+
+    rng = np.random.default_rng(3)
+    x, y = rng.binomial(1, 0.6, 300), rng.binomial(1, 0.5, 300)
+    d = (x - y).astype(float)
+    pd.testing.assert_frame_equal(monitor(x, y, kind="bernoulli"), monitor_bernoulli(d))
+    normal = monitor(x, y, kind="normal")
+    assert normal.attrs["mixrank"]["method"] == "normal_mixture"
+    with pytest.warns(MixrankDeprecationWarning, match="anytime= is the former name of kind="):
+        old = monitor(x, y, anytime="normal")
+    pd.testing.assert_frame_equal(old, normal)
+    with pytest.raises(OptionError, match=r"kind='gauss'.*'auto', 'normal', 'bernoulli'"):
+        monitor(x, y, kind="gauss")

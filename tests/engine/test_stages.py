@@ -193,7 +193,7 @@ def test_registry_and_exported_fit_pairs():
         with pytest.raises(DesignError, match=match):
             mixrank.fit(CROSSED, d, **kw)
     fr = mixrank.build_frame(d, CROSSED)
-    direct = mixrank.fit_pairs(fr, [(0, 1)])[0]
+    direct = mixrank.engine.fit_pairs(fr, [(0, 1)])[0]
     via_fit = mixrank.fit(CROSSED, fr).pairs[0]
     assert direct.estimate == via_fit.estimate and direct.df == via_fit.df
 

@@ -3,11 +3,14 @@
 Stage: design (needs no fitted model).  docs/anytime.md and docs/methods.md §6
 describe the statistics.
 
+The public entry is one :func:`monitor` (``kind="normal" | "bernoulli" | "auto"``);
+the functions of the two boundaries stay importable from here.
+
 Modules:
 
 * :mod:`~mixrank.design.anytime.normal` -- the two-sided normal-mixture
   boundary (Howard et al. 2021): ``tune_rho0``, ``anytime_threshold``,
-  ``anytime_inflation``, ``anytime_n_star`` and ``monitor``;
+  ``anytime_inflation``, ``anytime_n_star`` and ``monitor`` (the entry for both kinds);
 * :mod:`~mixrank.design.anytime.bernoulli` -- the paired-Bernoulli mixture
   e-process for 0/1 scores: ``bernoulli_log_e``, ``tune_beta``,
   ``bernoulli_threshold``, ``bernoulli_inflation``, ``bernoulli_n_star`` and

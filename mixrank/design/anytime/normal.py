@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
+from mixrank._deprecate import renamed
 from mixrank._util import tidy
 from mixrank.design.anytime.bernoulli import monitor_bernoulli
 from mixrank.design.checks import (
@@ -43,7 +44,7 @@ from mixrank.design.checks import (
     z_quantile,
     z_upper,
 )
-from mixrank.errors import DataError, DesignError
+from mixrank.errors import DataError, DesignError, OptionError
 
 #: The benchmark size the monitor is tuned for when no ``n_plan`` is given
 #: (data-independent; docs/anytime.md, "A plan fixed before the data").
@@ -52,10 +53,13 @@ DEFAULT_N_PLAN = 1000.0
 #: discordant cells when ``d_plan`` is not given (a planning value, never the
 #: stream's own share).
 PLAN_DISCORDANCE = 0.25
+#: Values of ``monitor(kind=)``.
+KINDS = ("auto", "normal", "bernoulli")
 
 __all__ = [
     "DEFAULT_N_PLAN",
     "PLAN_DISCORDANCE",
+    "KINDS",
     "tune_rho0",
     "anytime_threshold",
     "anytime_inflation",
@@ -373,8 +377,8 @@ def _differences(x: Any, y: Any) -> np.ndarray:
 
 def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None = None,
             n_plan: float | None = None, rho0: float | None = None,
-            variance: str = "null", anytime: str = "auto",
-            d_plan: float | None = None) -> pd.DataFrame:
+            variance: str = "null", kind: str = "auto",
+            d_plan: float | None = None, anytime: str | None = None) -> pd.DataFrame:
     """Monitor a stream of paired outcomes with an anytime-valid boundary.
 
     Parameters
@@ -401,8 +405,8 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         paired variance under H0 (delta = 0), ``sigma_hat_n^2 = sum d_i^2 / n``;
         ``"sample"`` -- the running sample variance (ddof = 1).  Ignored when
         ``sigma`` is given.
-    anytime : {"auto", "normal", "bernoulli"}, default "auto"
-        ``"bernoulli"``: the paired-Bernoulli mixture e-process
+    kind : {"auto", "normal", "bernoulli"}, default "auto"
+        Which boundary (the one public monitor of both).  ``"bernoulli"``: the paired-Bernoulli mixture e-process
         (:func:`mixrank.design.anytime.bernoulli.monitor_bernoulli`; 0/1 scores,
         prior tuned for ``d_plan`` discordant cells, else ``n_plan`` times
         :data:`PLAN_DISCORDANCE`, else
@@ -412,6 +416,9 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     d_plan : float, optional
         Bernoulli e-process only: the planned number of discordant cells its
         prior is tuned for (overrides ``n_plan``).
+    anytime : str, optional
+        Former name of ``kind`` (works for one release, with a
+        :class:`~mixrank.errors.MixrankDeprecationWarning`).
 
     Returns
     -------
@@ -495,9 +502,13 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     al = float(check_alpha(alpha))
     if np.ndim(alpha) != 0:
         raise DesignError(f"alpha must be a scalar; received shape {np.shape(alpha)}.")
-    if anytime not in ("auto", "normal", "bernoulli"):
-        raise DesignError(f"anytime must be 'auto', 'normal' or 'bernoulli'; received "
-                          f"{anytime!r}.")
+    if anytime is not None:
+        kind = renamed({"anytime": anytime}, "anytime", "kind", kind, default="auto",
+                       where="monitor")
+    if kind not in KINDS:
+        raise OptionError(f"monitor(kind={kind!r}): expected one of {KINDS} (the boundary: "
+                          "'normal' mixture, 'bernoulli' e-process for 0/1 scores, 'auto').")
+    anytime = kind
     if variance not in ("null", "sample"):
         raise DesignError(
             f"variance must be 'null' (running variance under H0, the default) or 'sample' "
@@ -508,7 +519,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
                                   and rho0 is None):
         if sigma is not None or rho0 is not None:
             raise DesignError("sigma and rho0 belong to the normal mixture; the Bernoulli "
-                              "e-process needs no variance. Drop them or use anytime='normal'.")
+                              "e-process needs no variance. Drop them or use kind='normal'.")
         plan_d = d_plan
         if plan_d is None and n_plan is not None:     # the plan, never the stream's share
             plan_d = float(check_positive("n_plan", n_plan, hint="n_plan is the benchmark's "

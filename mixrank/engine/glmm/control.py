@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ...errors import DesignError
+from ...errors import DesignError, OptionError
 from ..control import ACTIONS, Control
 
 __all__ = ["GlmmControl", "DEFAULT_GLMM_CONTROL", "as_glmm_control"]
@@ -58,7 +58,7 @@ class GlmmControl:
         Action on a singular fit (:class:`~mixrank.errors.SingularFitWarning`
         / :class:`~mixrank.errors.DesignError`), on an optimiser that did
         not meet its criterion
-        (:class:`~mixrank.engine.glmm.fit.GlmmConvergenceWarning` /
+        (:class:`~mixrank.errors.GlmmConvergenceWarning` /
         :class:`~mixrank.errors.ConvergenceError`), and on a random term
         whose grouping (without the model factor) has fewer than
         ``min_units`` levels (:class:`~mixrank.errors.SmallSampleWarning` /
@@ -126,15 +126,17 @@ def as_glmm_control(control: Any) -> GlmmControl:
     """``control`` as a :class:`GlmmControl` (None: the defaults).
 
     A :class:`~mixrank.Control` is accepted when only its per-check settings
-    (``singular, convergence, small_sample, min_units``) and ``workers``
-    differ from the defaults; those are carried over.
+    (``singular, convergence, small_sample, min_units``: the same fields,
+    same meaning) differ from the defaults; those are carried over.  Any
+    other field set is refused, never ignored.
 
     Raises
     ------
-    DesignError
-        Another type, or a ``Control`` setting of the linear engine's
-        optimiser (it has no counterpart here; the message names it and
-        the GlmmControl field to use).
+    OptionError
+        Another type, or a ``Control`` field without a counterpart here
+        (the linear engine's optimiser settings, ``workers``: the GLMM is
+        one joint fit); the message names the fields and the GlmmControl
+        fields to use.
     """
     if control is None:
         return DEFAULT_GLMM_CONTROL
@@ -142,13 +144,14 @@ def as_glmm_control(control: Any) -> GlmmControl:
         return control
     if isinstance(control, Control):
         base = Control()
-        linear = [f.name for f in fields(Control) if f.name not in _SHARED + ("workers",)
+        linear = [f.name for f in fields(Control) if f.name not in _SHARED
                   and getattr(control, f.name) != getattr(base, f.name)]
         if linear:
-            raise DesignError(f"Control({', '.join(linear)}=...) sets the linear engine's REML "
-                              "optimiser, which the binomial GLMM does not use; pass "
+            raise OptionError(f"Control({', '.join(linear)}=...) sets the linear engine's REML "
+                              "optimiser (or its pair workers), which the binomial GLMM does not "
+                              f"use; of Control only {', '.join(_SHARED)} apply here. Pass "
                               "mixrank.GlmmControl(...) (pirls_tol, tol, max_iterations, "
                               "laplace_tol, theta_start, ...) instead")
         return GlmmControl(**{k: getattr(control, k) for k in _SHARED})
-    raise DesignError(f"control={control!r}; expected mixrank.GlmmControl(...) (or a "
+    raise OptionError(f"control={control!r}; expected mixrank.GlmmControl(...) (or a "
                       "mixrank.Control(...) with per-check actions only)")

@@ -25,7 +25,7 @@ import numpy as np
 from ...errors import (
     ConvergenceError,
     DesignError,
-    MixrankWarning,
+    GlmmConvergenceWarning,
     SingularFitWarning,
     SmallSampleWarning,
 )
@@ -44,10 +44,6 @@ from .optim import optimise
 from .pirls import PirlsError
 
 __all__ = ["GlmmFit", "fit_glmm", "GlmmConvergenceWarning"]
-
-
-class GlmmConvergenceWarning(MixrankWarning):
-    """The GLMM optimiser stopped before its convergence criterion was met."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,14 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import PirlsError
 from .system import Problem, System, assemble
 
 __all__ = ["Mode", "linear_predictor", "pirls", "beta_gradient", "theta_gradient_joint",
            "PirlsError"]
-
-
-class PirlsError(RuntimeError):
-    """The penalised IRLS did not converge (raised to the optimiser as an infinite deviance)."""
 
 
 @dataclass(eq=False)
