@@ -17,7 +17,6 @@ from .engine.records import PairFit
 from .errors import DataError, DesignError, OptionError
 from .formula import InteractionSpec
 from .frame import Frame, build_frame
-from .frame.covariates import attach_covariates
 
 __all__ = ["interaction_frame", "fit_interaction"]
 
@@ -54,7 +53,6 @@ def interaction_frame(spec: InteractionSpec, data: Any, *, method: str, engine: 
                             "of this formula; pass the raw data instead")
     else:
         frame = build_frame(data, spec, pair_by=pair_by, replicate=replicate, na=na)
-        frame = attach_covariates(frame, data, spec, na=na)
     return frame, build_design(frame, spec)
 
 
