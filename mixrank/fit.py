@@ -508,8 +508,10 @@ def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
     _check_choice("engine", engine, ("auto", *engines), f" for family={family!r}")
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
-    name = "native" if engine == "auto" or method == "aggregate" else engine
-    return engines[name]
+    if method == "aggregate" and engine not in ("auto", "native"):
+        raise OptionError(f"method='aggregate' is computed by the native engine; engine={engine!r} "
+                          "would be ignored: drop engine= (or pass 'native'), or use method='reml'")
+    return engines["native" if engine == "auto" or method == "aggregate" else engine]
 
 
 def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
