@@ -16,19 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank._util import as_rng, check_level, listed, tidy
+from mixrank._util import as_rng, listed, tidy
 from mixrank.arena.data import Battles, Patterns
 from mixrank.arena.estimate import BTFit
 from mixrank.design.resolution import resolution_table
 from mixrank.errors import DataError, DesignError
+from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.multiplicity import adjust as p_adjust
+from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
+from mixrank.results.base import ANY, OptionTable, PairwiseResult
 
 __all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST"]
 
@@ -37,11 +40,22 @@ ELO = 400.0 / np.log(10.0)
 #: Accepted ``scale=`` values of :meth:`ArenaResult.contrasts`.
 SCALES = ("logit", "elo", "probability")
 #: Accepted ``adjust=`` values.
-ADJUST = ("holm", "none", "bonferroni", "bh", "maxt")
+ADJUST = adjust_values("arena_contrasts")
+
+
+#: Options of :class:`ArenaResult` per accessor (:attr:`PairwiseResult.OPTIONS`).
+ARENA_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
+    "contrasts": {"adjust": ADJUST, "scale": SCALES, "draws": ANY, "rng": ANY},
+    "rank_intervals": dict(PairwiseResult.OPTIONS["rank_intervals"]),
+    "resolution": {**PairwiseResult.OPTIONS["resolution"], "models": ANY, "top": ANY,
+                   "cluster": (True, False), "anytime": (True, False, "auto", "normal")},
+    "model_scores": {"scale": ("elo", "logit", "probability"), "anchor": ANY, "center": ANY},
+    "covariates": {},
+}
 
 
 @dataclass(frozen=True, eq=False)
-class ArenaResult:
+class ArenaResult(PairwiseResult):
     """Result of :func:`mixrank.arena`: Bradley-Terry strengths with their covariance.
 
     Orientation: a contrast row ``(model_a, model_b)`` is ``beta_a -
@@ -60,6 +74,7 @@ class ArenaResult:
     prior: float
     draws: np.ndarray | None = None
     notes: tuple[str, ...] = field(default=())
+    OPTIONS: ClassVar[OptionTable] = ARENA_OPTIONS
 
     # ---------------------------------------------------------------- basics
     @property
@@ -76,9 +91,6 @@ class ArenaResult:
                  n_battles=self.n_battles, df_method="normal (df = inf)")
         m.update(extra)
         return m
-
-    def _level(self, level: float | None) -> float:
-        return self.level if level is None else check_level(level, DesignError)
 
     def _pair_counts(self) -> pd.DataFrame:
         K = len(self.models)
@@ -100,7 +112,8 @@ class ArenaResult:
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, adjust: str = "holm",
-                  scale: str = "logit", B: int = 10000, rng: Any = None) -> pd.DataFrame:
+                  scale: str = "logit", draws: int = 10000, rng: Any = None,
+                  **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` for every pair of models.
 
         Parameters
@@ -110,7 +123,7 @@ class ArenaResult:
         adjust : {"holm", "none", "bonferroni", "bh", "maxt"}, default "holm"
             Adjustment of ``p_adjusted`` over all pairs; ``"maxt"`` is the
             single-step max-|z| from the exact joint covariance of the
-            contrasts (B Gaussian draws) and also makes the intervals
+            contrasts (``draws`` Gaussian draws) and also makes the intervals
             simultaneous.
         scale : {"logit", "elo", "probability"}, default "logit"
             ``logit``: log-odds of a win; ``elo``: times 400/ln 10;
@@ -118,8 +131,8 @@ class ArenaResult:
             ``1 / (1 + exp(-estimate))`` (interval endpoints transformed,
             ``std_error`` by the delta method).  Tests are the same on every
             scale.
-        B : int, default 10000
-            Draws for ``adjust="maxt"``.
+        draws : int, default 10000
+            Draws for ``adjust="maxt"`` (former name ``B=``, deprecated).
         rng : Generator or int, optional
 
         Returns
@@ -139,11 +152,11 @@ class ArenaResult:
         ``Logit`` (estimates to 1e-8, SEs) and a direct scipy likelihood
         maximisation for Davidson ties (``tests/arena/test_estimate.py``).
         """
+        B = former(old, "B", "draws", draws, 10000, where="ArenaResult.contrasts")
+        unexpected_keywords(old, "ArenaResult.contrasts", ("level", *self.OPTIONS["contrasts"]))
         lev = self._level(level)
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {list(SCALES)}")
-        if adjust not in ADJUST:
-            raise DesignError(f"adjust={adjust!r}; expected one of {list(ADJUST)}")
+        scale = self.check_option("contrasts", "scale", scale)
+        adjust = self.check_option("contrasts", "adjust", adjust)
         c = self._contrast_arrays()
         est, se = c["estimate"], np.sqrt(c["variance"])
         z = est / se
@@ -185,7 +198,7 @@ class ArenaResult:
 
     def _maxt(self, z: np.ndarray, lev: float, B: int, rng: Any) -> tuple[float, np.ndarray]:
         if not isinstance(B, (int, np.integer)) or B < 100:
-            raise DesignError(f"B={B!r} draws are too few for max-t; use an integer >= 100")
+            raise DesignError(f"draws={B!r} draws are too few for max-t; use an integer >= 100")
         K = len(self.models)
         C = self.cov[:K, :K]
         w, V = np.linalg.eigh(C)
@@ -292,8 +305,8 @@ class ArenaResult:
                             "ci_upper": est + q * se, "level": lev})
         return tidy(tab, **self._meta("covariates", n_features=p))
 
-    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
-                       method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
+    def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
+                        rng: Any) -> pd.DataFrame:
         """Rank confidence intervals from all pairwise contrasts (docs/methods.md §7).
 
         Same procedures, columns and defaults as
@@ -302,27 +315,26 @@ class ArenaResult:
         ``df = inf``); ``estimate`` is the logit-scale strength
         ``beta_j - mean beta``.
         """
-        lev = self._level(level)
+        lev = level
         scores = self.model_scores(lev, scale="logit")
         tab = rank_intervals_from_contrasts(scores[["model", "estimate", "n"]],
                                             self.contrasts(lev, adjust="none"), level=lev,
-                                            coverage=coverage, method=method, B=B, rng=rng)
+                                            coverage=coverage, adjust=adjust, draws=draws,
+                                            rng=rng)
         tab.attrs["mixrank"].update(source="arena", formula=self.formula, ties=self.ties,
                                     se=self.se)
         return tab
 
-    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
-                   models: Sequence[str] | None = None, top: int | None = None,
-                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool = True) -> pd.DataFrame:
+    def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
+                    anytime: bool | str, models: Sequence[str] | None = None,
+                    top: int | None = None, cluster: bool = True) -> pd.DataFrame:
         """Resolution verdicts per pair from the BT contrast's information per battle.
 
         Parameters
         ----------
-        alpha : float, optional
-            Default ``1 - level``.
-        power, multiplicity, cluster
+        level : float, optional
+            Default the fit's; ``alpha = 1 - level``.
+        power, adjust, cluster
             As :meth:`FitResult.resolution`; ``cluster`` uses the design
             effect ``(SE / SE_information)^2`` of the chosen covariance
             (1 for ``se="information"``).
@@ -348,10 +360,9 @@ class ArenaResult:
             the two alone that resolve the gap, ``K / (delta^2 p (1-p))``
             with ties counted as their information share).
         """
-        al = 1 - self.level if alpha is None else alpha
-        if anytime not in (True, False, "auto", "normal"):
-            raise DesignError(f"anytime={anytime!r}; an arena has the normal-mixture boundary "
-                              "only: use 'auto', 'normal' or False")
+        al = self._alpha(level)
+        if pairs is None:
+            pairs = "adjacent"
         sc = self.model_scores(scale="logit")
         order = list(sc.sort_values(["estimate", "model"], ascending=[False, True],
                                     kind="stable")["model"])
@@ -368,22 +379,7 @@ class ArenaResult:
         if (models is not None or top is not None) and not isinstance(pairs, str):
             raise DesignError("models= and top= select models for pairs='adjacent' or 'all'; "
                               "with explicit pairs drop them")
-        if isinstance(pairs, str):
-            if pairs == "adjacent":
-                fam = list(zip(order[:-1], order[1:]))
-            elif pairs == "all":
-                fam = [(order[i], order[j]) for i in range(len(order))
-                       for j in range(i + 1, len(order))]
-            else:
-                raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of "
-                                  "(model_a, model_b)")
-        else:
-            fam = [(p[0], p[1]) if len(p) == 2 else (p[0], p[0]) for p in pairs]
-            bad = [p for p in fam if p[0] not in self.models
-                   or p[1] not in self.models or p[0] == p[1]]
-            if bad:
-                raise DesignError(f"pairs {bad[:3]} are not pairs of two different models among "
-                                  f"{listed(self.models)}")
+        fam = self.judged_pairs(pairs, order)
         K = len(self.models)
         info_cov = self.fit.covariance()[:K, :K]
         C = self.cov[:K, :K]
@@ -402,8 +398,8 @@ class ArenaResult:
                              sigma_d=np.sqrt(v_info * N), design_effect=max(v / v_info, 1e-12),
                              std_error=np.sqrt(v), n_pair=int(w + lo_ + t), p_win=pw))
         fam_tab = pd.DataFrame(rows)
-        tab = resolution_table(fam_tab.drop(columns=["n_pair", "p_win"]), alpha=al, power=power,
-                               multiplicity=multiplicity,
+        tab = resolution_table(fam_tab.drop(columns=["n_pair", "p_win"]), level=level,
+                               power=power, adjust=adjust,
                                anytime="normal" if anytime in (True, "auto") else anytime,
                                cluster=cluster)
         zsum = stats.norm.ppf(1 - al / 2) + stats.norm.ppf(power)

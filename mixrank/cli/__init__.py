@@ -10,6 +10,13 @@ or data error (message on stderr, no traceback).  Every subcommand that fits
 takes ``--family gaussian|binomial`` (``binomial``: the GLMM of
 docs/glmm.md, ``--nagq 0|1``).
 
+One vocabulary (docs/vocabulary.md): every flag is the keyword of the API
+call it feeds, ``_`` written ``-`` (tests/test_vocabulary.py); former flags
+work for one release with a deprecation line (:mod:`.options`).  One rule for
+errors: a value an option cannot take is an :class:`~mixrank.OptionError`
+(from argparse's choices or from the API), printed as one ``error:`` line
+naming the flag (an API message's ``keyword=`` is written as the flag), exit 2.
+
 Layout: one module per subcommand group, each with a ``register(sub)`` that
 adds its subparsers; :data:`SUBCOMMANDS` lists the modules in help order, so a
 new subcommand is one new module plus one line there.
@@ -32,14 +39,17 @@ new subcommand is one new module plus one line there.
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 
 from .._version import MIXRANK_VERSION
-from ..errors import MixrankError
+from ..errors import MixrankError, OptionError
 from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output, quiet_arg
+from .options import check_former
 from .progress import Progress, progress_enabled
 
 __all__ = ["main", "build_parser", "Progress", "progress_enabled", "SUBCOMMANDS",
@@ -75,11 +85,38 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"warning: {message}", file=sys.stderr)
 
 
+def _flags(parser: Parser, command: str | None) -> set[str]:
+    """The option strings of ``command``'s parser."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if sub is None or command not in sub.choices:
+        return set()
+    return {o for a in sub.choices[command]._actions for o in a.option_strings}
+
+
+def name_flags(message: str, flags: set[str]) -> str:
+    """An API message with each ``keyword=`` that is a flag here written as that flag.
+
+    The flag is the keyword with ``_`` as ``-`` (docs/vocabulary.md), so
+    ``adjust='maxt' is not available`` reads ``--adjust 'maxt' is not available``.
+    """
+    def flag(m: re.Match) -> str:
+        name = "--" + m.group(1).replace("_", "-")
+        return f"{name} " if name in flags else m.group(0)
+
+    return re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=(?!=)", flag, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 success, 2 usage or data error)."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
         args = parser.parse_args(argv)
+        try:
+            check_former(args, argv)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2
@@ -90,6 +127,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.func(args)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
+    except OptionError as exc:
+        flags = _flags(parser, getattr(args, "command", None))
+        print(f"error: {name_flags(str(exc), flags)}", file=sys.stderr)
+        return 2
     except (UsageError, MixrankError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -28,7 +28,7 @@ def _data(args: argparse.Namespace) -> Any:
     if bundled and not args.from_scores:
         raise UsageError(f"{args.data!r} is a bundled per-item dataset, not a battle log; pass "
                          "--from-scores to judge every pair of models on every common item")
-    data = _stdin("long") if args.data == "-" else load(args) if bundled else args.data
+    data = _stdin("table") if args.data == "-" else load(args) if bundled else args.data
     if args.from_scores:
         df = to_pandas(data)
         keys = None if args.keys is None else [k.strip() for k in args.keys.split(",")]

@@ -208,10 +208,6 @@ def parse_mapping(text: str | None, option: str) -> str | dict[str, str] | None:
     return out
 
 
-_HARNESS_KINDS = {"lm-eval": "lm_eval", "inspect": "inspect", "helm": "helm",
-                  "lighteval": "lighteval"}
-
-
 def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFrame | None:
     """Harness output read through :func:`mixrank.read` (None for other input).
 
@@ -227,8 +223,8 @@ def _read_harness(args: argparse.Namespace, path: Path, kind: str) -> pd.DataFra
         fmt = detect_format(path)
         if fmt not in HARNESSES:
             return None
-    elif kind in _HARNESS_KINDS:
-        fmt = _HARNESS_KINDS[kind]
+    elif kind in HARNESSES:
+        fmt = kind
     else:
         return None
     metric = getattr(args, "metric", None)
@@ -263,8 +259,9 @@ def _stdin(kind: str) -> pd.DataFrame:
 
     from ..errors import DataError
     from ..frame.source import read_csv
+    from ..io.read import HARNESSES
 
-    if kind in _HARNESS_KINDS:
+    if kind in HARNESSES:
         raise UsageError(f"--input-format {kind} reads harness output files, not standard "
                          "input; pass the path instead of '-'")
     text = sys.stdin.read()
@@ -279,7 +276,7 @@ def _stdin(kind: str) -> pd.DataFrame:
     except (ValueError, pd.errors.ParserError) as exc:
         fmt = "JSON lines" if kind == "jsonl" else "CSV"
         raise DataError(f"could not read standard input as {fmt}: {exc}; pass --input-format "
-                        "(long = CSV, jsonl, wide) matching what is piped in") from None
+                        "(table = CSV, jsonl, wide) matching what is piped in") from None
 
 
 #: Reader options and the input kinds they apply to (refused elsewhere: never ignored).
@@ -339,6 +336,10 @@ def load(args: argparse.Namespace) -> Any:
         return read_wide(path, items=[c.strip() for c in items.split(",")],
                          na=getattr(args, "na", "error"))
     _refuse_unused(args, "a long table")
+    if kind == "jsonl":
+        from ..io.read import read
+
+        return read(path, format="jsonl")
     return src
 
 
@@ -505,17 +506,21 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
 
 # --------------------------------------------------------------------------- arguments
 
-def rank_kwargs(args: argparse.Namespace) -> dict:
-    """The rank options as keyword arguments of :meth:`FitResult.rank_intervals`."""
-    if args.rank_method != "maxt" and (args.draws is not None or args.seed is not None):
-        raise UsageError("--draws and --seed set the Gaussian draws of --rank-method maxt; "
-                         f"with --rank-method {args.rank_method} they would be ignored: drop "
-                         "them or pass --rank-method maxt")
+def rank_kwargs(args: argparse.Namespace, adjust: str | None = None) -> dict:
+    """The rank options as keyword arguments of :meth:`FitResult.rank_intervals`.
+
+    ``adjust``: the multiplicity method (default ``--adjust``, else holm).
+    """
+    adjust = adjust or getattr(args, "adjust", None) or "holm"
+    if adjust != "maxt" and (args.draws is not None or args.seed is not None):
+        raise UsageError("--draws and --seed set the Gaussian draws of --adjust maxt; "
+                         f"with --adjust {adjust} they would be ignored: drop "
+                         "them or pass --adjust maxt")
     if args.draws is not None and args.draws > MAX_DRAWS:
         raise UsageError(f"--draws {args.draws} exceeds the upper bound {MAX_DRAWS}; a Monte "
                          "Carlo p-value from that many draws has an error of about 2e-4 near 0.05 "
                          f"(docs/hardening.md §8): use --draws {MAX_DRAWS} or fewer")
-    return dict(level=args.level, coverage=args.coverage, method=args.rank_method,
-                B=2000 if args.draws is None else args.draws, rng=args.seed)
+    return dict(level=args.level, coverage=args.coverage, adjust=adjust,
+                draws=2000 if args.draws is None else args.draws, rng=args.seed)
 
 

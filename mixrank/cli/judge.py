@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from .common import UsageError, emit, fit_from_args, titled
-from .options import alpha_power_args, common_args
+from .options import common_args, level_power_args
 
 
 def cmd_judge(args: argparse.Namespace) -> None:
@@ -22,9 +22,9 @@ def cmd_judge(args: argparse.Namespace) -> None:
     if args.gold is None:
         raise UsageError("mixrank judge needs --gold COLUMN: the column of reference labels "
                          "(NaN on unlabelled cells) beside the judge's score in -f")
-    if args.plan is None and (args.alpha != 0.05 or args.power != 0.8):
-        raise UsageError("--alpha and --power set the label budget of --plan DELTA; without "
-                         "--plan they would be ignored: drop them or pass --plan")
+    if args.plan is None and args.power != 0.8:
+        raise UsageError("--power sets the label budget of --plan DELTA; without --plan it "
+                         "would be ignored: drop it or pass --plan")
     res = fit_from_args(args)
     tab = res.judge()
     test = tab.attrs["mixrank"]["differential_bias"]
@@ -32,7 +32,7 @@ def cmd_judge(args: argparse.Namespace) -> None:
                                                 "note")}])
     parts = [("judge", tab), ("differential_bias", diff)]
     if args.plan is not None:
-        parts.append(("label_plan", res.plan(args.plan, labels=True, alpha=args.alpha,
+        parts.append(("label_plan", res.plan(args.plan, labels=True, level=args.level,
                                              power=args.power)))
     emit(titled(parts, args.format), args)
 
@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
     s = sub.add_parser("judge", help="judge vs reference labels (--gold): bias per model, "
                                      "agreement, differential bias, label budget")
     common_args(s)
-    alpha_power_args(s)
-    s.add_argument("--plan", type=float, default=None, metavar="DELTA",  # uses --alpha, --power
+    level_power_args(s)
+    s.add_argument("--plan", type=float, default=None, metavar="DELTA",  # uses --level, --power
                    help="also the reference labels each pair needs to resolve a gap DELTA")
     s.set_defaults(func=cmd_judge)

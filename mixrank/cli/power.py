@@ -11,19 +11,20 @@ import argparse
 from typing import Any
 
 from .common import emit, render, titled
-from .options import alpha_power_args, out_args
+from .options import level_power_args, out_args
 
 
 def cmd_power(args: argparse.Namespace) -> None:
     from ..design.power.audit import calculator_audit
     from ..design.power.summary import power_summary
 
+    alpha = round(1 - args.level, 12)           # --level 0.95 is alpha 0.05 exactly
     table = power_summary(p_a=args.p_a, p_b=args.p_b, rho=args.rho, sigma_d=args.sigma_d,
-                          delta=args.delta, n=args.n, alpha=args.alpha, power=args.power,
+                          delta=args.delta, n=args.n, alpha=alpha, power=args.power,
                           method=args.test)
     audit = None
     if args.p_a is not None:
-        audit = calculator_audit(args.p_a, args.p_b, rho=args.rho, alpha=args.alpha,
+        audit = calculator_audit(args.p_a, args.p_b, rho=args.rho, alpha=alpha,
                                  power=args.power)
     if args.format == "table":
         lines = [f"{q:>10} = {v:.6g}   {note}"
@@ -53,6 +54,6 @@ def register(sub: Any) -> None:
                    help="wald (paired z) or connor (McNemar; marginals only)")
     s.add_argument("--table", default="summary", choices=["summary", "audit"],
                    help="csv: which table to write")
-    alpha_power_args(s)
+    level_power_args(s, level=True)
     out_args(s)
     s.set_defaults(func=cmd_power)

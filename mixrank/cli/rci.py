@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from .common import UsageError, emit, frame_data, render, selector
-from .options import data_args, out_args
+from .options import data_args, former_flag, out_args
 
 
 def cmd_rci(args: argparse.Namespace) -> None:
@@ -25,9 +25,9 @@ def cmd_rci(args: argparse.Namespace) -> None:
     data = frame_data(args)
     res = reliable_change(
         data, before=selector(args.before, data), after=selector(args.after, data),
-        model=args.model_column, item=[c.strip() for c in args.item.split(",")],
+        model=args.model, item=[c.strip() for c in args.item.split(",")],
         sample=None if args.sample == "none" else args.sample, score=args.score,
-        split=args.split, by=None if args.by == "none" else args.by, method=args.rci_method,
+        split=args.split, by=None if args.by == "none" else args.by, method=args.method,
         sem=args.sem)
     if args.table == "summary":
         s = res.summary()
@@ -61,8 +61,9 @@ def register(sub: Any) -> None:
     s.add_argument("--before", required=True,
                    help="model name, or COLUMN=V[,V][;COLUMN=V], e.g. sample=0,1")
     s.add_argument("--after", required=True, help="as --before")
-    s.add_argument("--model-column", default="model",
+    s.add_argument("--model", default="model",
                    help="column naming the model version (default model)")
+    former_flag(s, "--model-column", "--model", "model")
     s.add_argument("--item", default="subject,question", help="item key columns")
     s.add_argument("--sample", default="sample", help="sample column ('none': one row per item)")
     s.add_argument("--score", default="correct", help="score column (default correct)")
@@ -70,9 +71,10 @@ def register(sub: Any) -> None:
                    help="split-half reliability over samples: first/second half (default) or "
                    "odd/even samples (docs/methods.md §8)")
     s.add_argument("--by", default="subject", help="column for --table by-subject ('none')")
-    s.add_argument("--rci-method", default="rci", choices=["rci", "eb"],
+    s.add_argument("--method", default="rci", choices=["rci", "eb"],
                    help="rci: the reliable change index per item (default); eb: the "
                    "empirical-Bayes mixed-model alternative with FDR control")
+    former_flag(s, "--rci-method", "--method", "method", choices=["rci", "eb"])
     s.add_argument("--sem", default="item", choices=["item", "pooled"],
                    help="error model of the RCI classes: per-item exact tests (default) or the "
                    "classical single pooled SEM")

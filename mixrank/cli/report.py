@@ -21,7 +21,7 @@ from .common import (
     refuse_for_binomial,
     selector,
 )
-from .options import fit_args, rank_args
+from .options import RANK_ADJUST, fit_args, former_flag, rank_args
 
 _GLMM_PAGE = ("the binomial report has fixed sections (scores, both scales' contrasts, "
               "components, fixed effects, rank intervals, verdicts, diagnostics); drop it")
@@ -29,10 +29,11 @@ _GLMM_PAGE = ("the binomial report has fixed sections (scores, both scales' cont
 #: report options the binomial GLMM page does not take: (flag, dest, default, instead).
 _REPORT_LINEAR_ONLY = (
     ("--delta", "delta", 0.02, "the planning section needs --family gaussian; " + _GLMM_PAGE),
-    ("--multiplicity", "multiplicity", "holm", _GLMM_PAGE),
+    ("--adjust", "adjust", None, _GLMM_PAGE),
+    ("--adjust", "rank_adjust", None, _GLMM_PAGE),
+    ("--adjust", "verdict_adjust", None, _GLMM_PAGE),
     ("--max-pairs", "max_pairs", 40, _GLMM_PAGE),
     ("--coverage", "coverage", "marginal", _GLMM_PAGE),
-    ("--rank-method", "rank_method", "holm", _GLMM_PAGE),
     ("--draws", "draws", None, _GLMM_PAGE),
     ("--seed", "seed", None, _GLMM_PAGE),
     ("--rci-before", "rci_before", None, "the reliable-change section needs --family gaussian, "
@@ -81,11 +82,13 @@ def cmd_report(args: argparse.Namespace) -> None:
                              after=selector(args.rci_after, data), model=res.frame.spec.comparison,
                              score=res.frame.spec.response, sample=args.rci_sample or "sample",
                              sem=args.rci_sem or "item")
-    multiplicity = None if args.multiplicity == "none" else args.multiplicity
+    ranks = rank_kwargs(args, getattr(args, "rank_adjust", None))
+    verdicts = getattr(args, "verdict_adjust", None) or args.adjust or "holm"
     out = write_report(res, args.output, title=args.title, level=args.level,
                        plan_delta=args.delta, max_pairs=args.max_pairs,
-                       rank_kwargs={k: v for k, v in rank_kwargs(args).items() if k != "level"},
-                       resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc,
+                       rank_kwargs={k: v for k, v in ranks.items() if k != "level"},
+                       resolution_kwargs=dict(adjust=None if verdicts == "none" else verdicts),
+                       reliable_change=rc,
                        sensitivity=args.sensitivity, progress=progress_arg(args))
     print(f"wrote {out}", file=sys.stderr)
 
@@ -94,15 +97,18 @@ def register(sub: Any) -> None:
     """Add ``report`` to the subparsers ``sub``."""
     s = sub.add_parser("report", help="self-contained HTML report of a fit")
     fit_args(s, formula_required=False)
-    rank_args(s)
+    rank_args(s, former_dest="rank_adjust", adjust_help=(
+        "multiple-testing correction of the rank intervals and of the verdict table's "
+        "multiplicity paradigm: holm (default), bonferroni, bh; maxt (rank intervals from "
+        "joint Gaussian draws; --draws, --seed) or none (verdicts without that paradigm) "
+        "where the section takes it"), choices=(*RANK_ADJUST, "none"))
     s.add_argument("--output", "-o", default=None,
                    help="the HTML file to write (default mixrank-report.html)")
     s.add_argument("--title", default=None,
                    help="the page title (default: the data's file name)")
     s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
-    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"],
-                   help="correction of the verdict table's multiplicity paradigm: holm "
-                   "(default), bonferroni, bh or none")
+    former_flag(s, "--multiplicity", "--adjust", "verdict_adjust",
+                choices=["holm", "bonferroni", "bh", "none"])
     s.add_argument("--max-pairs", type=int, default=40,
                    help="with more pairs, show the adjacent ones (default 40)")
     s.add_argument("--rci-before", default=None, help="add a reliable-change section: the first "

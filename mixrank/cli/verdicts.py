@@ -25,7 +25,10 @@ from .common import (
     score_header,
     table_of,
 )
-from .options import alpha_power_args, common_args, rank_args
+from .options import common_args, deprecation_line, former_flag, level_power_args, rank_args
+
+#: The ``--adjust`` values of the verdicts' multiplicity paradigm (``resolution(adjust=)``).
+VERDICT_ADJUST = ("holm", "bonferroni", "bh", "none")
 
 _RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
                     "resolved_multiplicity", "resolved_anytime", "design_effect",
@@ -62,43 +65,43 @@ _RESOLUTION_LINEAR_ONLY = (
      "--family gaussian"))
 
 
-def _legacy_judged(args: argparse.Namespace) -> None:
-    """``--family adjacent|all`` (its former meaning) -> ``--judged``, with a note on stderr."""
+def _legacy_pairs(args: argparse.Namespace) -> None:
+    """``--family adjacent|all`` (its former meaning) -> ``--pairs``, with a deprecation line."""
     if args.family in ("adjacent", "all"):
-        if args.judged is not None and args.judged != args.family:
-            raise UsageError(f"--family {args.family} (the former name of --judged) contradicts "
-                             f"--judged {args.judged}; keep --judged")
-        print(f"note: resolution --family {args.family} is now --judged {args.family}; "
-              "--family names the response family (gaussian, binomial)", file=sys.stderr)
-        args.judged, args.family = args.family, "gaussian"
-    args.judged = args.judged or "adjacent"
+        if args.pairs is not None and args.pairs != args.family:
+            raise UsageError(f"--family {args.family} (the former name of --pairs) contradicts "
+                             f"--pairs {args.pairs}; keep --pairs")
+        deprecation_line(f"resolution --family {args.family}", f"--pairs {args.family}")
+        print("  (--family names the response distribution: gaussian, binomial)",
+              file=sys.stderr)
+        args.pairs, args.family = args.family, "gaussian"
+    args.pairs = args.pairs or "adjacent"
 
 
 def cmd_resolution(args: argparse.Namespace) -> None:
-    if not args.sensitivity and (args.boot is not None or args.seed is not None):
-        raise UsageError("--B and --seed set the bootstrap of --sensitivity; without "
+    if not args.sensitivity and (args.draws is not None or args.seed is not None):
+        raise UsageError("--draws and --seed set the bootstrap of --sensitivity; without "
                          "--sensitivity they would be ignored")
     if args.no_anytime and args.anytime != "auto":
         raise UsageError(f"--anytime {args.anytime} and --no-anytime contradict each other; "
                          "keep one")
-    _legacy_judged(args)
+    _legacy_pairs(args)
     refuse_for_binomial(args, _RESOLUTION_LINEAR_ONLY)
     explicit = parse_pairs(args.pair)
     res = fit_from_args(args, pairs=explicit)
-    family: Any = explicit if explicit else args.judged
-    multiplicity = None if args.multiplicity == "none" else args.multiplicity
+    judged: Any = explicit if explicit else args.pairs
+    adjust = None if args.adjust == "none" else args.adjust
     if is_binomial(args):
-        tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family,
-                             multiplicity=multiplicity, anytime=not args.no_anytime)
+        tab = res.resolution(level=args.level, power=args.power, pairs=judged, adjust=adjust,
+                             anytime=not args.no_anytime)
     else:
-        tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
-                             multiplicity=multiplicity,
-                             anytime=False if args.no_anytime else args.anytime,
+        tab = res.resolution(level=args.level, power=args.power, pairs=judged, top=args.top,
+                             adjust=adjust, anytime=False if args.no_anytime else args.anytime,
                              cluster=not args.no_cluster)
     summ = None
     if args.sensitivity:
-        summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
-                               power=args.power, B=1000 if args.boot is None else args.boot,
+        summ = res.sensitivity(args.sensitivity, pairs=judged, top=args.top, level=args.level,
+                               power=args.power, draws=1000 if args.draws is None else args.draws,
                                rng=args.seed, summary=True, progress=progress_arg(args))
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
@@ -109,7 +112,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
         top = score_header(res) if args.format == "table" else ""
         if is_binomial(args):
             head += f"N*: {tab.attrs['mixrank']['n_star']}\n"
-        text = (f"{top}Resolution verdicts ({args.judged if not explicit else 'explicit'} pairs)\n"
+        text = (f"{top}Resolution verdicts ({args.pairs if not explicit else 'explicit'} pairs)\n"
                 f"{head}\n{render(shown, args.format)}")
         if summ is not None:
             keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
@@ -129,7 +132,7 @@ def cmd_plan(args: argparse.Namespace) -> None:
                          "'mixrank resolution --family binomial' for N* per pair")
     res = fit_from_args(args)
     kw: dict[str, Any] = dict(subjects=args.subjects, questions=args.questions,
-                              prompts=args.prompts, alpha=args.alpha, power=args.power)
+                              prompts=args.prompts, level=args.level, power=args.power)
     if args.plan_pair:
         pr = parse_pairs([args.plan_pair])
         kw["pair"] = pr[0] if pr else None
@@ -152,14 +155,16 @@ def register(sub: Any) -> None:
 
     s = sub.add_parser("resolution", help="resolution verdicts (N*, q) per pair")
     common_args(s, family_extra=("adjacent", "all"))
-    alpha_power_args(s)
-    s.add_argument("--judged", default=None, choices=["adjacent", "all"],
-                   help="pairs judged: adjacent in score order (default) or all (ignored with "
-                        "--pair, which names them; formerly --family adjacent|all)")
+    level_power_args(s)
+    s.add_argument("--pairs", default=None, choices=["adjacent", "all"],
+                   help="pairs judged: adjacent in score order (default) or all (with --pair, "
+                        "the pairs named there are judged instead)")
+    former_flag(s, "--judged", "--pairs", "pairs", choices=["adjacent", "all"])
     s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
-    s.add_argument("--multiplicity", default="holm", choices=["holm", "bonferroni", "bh", "none"],
+    s.add_argument("--adjust", default="holm", choices=VERDICT_ADJUST,
                    help="correction of the multiplicity-adjusted paradigm across the pairs "
                    "shown: holm (default), bonferroni, bh or none (drop that paradigm)")
+    former_flag(s, "--multiplicity", "--adjust", "adjust", choices=VERDICT_ADJUST)
     s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")
     s.add_argument("--anytime", default="auto", choices=["auto", "normal", "bernoulli"],
                    help="anytime boundary: auto = Bernoulli e-process for 0/1 scores")
@@ -169,14 +174,15 @@ def register(sub: Any) -> None:
     s.add_argument("--sensitivity", default=None, metavar="KINDS",
                    help="stability of the clustered verdict: loso,bootstrap,clusterings "
                         "(csv/json then output the stability table)")
-    s.add_argument("--B", dest="boot", type=int, default=None,
+    s.add_argument("--draws", type=int, default=None,
                    help="bootstrap replicates of --sensitivity (default 1000)")
+    former_flag(s, "--B", "--draws", "draws", type=int, new_type=int)
     s.add_argument("--seed", type=int, default=None, help="seed of the bootstrap")
     s.set_defaults(func=cmd_resolution)
 
     s = sub.add_parser("plan", help="designs (subjects, questions, prompts) that resolve --delta")
     common_args(s)
-    alpha_power_args(s)
+    level_power_args(s)
     s.add_argument("--delta", type=float, action="append", required=True,
                    help="target difference (repeatable)")
     s.add_argument("--subjects", type=int, default=None,

@@ -3,12 +3,16 @@
 Stage: design (on top of a fitted model).
 Inputs: a :class:`~mixrank.results.FitResult` and one of its pairs.
 Outputs: the weights ``w`` of the pair's estimate ``w' d`` over its common
-cells (:func:`estimand_weights`) and the per-pair numbers the verdict table
+cells (:func:`pair_estimand_weights`) and the per-pair numbers the verdict table
 needs (:func:`pair_inputs`): the weight factor ``n sum w_c^2``, the
 discordance of 0/1 scores and the design effect relative to the estimand's
 iid variance.
 Contents (docs/sensitivity.md, "One estimand per verdict row"):
-:func:`estimand_weights`, :func:`weight_factor`, :func:`pair_inputs`.
+:func:`pair_estimand_weights`, :func:`weight_factor`, :func:`pair_inputs`.
+The ``cells`` / ``units`` weights themselves are defined once, in
+:func:`mixrank.engine.lmm.estimand.estimand_weights`; this module applies them
+to a fitted pair (the former name ``estimand_weights`` here still works for
+one release, with a :class:`~mixrank.errors.MixrankDeprecationWarning`).
 
 Every estimate of the engine is linear in the cell differences d: ``cells``
 weighs every common cell ``1/n``, ``units`` every cell ``1/(T m_u)`` (T
@@ -24,10 +28,12 @@ variance, ``sigma_d^2 / n`` for cells.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from mixrank._deprecate import warn_renamed
+from mixrank.engine.lmm.estimand import estimand_weights
 from mixrank.engine.records import PairFit, pair_key, pair_lookup
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
@@ -36,12 +42,11 @@ from mixrank.inference.joint import pair_weights
 if TYPE_CHECKING:
     from mixrank.results import FitResult
 
-__all__ = ["estimand_weights", "weight_factor", "pair_inputs", "pair_inputs_from"]
+__all__ = ["pair_estimand_weights", "weight_factor", "pair_inputs", "pair_inputs_from"]
 
 
 def _pair_mask(frame: Frame, p: PairFit) -> np.ndarray:
-    j, k = frame.model_index(p.model_a), frame.model_index(p.model_b)
-    return frame.observed[:, j] & frame.observed[:, k]
+    return frame.common_mask(frame.model_index(p.model_a), frame.model_index(p.model_b))
 
 
 def _find(fits: Sequence[PairFit], a: str, b: str) -> PairFit:
@@ -52,7 +57,7 @@ def _find(fits: Sequence[PairFit], a: str, b: str) -> PairFit:
     return p
 
 
-def estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
+def pair_estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
     """Weights of the pair's estimate over its common cells (frame order).
 
     Parameters
@@ -80,7 +85,20 @@ def estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
 
 
 def _weights(frame: Frame, p: PairFit, method: str, estimand: str) -> np.ndarray:
-    return pair_weights(frame, [p], method, estimand)[0, _pair_mask(frame, p)]
+    how = "units" if method == "aggregate" else estimand
+    if how == "gls" or p.degenerate or (how == "units" and not frame.spec.random):
+        return pair_weights(frame, [p], method, estimand)[0, _pair_mask(frame, p)]
+    idx = np.flatnonzero(_pair_mask(frame, p))
+    units = frame.term_codes[frame.spec.random[0].name][idx] if how == "units" else None
+    return cast(np.ndarray, estimand_weights(how, len(idx), units))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "estimand_weights":   # the former name of pair_estimand_weights (one release)
+        warn_renamed("mixrank.design.estimand.estimand_weights",
+                     "mixrank.design.estimand.pair_estimand_weights", stacklevel=3)
+        return pair_estimand_weights
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _factor(frame: Frame, p: PairFit, method: str, estimand: str) -> float:

@@ -35,6 +35,7 @@ from mixrank.design.checks import (
 )
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError, MixrankWarning
+from mixrank.inference.keywords import alpha_from, unexpected_keywords
 
 if TYPE_CHECKING:
     from mixrank.results import FitResult
@@ -245,9 +246,10 @@ def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
 
 def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
-             alpha: float = 0.05, pair: tuple[str, str] | None = None,
+             level: float | None = None, pair: tuple[str, str] | None = None,
              roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False) -> pd.DataFrame:
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False,
+             **old: Any) -> pd.DataFrame:
     """Plan a balanced design that resolves ``delta`` from fitted components.
 
     Parameters
@@ -263,8 +265,9 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
         subject, possibly fractional in unbalanced data).
     power : float, default 0.8
         Target power, in (alpha, 1).
-    alpha : float, default 0.05
-        Two-sided level, in (0, 1).
+    level : float, optional
+        Confidence level, default the fit's; the two-sided ``alpha = 1 -
+        level`` (former keyword ``alpha=``, deprecated).
     pair : (str, str), optional
         Whose components to use.  Default: the fitted pair with the median
         variance of its estimate (the lower median for an even count).
@@ -374,6 +377,8 @@ def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
                           "benchmark: fit with mixrank.fit(..., gold='<label column>') first "
                           "(docs/judge.md §5)")
     check_fit(fit)
+    alpha = alpha_from(level, old, default=fit.level, where="plan")
+    unexpected_keywords(old, "plan")
     if fit.method != "reml":
         raise DesignError(f"planning needs the variance components of a REML fit; received a "
                           f"fit with method={fit.method!r}. Refit with method='reml'.")

@@ -37,6 +37,8 @@ from mixrank.design.paradigms import (
 )
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
+from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
+from mixrank.inference.multiplicity import adjust_values, check_adjust
 
 if TYPE_CHECKING:
     from mixrank.results import FitResult
@@ -46,8 +48,9 @@ __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METH
 
 #: Paradigm names, in table order (the keys of ``attrs["mixrank"]["unresolved"]``).
 PARADIGMS = ("fixed", "multiplicity", "anytime", "cluster")
-#: Accepted values of ``multiplicity=`` (None drops the paradigm).
-MULTIPLICITY_METHODS = ("holm", "bonferroni", "bh")
+#: Accepted values of ``adjust=`` (None drops the paradigm); a subset of the one registry
+#: :data:`mixrank.inference.multiplicity.ADJUST`.
+MULTIPLICITY_METHODS = adjust_values("resolution")
 #: Accepted values of ``anytime=`` (besides True = "auto" and False = no anytime column).
 ANYTIME_METHODS = ("auto", "normal", "bernoulli")
 
@@ -85,15 +88,8 @@ def _check_anytime(anytime: Any, has_psi: bool) -> str | None:
 
 
 def _check_multiplicity(method: Any) -> str | None:
-    if method is None:
-        return None
-    key = method.lower() if isinstance(method, str) else method
-    if key not in MULTIPLICITY_METHODS:
-        raise DesignError(
-            f"multiplicity must be one of {list(MULTIPLICITY_METHODS)} or None (no "
-            f"multiplicity paradigm); received {method!r}."
-        )
-    return key
+    """The multiplicity paradigm's ``adjust=`` (None: no such paradigm)."""
+    return check_adjust(method, "resolution", where="resolution", allow_none=True)
 
 
 def _column(table: pd.DataFrame, name: str, *, lo: float | None = None, lo_open: bool = False,
@@ -130,9 +126,9 @@ def _count(resolved: np.ndarray) -> str:
 # public API
 # ----------------------------------------------------------------------------
 
-def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8,
-                     multiplicity: str | None = "holm", anytime: bool | str = "auto",
-                     cluster: bool = True) -> pd.DataFrame:
+def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: float = 0.8,
+                     adjust: str | None = "holm", anytime: bool | str = "auto",
+                     cluster: bool = True, **old: Any) -> pd.DataFrame:
     """Resolution verdicts for a family of pairs under four paradigms.
 
     Parameters
@@ -147,13 +143,16 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
         of cells where exactly one model is right, 0/1 scores; needed by the
         Bernoulli e-process) and ``std_error`` (carried through).  Not
         modified.
-    alpha : float, default 0.05
-        Two-sided level of the family, in (0, 1).
+    level : float, optional
+        Confidence level of the family, in (0, 1); default 0.95.  The
+        two-sided level is ``alpha = 1 - level`` (former keyword ``alpha=``,
+        deprecated).
     power : float, default 0.8
         Target power ``1 - beta``, in (alpha, 1).
-    multiplicity : {"holm", "bonferroni", "bh"} or None, default "holm"
+    adjust : {"holm", "bonferroni", "bh"} or None, default "holm"
         Correction of the multiplicity paradigm over the family (the rows);
-        None leaves that paradigm out.
+        None leaves that paradigm out (former keyword ``multiplicity=``,
+        deprecated).
     anytime : {"auto", "normal", "bernoulli"} or bool, default "auto"
         The anytime-valid paradigm: ``"bernoulli"`` -- the paired-Bernoulli
         mixture e-process (:mod:`mixrank.design.anytime.bernoulli`, needs
@@ -281,16 +280,29 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     >>> out.attrs["mixrank"]["unresolved"]["fixed"]
     '1/2 unresolved'
     """
+    where = "resolution_table"
+    adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
+    _check_scalar("level", level if level is not None else 0.95)
+    if "alpha" in old:
+        _check_scalar("alpha", old["alpha"])
+    alpha = alpha_from(level, old, default=0.95, where=where)
+    unexpected_keywords(old, where, ("level", "power", "adjust", "anytime", "cluster"))
+    return _verdicts(pairs, alpha=alpha, power=power, adjust=adjust, anytime=anytime,
+                     cluster=cluster)
+
+
+def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | None,
+              anytime: bool | str, cluster: bool) -> pd.DataFrame:
+    """:func:`resolution_table` at the two-sided ``alpha`` (keywords already resolved)."""
     if not isinstance(pairs, pd.DataFrame):
         raise DesignError(
             f"pairs must be a DataFrame with one row per pair; received "
             f"{type(pairs).__name__}. Use resolution_fit(fit) to build it from a fit."
         )
-    for name, v in (("alpha", alpha), ("power", power)):
-        _check_scalar(name, v)
+    _check_scalar("power", power)
     al = float(check_alpha(alpha))
     pw = float(check_power(power, np.asarray(al)))
-    method = _check_multiplicity(multiplicity)
+    method = _check_multiplicity(adjust)
     cluster = _check_flag("cluster", cluster)
     for c in ("model_a", "model_b"):
         if c not in pairs.columns:
@@ -355,11 +367,11 @@ def resolution_table(pairs: pd.DataFrame, *, alpha: float = 0.05, power: float =
     )
 
 
-def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float = 0.8,
+def resolution_fit(fit: FitResult, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
-                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool = True) -> pd.DataFrame:
+                   adjust: str | None = "holm", anytime: bool | str = "auto",
+                   cluster: bool = True, **old: Any) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
 
     Parameters
@@ -368,8 +380,10 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
         From :func:`mixrank.fit`; the pairs of the family must have been
         fitted (fit only those with ``mixrank.fit(..., pairs=[...])`` to save
         time).
-    alpha : float, optional
-        Two-sided level; default ``1 - fit.level`` (0.05 for the default fit).
+    level : float, optional
+        Confidence level; default the fit's ``level`` (two-sided ``alpha =
+        1 - level``, 0.05 for the default fit; former keyword ``alpha=``,
+        deprecated).
     power : float, default 0.8
         Target power, in (alpha, 1).
     pairs : {"adjacent", "all"}, sequence of (str, str) or None, default None
@@ -384,8 +398,9 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
         Restrict the family to these models.
     top : int, optional
         Keep only the ``top`` best-scoring models (after ``models``).
-    multiplicity, anytime, cluster
-        Paradigms, as in :func:`resolution_table`; ``anytime="auto"`` is the
+    adjust, anytime, cluster
+        Paradigms, as in :func:`resolution_table` (``adjust``: former
+        keyword ``multiplicity=``, deprecated); ``anytime="auto"`` is the
         Bernoulli e-process when every pair's cell scores are 0/1.
 
     Returns
@@ -444,8 +459,10 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     ['fixed', 'multiplicity', 'anytime', 'cluster', 'all']
     """
     check_fit(fit, " For your own numbers use resolution_table().")
-    if alpha is None:
-        alpha = round(1.0 - fit.level, 12)
+    where = "resolution"
+    adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
+    alpha = alpha_from(level, old, default=fit.level, where=where)
+    unexpected_keywords(old, where)
     pairs = default_family(fit, pairs, models, top)
     family = select_family(fit, pairs, models, top)
     if not family:
@@ -476,8 +493,8 @@ def resolution_fit(fit: FitResult, *, alpha: float | None = None, power: float =
     if table["discordance"].isna().any():
         table = table.drop(columns="discordance")
     observed = table.pop("observed").to_numpy()
-    out = resolution_table(table, alpha=alpha, power=power, multiplicity=multiplicity,
-                           anytime=anytime, cluster=cluster)
+    out = _verdicts(table, alpha=alpha, power=power, adjust=adjust, anytime=anytime,
+                    cluster=cluster)
     out["estimate"] = observed
     meta = dict(out.attrs["mixrank"])
     scores = fit.model_scores().sort_values(["estimate", "model"], ascending=[False, True])

@@ -27,11 +27,13 @@ Modules, from the data to a fitted pair:
 * :mod:`~mixrank.engine.lmm.reml` -- the fit as public stages: moment start,
   optimisation accepted on a KKT certificate (else more starts and the
   boundary faces), convergence check, packaging (docs/engine.md §1-§2);
-* :mod:`~mixrank.engine.lmm.newton1d` -- exact Newton and the exact
-  Satterthwaite Hessian for one random term;
+* :mod:`~mixrank.engine.lmm.newton` -- the one projected Newton loop (several
+  terms; the one-term fast path), :mod:`~mixrank.engine.lmm.one_term` -- the
+  exact derivatives and Satterthwaite Hessian for one random term;
 * :mod:`~mixrank.engine.lmm.satterthwaite` -- Satterthwaite df (Hessian from
-  the analytic gradient or second differences, balanced closed form,
-  estimand weights; docs/engine.md §3);
+  the analytic gradient or second differences, balanced closed form;
+  docs/engine.md §3); :mod:`~mixrank.engine.lmm.estimand` -- the estimand
+  weights;
 * :mod:`~mixrank.engine.parallel` -- pairs on every core in forked
   workers, one BLAS thread each (docs/engine.md §4);
 * :mod:`~mixrank.engine.control` -- :class:`Control`, every numerical

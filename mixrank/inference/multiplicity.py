@@ -3,7 +3,10 @@
 Inputs: a vector of p-values (any order).  Outputs: adjusted p-values in the
 input order (:func:`adjust`) or rejection decisions (:func:`reject`).
 Contents: Bonferroni, Holm (step-down) and Benjamini-Hochberg, exactly as R's
-``p.adjust``.
+``p.adjust``; and the one registry of ``adjust=`` values (:data:`ADJUST`) with
+the subset each consumer accepts (:data:`ADJUST_FOR`, checked by
+:func:`check_adjust`, which raises the one :class:`~mixrank.OptionError`
+message; docs/vocabulary.md).
 """
 
 from __future__ import annotations
@@ -13,14 +16,68 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank.errors import DataError
+from mixrank.errors import DataError, OptionError
 
-__all__ = ["adjust", "reject", "ADJUST_METHODS"]
+__all__ = ["adjust", "reject", "ADJUST", "ADJUST_FOR", "ADJUST_METHODS", "adjust_values",
+           "check_adjust"]
+
+#: Every multiplicity method of the package (the values of ``adjust=``), with what it does.
+ADJUST: dict[str, str] = {
+    "none": "no adjustment",
+    "holm": "Holm step-down (family-wise error rate)",
+    "bonferroni": "Bonferroni (family-wise error rate)",
+    "bh": "Benjamini-Hochberg step-up (false discovery rate)",
+    "maxt": "single-step max-t from the joint covariance (family-wise; simultaneous intervals)",
+    "stepdown": "step-down max-t from the joint covariance (family-wise)",
+}
+
+#: The subset of :data:`ADJUST` each consumer accepts, in the order its errors list them.
+ADJUST_FOR: dict[str, tuple[str, ...]] = {
+    # multiplicity.adjust / reject: adjusts a vector of p-values
+    "p_values": ("bonferroni", "holm", "bh"),
+    # FitResult.contrasts (and JudgeResult): the joint covariance of the pairs is known
+    "contrasts": ("none", "holm", "bh", "maxt", "stepdown"),
+    # GlmmResult.contrasts and anova (GlmmByResult, GlmmSlopeResult)
+    "glmm_contrasts": ("holm", "none", "bh", "bonferroni"),
+    # ArenaResult.contrasts
+    "arena_contrasts": ("holm", "none", "bonferroni", "bh", "maxt"),
+    # rank intervals from contrasts (estimate, SE, df): max-t needs the variances
+    "rank_intervals": ("holm", "bonferroni", "bh", "maxt"),
+    # rank intervals from p-values alone
+    "rank_tests": ("holm", "bonferroni", "bh"),
+    # resolution verdicts' multiplicity paradigm (None drops the paradigm)
+    "resolution": ("holm", "bonferroni", "bh"),
+}
 
 #: Supported methods (case-insensitive; "fdr_bh", "fdr" and "benjamini-hochberg" mean "bh").
-ADJUST_METHODS = ("bonferroni", "holm", "bh")
+ADJUST_METHODS = ADJUST_FOR["p_values"]
 _ALIASES = {"bonferroni": "bonferroni", "holm": "holm", "holm-bonferroni": "holm",
             "bh": "bh", "fdr_bh": "bh", "fdr": "bh", "benjamini-hochberg": "bh"}
+
+
+def adjust_values(consumer: str) -> tuple[str, ...]:
+    """The ``adjust=`` values ``consumer`` accepts (a key of :data:`ADJUST_FOR`)."""
+    return ADJUST_FOR[consumer]
+
+
+def check_adjust(value: Any, consumer: str, *, where: str = "", option: str = "adjust",
+                 allow_none: bool = False) -> Any:
+    """``value`` (lower-cased) if ``consumer`` accepts it, else the one :class:`OptionError`.
+
+    The message names the option, the value received, the caller (``where``,
+    e.g. ``"FitResult.rank_intervals"``) and the supported values.  With
+    ``allow_none`` None (no multiplicity paradigm) is accepted and returned.
+    """
+    if value is None and allow_none:
+        return None
+    allowed = ADJUST_FOR[consumer]
+    key = value.lower() if isinstance(value, str) else value
+    if key not in allowed:
+        site = f" by {where}()" if where else ""
+        extra = " or None" if allow_none else ""
+        raise OptionError(f"{option}={value!r} is not supported{site}; supported values: "
+                          f"{list(allowed)}{extra} (docs/vocabulary.md)")
+    return key
 
 
 def _method(method: str) -> str:

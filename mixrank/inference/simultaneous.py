@@ -31,20 +31,19 @@ from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
 from mixrank.inference.multiplicity import adjust as adjust_p
+from mixrank.inference.multiplicity import adjust_values
+from mixrank.inference.multiplicity import check_adjust as _check_adjust
 from mixrank.inference.randomization import flip_draws, randomization_maxt
 
 __all__ = ["ADJUST", "adjust_contrasts", "contrast_draws", "rank_probabilities_fit"]
 
 #: Adjustments of ``FitResult.contrasts(adjust=...)``.
-ADJUST = ("none", "holm", "bh", "maxt", "stepdown")
+ADJUST = adjust_values("contrasts")
 _CHUNK = 2048
 
 
-def check_adjust(adjust: Any) -> str:
-    if not isinstance(adjust, str) or adjust.lower() not in ADJUST:
-        raise DesignError(f"adjust={adjust!r} is not an adjustment; expected one of "
-                          f"{list(ADJUST)} (default 'holm')")
-    return adjust.lower()
+def check_adjust(adjust: Any, where: str = "FitResult.contrasts") -> str:
+    return str(_check_adjust(adjust, "contrasts", where=where))
 
 
 def check_draws(B: Any) -> int:

@@ -3,8 +3,9 @@
 Inputs: a path (a harness output folder, a log file, or a long table) and a
 format name or ``"auto"``.  Outputs: the canonical long DataFrame.
 Contents: :class:`Format`, :data:`FORMATS` (the registry: adding a reader is
-one module plus one line here), :func:`detect_format`, :func:`read`,
-:func:`metric_options`.
+one module plus one line here), :data:`INPUT_FORMATS` (the one list of
+format names, shared by ``read(format=)`` and the CLI's ``--input-format``),
+:func:`detect_format`, :func:`read`, :func:`metric_options`.
 """
 
 from __future__ import annotations
@@ -19,16 +20,17 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, OptionError
 from ..formula import Spec, parse
 from ..frame.source import SUPPORTED_SUFFIXES, to_pandas
 from .helm import read_helm
 from .inspect_logs import read_inspect
 from .lighteval import read_lighteval
 from .lm_eval import read_lm_eval
+from .wide import read_wide
 
-__all__ = ["Format", "FORMATS", "detect_format", "read", "metric_options", "read_for_formula",
-           "describe", "HARNESSES"]
+__all__ = ["Format", "FORMATS", "INPUT_FORMATS", "FORMER_FORMAT_NAMES", "detect_format", "read",
+           "metric_options", "read_for_formula", "describe", "HARNESSES"]
 
 #: At most this many paths are looked at when sniffing a folder.
 SNIFF_LIMIT = 5000
@@ -48,6 +50,15 @@ def _read_table(path: str | Path, **_: Any) -> pd.DataFrame:
     return to_pandas(str(path))
 
 
+def _read_jsonl(path: str | Path) -> pd.DataFrame:
+    """A long table stored as JSON lines, whatever its file name ends with."""
+    try:
+        return pd.read_json(path, lines=True)
+    except ValueError as exc:
+        raise DataError(f"read: cannot read {str(path)!r} as JSON lines (format='jsonl'): "
+                        f"{exc}; expected one JSON object per line") from None
+
+
 @dataclass(frozen=True)
 class Format:
     """One input format.
@@ -55,12 +66,13 @@ class Format:
     Attributes
     ----------
     name : str
-        The ``format=`` value (and the CLI's ``--input-format``).
+        The ``format=`` value (and the CLI's ``--input-format`` value).
     reader : callable
         ``reader(path, **options)`` → canonical long DataFrame.
     patterns : tuple of str
         File-name patterns whose presence (in a folder, recursively) or match
-        (a file) identifies the format.
+        (a file) identifies the format; empty for a format that is only read
+        when named (``wide``, ``jsonl``: their files look like long tables).
     sniff : callable, optional
         ``sniff(file) → bool`` for files whose names are ambiguous (``.json``).
     sniff_patterns : tuple of str
@@ -109,7 +121,17 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
                     ("group", "innermost group of the task"))),
     Format("table", _read_table, tuple(f"*{s}" for s in SUPPORTED_SUFFIXES),
            "a long table (csv, parquet, jsonl) with model, subject, question, prompt, correct"),
+    Format("jsonl", _read_jsonl, (), "a long table as JSON lines (named, never detected)"),
+    Format("wide", read_wide, (), "an items x models score matrix (csv, parquet; named, never "
+           "detected; items= names the item key columns)"),
 )}
+
+#: The one list of input-format names: ``read(format=)`` and the CLI's
+#: ``--input-format`` take exactly these (docs/vocabulary.md).
+INPUT_FORMATS: tuple[str, ...] = ("auto", *FORMATS)
+
+#: Former CLI spellings of format names (one release, with a deprecation line).
+FORMER_FORMAT_NAMES: dict[str, str] = {"long": "table", "lm-eval": "lm_eval"}
 
 
 def detect_format(path: str | Path) -> str:
@@ -125,9 +147,9 @@ def detect_format(path: str | Path) -> str:
         raise DataError(f"read: path {str(p)!r} does not exist; expected a harness output "
                         "folder, a log file or a long table")
     for fmt in FORMATS.values():
-        if fmt.matches(p):
+        if fmt.patterns and fmt.matches(p):
             return fmt.name
-    known = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values())
+    known = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values() if f.patterns)
     raise DataError(f"read: cannot tell the format of {str(p)!r}; known formats: {known}. "
                     "Pass format= (--input-format) explicitly")
 
@@ -148,8 +170,10 @@ def read(path: str | Path, format: str = "auto", **options: Any) -> pd.DataFrame
         HELM, lighteval) or a long table (csv, parquet, jsonl).
     format : str, default "auto"
         ``"auto"`` detects the format from the files (:func:`detect_format`);
-        otherwise one of ``lm_eval``, ``inspect``, ``helm``, ``lighteval``,
-        ``table``.
+        otherwise one of :data:`INPUT_FORMATS`: ``helm``, ``inspect``,
+        ``lighteval``, ``lm_eval``, ``table`` (a long csv/parquet/jsonl
+        table), ``jsonl`` (a long table as JSON lines, any file name) or
+        ``wide`` (:func:`mixrank.read_wide`, ``items=`` its key columns).
     **options
         Passed to the format's reader, e.g. ``metric="acc_norm"`` (every
         harness reader), ``subject_field``/``prompt_field`` (Inspect),
@@ -165,24 +189,29 @@ def read(path: str | Path, format: str = "auto", **options: Any) -> pd.DataFrame
 
     Raises
     ------
+    OptionError
+        Unknown format, or an option that format's reader does not take
+        (naming the options it takes).
     DataError
-        Unknown format or option for that format, undetectable format, or any
-        error of the reader (naming the file and position).
+        Undetectable format, or any error of the reader (naming the file and
+        position).
 
     Examples
     --------
     >>> import mixrank
     >>> df = mixrank.read("lm_eval_output/", metric="acc_norm")  # doctest: +SKIP
     """
+    if format != "auto" and format not in FORMATS:
+        hint = (f" (the former CLI spelling of {FORMER_FORMAT_NAMES[format]!r})"
+                if format in FORMER_FORMAT_NAMES else "")
+        raise OptionError(f"read: format={format!r} is unknown{hint}; expected 'auto' or one of "
+                          f"{sorted(FORMATS)}")
     name = detect_format(path) if format == "auto" else format
-    if name not in FORMATS:
-        raise DataError(f"read: format={format!r} is unknown; expected 'auto' or one of "
-                        f"{sorted(FORMATS)}")
     allowed = metric_options(name)
     bad = sorted(set(options) - set(allowed))
     if bad:
-        raise DataError(f"read: option(s) {bad} do not apply to format {name!r}; it accepts "
-                        f"{list(allowed)}")
+        raise OptionError(f"read: option(s) {bad} do not apply to format {name!r}; it accepts "
+                          f"{list(allowed)}")
     df = FORMATS[name].reader(path, **{k: v for k, v in options.items() if v is not None})
     meta = df.attrs.setdefault("mixrank", {})
     meta.setdefault("format", name)

@@ -25,8 +25,10 @@ from scipy import stats
 
 from .._util import check_level, listed, tidy
 from ..engine.estimability import MIN_LEVELS
+from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError, MixrankWarning, WeakDesignWarning
 from ..formula import InteractionSpec, Spec, parse
+from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
 from .data import JudgeData, judge_data
 from .diagnostics import judge_table
@@ -85,16 +87,16 @@ class JudgeResult(FitResult):
         """The correction of the pair (either orientation) and the sign of ``a - b``."""
         lookup = _LOOKUP.get(self)
         if lookup is None:
-            lookup = _LOOKUP[self] = {(p.model_a, p.model_b): c
-                                      for p, c in zip(self.pairs, self.corrections)}
-        if (a, b) in lookup:
-            return lookup[(a, b)], 1.0
-        if (b, a) in lookup:
-            return lookup[(b, a)], -1.0
-        raise DataError(f"pair ({a!r}, {b!r}) was not fitted")
+            lookup = _LOOKUP[self] = (pair_lookup(self.pairs), dict(zip(
+                map(id, self.pairs), self.corrections)))
+        p = lookup[0].get(pair_key(a, b))
+        if p is None:
+            raise DataError(f"pair ({a!r}, {b!r}) was not fitted")
+        return lookup[1][id(p)], 1.0 if (p.model_a, p.model_b) == (a, b) else -1.0
 
     def contrasts(self, level: float | None = None, *, by: str | None = None,
-                  adjust: str = "holm", B: int = 10000, rng: Any = None) -> pd.DataFrame:
+                  adjust: str = "holm", draws: int = 10000, rng: Any = None,
+                  **old: Any) -> pd.DataFrame:
         """Corrected pairwise contrasts; the columns of :meth:`FitResult.contrasts` plus
         ``lam`` (lambda used), ``n_labelled`` (cells labelled for both models) and
         ``n_effective`` (labels a labelled-only contrast would need for the same variance).
@@ -102,7 +104,7 @@ class JudgeResult(FitResult):
         if by is not None:
             raise DesignError("contrasts(by=) needs a model x covariate formula; judge-corrected "
                               "fits take the plain formula")
-        tab = super().contrasts(level, adjust=adjust, B=B, rng=rng)
+        tab = super().contrasts(level, adjust=adjust, draws=draws, rng=rng, **old)
         cs = [self._pair_ppi(a, b)[0] for a, b in zip(tab["model_a"], tab["model_b"])]
         tab["lam"] = [c.ppi.lam if c.ppi else np.nan for c in cs]
         tab["n_labelled"] = [c.ppi.n_labelled if c.ppi else 0 for c in cs]
@@ -170,17 +172,15 @@ class JudgeResult(FitResult):
                           "would ignore the reference labels; it is not available for a "
                           "judge-corrected fit (docs/judge.md §6)")
 
-    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
-                       method: str = "holm", B: int = 2000, rng: Any = None,
-                       by: str | None = None) -> pd.DataFrame:
+    def _rank_intervals(self, level: float, **kw: Any) -> pd.DataFrame:
         """Rank intervals from the corrected contrasts (every model needs reference labels)."""
         self._need_all_corrected("rank intervals")
-        return super().rank_intervals(level, coverage=coverage, method=method, B=B, rng=rng,
-                                      by=by)
+        return super()._rank_intervals(level, **kw)
 
-    def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
+    def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
+                           **old: Any) -> pd.DataFrame:
         self._need_all_corrected("rank probabilities")
-        return super().rank_probabilities(B=B, rng=rng)
+        return super().rank_probabilities(draws=draws, rng=rng, **old)
 
     def score_group_fits(self) -> list[tuple[int, FitResult]]:
         """``[(1, self)]``; models scored on disjoint cells are refused (their per-group
@@ -200,11 +200,8 @@ class JudgeResult(FitResult):
                             f"enough reference labels: {listed(bad)}. Label cells of those "
                             "models (in at least 2 units) or drop them from the data")
 
-    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] | None = None,
-                   models: Sequence[str] | None = None, top: int | None = None,
-                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool = True) -> pd.DataFrame:
+    def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
+                    anytime: bool | str, **kw: Any) -> pd.DataFrame:
         """Verdict table on the corrected contrasts, plus ``n_labels_star``.
 
         As :meth:`FitResult.resolution`, with: ``n`` the pair's judged common
@@ -217,8 +214,8 @@ class JudgeResult(FitResult):
         """
         if anytime == "auto" or anytime is True:
             anytime = "normal"
-        tab = super().resolution(alpha=alpha, power=power, pairs=pairs, models=models, top=top,
-                                 multiplicity=multiplicity, anytime=anytime, cluster=cluster)
+        tab = super()._resolution(level, power=power, pairs=pairs, adjust=adjust,
+                                  anytime=anytime, **kw)
         al = tab.attrs["mixrank"]["alpha"]
         star, nl, ne = [], [], []
         for a, b, est in zip(tab["model_a"], tab["model_b"], tab["estimate"]):
@@ -239,9 +236,9 @@ class JudgeResult(FitResult):
 
     def plan(self, delta: float, *, labels: bool = True, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
-             alpha: float = 0.05, pair: tuple[str, str] | None = None,
+             level: float | None = None, pair: tuple[str, str] | None = None,
              roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8)) -> pd.DataFrame:
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8), **old: Any) -> pd.DataFrame:
         """Label budget per pair to resolve ``delta`` (docs/judge.md §5).
 
         Parameters
@@ -253,7 +250,10 @@ class JudgeResult(FitResult):
             components, which a PPI++ fit does not have: False is an error).
         pair : (str, str), optional
             One pair; default every corrected pair.
-        power, alpha : float
+        power : float
+        level : float, optional
+            Default the fit's (two-sided ``alpha = 1 - level``; former keyword
+            ``alpha=``, deprecated).
 
         Returns
         -------
@@ -270,7 +270,9 @@ class JudgeResult(FitResult):
         if labels is not True or any(v is not None for v in (subjects, questions, prompts,
                                                                 roles)):
             raise DesignError("a judge-corrected fit plans labels only: fit.plan(delta, "
-                              "labels=True[, pair=, alpha=, power=]); " + _NO_COMPONENTS)
+                              "labels=True[, pair=, level=, power=]); " + _NO_COMPONENTS)
+        alpha = alpha_from(level, old, default=self.level, where="JudgeResult.plan")
+        unexpected_keywords(old, "JudgeResult.plan")
         chosen = [pair] if pair is not None else [(p.model_a, p.model_b) for p in self.pairs]
         rows = []
         for a, b in chosen:
@@ -308,7 +310,8 @@ class JudgeResult(FitResult):
                 f"{len(self.pairs)} pair(s) of {len(self.models)} models, PPI++>")
 
 
-_LOOKUP: weakref.WeakKeyDictionary[JudgeResult, dict[tuple[str, str], Corrected]] = \
+_LOOKUP: weakref.WeakKeyDictionary[JudgeResult, tuple[dict[frozenset[str], PairFit],
+                                                      dict[int, Corrected]]] = \
     weakref.WeakKeyDictionary()
 
 

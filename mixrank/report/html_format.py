@@ -8,8 +8,8 @@ computation raised a mixrank error (:func:`guard`).
 Contents: :func:`fmt` (one cell value as text), :func:`format_table_html`,
 :func:`figure_html`, :func:`pyplot_if_loaded`, :func:`paragraph`,
 :func:`omitted_note`, :func:`guard`, :func:`html_page` (the page shell: title,
-meta line, table of contents, guarded sections, footer).  Used by
-:mod:`mixrank.report.html` and :mod:`mixrank.report.html_arena`.
+meta line, table of contents, guarded sections, footer) -- used only by the one page
+builder, :func:`mixrank.report.html.render_report`; the section modules use the rest.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def guard(what: str, build: Callable[[], str]) -> str:
 
 def html_page(page_title: str, meta: str, sections: Sequence[tuple[str, str]],
               build: Callable[[str], str], *, notes: Sequence[str] = (),
-              csv_command: str = "mixrank ...",
+              preamble: str = "", csv_command: str = "mixrank ...",
               progress: Callable[[int, int], Any] | None = None) -> str:
     """A complete self-contained HTML5 report page.
 
@@ -171,6 +171,9 @@ def html_page(page_title: str, meta: str, sections: Sequence[tuple[str, str]],
         Section id -> HTML fragment.
     notes : sequence of str
         Plain-text notes shown (escaped) between the contents and the first section.
+    preamble : str
+        HTML shown (as given) under the meta line, e.g. the binomial GLMM's
+        scale line and unit-of-inference sentence.
     csv_command : str
         The command named in the footer for exact values (``--format csv``).
     progress : callable, optional
@@ -181,7 +184,7 @@ def html_page(page_title: str, meta: str, sections: Sequence[tuple[str, str]],
     str
         The document, ending in a newline.
     """
-    body = [f"<h1>{html.escape(page_title)}</h1>", f'<p class="meta">{meta}</p>',
+    body = [f"<h1>{html.escape(page_title)}</h1>", f'<p class="meta">{meta}</p>', preamble,
             "<nav><ul>" + "".join(f'<li><a href="#{sid}">{html.escape(t)}</a></li>'
                                   for sid, t in sections) + "</ul></nav>"]
     body += [f'<div class="note">{html.escape(n)}</div>' for n in notes]

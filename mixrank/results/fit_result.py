@@ -17,13 +17,13 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._util import check_level, check_max_draws, tidy
+from .._util import check_level, tidy
 from ..design.plan import plan_fit
 from ..design.resolution import resolution_fit
 from ..design.sensitivity import sensitivity_fit
@@ -38,10 +38,12 @@ from ..engine.estimability import (
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
+from ..inference.keywords import former, unexpected_keywords
 from ..inference.ranks.intervals import rank_intervals_fit
 from ..inference.sign_exact import degenerate_sign_test
 from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
 from .anova import anova_table
+from .base import FIT_OPTIONS, OptionTable, PairwiseResult
 from .interactions import adjust_by_level, contrasts_by, model_scores_by
 from .ranks_by import rank_intervals_by
 from .scores import model_scores_table
@@ -51,7 +53,7 @@ __all__ = ["FitResult"]
 
 
 @dataclass(frozen=True, eq=False)
-class FitResult:
+class FitResult(PairwiseResult):
     """Result of :func:`mixrank.fit`: one paired mixed model per pair of models.
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is the mean of
@@ -75,6 +77,7 @@ class FitResult:
     restricted: bool = False
     df_method: str = "satterthwaite"
     inference: tuple[tuple[float, float], ...] = ()
+    OPTIONS: ClassVar[OptionTable] = FIT_OPTIONS
 
     # ------------------------------------------------------------------ meta
     def _meta(self, table: str, **extra: Any) -> dict:
@@ -96,9 +99,10 @@ class FitResult:
         """``df_method`` and ``inference`` of a subset of the pairs (restricted fits)."""
         if not self.inference:
             return dict(df_method=self.df_method)
-        got = {(p.model_a, p.model_b): vd for p, vd in zip(self.pairs, self.inference)}
-        return dict(df_method=self.df_method,
-                    inference=tuple(got[(p.model_a, p.model_b)] for p in pairs))
+        got = dict(zip(map(id, self.pairs), self.inference))
+        idx = pair_lookup(self.pairs)
+        return dict(df_method=self.df_method, inference=tuple(
+            got[id(idx[pair_key(p.model_a, p.model_b)])] for p in pairs))
 
     def inference_pairs(self) -> tuple[PairFit, ...]:
         """The pairs with the ``variance`` and ``df`` of the fit's df method.
@@ -124,7 +128,8 @@ class FitResult:
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, by: str | None = None,
-                  adjust: str = "holm", B: int = 10000, rng: Any = None) -> pd.DataFrame:
+                  adjust: str = "holm", draws: int = 10000, rng: Any = None,
+                  **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b``.
 
         Parameters
@@ -137,8 +142,8 @@ class FitResult:
             (false discovery rate) or single-step max-t from the joint
             covariance of all contrasts, which also makes ``ci_lower,
             ci_upper`` simultaneous.
-        B : int, default 10000
-            Gaussian draws for ``adjust="maxt"``.
+        draws : int, default 10000
+            Gaussian draws for ``adjust="maxt"`` (former name ``B=``, deprecated).
         rng : Generator or int, optional
             Randomness for ``adjust="maxt"``.
         by : str, optional
@@ -184,8 +189,10 @@ class FitResult:
         >>> int((c["p_value"] < 0.05).sum()), int((c["p_adjusted"] < 0.05).sum())
         (7, 1)
         """
+        B = former(old, "B", "draws", draws, 10000, where="FitResult.contrasts")
+        unexpected_keywords(old, "FitResult.contrasts", ("level", *self.OPTIONS["contrasts"]))
         how = check_adjust(adjust)
-        lev = self.level if level is None else check_level(level, DesignError)
+        lev = self._level(level)
         if by is not None:
             return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
         rows = []
@@ -350,22 +357,19 @@ class FitResult:
                 f"{len(self.models)} models, method={self.method}, engine={self.engine}>")
 
     # ---------------------------------------------- inference / design layers
-    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
-                       method: str = "holm", B: int = 2000, rng: Any = None,
-                       by: str | None = None) -> pd.DataFrame:
-        """Rank confidence intervals (``level`` default: the fit's); see
+    def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
+                        rng: Any, by: str | None = None) -> pd.DataFrame:
+        """The rank intervals of :meth:`PairwiseResult.rank_intervals`: through
         :func:`mixrank.inference.ranks.rank_intervals_fit` (``by``: per level of a covariate,
         :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
-        lev = self.level if level is None else level
-        check_max_draws("B", B, DesignError)   # before any path draws (docs/hardening.md §8)
+        kw = dict(coverage=coverage, adjust=adjust, draws=draws, rng=rng)
         if by is not None:
-            return rank_intervals_by(self, by, level=lev, coverage=coverage, method=method, B=B,
-                                     rng=rng)
+            return rank_intervals_by(self, by, level=level, **kw)
         parts = self.score_group_fits()
         if len(parts) > 1:   # scores on different cells: one ranking per group (docs/messy.md §4)
             tabs = []
             for g, sub in parts:
-                t = sub.rank_intervals(lev, coverage=coverage, method=method, B=B, rng=rng)
+                t = sub.rank_intervals(level, **kw)
                 tabs.append(t.assign(group=g))
             out = pd.concat(tabs, ignore_index=True)
             out.attrs["mixrank"] = dict(tabs[0].attrs.get("mixrank", {}), groups=len(parts),
@@ -373,17 +377,17 @@ class FitResult:
                                                   t.attrs.get("mixrank", {}).get("left_out", [])])
             return out
         part, left = self.estimable_part()
-        return _left_out(rank_intervals_fit(part, level=lev, coverage=coverage, method=method,
-                                            B=B, rng=rng), left)
+        return _left_out(rank_intervals_fit(part, level=level, **kw), left)
 
-    def rank_probabilities(self, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
+    def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
+                           **old: Any) -> pd.DataFrame:
         """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
 
         Parameters
         ----------
-        B : int, default 10000
+        draws : int, default 10000
             Gaussian draws (the same draws as ``contrasts(adjust="maxt")``
-            for equal ``B`` and ``rng``).
+            for equal ``draws`` and ``rng``; former name ``B=``, deprecated).
         rng : Generator or int, optional
 
         Returns
@@ -398,7 +402,7 @@ class FitResult:
         DataError
             A single model, pairs not fitted.
         DesignError
-            Bad ``B``; joint covariance too large.
+            Bad ``draws``; joint covariance too large.
 
         Notes
         -----
@@ -421,53 +425,45 @@ class FitResult:
         >>> str(best["model"]), bool(best["p_best"] > 0.9)
         ('m01', True)
         """
+        B = former(old, "B", "draws", draws, 10000, where="FitResult.rank_probabilities")
+        unexpected_keywords(old, "FitResult.rank_probabilities", ("draws", "rng"))
         parts = self.score_group_fits()
         if len(parts) > 1:   # one set of rank probabilities per score group (docs/messy.md §4)
-            tabs = [sub.rank_probabilities(B=B, rng=rng).assign(group=g) for g, sub in parts]
+            tabs = [sub.rank_probabilities(draws=B, rng=rng).assign(group=g) for g, sub in parts]
             out = pd.concat(tabs, ignore_index=True)
             out.attrs["mixrank"] = dict(tabs[0].attrs.get("mixrank", {}), groups=len(parts))
             return out
         part, left = self.estimable_part()
         return _left_out(rank_probabilities_fit(part, B=B, rng=rng), left)
 
-    def resolution(self, *, alpha: float | None = None, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] | None = None,
-                   models: Sequence[str] | None = None, top: int | None = None,
-                   multiplicity: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool = True) -> pd.DataFrame:
-        """Resolution verdicts per pair of a family (docs/methods.md §6, "Verdict table").
-
-        Parameters, returned columns, errors and validation: see
-        :func:`mixrank.design.resolution.resolution_fit`, which this calls
-        with the same arguments (``alpha``, default 1 - the fit's ``level``;
-        ``power``, ``pairs`` --
-        ``"adjacent"``, ``"all"`` or explicit pairs; default None: the fitted
-        pairs of a fit restricted with ``fit(..., pairs=)``, else
-        ``"adjacent"`` --, ``models``, ``top``,
-        ``multiplicity``, ``anytime`` -- ``"auto"``: the paired-Bernoulli
-        e-process for 0/1 scores, ``"normal"``, ``"bernoulli"`` or False --,
-        ``cluster``).  Every column tests the fit's estimand
-        (docs/sensitivity.md).
-        """
+    def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
+                    anytime: bool | str, models: Sequence[str] | None = None,
+                    top: int | None = None, cluster: bool = True) -> pd.DataFrame:
+        """The verdicts of :meth:`PairwiseResult.resolution` through
+        :func:`mixrank.design.resolution.resolution_fit` (``pairs=None``: the fitted pairs of
+        a fit restricted with ``fit(..., pairs=)``, else ``"adjacent"``; ``anytime="auto"``:
+        the paired-Bernoulli e-process for 0/1 scores).  Every column tests the fit's
+        estimand (docs/sensitivity.md)."""
         part, left = self.estimable_part()
-        return _left_out(resolution_fit(part, alpha=alpha, power=power, pairs=pairs,
-                                        models=models, top=top,
-                              multiplicity=multiplicity, anytime=anytime, cluster=cluster), left)
+        return _left_out(resolution_fit(part, level=level, power=power, pairs=pairs,
+                                        models=models, top=top, adjust=adjust, anytime=anytime,
+                                        cluster=cluster), left)
 
     def sensitivity(self, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
-                    alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
-                    B: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False, progress: Any = None
-                    ) -> pd.DataFrame:
+                    level: float | None = None, power: float = 0.8, unit: str | None = None,
+                    draws: int = 1000, groupings: Any = None, n_random: int = 200,
+                    rng: Any = None, summary: bool = False, progress: Any = None,
+                    **old: Any) -> pd.DataFrame:
         """How robust is the clustered verdict? (docs/sensitivity.md §2).
 
         Parameters, returned columns, errors and validation: see
         :func:`mixrank.design.sensitivity.sensitivity_fit`, which this calls
         with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
         ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
-        ``alpha``, ``power``, ``unit``, ``B``, ``groupings``, ``n_random``,
+        ``level`` -- default the fit's --, ``power``, ``unit``, ``draws``, ``groupings``,
+        ``n_random``,
         ``rng``, ``summary`` for the per-pair stability table, ``progress``
         -- a callable ``progress(done, total)`` or True for a bar).  Here
         ``pairs=None`` is the fitted pairs of a restricted fit (else
@@ -477,29 +473,31 @@ class FitResult:
         says why that unit, ``left_out`` which models were not estimable.
         """
         part, left = self.estimable_part()
-        tab = sensitivity_fit(part, kind, pairs=pairs, models=models, top=top, alpha=alpha,
-                              power=power, unit=unit, B=B, groupings=groupings,
-                              n_random=n_random, rng=rng, summary=summary,
-                              progress=progress)
+        tab = sensitivity_fit(part, kind, pairs=pairs, models=models, top=top,
+                              level=level, power=power, unit=unit, draws=draws,
+                              groupings=groupings, n_random=n_random, rng=rng, summary=summary,
+                              progress=progress, **old)
         return _left_out(tab, left)
 
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
-             prompts: int | None = None, power: float = 0.8, alpha: float = 0.05,
+             prompts: int | None = None, power: float = 0.8, level: float | None = None,
              pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False) -> pd.DataFrame:
+             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False,
+             **old: Any) -> pd.DataFrame:
         """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
 
         Parameters, returned columns, errors and validation: see
         :func:`mixrank.design.plan.plan_fit`, which this calls with the same
         arguments (``delta``; the hypothetical ``subjects``, ``questions``,
-        ``prompts``; ``power``, ``alpha``; whose components, ``pair``; column
+        ``prompts``; ``power``, ``level`` -- default the fit's, alpha = 1 - level --;
+        whose components, ``pair``; column
         ``roles``; the ``grid`` of multiples tried; ``labels=True``, a label
         budget, needs a judge-corrected fit, ``mixrank.fit(..., gold=)``).
         """
         part, left = self.estimable_part()
         return _left_out(plan_fit(part, delta, subjects=subjects, questions=questions,
-                                  prompts=prompts, power=power, alpha=alpha, pair=pair,
-                                  roles=roles, grid=grid, labels=labels), left)
+                                  prompts=prompts, power=power, level=level, pair=pair,
+                                  roles=roles, grid=grid, labels=labels, **old), left)
 
     # ------------------------------------------------ incomplete / restricted
     def estimable_part(self) -> tuple[FitResult, list[str]]:

@@ -13,16 +13,17 @@ interaction).  Statistical notes: docs/glmm.md §11.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import check_level, tidy
+from .._util import tidy
 from ..errors import DataError, DesignError
-from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, SCORE, GlmmResult, adjust_within
+from .base import GLMM_BY_OPTIONS, OptionTable
+from .glmm_result import AT_ZERO, PROBABILITY, SCORE, GlmmResult, adjust_within
 
 __all__ = ["GlmmByResult"]
 
@@ -39,6 +40,7 @@ class GlmmByResult(GlmmResult):
 
     by: str = ""
     by_levels: tuple[str, ...] = ()
+    OPTIONS: ClassVar[OptionTable] = GLMM_BY_OPTIONS
     cell_level: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     # ------------------------------------------------------------- internals
@@ -90,7 +92,7 @@ class GlmmByResult(GlmmResult):
         return int(obs.sum() if lev is None else (obs & (self.cell_level == lev)).sum())
 
     def _common(self, j: int, k: int, lev: int | None) -> int:
-        both = self.frame.observed[:, j] & self.frame.observed[:, k]
+        both = self.frame.common_mask(j, k)
         return int(both.sum() if lev is None else (both & (self.cell_level == lev)).sum())
 
     # ---------------------------------------------------------------- tables
@@ -139,11 +141,9 @@ class GlmmByResult(GlmmResult):
             raise DesignError(f"df={df!r}: model x covariate GLMM contrasts are glmer's Wald z "
                               "tests (df='wald'); the containment t is not available for them "
                               "yet (docs/glmm.md)")
-        lev = self.level if level is None else check_level(level, DesignError)
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
-        if adjust not in ADJUST:
-            raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
+        lev = self._level(level)
+        scale = self.check_option("contrasts", "scale", scale)
+        adjust = self.check_option("contrasts", "adjust", adjust)
         q = stats.norm.ppf(0.5 + lev / 2)
         V = self.fit.vcov
         levels: list[int | None] = [None] if by is None else list(range(len(self.by_levels)))
@@ -221,9 +221,8 @@ class GlmmByResult(GlmmResult):
             model has no cells at a level.
         """
         self._check_by(by)
-        lev = self.level if level is None else check_level(level, DesignError)
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        lev = self._level(level)
+        scale = self.check_option("contrasts", "scale", scale)
         q = stats.norm.ppf(0.5 + lev / 2)
         f, V, idx = self.fit, self.fit.vcov, self._index()
         levels: list[int | None] = [None] if by is None else list(range(len(self.by_levels)))
@@ -274,9 +273,8 @@ class GlmmByResult(GlmmResult):
         shift = delta / float(v @ v) * v            # moves v'beta by exactly delta
         return float(expit(self.fit.beta[col] + shift[col] + self.fit.cell_effects[cells]).mean())
 
-    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
-                       method: str = "holm", scale: str = "logit", B: int = 2000,
-                       rng: Any = None, by: str | None = None) -> pd.DataFrame:
+    def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
+                        rng: Any, scale: str = "logit", by: str | None = None) -> pd.DataFrame:
         """Rank intervals overall, or per level of the covariate (``by``).
 
         Per level, the scores and the pairwise tests are
@@ -287,14 +285,14 @@ class GlmmByResult(GlmmResult):
         """
         self._check_by(by)
         if by is None:
-            return super().rank_intervals(level, coverage=coverage, method=method, scale=scale,
-                                          B=B, rng=rng)
+            return super()._rank_intervals(level, coverage=coverage, adjust=adjust,
+                                           draws=draws, rng=rng, scale=scale)
         from ..inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")
-        scores = self.model_scores(scale=scale, by=by)
-        con = self.contrasts(scale=scale, by=by)
+        scores = self.model_scores(level, scale=scale, by=by)
+        con = self.contrasts(level, scale=scale, by=by)
         parts = []
         for lv in self.by_levels:
             s = scores[(scores[by] == lv) & scores["estimate"].notna()]
@@ -303,7 +301,8 @@ class GlmmByResult(GlmmResult):
             if len(s) < 2:
                 continue
             tab = rank_intervals_from_contrasts(s[["model", "estimate", "n"]], c, level=level,
-                                                coverage=coverage, method=method, B=B, rng=rng)
+                                                coverage=coverage, adjust=adjust, draws=draws,
+                                                rng=rng)
             tab.insert(1, by, lv)
             if len(keep) < len(self.models):
                 tab["note"] = f"ranked among the {len(keep)} models with cells at {by}={lv}"
@@ -342,8 +341,7 @@ class GlmmByResult(GlmmResult):
         same contrast rows (``tests/reference/glmer_by.R``).  A likelihood
         ratio test would need a refit without the interaction.
         """
-        if adjust not in ("none",) + ADJUST:
-            raise DesignError(f"adjust={adjust!r}; expected one of {('none',) + ADJUST}")
+        adjust = self.check_option("anova", "adjust", adjust)
         idx, b, V = self._index(), self.fit.beta, self.fit.vcov
         term = f"{self.formula.spec.comparison}:{self.by}"
         rows = []

@@ -12,21 +12,22 @@ accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import check_level, tidy
+from .._util import tidy
 from ..engine.glmm.fit import GlmmFit
 from ..errors import DataError, DesignError
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
 from ..inference.multiplicity import adjust as p_adjust
+from ..inference.multiplicity import adjust_values
+from .base import GLMM_OPTIONS, OptionTable, PairwiseResult
 
 __all__ = ["GlmmResult", "unit_line"]
 
@@ -40,7 +41,7 @@ SCORE = {"logit": "log-odds beta_j at zero random effects (the quantity the logi
 PROBABILITY = ("averaged over the frame's cells at their fitted shared random effects "
                "(conditional modes), model-by-unit effects at 0")
 AT_ZERO = "conditional at zero random effects: logit^-1(beta_j)"
-ADJUST = ("holm", "none", "bh", "bonferroni")
+ADJUST = adjust_values("glmm_contrasts")
 #: references of ``GlmmResult.contrasts(df=)``.
 GLMM_DF = ("containment", "wald")
 
@@ -58,7 +59,7 @@ def unit_line(gf: GlmmFormula) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class GlmmResult:
+class GlmmResult(PairwiseResult):
     """Result of ``mixrank.fit(..., family="binomial")``: one joint glmer-style fit.
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is
@@ -76,6 +77,7 @@ class GlmmResult:
     method: str = "glmm"
     engine: str = "native"
     estimand: str = "gls"
+    OPTIONS: ClassVar[OptionTable] = GLMM_OPTIONS
 
     # ------------------------------------------------------------------ meta
     @property
@@ -106,7 +108,7 @@ class GlmmResult:
     def _trials(self, j: int, k: int, cells: np.ndarray | None = None) -> int:
         """Bernoulli trials of models j and k together on their common cells (of ``cells``)."""
         fr = self.frame
-        both = fr.observed[:, j] & fr.observed[:, k]
+        both = fr.common_mask(j, k)
         if cells is not None:
             both = both & cells
         return int(fr.replicates[both, j].sum() + fr.replicates[both, k].sum())
@@ -178,11 +180,9 @@ class GlmmResult:
         designs of ``tests/reference/glmer.R``; coverage of the containment t
         by seeded simulation (``tests/validity/test_validity.py``).
         """
-        lev = self.level if level is None else check_level(level, DesignError)
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
-        if adjust not in ADJUST:
-            raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
+        lev = self._level(level)
+        scale = self.check_option("contrasts", "scale", scale)
+        adjust = self.check_option("contrasts", "adjust", adjust)
         ref, dof = self._reference(df)
         dist = stats.norm if ref == "wald" else stats.t(dof)
         q = dist.ppf(0.5 + lev / 2)
@@ -304,9 +304,8 @@ class GlmmResult:
         ``beta`` and its covariance are validated against lme4 1.1 ``glmer``
         (``tests/reference/glmer.R``).
         """
-        lev = self.level if level is None else check_level(level, DesignError)
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
+        lev = self._level(level)
+        scale = self.check_option("model_scores", "scale", scale)
         q = stats.norm.ppf(0.5 + lev / 2)
         f = self.fit
         se = np.sqrt(np.clip(np.diag(f.vcov), 0.0, None))
@@ -333,10 +332,10 @@ class GlmmResult:
                                        response_form=self.response_form))
 
     # ---------------------------------------------- inference / design layers
-    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
-                       method: str = "holm", scale: str = "logit", B: int = 2000,
-                       rng: Any = None) -> pd.DataFrame:
-        """Rank confidence intervals: point ranks and intervals from one quantity on one scale.
+    def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
+                        rng: Any, scale: str = "logit") -> pd.DataFrame:
+        """Rank intervals of :meth:`PairwiseResult.rank_intervals`: point ranks and intervals
+        from one quantity on one scale.
 
         See :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`.
         The point scores are :meth:`model_scores` ``estimate`` on ``scale``
@@ -350,19 +349,17 @@ class GlmmResult:
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
-        scores = self.model_scores(scale=scale)[["model", "estimate", "n"]]
-        tab = rank_intervals_from_contrasts(scores, self.contrasts(scale=scale), level=level,
-                                            coverage=coverage, method=method, B=B, rng=rng)
+        scores = self.model_scores(level, scale=scale)[["model", "estimate", "n"]]
+        tab = rank_intervals_from_contrasts(scores, self.contrasts(level, scale=scale),
+                                            level=level, coverage=coverage, adjust=adjust,
+                                            draws=draws, rng=rng)
         tab.attrs["mixrank"].update(source="glmm", formula=self.formula.formula, scale=scale,
                                     score=SCORE[scale], unit=self.unit_of_inference,
                                     response_form=self.response_form)
         return tab
 
-    def resolution(self, *, alpha: float = 0.05, power: float = 0.8,
-                   pairs: str | Sequence[tuple[str, str]] = "adjacent",
-                   multiplicity: str | None = "holm", anytime: bool = True) -> pd.DataFrame:
+    def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
+                    anytime: bool | str) -> pd.DataFrame:
         """Resolution verdicts from the logit-scale Wald test (docs/glmm.md §6).
 
         ``N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2`` with delta
@@ -370,7 +367,7 @@ class GlmmResult:
         ``sigma_d = SE sqrt(n)`` is passed to
         :func:`mixrank.design.resolution.resolution_table`, without a
         separate clustered paradigm: the SE already carries the formula's
-        unit of inference).
+        unit of inference).  ``pairs`` default ``"adjacent"``.
 
         Returns
         -------
@@ -383,26 +380,15 @@ class GlmmResult:
 
         order = self.model_scores(scale="logit").sort_values(["estimate", "model"],
                                                              ascending=[False, True])
-        ranked = order["model"].tolist()
-        if isinstance(pairs, str):
-            if pairs not in ("adjacent", "all"):
-                raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of pairs")
-            fam = (list(zip(ranked[:-1], ranked[1:])) if pairs == "adjacent"
-                   else [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]])
-        else:
-            fam = [(str(p[0]), str(p[1])) for p in pairs]
-        for a, b in fam:
-            for m in (a, b):
-                if m not in self.models:
-                    raise DesignError(f"pair ({a!r}, {b!r}): {m!r} is not a model of the fit "
-                                      f"(models: {list(self.models)})")
+        fam = self.judged_pairs("adjacent" if pairs is None else pairs,
+                                order["model"].tolist())
         # the joint fit has every pair's contrast, whatever pairs= restricted the tables to
         con = replace(self, pairs_requested=tuple(fam), pair_filter=None).contrasts(scale="logit")
         rows = [dict(model_a=r.model_a, model_b=r.model_b, estimate=r.estimate, n=int(r.n),
                      sigma_d=float(r.std_error * np.sqrt(r.n)), std_error=r.std_error)
                 for r in con.itertuples()]
-        out = resolution_table(pd.DataFrame(rows), alpha=alpha, power=power,
-                               multiplicity=multiplicity, anytime=anytime, cluster=False)
+        out = resolution_table(pd.DataFrame(rows), level=level, power=power, adjust=adjust,
+                               anytime=True if anytime == "auto" else anytime, cluster=False)
         out.attrs["mixrank"].update(
             formula=self.formula.formula, scale="logit", unit=self.unit_of_inference,
             n_star="logit-scale Wald test: N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2")
@@ -445,7 +431,7 @@ class GlmmResult:
         if self.fit.groups is not None:
             raise DesignError("pass_at_k() of a model * x fit is not available; fit "
                               "'... ~ model + (random terms)' for the model-based pass@k")
-        lev = self.level if level is None else check_level(level, DesignError)
+        lev = self._level(level)
         q = stats.norm.ppf(0.5 + lev / 2)
         z, w = np.polynomial.hermite_e.hermegauss(64)
         w = w / w.sum()

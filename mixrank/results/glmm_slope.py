@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import check_level, tidy
+from .._util import tidy
 from ..errors import DataError, DesignError
-from .glmm_result import ADJUST, AT_ZERO, PROBABILITY, SCALES, GlmmResult, adjust_within
+from .base import GLMM_SLOPE_OPTIONS, OptionTable
+from .glmm_result import AT_ZERO, PROBABILITY, GlmmResult, adjust_within
 
 __all__ = ["GlmmSlopeResult"]
 
@@ -49,6 +50,7 @@ class GlmmSlopeResult(GlmmResult):
     ``by="<x>"`` and no ``at`` at its quartiles over the cells.
     """
 
+    OPTIONS: ClassVar[OptionTable] = GLMM_SLOPE_OPTIONS
     by: str = ""
     cell_x: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
@@ -85,9 +87,8 @@ class GlmmSlopeResult(GlmmResult):
         return float(p.mean()), g
 
     def _check(self, level: float | None, scale: str) -> float:
-        if scale not in SCALES:
-            raise DesignError(f"scale={scale!r}; expected one of {SCALES}")
-        return self.level if level is None else check_level(level, DesignError)
+        self.check_option("contrasts", "scale", scale)
+        return self._level(level)
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, scale: str = "logit",
@@ -131,8 +132,7 @@ class GlmmSlopeResult(GlmmResult):
         against a delta-method computation from glmer's estimates.
         """
         lev = self._check(level, scale)
-        if adjust not in ADJUST:
-            raise DesignError(f"adjust={adjust!r}; expected one of {ADJUST}")
+        adjust = self.check_option("contrasts", "adjust", adjust)
         if df not in (None, "wald"):
             raise DesignError(f"df={df!r}: model x numeric covariate GLMM contrasts are glmer's "
                               "Wald z tests (df='wald'); the containment t is not available "
@@ -147,7 +147,7 @@ class GlmmSlopeResult(GlmmResult):
                 est, g = ea - eb, ga - gb
                 se = float(np.sqrt(max(g @ V @ g, 0.0)))
                 z = est / se if se > 0 else np.nan
-                both = self.frame.observed[:, j] & self.frame.observed[:, k]
+                both = self.frame.common_mask(j, k)
                 row: dict[str, Any] = dict(model_a=self.models[j], model_b=self.models[k])
                 row[self.by] = float(x0)
                 row.update(estimate=est, std_error=se, df=np.inf, statistic=z,
@@ -221,10 +221,9 @@ class GlmmSlopeResult(GlmmResult):
                                        probability_at_zero=f"{AT_ZERO} at {self.by} = x0",
                                        response_form=self.response_form))
 
-    def rank_intervals(self, level: float = 0.95, *, coverage: str = "marginal",
-                       method: str = "holm", scale: str = "logit", B: int = 2000,
-                       rng: Any = None, by: str | None = None,
-                       at: float | Sequence[float] | None = None) -> pd.DataFrame:
+    def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
+                        rng: Any, scale: str = "logit", by: str | None = None,
+                        at: float | Sequence[float] | None = None) -> pd.DataFrame:
         """Rank intervals at each value of the covariate (``by``/``at`` as :meth:`contrasts`).
 
         At each ``x0`` the point scores are :meth:`model_scores` and the
@@ -237,14 +236,14 @@ class GlmmSlopeResult(GlmmResult):
             raise DataError("rank intervals need every pair; refit without pairs=")
         self._check(None, scale)
         xs = self._at(by, at)
-        scores = self.model_scores(scale=scale, at=list(xs))
-        con = self.contrasts(scale=scale, at=list(xs))
+        scores = self.model_scores(level, scale=scale, at=list(xs))
+        con = self.contrasts(level, scale=scale, at=list(xs))
         parts = []
         for x0 in xs:
             tab = rank_intervals_from_contrasts(
                 scores[scores[self.by] == x0][["model", "estimate", "n"]],
-                con[con[self.by] == x0], level=level, coverage=coverage, method=method, B=B,
-                rng=rng)
+                con[con[self.by] == x0], level=level, coverage=coverage, adjust=adjust,
+                draws=draws, rng=rng)
             tab.insert(1, self.by, float(x0))
             parts.append(tab)
         out = pd.concat(parts, ignore_index=True)
@@ -274,8 +273,7 @@ class GlmmSlopeResult(GlmmResult):
         The pair statistic is ``((b_a - b_b) / SE)^2`` from glmer's
         ``fixef``/``vcov`` (``tests/engine/test_glmm_slope_reference.py``).
         """
-        if adjust not in ("none",) + ADJUST:
-            raise DesignError(f"adjust={adjust!r}; expected one of {('none',) + ADJUST}")
+        adjust = self.check_option("anova", "adjust", adjust)
         b, V, M = self.fit.beta, self.fit.vcov, len(self.models)
         term = f"{self.formula.spec.comparison}:{self.by}"
         rows = []

@@ -29,7 +29,7 @@ __all__ = ["rank_intervals_by"]
 
 
 def rank_intervals_by(fit: Any, by: str, *, level: float = 0.95, coverage: str = "marginal",
-                      method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
+                      adjust: str = "holm", draws: int = 2000, rng: Any = None) -> pd.DataFrame:
     """Rank confidence intervals of the models at each level of ``by``.
 
     Returns
@@ -65,8 +65,8 @@ def rank_intervals_by(fit: Any, by: str, *, level: float = 0.95, coverage: str =
         if len(present) >= 2 and c["estimate"].notna().all():
             part = rank_intervals_from_contrasts(
                 s.loc[s["model"].isin(present), ["model", "estimate", "n"]].reset_index(drop=True),
-                c.reset_index(drop=True), level=level, coverage=coverage, method=method, B=B,
-                rng=rng).copy()
+                c.reset_index(drop=True), level=level, coverage=coverage, adjust=adjust,
+                draws=draws, rng=rng).copy()
             part["note"] = "" if not len(absent) else f"ranked among the {len(present)} models with cells"
             rows.insert(0, part)
         elif len(present):
@@ -81,4 +81,4 @@ def rank_intervals_by(fit: Any, by: str, *, level: float = 0.95, coverage: str =
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     return tidy(out, table="rank_intervals", by=by, formula=fit.frame.spec.formula,
-                coverage=coverage, method=method)
+                coverage=coverage, method=adjust)

@@ -23,7 +23,7 @@ import pytest
 from scipy import stats
 
 import mixrank
-from mixrank.design.estimand import estimand_weights, weight_factor
+from mixrank.design.estimand import pair_estimand_weights, weight_factor
 from mixrank.design.resolution import resolution_table
 from tests.reference.make_resolution_cells import chembench_unbalanced, designs, simulated
 
@@ -144,7 +144,7 @@ def test_units_and_gls_q_fixed_uses_the_estimand_weights(source, shared_data):
                 w, var_gls = _gls_weights(fit, p.model_a, p.model_b)
                 assert p.variance == pytest.approx(var_gls, rel=1e-6)
             assert w.size == p.n
-            np.testing.assert_allclose(np.sort(estimand_weights(fit, a, b)), np.sort(w),
+            np.testing.assert_allclose(np.sort(pair_estimand_weights(fit, a, b)), np.sort(w),
                                        rtol=1e-6)
             # the estimate is w'd (d oriented a - b; cells in frame order = sorted keys)
             assert float(w @ d) == pytest.approx(r["estimate"], rel=1e-6, abs=1e-12)

@@ -268,9 +268,11 @@ def test_lighteval_bad_value(tmp_path):
 
 # ------------------------------------------------------------------ read()
 def test_read_unknown_format_and_option(tmp_path):
-    with pytest.raises(DataError, match=r"format='nope' is unknown; expected 'auto' or one of"):
+    # a bad option value is an OptionError (docs/vocabulary.md), a ValueError like DataError
+    with pytest.raises(mixrank.OptionError,
+                       match=r"format='nope' is unknown; expected 'auto' or one of"):
         mixrank.read(GEN / "helm", format="nope")
-    with pytest.raises(DataError, match=r"option\(s\) \['subject_field'\] do not apply to "
+    with pytest.raises(mixrank.OptionError, match=r"option\(s\) \['subject_field'\] do not apply to "
                                         r"format 'helm'"):
         mixrank.read(GEN / "helm", subject_field="x")
     (tmp_path / "notes.txt").write_text("hello")

@@ -34,6 +34,7 @@ from mixrank.design.sensitivity.refit import MakeReplicate, refit, replicate_row
 from mixrank.design.sensitivity.stability import stability
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
+from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
 
 __all__ = ["sensitivity_fit", "stability", "KINDS"]
 
@@ -224,10 +225,10 @@ def _whole(name: str, value: Any, lo: int) -> int:
 def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
-                    alpha: float = 0.05, power: float = 0.8, unit: str | None = None,
-                    B: int = 1000, groupings: Any = None, n_random: int = 200,
+                    level: float | None = None, power: float = 0.8, unit: str | None = None,
+                    draws: int = 1000, groupings: Any = None, n_random: int = 200,
                     rng: Any = None, summary: bool = False,
-                    progress: Any = None) -> pd.DataFrame:
+                    progress: Any = None, **old: Any) -> pd.DataFrame:
     """How robust is the clustered verdict? Refit the family under perturbed clusterings.
 
     Parameters
@@ -244,15 +245,18 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
         reference: their design effect centres on 1).
     pairs, models, top
         The family, as in :meth:`FitResult.resolution`.
-    alpha, power : float
-        Level and target power of the verdicts.
+    level : float, optional
+        Confidence level of the verdicts, default the fit's (two-sided
+        ``alpha = 1 - level``; former keyword ``alpha=``, deprecated).
+    power : float
+        Target power of the verdicts.
     unit : str, optional
         The random term to leave out / resample / permute; default the
         formula's only one, or with several the one with the fewest levels
         among those with at least 3 (the binding unit; docs/messy.md §5).
         ``attrs["mixrank"]["unit_reason"]`` says which and why.
-    B : int, default 1000
-        Bootstrap replicates.
+    draws : int, default 1000
+        Bootstrap replicates (former name ``B=``, deprecated).
     groupings : str, sequence of str or mapping, optional
         Other clusterings for ``"clusterings"``: names of pairing-key
         columns, or a mapping ``name -> one label per cell`` (frame order,
@@ -324,10 +328,13 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     """
     check_fit(fit)
     kinds = _kinds(kind)
+    B = former(old, "B", "draws", draws, 1000, where="sensitivity")
+    alpha = alpha_from(level, old, default=fit.level, where="sensitivity")
+    unexpected_keywords(old, "sensitivity")
     al, pw = float(check_alpha(alpha)), float(check_power(power, check_alpha(alpha)))
-    B, n_random = _whole("B", B, 2), _whole("n_random", n_random, 1)
-    full = fit.resolution(pairs=pairs, models=models, top=top, alpha=al, power=pw,
-                          multiplicity=None, anytime=False)
+    B, n_random = _whole("draws", B, 2), _whole("n_random", n_random, 1)
+    full = fit.resolution(pairs=pairs, models=models, top=top, level=1.0 - al, power=pw,
+                          adjust=None, anytime=False)
     family = [(str(a), str(b)) for a, b in zip(full["model_a"], full["model_b"])]
     frame = restrict_models(fit.frame, sorted({m for p in family for m in p}))
     uname, why = choose_unit(frame, unit)

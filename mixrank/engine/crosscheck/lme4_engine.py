@@ -150,7 +150,7 @@ def _pair_table(frame: Frame, pairs: list[tuple[int, int]]) -> tuple[pd.DataFram
     codes = {c: pd.factorize(frame.cells[c], sort=True)[0] for c in cols}
     parts = []
     for p, (j, k) in enumerate(pairs):
-        mask = frame.observed[:, j] & frame.observed[:, k]
+        mask = frame.common_mask(j, k)
         a, b = frame.models[j], frame.models[k]
         if mask.sum() < 3:
             raise DesignError(f"models {a!r} and {b!r} share {int(mask.sum())} cell(s); the lme4 "
@@ -182,13 +182,14 @@ def _to_pairfit(frame: Frame, j: int, k: int, r: dict, terms: list[str]) -> Pair
                      if math.sqrt(max(comps[name], 0.0) / sigma2) < BOUNDARY_THETA)
     msgs = [m for m in (r.get("messages") or []) if m]
     conv_msgs = [m for m in msgs if "singular" not in m]
-    oa, ob = frame.observed[:, j], frame.observed[:, k]
-    mask = oa & ob
+    mask = frame.common_mask(j, k)
     n = int(mask.sum())
+    per_model = frame.n_observed()
     d = (frame.scores[:, j] - frame.scores[:, k])[mask]
     se = float(r["std_error"])
     grad = r.get("gradient")
-    return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
+    return PairFit(model_a=a, model_b=b, n=n, only_a=int(per_model[j]) - n,
+                   only_b=int(per_model[k]) - n,
                    estimate=float(r["estimate"]), variance=se * se, df=float(r["df"]),
                    sigma_d=float(np.std(d, ddof=1)), components=comps,
                    criterion=float(r["REMLcrit"]),

@@ -92,8 +92,7 @@ def _fit_one(frame: Frame, j: int, k: int) -> PairFit:
     spec = frame.spec
     names = list(spec.term_names)
     a, b = frame.models[j], frame.models[k]
-    oa, ob = frame.observed[:, j], frame.observed[:, k]
-    mask = oa & ob
+    mask = frame.common_mask(j, k)
     n = int(mask.sum())
     if n < 3:
         raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); the statsmodels engine "
@@ -139,7 +138,8 @@ def _fit_one(frame: Frame, j: int, k: int) -> PairFit:
     comps = {t: float(v) for t, v in zip(names, variances, strict=True)}
     comps["residual"] = sigma2
     boundary = tuple(t for t, th in zip(names, theta, strict=True) if th < BOUNDARY_THETA)
-    return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
+    return PairFit(model_a=a, model_b=b, n=n, only_a=int(frame.observed[:, j].sum()) - n,
+                   only_b=int(frame.observed[:, k].sum()) - n,
                    estimate=estimate, variance=variance, df=float(df),
                    sigma_d=float(np.std(d, ddof=1)), components=comps,
                    criterion=float(-2.0 * res.llf),

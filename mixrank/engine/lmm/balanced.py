@@ -31,7 +31,7 @@ from ..._util import exact_mean
 from ...frame import Frame
 from ...frame.encode import combine_codes
 from ..records import RemlFit
-from .objective import LOG2PI
+from .criterion import LOG2PI
 from .satterthwaite import balanced_df
 
 __all__ = ["Lattice", "build_lattice", "fit_balanced"]

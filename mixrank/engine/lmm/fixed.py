@@ -19,22 +19,30 @@ each model), so the per-pair work does not touch the cells.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
-from ...errors import DesignError, MixrankWarning
+from ...errors import DesignError, OptionError
 from ...formula.fixed import InteractionSpec
 from ...frame import Frame
 from ..control import DEFAULT_CONTROL, Control
 from ..records import PairFit
 from ..structure import Structure, build_structure
-from .native import ESTIMANDS, term_levels_used
+from .driver import (
+    StructureCache,
+    cells_key,
+    check_common,
+    flagged_row,
+    run_pair_tasks,
+    warn_dropped_terms,
+)
+from .estimand import ESTIMANDS, estimand_weights
+from .native import term_levels_used
 from .reml_fixed import FixedFit, FixedSums, fit_reml_fixed, group_sums
 
 __all__ = ["Design", "FixedPair", "build_design", "design_from_cells", "pair_design",
@@ -191,7 +199,6 @@ class _Shared:
     X: np.ndarray
     means: dict
     counts: dict
-    x_mean: np.ndarray
 
 
 def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: str) -> _Shared:
@@ -215,7 +222,7 @@ def _shared(frame: Frame, design: Design, mask: np.ndarray | None, a: str, b: st
     means, counts = _describe(frame, used_design, mask)
     return _Shared(st=st, used=used, kept=kept, null=null, XtX=XtX_all, ZX=ZX, P=P, H=H, W2=W2,
                    units=unit, design=used_design, own=own is not None, X=Xk, means=means,
-                   counts=counts, x_mean=Xk.mean(axis=0))
+                   counts=counts)
 
 
 def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) -> FixedSums:
@@ -252,16 +259,11 @@ def _sums(sh: _Shared, Xtd: np.ndarray, dtd: float, zd: tuple[np.ndarray, ...]) 
 
 def _overall(estimand: str, sh: _Shared, fit: FixedFit) -> np.ndarray:
     """L (kept columns) of the overall gap under ``estimand`` (docs/interactions.md §3)."""
-    Xk, units = sh.X, sh.units
-    if estimand == "cells":
-        return sh.x_mean
-    if estimand == "units":
-        if units is None:
-            raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
-                              "(1|subject)")
-        cnt = np.bincount(units)
-        w = 1.0 / (int((cnt > 0).sum()) * cnt[units])
-        return w @ Xk
+    if estimand == "cells":          # the weights 1/n: the columns' means, summed pairwise
+        return sh.X.mean(axis=0)
+    w = estimand_weights(estimand, sh.X.shape[0], sh.units)
+    if w is not None:
+        return w @ sh.X
     info = np.linalg.inv(fit.cov)               # X'V^-1 X up to the factor 1/sigma^2
     return info[:, 0] / info[0, 0]              # column 0: the intercept
 
@@ -275,25 +277,19 @@ def _describe(frame: Frame, design: Design, mask: np.ndarray | None) -> tuple[di
 
 
 def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | None,
-             estimand: str, cache: dict, gram: np.ndarray,
+             estimand: str, cache: StructureCache[_Shared], gram: np.ndarray,
              control: Control = DEFAULT_CONTROL) -> PairFit:
-    """One pair ``d = y_j - y_k`` or (``k`` None) one model's own scores ``y_j``."""
-    oa = frame.observed[:, j]
-    ob = frame.observed[:, k] if k is not None else oa
-    both = oa & ob
-    n = int(both.sum())
+    """One pair ``d = y_j - y_k`` or (``k`` None) one model's own scores ``y_j``
+    (the steps of :mod:`mixrank.engine.lmm.driver`)."""
+    both = frame.observed[:, j] if k is None else frame.common_mask(j, k)
+    n = int(np.count_nonzero(both))
+    only = (0, 0) if k is None else (int(np.count_nonzero(frame.observed[:, j])) - n,
+                                     int(np.count_nonzero(frame.observed[:, k])) - n)
     a, b = frame.models[j], frame.models[k] if k is not None else ""
-    if n < 2:
-        raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
-                          "are needed. Exclude the pair with pairs=[...] or add data")
+    check_common(n, a, b)
     full = n == frame.n_cells
     mask = None if full else both
-    key = b"full" if full else np.packbits(both).tobytes()
-    if key not in cache:
-        if len(cache) >= 3:
-            cache.pop(next(iter(cache)))
-        cache[key] = _shared(frame, design, mask, a, b)
-    sh: _Shared = cache[key]
+    sh = cache.get(cells_key(both, full), lambda: _shared(frame, design, mask, a, b))
     names = list(frame.spec.term_names)
     st = frame.stats
     kk = j if k is None else k
@@ -311,19 +307,14 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
         Xtd, dtd = sh.X.T @ d, float(d @ d)
         sd = float(np.std(d, ddof=1))
         zd = tuple(np.bincount(c, weights=d, minlength=L) for c, L in zip(sh.st.codes, sh.st.levels))
-    if len(sh.used) < len(names):
-        dropped = [t for t in names if t not in sh.used]
-        warnings.warn(f"random term(s) {', '.join(f'(1|{t})' for t in dropped)} have a single "
-                      f"level among the {n} common cells of {a!r} vs {b!r}; they are left out "
-                      "of its model (reported as NaN)", MixrankWarning, stacklevel=4)
+    warn_dropped_terms(names, sh.used, n, a, b)
     fs = _sums(sh, Xtd, float(dtd), zd)
     try:
         ff = fit_reml_fixed(sh.st, fs, sh.used, control=control)
     except DesignError as exc:   # no residual variation: a flagged row, as degenerate pairs
-        return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n,
-                       only_b=int(ob.sum()) - n, estimate=float(Xtd[0]) / n, variance=0.0,
-                       df=float("nan"), sigma_d=sd, components={t: float("nan") for t in names},
-                       message=str(exc), degenerate=str(exc))
+        row = flagged_row(frame, j, j if k is None else k, n, float(Xtd[0]) / n, sd, names,
+                          str(exc), only=only)
+        return row if k is not None else dataclasses.replace(row, model_b="")
     Lk = _overall(estimand, sh, ff)
     L = np.zeros(sh.design.X.shape[1])
     L[sh.kept] = Lk
@@ -333,8 +324,7 @@ def _fit_one(frame: Frame, design: Design, XtY: np.ndarray, j: int, k: int | Non
     fp = FixedPair(fit=ff, kept=sh.kept, null=sh.null, numeric_means=sh.means, level_counts=sh.counts,
                    overall=L, XtX=sh.XtX, design=sh.design, own_design=sh.own)
     g_est, g_var, _ = ff.contrast(_overall("gls", sh, ff)) if estimand != "gls" else (est, var, df)
-    return PairFit(model_a=a, model_b=b, n=n, only_a=int(oa.sum()) - n, only_b=int(ob.sum()) - n,
-                   estimate=est, variance=var, df=df, sigma_d=sd, components=comps,
+    return PairFit(model_a=a, model_b=b, n=n, only_a=only[0], only_b=only[1], estimate=est, variance=var, df=df, sigma_d=sd, components=comps,
                    criterion=ff.criterion, converged=ff.converged, boundary=ff.boundary,
                    message=ff.message, nfev=ff.nfev, gls_estimate=g_est, gls_variance=g_var,
                    fixed=fp)
@@ -348,12 +338,13 @@ def fit_models_fixed(frame: Frame, design: Design, *, estimand: str = "gls",
     empty; ``fixed`` the model's :class:`FixedPair`), used for
     scores by covariate level (docs/interactions.md §4).
     """
+    check_control(control)
     y0 = np.where(frame.observed, frame.scores, 0.0)
     XtY, gram = design.X.T @ y0, y0.T @ y0
-    cache: dict = {}
-    with threadpool_limits(limits=1, user_api="blas"):
-        return [_fit_one(frame, design, XtY, j, None, estimand, cache, gram, control)
-                for j in range(frame.n_models)]
+    cache: StructureCache[_Shared] = StructureCache()
+    return run_pair_tasks(lambda p: _fit_one(frame, design, XtY, p[0], None, estimand, cache,
+                                             gram, control),
+                          [(j, j) for j in range(frame.n_models)], frame, control)
 
 
 def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], *,
@@ -370,7 +361,10 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
     estimand : {"gls", "cells", "units"}
         Weights of the overall gap (docs/interactions.md §3).
     control : Control
-        Optimiser tolerances, starts and finite-difference steps.
+        As for the intercept-only fit (the one optimiser: tolerances, starts,
+        ``certify``, ``check_faces``, ``boundary_tol``, the KKT test,
+        finite-difference steps; ``workers``); ``orthogonality_tol`` is
+        refused (:func:`check_control`).
 
     Returns
     -------
@@ -382,13 +376,31 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
     DesignError
         Unknown estimand; a pair with fewer common cells than fixed columns
         + 1; a random term confounded with the residual for a pair.
+    OptionError
+        A non-default ``control.orthogonality_tol``.
     """
     if estimand not in ESTIMANDS:
         raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+    check_control(control)
     y0 = np.where(frame.observed, frame.scores, 0.0)
     XtY, gram = design.X.T @ y0, y0.T @ y0      # X'Y and Y'Y over all cells (full pairs)
-    cache: dict = {}
-    # tiny per-evaluation matrices: multithreaded BLAS only adds synchronisation cost
-    with threadpool_limits(limits=1, user_api="blas"):
-        return [_fit_one(frame, design, XtY, j, k, estimand, cache, gram, control)
-                for j, k in pairs]
+    cache: StructureCache[_Shared] = StructureCache()
+    return run_pair_tasks(lambda p: _fit_one(frame, design, XtY, p[0], p[1], estimand, cache,
+                                             gram, control), pairs, frame, control)
+
+
+def check_control(control: Control) -> None:
+    """Refuse the :class:`~mixrank.engine.control.Control` fields the p-column fit cannot act on.
+
+    Every field acts on this path as on the intercept-only one (the one
+    optimiser, its certificate and faces, the finite-difference steps, the
+    per-check actions, ``workers``) except ``orthogonality_tol``: it tunes the
+    balanced closed form of ``d ~ 1``, which a model x covariate fit does not
+    have, so a value other than the default is an
+    :class:`~mixrank.errors.OptionError` rather than silently ignored.
+    """
+    if control.orthogonality_tol != DEFAULT_CONTROL.orthogonality_tol:
+        raise OptionError(f"Control(orthogonality_tol={control.orthogonality_tol!r}) tunes the "
+                          "balanced closed form of the intercept-only fit; a model x covariate "
+                          "formula has none, so it cannot act here. Leave orthogonality_tol at "
+                          f"its default ({DEFAULT_CONTROL.orthogonality_tol!r})")

@@ -14,33 +14,39 @@ REML otherwise.  Orientation: ``d = y_a - y_b``, so a positive estimate favours
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import warnings
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..._util import exact_group_sums, exact_mean
-from ...errors import DesignError, MixrankWarning
+from ...errors import DesignError
 from ...frame import Frame
 from ...frame.columns import CompressedFrame, ModelColumns, PairCells
 from ...frame.encode import combine_codes
 from ..control import DEFAULT_CONTROL, Control
-from ..parallel import blas_controller, default_workers, run_pairs
 from ..records import PairFit, RemlFit
 from ..structure import Structure, build_structure, pair_sums
 from .balanced import Lattice, build_lattice, fit_balanced
+from .driver import (
+    StructureCache,
+    cells_key,
+    check_common,
+    flagged_row,
+    run_pair_tasks,
+    warn_dropped_terms,
+)
+from .estimand import ESTIMANDS, estimand_estimate, estimand_weights
 from .reml import fit_reml
-from .satterthwaite import LinearVariance, estimand_weights
+from .satterthwaite import LinearVariance
 
 __all__ = ["PairFit", "fit_pairs", "degenerate_pair", "degenerate_row", "ESTIMANDS", "METHODS",
            "term_levels_used", "score_scale", "snap_zero", "SNAP_ULPS"]
 
-ESTIMANDS = ("gls", "cells", "units")   # fit() checks its options against these lists
 METHODS = ("reml", "aggregate")
 
 
@@ -113,7 +119,6 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
     ``idx`` (None: every cell), so a fitter that has ``d`` computes it once; likewise
     ``ss`` (``sum (d - mean)^2``) and the unit's level counts over the cells."""
     n = int(d.size)
-    a, b = frame.models[j], frame.models[k]
     mean = snap_zero(exact_mean(d), score_scale(frame))   # docs/hardening.md §9
     ss = float(np.sum((d - mean) ** 2)) if ss is None else ss
     reason, estimate = "", mean
@@ -140,33 +145,10 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
         return None
     names = [f"{frame.spec.random[0].name} means"] if method == "aggregate" and frame.spec.random \
         else [*frame.spec.term_names, "residual"]
-    per_model = frame.n_observed()
-    return PairFit(model_a=a, model_b=b, n=n, only_a=int(per_model[j]) - n,
-                   only_b=int(per_model[k]) - n, estimate=estimate, variance=0.0,
-                   df=float("nan"), sigma_d=math.sqrt(ss / (n - 1)),
-                   components={t: float("nan") for t in names}, converged=True,
-                   message=f"degenerate: {reason}", degenerate=reason)
+    return flagged_row(frame, j, k, n, estimate, math.sqrt(ss / (n - 1)), names, reason)
 
 
-class _StructureCache:
-    """Keeps the structure of the last few distinct common-cell masks."""
-
-    def __init__(self, size: int = 3) -> None:
-        self.size = size
-        self.items: dict[bytes, tuple[Structure, list[str]]] = {}
-
-    def __contains__(self, key: bytes) -> bool:
-        return key in self.items
-
-    def get(self, key: bytes,
-            build: Callable[[], tuple[Structure, list[str]]]) -> tuple[Structure, list[str]]:
-        if key in self.items:
-            return self.items[key]
-        st = build()
-        if len(self.items) >= self.size:
-            self.items.pop(next(iter(self.items)))
-        self.items[key] = st
-        return st
+_StructureCache = StructureCache   # the former private name (tests, sensitivity refits)
 
 
 @dataclass(frozen=True, eq=False)
@@ -289,7 +271,7 @@ def _gather(frame: Frame, idx: np.ndarray | None, names: list[str]
 
 
 def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
-             cache: _StructureCache, lattice: Lattice | None = None,
+             cache: StructureCache[tuple[Structure, list[str]]], lattice: Lattice | None = None,
              control: Control = DEFAULT_CONTROL, cols: _Columns | ModelColumns | None = None,
              flag_degenerate: bool = False, start: Mapping[str, float] | None = None
              ) -> PairFit:
@@ -297,12 +279,10 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     cols = _columns(frame) if cols is None else cols
     mask, idx, d, n, only_a, only_b = cols.pair(j, k)
     a, b = frame.models[j], frame.models[k]
-    if n < 2:
-        raise DesignError(f"models {a!r} and {b!r} share {n} cell(s); at least 2 common cells "
-                          "are needed. Exclude the pair with pairs=[...] or add data")
+    check_common(n, a, b)
     full = n == frame.n_cells
     names = list(spec.term_names)
-    key = b"full" if full else np.packbits(mask).tobytes()
+    key = cells_key(mask, full)
     # a new common-cell pattern: its codes and level counts serve the checks and the structure
     pre = _gather(frame, idx, names) if method == "reml" and idx is not None \
         and key not in cache else None
@@ -333,23 +313,13 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                                parents=_nesting(frame)), used
 
     st, used = cache.get(key, build)
-    if len(used) < len(names):
-        dropped = [t for t in names if t not in used]
-        warnings.warn(f"random term(s) {', '.join(f'(1|{t})' for t in dropped)} have a single "
-                      f"level among the {n} common cells of {a!r} vs {b!r}; their variance is "
-                      "not estimable for this pair, so they are left out of its model "
-                      "(reported as NaN)", MixrankWarning, stacklevel=4)
+    warn_dropped_terms(names, used, n, a, b)
     ps = pair_sums(st, d)
     w: np.ndarray | None = None
     unit_codes: np.ndarray | None = None
-    if estimand != "gls":
-        if estimand == "units":
-            unit = spec.unit
-            if unit is None:
-                raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
-                                  "(1|subject)")
-            unit_codes = frame.term_codes[unit] if full else frame.term_codes[unit][mask]
-        w = estimand_weights(estimand, st, unit_codes)
+    if estimand == "units" and spec.unit is not None:
+        unit_codes = frame.term_codes[spec.unit] if full else frame.term_codes[spec.unit][mask]
+    w = estimand_weights(estimand, n, unit_codes)
     est_w = None if w is None else estimand_estimate(d, unit_codes)
     if len(used) == 1:
         codes1 = frame.term_codes[used[0]] if idx is None else frame.term_codes[used[0]][idx]
@@ -371,17 +341,6 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                    criterion=r.criterion, converged=r.converged, boundary=r.boundary,
                    gradient=r.gradient, message=r.message, nfev=r.nfev,
                    gls_estimate=r.mu, gls_variance=r.var_mu)
-
-
-def estimand_estimate(d: np.ndarray, unit_codes: np.ndarray | None) -> float:
-    """``w'd`` of the ``cells`` (``unit_codes`` None) or ``units`` estimand, from correctly
-    rounded sums: identical score vectors give exactly equal values and a zero gap exactly
-    0, whatever the order of the cells (docs/hardening.md §9)."""
-    if unit_codes is None:
-        return exact_mean(d)
-    cnt = np.bincount(unit_codes)
-    used = cnt > 0
-    return exact_mean(exact_group_sums(unit_codes, d)[used] / cnt[used])
 
 
 def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None,
@@ -469,16 +428,11 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
         raise DesignError(f"method={method!r}; expected one of {METHODS}")
     if estimand not in ESTIMANDS:
         raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
-    cache = _StructureCache()
-    # The per-evaluation matrices are small: multithreaded BLAS only adds
-    # synchronisation cost there (measured 5x slower on 2 cores).
+    cache: StructureCache[tuple[Structure, list[str]]] = StructureCache()
     q2 = sum(sorted(frame.term_levels.values())[:-1]) if frame.term_levels else 0
     lattice = None
     if method == "reml" and any(frame.stats.n_common[j, k] == frame.n_cells for j, k in pairs):
         lattice = build_lattice(frame, control.orthogonality_tol)
-    workers = (default_workers(len(pairs), frame.n_cells) if control.workers is None
-               else control.workers)
-
     cols = _columns(frame)
 
     def task(p: tuple[int, int]) -> PairFit:
@@ -486,8 +440,4 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
                                         control, cols, flag_degenerate,
                                         None if starts is None else starts.get(p)))
 
-    if workers > 1:
-        return run_pairs(task, pairs, workers)
-    one_thread = blas_controller().limit(limits=1, user_api="blas") if q2 < 600 else contextlib.nullcontext()
-    with one_thread:
-        return [task(p) for p in pairs]
+    return run_pair_tasks(task, pairs, frame, control, one_blas_thread=q2 < 600)

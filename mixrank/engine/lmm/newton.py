@@ -1,42 +1,98 @@
-"""Stage engine: projected Newton for the dense-mode REML criterion with several random terms.
+"""Stage engine: the one projected Newton loop of the REML fits, with its two specialisations.
 
-Inputs: a dense-mode :class:`~mixrank.engine.lmm.objective.Objective` with
-``R >= 2`` components and a start ``psi0 >= 0``.  Outputs: ``(psi, criterion,
+Inputs: a derivatives callback ``psi -> (criterion, gradient, Hessian)`` (or
+None where the exact derivatives are unavailable), a start ``psi0 >= 0``, a
+direction rule and a stopping rule.  Outputs: ``(psi, criterion,
 evaluations, hit the iteration limit)`` or None, used by
-:func:`mixrank.engine.lmm.reml.optimise` in place of L-BFGS-B as the first run;
-its optimum is then certified by the KKT check like any other (and the
-remaining starts run when it is not).
+:func:`mixrank.engine.lmm.reml.optimise` in place of L-BFGS-B as the first run
+(dense mode, where the objective has exact second derivatives); its optimum
+is then certified by the KKT check like any other (and the remaining starts
+run when it is not).
 
-Each iteration evaluates the criterion with its exact gradient and Hessian
-in ``psi`` (:func:`mixrank.engine.lmm.reml_hess.profiled_derivatives`); the
-components at 0 whose derivative is non-negative are held there (the active
-set of the bound ``psi >= 0``), and the others take the Newton step (the
-Hessian's eigenvalues floored when it is not positive definite), projected
-on ``psi >= 0``, halved until the criterion does not increase.  It stops
-after a step below ``tol`` relative to each component (floored at ``1e-6``
-of the largest), or after a full step below :data:`QUADRATIC_STEP`
-(convergence is quadratic there, so the point reached is within
-``O(step^2)`` of the optimum).  Notes: docs/speed.md §3.
+:func:`projected_newton` is the loop: the components at 0 whose derivative
+is non-negative are held there (the active set of the bound ``psi >= 0``),
+the others take the direction's step, projected on ``psi >= 0`` and halved
+until the criterion does not increase.  Its two specialisations:
+
+* :func:`newton_bounded` (several random terms): derivatives from
+  :func:`mixrank.engine.lmm.reml_hess.profiled_derivatives`, the Newton step
+  on the free components (the Hessian's eigenvalues floored when it is not
+  positive definite); it stops after a step below ``tol`` relative to each
+  component (floored at ``1e-6`` of the largest), or after a full step below
+  :data:`QUADRATIC_STEP` (convergence is quadratic there, so the point
+  reached is within ``O(step^2)`` of the optimum);
+* :func:`newton_one_term` (one random term, the fast path): the exact scalar
+  derivatives of :func:`mixrank.engine.lmm.one_term.one_term_derivatives`,
+  the step ``-f'/f''`` (a gradient step where the curvature is not
+  positive); it stops after a step below ``tol`` relative to ``max(1, psi)``.
+
+:func:`henderson_start` gives the several-term search its start.  Notes:
+docs/speed.md §3.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import numpy as np
 
 from ..structure import Structure
 from .objective import Objective
+from .one_term import one_term_derivatives
 from .reml_hess import _packed_index, profiled_derivatives
 
-__all__ = ["newton_bounded", "henderson_start", "QUADRATIC_STEP"]
+__all__ = ["projected_newton", "newton_bounded", "newton_one_term", "henderson_start",
+           "QUADRATIC_STEP"]
 
 #: A full Newton step below this (relative to each component) ends the search: the
 #: convergence is quadratic, so the point reached is within ~1e-10 of the optimum.
 QUADRATIC_STEP = 1e-5
 
+Derivatives = Callable[[np.ndarray], "tuple[float, np.ndarray, np.ndarray] | None"]
+Direction = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+Stop = Callable[[np.ndarray, np.ndarray, float], bool]
+NewtonResult = tuple[np.ndarray, float, int, bool]
 
-def _direction(g: np.ndarray, H: np.ndarray, free: np.ndarray) -> np.ndarray:
+
+def projected_newton(derivatives: Derivatives, psi0: np.ndarray, *, direction: Direction,
+                     stop: Stop, max_iterations: int = 100) -> NewtonResult | None:
+    """Minimise over ``psi >= 0`` from ``psi0 >= 0``: ``(psi, criterion, evaluations, hit the
+    limit)``, or None where the derivatives are unavailable at the start.
+
+    ``direction(g, H, free, psi)`` is the step (zero off the free components);
+    ``stop(psi, new, lam)`` ends the search after the accepted step from
+    ``psi`` to ``new`` (``lam`` the line search's factor, 1 for a full step).
+    """
+    psi = psi0
+    cur = derivatives(psi)
+    if cur is None:
+        return None
+    nfev = 1
+    for _ in range(max_iterations):
+        f, g, H = cur
+        free = (psi > 0) | (g < 0)
+        if not free.any():
+            return psi, f, nfev, False               # KKT at the bounds
+        step = direction(g, H, free, psi)
+        lam = 1.0
+        while True:
+            new = np.maximum(psi + lam * step, 0.0)
+            nxt = derivatives(new)
+            nfev += 1
+            if nxt is not None and nxt[0] <= f + 1e-14 * max(1.0, abs(f)):
+                break
+            lam *= 0.5
+            if lam < 1e-10:
+                return psi, f, nfev, False           # no descent left: a stationary point
+        done = stop(psi, new, lam)
+        psi, cur = new, nxt
+        if done:
+            return psi, cur[0], nfev, False
+    return psi, cur[0], nfev, True
+
+
+def _direction(g: np.ndarray, H: np.ndarray, free: np.ndarray, psi: np.ndarray) -> np.ndarray:
     """The Newton step on the free components (eigenvalues floored to keep it a descent direction)."""
     step = np.zeros(len(g))
     gf, Hf = g[free], H[np.ix_(free, free)]
@@ -51,38 +107,43 @@ def _direction(g: np.ndarray, H: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 
 def newton_bounded(obj: Objective, psi0: np.ndarray, *, tol: float = 1e-10,
-                   max_iterations: int = 100) -> tuple[np.ndarray, float, int, bool] | None:
-    """Minimise the criterion over ``psi >= 0`` from ``psi0``: ``(psi, criterion, evaluations,
-    hit the limit)``, or None where the exact derivatives are unavailable (floors active)."""
-    psi = np.maximum(np.asarray(psi0, dtype=float), 0.0)
-    cur = profiled_derivatives(obj.st, obj.ps, psi)
-    if cur is None:
-        return None
-    nfev = 1
-    for _ in range(max_iterations):
-        f, g, H = cur
-        free = (psi > 0) | (g < 0)
-        if not free.any():
-            return psi, f, nfev, False               # KKT at the bounds
-        step = _direction(g, H, free)
-        scale = np.maximum(psi, 1e-6 * max(float(psi.max()), 1e-3))
-        lam = 1.0
-        while True:
-            new = np.maximum(psi + lam * step, 0.0)
-            nxt = profiled_derivatives(obj.st, obj.ps, new)
-            nfev += 1
-            if nxt is not None and nxt[0] <= f + 1e-14 * max(1.0, abs(f)):
-                break
-            lam *= 0.5
-            if lam < 1e-10:
-                return psi, f, nfev, False           # no descent left: a stationary point
+                   max_iterations: int = 100) -> NewtonResult | None:
+    """:func:`projected_newton` with the exact derivatives of several random terms (dense mode)."""
+
+    def stop(psi: np.ndarray, new: np.ndarray, lam: float) -> bool:
         # a full step this small lands within O(step^2) of the optimum: done
+        scale = np.maximum(psi, 1e-6 * max(float(psi.max()), 1e-3))
         rel = float(np.max(np.abs(new - psi) / scale))
-        done = rel <= tol or (lam == 1.0 and rel <= QUADRATIC_STEP)
-        psi, cur = new, nxt
-        if done:
-            return psi, cur[0], nfev, False
-    return psi, cur[0], nfev, True
+        return rel <= tol or (lam == 1.0 and rel <= QUADRATIC_STEP)
+
+    return projected_newton(lambda psi: profiled_derivatives(obj.st, obj.ps, psi),
+                            np.maximum(np.asarray(psi0, dtype=float), 0.0), direction=_direction,
+                            stop=stop, max_iterations=max_iterations)
+
+
+def _one_term(obj: Objective, psi: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
+    d = one_term_derivatives(obj, float(psi[0]))
+    return None if d is None else (d[0], np.array([d[1]]), np.array([[d[2]]]))
+
+
+def _one_term_direction(g: np.ndarray, H: np.ndarray, free: np.ndarray, psi: np.ndarray
+                        ) -> np.ndarray:
+    """``-f'/f''``, or a gradient step scaled by ``max(psi, 1)`` where the curvature is not positive."""
+    a, f1, f2 = float(psi[0]), float(g[0]), float(H[0, 0])
+    return np.array([-f1 / f2 if f2 > 0 else -f1 * max(a, 1.0) / max(abs(f1), 1.0)])
+
+
+def newton_one_term(obj: Objective, a0: float, *, tol: float = 1e-12,
+                    max_iterations: int = 100) -> NewtonResult | None:
+    """:func:`projected_newton` over ``a >= 0`` from ``a0`` with one random term (the fast path)."""
+
+    def stop(psi: np.ndarray, new: np.ndarray, lam: float) -> bool:
+        a, a_new = float(psi[0]), float(new[0])
+        return abs(a_new - a) <= tol * max(1.0, a)
+
+    return projected_newton(lambda psi: _one_term(obj, psi), np.array([max(float(a0), 0.0)]),
+                            direction=_one_term_direction, stop=stop,
+                            max_iterations=max_iterations)
 
 
 def _square_sums(st: Structure) -> tuple[np.ndarray, np.ndarray]:

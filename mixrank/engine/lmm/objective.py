@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,13 +31,13 @@ import scipy.sparse.linalg as spla
 
 from ...errors import DesignError
 from ..structure import PairSums, Structure
+from .criterion import LOG2PI, reml_criterion, reml_deviance
 from .reml_grad import dense_parts
 from .reml_hess import last_evaluation
 
-__all__ = ["Objective", "make_objective", "quad_forms", "profiled_deviance",
+__all__ = ["Objective", "RemlObjective", "make_objective", "moment_psi", "quad_forms", "profiled_deviance",
            "deviance_and_gradient", "full_deviance", "full_gradient", "LOG2PI"]
 
-LOG2PI = math.log(2 * math.pi)
 
 
 def quad_forms(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, float, float]:
@@ -71,9 +71,9 @@ def core(st: Structure, ps: PairSums, theta: np.ndarray) -> tuple[float, float, 
 
 
 def criterion(ps: PairSums, logdet: float, rx2: float, r2: float) -> float:
-    """The profiled REML criterion from its three ingredients."""
-    nu = ps.n - 1
-    return logdet + math.log(rx2) + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+    """The profiled REML criterion from its three ingredients
+    (:func:`~mixrank.engine.lmm.criterion.reml_criterion` with p = 1)."""
+    return reml_criterion(logdet, math.log(rx2), r2, ps.n)
 
 
 def profiled_deviance(st: Structure, ps: PairSums, theta: np.ndarray) -> float:
@@ -144,9 +144,61 @@ def full_deviance(st: Structure, ps: PairSums, x: np.ndarray) -> float:
     """REML deviance at ``x = (theta_1..theta_R, sigma)`` (lmerTest's varpar)."""
     theta, sigma = x[:-1], x[-1]
     logdet, rx2, r2, _ = core(st, ps, theta)
-    nu = ps.n - 1
-    s2 = sigma * sigma
-    return logdet + math.log(rx2) + nu * (LOG2PI + math.log(s2)) + r2 / s2
+    return reml_deviance(logdet, math.log(rx2), r2, sigma * sigma, ps.n)
+
+
+def moment_psi(n: int, sum_d: float, sumsq_d: float, counts, sums, floor: float = 1e-300
+               ) -> np.ndarray:
+    """Moment estimates of ``psi`` from the differences' sum, sum of squares and per-term level
+    ``counts`` / ``sums``; the total variance is floored at ``floor`` (relative only: any scale).
+
+    Shared by both objectives (:meth:`Objective.moment_start`,
+    :meth:`mixrank.engine.lmm.reml_fixed.FixedObjective.moment_start`).
+    """
+    mean = sum_d / n
+    sst = sumsq_d - n * mean * mean
+    tot = max(sst / max(n - 1, 1), floor)
+    comps = []
+    for c, s in zip(counts, sums):
+        used = c > 0
+        k = int(used.sum())
+        if k < 2 or n - k < 1:
+            comps.append(0.0)
+            continue
+        ssb = float(np.sum(s[used] ** 2 / c[used]) - n * mean * mean)
+        ssw = max(sst - ssb, 0.0)
+        msb, msw = ssb / (k - 1), ssw / (n - k)
+        n0 = (n - float(np.sum(c[used] ** 2)) / n) / (k - 1)
+        comps.append(max((msb - msw) / n0, 0.0))
+    sig2 = max(tot - sum(comps), 0.05 * tot)
+    return np.array(comps) / sig2
+
+
+class RemlObjective(Protocol):
+    """What the one optimiser (:func:`mixrank.engine.lmm.reml.optimise`) and its KKT check
+    need of a pair's REML objective, with p >= 1 fixed columns.
+
+    Implemented by :class:`Objective` (intercept only) and
+    :class:`mixrank.engine.lmm.reml_fixed.FixedObjective` (model x covariate).
+    ``exact_hessian``: the objective is an :class:`Objective` whose exact
+    second derivatives drive the projected Newton search
+    (:mod:`mixrank.engine.lmm.newton`); otherwise L-BFGS-B is the first run.
+    """
+
+    @property
+    def R(self) -> int: ...
+
+    @property
+    def analytic(self) -> bool: ...
+
+    @property
+    def exact_hessian(self) -> bool: ...
+
+    def deviance(self, psi: np.ndarray) -> float: ...
+
+    def value_grad(self, psi: np.ndarray) -> tuple[float, np.ndarray] | None: ...
+
+    def moment_start(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,6 +223,15 @@ class Objective:
     @property
     def analytic(self) -> bool:
         return self.st.mode == "dense"
+
+    @property
+    def exact_hessian(self) -> bool:
+        return self.st.mode == "dense"
+
+    def moment_start(self) -> np.ndarray:
+        """One-way ANOVA moment estimates of ``psi`` on the differences, each term alone."""
+        ps = self.ps
+        return moment_psi(ps.n, ps.sum_d, ps.sumsq_d, self.st.counts, ps.s)
 
     def core(self, theta: np.ndarray) -> tuple[float, float, float, float]:
         """``(log|A|, R_X^2, r^2, mu_hat)`` at ``theta``."""

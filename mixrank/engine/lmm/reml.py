@@ -12,8 +12,8 @@ mkMerMod`` and can be called one by one:
 1. :func:`~mixrank.engine.lmm.objective.make_objective` -- the REML criterion as
    a function of ``psi = (sigma_r / sigma)^2`` alone (:mod:`mixrank.engine.lmm.objective`);
 2. :func:`optimise` -- in dense mode first an exact Newton search
-   (:mod:`mixrank.engine.lmm.newton1d` for one term; :mod:`mixrank.engine.lmm.newton`
-   from Henderson's method-1 estimates for several, docs/speed.md §3); then,
+   (:func:`mixrank.engine.lmm.newton.projected_newton`: its one-term fast path, or
+   from Henderson's method-1 estimates for several terms, docs/speed.md §3); then,
    without a KKT certificate, bounded L-BFGS-B over ``psi >= 0`` from the
    control's starts (moment estimates, lme4's default) and each boundary
    face; the REML criterion is the arbiter.  The gradient is analytic in dense mode
@@ -40,14 +40,15 @@ from ...errors import DesignError
 from ..control import DEFAULT_CONTROL, Control
 from ..records import RemlFit
 from ..structure import PairSums, Structure
-from .newton import henderson_start, newton_bounded
-from .newton1d import newton_one_term
+from .newton import henderson_start, newton_bounded, newton_one_term
 from .objective import (
     LOG2PI,
     Objective,
+    RemlObjective,
     deviance_and_gradient,
     full_deviance,
     make_objective,
+    moment_psi,
     profiled_deviance,
     quad_forms,
 )
@@ -79,39 +80,12 @@ class Convergence:
     message: str
 
 
-def moment_start(obj: Objective) -> np.ndarray:
+def moment_start(obj: RemlObjective) -> np.ndarray:
     """One-way ANOVA moment estimates of ``psi = sigma_r^2 / sigma^2``, each term alone."""
-    ps = obj.ps
-    return moment_psi(ps.n, ps.sum_d, ps.sumsq_d, obj.st.counts, ps.s)
+    return obj.moment_start()
 
 
-def moment_psi(n: int, sum_d: float, sumsq_d: float, counts, sums, floor: float = 1e-300
-               ) -> np.ndarray:
-    """Moment estimates of ``psi`` from the differences' sum, sum of squares and per-term level
-    ``counts`` / ``sums``; the total variance is floored at ``floor`` (relative only: any scale).
-
-    Shared by :func:`moment_start` and :mod:`mixrank.engine.lmm.reml_fixed`.
-    """
-    mean = sum_d / n
-    sst = sumsq_d - n * mean * mean
-    tot = max(sst / max(n - 1, 1), floor)
-    comps = []
-    for c, s in zip(counts, sums):
-        used = c > 0
-        k = int(used.sum())
-        if k < 2 or n - k < 1:
-            comps.append(0.0)
-            continue
-        ssb = float(np.sum(s[used] ** 2 / c[used]) - n * mean * mean)
-        ssw = max(sst - ssb, 0.0)
-        msb, msw = ssb / (k - 1), ssw / (n - k)
-        n0 = (n - float(np.sum(c[used] ** 2)) / n) / (k - 1)
-        comps.append(max((msb - msw) / n0, 0.0))
-    sig2 = max(tot - sum(comps), 0.05 * tot)
-    return np.array(comps) / sig2
-
-
-def _minimise(obj: Objective, x0: np.ndarray, control: Control,
+def _minimise(obj: RemlObjective, x0: np.ndarray, control: Control,
               fixed_zero: tuple[int, ...] = ()) -> tuple[np.ndarray, float, int, bool]:
     """L-BFGS-B over ``psi >= 0`` (components in ``fixed_zero`` held at 0).
 
@@ -160,7 +134,7 @@ def _newton_start(obj: Objective, x0: np.ndarray, control: Control) -> np.ndarra
     return x0 if h is None else h
 
 
-def optimise(obj: Objective, control: Control = DEFAULT_CONTROL,
+def optimise(obj: RemlObjective, control: Control = DEFAULT_CONTROL,
              start: np.ndarray | None = None) -> Optimum:
     """Minimise the REML criterion over ``psi >= 0`` (cf. lme4's ``optimizeLmer``).
 
@@ -178,7 +152,7 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL,
     the optimum accepted is the same KKT point.
     """
     R = obj.R
-    starts = {"moment": lambda: moment_start(obj), "default": lambda: np.ones(R)}
+    starts = {"moment": obj.moment_start, "default": lambda: np.ones(R)}
     nfev, limit = 0, False
 
     def run(x0: np.ndarray, fixed: tuple[int, ...] = ()) -> tuple[np.ndarray, float]:
@@ -192,7 +166,8 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL,
     x0 = np.maximum(np.asarray(start, dtype=float), 0.0) if warm else \
         starts[control.starts[0]]()
     newton = None
-    if obj.analytic:                     # exact Newton instead of L-BFGS-B (docs/speed.md §3)
+    if obj.exact_hessian:                # exact Newton instead of L-BFGS-B (docs/speed.md §3)
+        assert isinstance(obj, Objective)
         newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
             if R == 1 else newton_bounded(obj, x0 if warm else _newton_start(obj, x0, control),
                                           max_iterations=control.max_iterations)
@@ -222,7 +197,7 @@ def optimise(obj: Objective, control: Control = DEFAULT_CONTROL,
     return Optimum(psi=best[0], criterion=best[1], nfev=nfev, hit_limit=limit)
 
 
-def check_convergence(obj: Objective, optimum: Optimum, control: Control = DEFAULT_CONTROL) -> Convergence:
+def check_convergence(obj: RemlObjective, optimum: Optimum, control: Control = DEFAULT_CONTROL) -> Convergence:
     """KKT check of the optimum (cf. lme4's ``checkConv``).
 
     Interior components need ``|d criterion / d psi| < gradient_tol`` (scaled

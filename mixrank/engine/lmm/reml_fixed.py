@@ -20,13 +20,14 @@ criterion (lme4's ``REMLcrit``) is::
 ``Q`` is computed like the intercept-only engine's quadratic forms (dense
 mode: the largest term's levels grouped by their count, a Schur complement
 of dimension q2; sparse mode: a sparse LU of ``A``), with ``p + 1`` columns
-instead of 2.  Optimised over ``psi = theta^2 >= 0`` by L-BFGS-B from the
-:class:`~mixrank.engine.control.Control`'s starts (moment, then lme4's unit
-start when that optimum has a component at 0) with its tolerances
-(central-difference gradients in sparse mode); the convergence test is
-:func:`mixrank.engine.lmm.reml.kkt_verdict`.  The moment start and the per-term
-gradient parts are shared with :mod:`mixrank.engine.lmm.reml` and
-:mod:`mixrank.engine.lmm.reml_grad`.
+instead of 2.  The criterion itself is
+:func:`mixrank.engine.lmm.criterion.reml_criterion` (the one definition).
+Optimised over ``psi = theta^2 >= 0`` by the one optimiser,
+:func:`mixrank.engine.lmm.reml.optimise`, on a :class:`FixedObjective`
+(L-BFGS-B from the :class:`~mixrank.engine.control.Control`'s starts, the KKT
+certificate, boundary faces and polish; central-difference gradients in
+sparse mode).  The moment start and the per-term gradient parts are shared
+with :mod:`mixrank.engine.lmm.objective` and :mod:`mixrank.engine.lmm.reml_grad`.
 The gradient is analytic in dense mode (``criterion_and_gradient``).
 Satterthwaite quantities follow lmerTest: the Hessian of the REML deviance
 in ``(theta, sigma)`` and the Jacobian of ``Cov(beta_hat)``, both by
@@ -44,20 +45,20 @@ from typing import cast
 
 import numpy as np
 import scipy.linalg as la
-import scipy.optimize as opt
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ...errors import DesignError
 from ..control import DEFAULT_CONTROL, Control
 from ..structure import Structure
-from .reml import kkt_verdict, moment_psi
+from .criterion import reml_criterion, reml_deviance
+from .objective import moment_psi
+from .reml import check_convergence, optimise
 from .reml_grad import term_parts, unpack
-from .satterthwaite import central_hessian, central_jacobian, fd_gradient_psi
+from .satterthwaite import central_hessian, central_jacobian
 
-__all__ = ["FixedSums", "FixedFit", "fit_reml_fixed", "criterion", "criterion_and_gradient"]
+__all__ = ["FixedSums", "FixedFit", "FixedObjective", "fit_reml_fixed", "criterion", "criterion_and_gradient"]
 
-LOG2PI = math.log(2 * math.pi)
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,8 +200,7 @@ def _core(st: Structure, fs: FixedSums, theta: np.ndarray) -> tuple[float, float
 def criterion(st: Structure, fs: FixedSums, theta: np.ndarray) -> float:
     """lme4's REML criterion at ``theta`` (block order; sigma profiled out)."""
     logdet, logrx, r2, _ = _core(st, fs, theta)
-    nu = fs.n - fs.p
-    return logdet + logrx + nu * (1.0 + LOG2PI + math.log(r2 / nu))
+    return reml_criterion(logdet, logrx, r2, fs.n, fs.p)
 
 
 def criterion_and_gradient(st: Structure, fs: FixedSums, psi: np.ndarray
@@ -228,16 +228,15 @@ def criterion_and_gradient(st: Structure, fs: FixedSums, psi: np.ndarray
     dl, dQ = cast(np.ndarray, dl), cast(np.ndarray, dQ)
     g = (dl - np.einsum("ij,rji->r", Minv, dQ[:, :p, :p])
          - nu * np.einsum("i,rij,j->r", v, dQ, v) / r2)
-    crit = logdet + 2.0 * float(np.sum(np.log(np.abs(Rx.diagonal())))) + nu * (
-        1.0 + LOG2PI + math.log(r2 / nu))
+    crit = reml_criterion(logdet, 2.0 * float(np.sum(np.log(np.abs(Rx.diagonal())))), r2,
+                          fs.n, p)
     return crit, g
 
 
 def _full_deviance(st: Structure, fs: FixedSums, x: np.ndarray) -> float:
     """REML deviance at ``x = (theta, sigma)`` (lmerTest's varpar)."""
     logdet, logrx, r2, _ = _core(st, fs, x[:-1])
-    s2 = x[-1] ** 2
-    return logdet + logrx + (fs.n - fs.p) * (LOG2PI + math.log(s2)) + r2 / s2
+    return reml_deviance(logdet, logrx, r2, x[-1] ** 2, fs.n, fs.p)
 
 
 def _beta_cov(st: Structure, fs: FixedSums, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -288,47 +287,62 @@ class FixedFit:
         return est, var, 2.0 * var * var / den if den > 0 else float("nan")
 
 
-def _moment_start(st: Structure, fs: FixedSums) -> np.ndarray:
-    """One-way ANOVA moment estimates of psi per term, on the raw differences."""
-    p = fs.p                                     # column 0 of X is the intercept
-    return moment_psi(fs.n, float(fs.T[0, p]), float(fs.T[p, p]), st.counts,
-                      [zw[:, p] for zw in fs.ZW], floor=1e-12)
+@dataclass(frozen=True, eq=False)
+class FixedObjective:
+    """The REML objective of one pair with p fixed columns, as the one optimiser takes it
+    (:class:`~mixrank.engine.lmm.objective.RemlObjective`): a function of ``psi`` alone.
 
+    No exact Hessian: :func:`~mixrank.engine.lmm.reml.optimise` runs L-BFGS-B
+    (analytic gradient in dense mode, central differences otherwise) from the
+    control's starts, with the same KKT certificate, boundary faces and polish
+    as the intercept-only fit.
+    """
 
-def _minimise(f, x0: np.ndarray, control: Control, value_grad=None) -> tuple[np.ndarray, float, int]:
-    """L-BFGS-B over ``psi >= 0`` with the control's tolerances (finite-difference
-    gradient from :func:`~mixrank.engine.lmm.satterthwaite.fd_gradient_psi` without ``value_grad``)."""
-    count = [0]
+    st: Structure
+    fs: FixedSums
 
-    def fun(z):
-        count[0] += 1
-        return f(np.maximum(z, 0.0))
+    @property
+    def n(self) -> int:
+        return self.fs.n
 
-    def fun_grad(z):
-        z = np.maximum(z, 0.0)
-        fg = None if value_grad is None else value_grad(z)
-        if fg is None:
-            return fun(z), fd_gradient_psi(fun, z, step=control.fd_gradient_step)
-        count[0] += 1
-        return fg
+    @property
+    def R(self) -> int:
+        return len(self.st.levels)
 
-    res = opt.minimize(fun_grad, np.maximum(x0, 0.0), jac=True, method="L-BFGS-B",
-                       bounds=[(0.0, None)] * len(x0),
-                       options=dict(ftol=control.ftol, gtol=control.gtol,
-                                    maxiter=control.max_iterations))
-    z = np.maximum(res.x, 0.0)
-    return z, float(fun(z)), count[0]
+    @property
+    def analytic(self) -> bool:
+        return self.st.mode == "dense"
+
+    @property
+    def exact_hessian(self) -> bool:
+        return False
+
+    def deviance(self, psi: np.ndarray) -> float:
+        """REML criterion at ``theta = sqrt(max(psi, 0))``."""
+        return criterion(self.st, self.fs, np.sqrt(np.maximum(psi, 0.0)))
+
+    def value_grad(self, psi: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """Criterion and analytic gradient in ``psi`` (dense mode), or None."""
+        return criterion_and_gradient(self.st, self.fs, psi)
+
+    def moment_start(self) -> np.ndarray:
+        """One-way ANOVA moment estimates of psi per term, on the raw differences."""
+        fs, p = self.fs, self.fs.p               # column 0 of X is the intercept
+        return moment_psi(fs.n, float(fs.T[0, p]), float(fs.T[p, p]), self.st.counts,
+                          [zw[:, p] for zw in fs.ZW], floor=1e-12)
 
 
 def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, ...], *,
                    control: Control = DEFAULT_CONTROL) -> FixedFit:
     """Fit ``d = X beta + Z b + e`` by profiled REML (``names``: terms in the caller's order).
 
-    ``control`` supplies the optimiser's tolerances and starts, the
-    finite-difference steps (the finer of ``fd_steps`` for the Hessian and
-    the Jacobian) and the convergence test
-    (:func:`~mixrank.engine.lmm.reml.kkt_verdict`); its actions are applied by
-    :func:`mixrank.fit`.
+    The optimum is found by the one optimiser of the intercept-only fit,
+    :func:`~mixrank.engine.lmm.reml.optimise` on a :class:`FixedObjective`,
+    so every field of ``control`` acts as there: tolerances, starts,
+    ``certify``, ``check_faces``, ``boundary_tol``, the KKT test
+    (:func:`~mixrank.engine.lmm.reml.check_convergence`) and
+    ``fd_gradient_step``; ``fd_steps`` (the finer step) for the Hessian and
+    the Jacobian; its actions are applied by :func:`mixrank.fit`.
 
     Raises
     ------
@@ -346,26 +360,14 @@ def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, .
     if r2_ols <= 1e-12 * max(float(fs.T[p, p]), 1.0):
         raise DesignError("the fixed part fits the paired differences exactly (no residual "
                           "variation); no standard error can be estimated")
-    nfev = 0
+    nfev, conv = 1, None
     if R == 0:
         psi = np.zeros(0)
     else:
-        def f(ps):
-            return criterion(st, fs, np.sqrt(ps))
-        def vg(ps):
-            return criterion_and_gradient(st, fs, ps)
-        best = None
-        starts = {"moment": lambda: _moment_start(st, fs), "default": lambda: np.ones(R)}
-        # a later start guards against a search trapped at the boundary: it runs
-        # when the previous optimum has a component at 0
-        for name in control.starts:
-            if best is not None and np.all(best[0] > 0):
-                break
-            x, fx, k = _minimise(f, starts[name](), control, vg if st.mode == "dense" else None)
-            nfev += k
-            if best is None or fx < best[1]:
-                best = (x, fx)
-        psi = cast("tuple[np.ndarray, float]", best)[0]
+        obj = FixedObjective(st, fs)
+        optimum = optimise(obj, control)
+        conv = optimum.convergence or check_convergence(obj, optimum, control)
+        psi, nfev = optimum.psi, optimum.nfev
     theta_b = np.sqrt(psi)
     crit = criterion(st, fs, theta_b)
     _, _, r2, _ = _core(st, fs, theta_b)
@@ -387,11 +389,7 @@ def fit_reml_fixed(st: Structure, fs: FixedSums, names: list[str] | tuple[str, .
     inv = np.argsort(st.order) if R else np.zeros(0, dtype=int)
     perm = np.append(inv, R).astype(int)             # varpar in the caller's order
     theta_c = theta_b[inv]
-    converged, msg = True, "closed form"
-    if R:
-        g = fd_gradient_psi(f, psi, crit, step=control.fd_gradient_step)
-        conv = kkt_verdict(g, psi, crit, control)
-        converged, msg = conv.converged, conv.message
+    converged, msg = (True, "closed form") if conv is None else (conv.converged, conv.message)
     return FixedFit(names=tuple(names) + ("residual",),
                     variances=np.append(sigma ** 2 * theta_c ** 2, sigma ** 2), theta=theta_c,
                     sigma=sigma, beta=beta, cov=cov, jac=jac[perm] if R else jac,

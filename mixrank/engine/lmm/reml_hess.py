@@ -39,6 +39,7 @@ import numpy as np
 import scipy.linalg as la
 
 from ..structure import PairSums, Structure
+from .criterion import reml_criterion
 
 __all__ = ["dense_hessian", "last_evaluation", "profiled_derivatives", "deviance_hessian",
            "unpack_many"]
@@ -220,7 +221,7 @@ def profiled_derivatives(st: Structure, ps: PairSums, psi: np.ndarray
         return None
     (ld, ld_g, ld_h), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h) = parts
     nu = ps.n - 1
-    f = ld + math.log(rx2) + nu * (1.0 + math.log(2 * math.pi) + math.log(r2 / nu))
+    f = reml_criterion(ld, math.log(rx2), r2, ps.n)
     g = ld_g + rx2_g / rx2 + nu * r2_g / r2
     H = (ld_h + rx2_h / rx2 - np.outer(rx2_g, rx2_g) / rx2 ** 2
          + nu * (r2_h / r2 - np.outer(r2_g, r2_g) / r2 ** 2))

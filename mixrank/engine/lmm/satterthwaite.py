@@ -14,9 +14,9 @@ variance parameters.  Contents:
   deviance (``4 R^2 + 2`` evaluations per step);
 * :func:`balanced_df` -- the closed form for a linear combination of
   independent mean squares (the balanced fast path);
-* :func:`estimand_weights`, :class:`LinearVariance` -- the weights of the
-  ``cells`` / ``units`` estimands and their variance ``var_fn`` (with an
-  analytic gradient);
+* :class:`LinearVariance` -- the variance ``var_fn`` of a ``cells`` / ``units``
+  estimate ``w'd`` (weights from :mod:`mixrank.engine.lmm.estimand`), with an
+  analytic gradient;
 * :func:`fd_gradient_psi`, :func:`fd_hessian`, :func:`fd_gradient`,
   :func:`central_hessian`, :func:`central_jacobian`, :func:`fd_steps` -- the
   finite-difference helpers.
@@ -36,17 +36,16 @@ Notes: docs/engine.md §3.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
 
 import numpy as np
 
 from ..control import DEFAULT_CONTROL, Control
 from ..structure import Structure
-from .newton1d import one_term_hessian
 from .objective import Objective
+from .one_term import one_term_hessian
 from .reml_hess import deviance_hessian
 
-__all__ = ["satterthwaite", "gradient_hessian", "balanced_df", "estimand_weights",
+__all__ = ["satterthwaite", "gradient_hessian", "balanced_df",
            "LinearVariance", "linear_variance", "fd_gradient_psi", "fd_hessian", "fd_gradient",
            "fd_steps", "central_hessian", "central_jacobian"]
 
@@ -185,7 +184,7 @@ def satterthwaite(obj: Objective, theta: np.ndarray, sigma: float, var_fn: VarFn
     ``theta`` is in block order (``obj.st.names``).  Returns
     ``(df, gradient, A)`` with ``A = 2 H^-1`` the asymptotic covariance of
     ``(theta, sigma)``; df is NaN when ``g' A g <= 0``.  With one random term
-    the Hessian is exact (:func:`~mixrank.engine.lmm.newton1d.one_term_hessian`);
+    the Hessian is exact (:func:`~mixrank.engine.lmm.one_term.one_term_hessian`);
     a :class:`LinearVariance` ``var_fn`` is differentiated analytically.
     """
     x = np.append(theta, sigma)
@@ -212,18 +211,6 @@ def balanced_df(lam_u: float, coef: np.ndarray, lam: np.ndarray, dfg: np.ndarray
     ``Var(lam_u_hat) ~ 2 sum (coef lam)^2 / dfg``.
     """
     return lam_u ** 2 / float(np.sum((coef * lam) ** 2 / dfg))
-
-
-def estimand_weights(estimand: str, st: Structure, unit_codes: np.ndarray | None) -> np.ndarray | None:
-    """Cell weights of the estimand: None (``gls``), ``1/n`` (``cells``) or ``1/(T n_t)`` (``units``)."""
-    if estimand == "gls":
-        return None
-    n = st.n
-    if estimand == "cells":
-        return np.full(n, 1.0 / n)
-    counts = np.bincount(cast(np.ndarray, unit_codes))  # set by the caller for 'units'
-    T = int(np.count_nonzero(counts))
-    return 1.0 / (T * counts[unit_codes])
 
 
 class LinearVariance:

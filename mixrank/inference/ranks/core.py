@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 
 from mixrank._util import check_level, listed, tidy
-from mixrank.errors import DataError, DesignError, MixrankWarning
-from mixrank.inference.multiplicity import adjust
+from mixrank.errors import DataError, DesignError, MixrankWarning, OptionError
+from mixrank.inference.keywords import former, unexpected_keywords
+from mixrank.inference.multiplicity import adjust, adjust_values, check_adjust
 
 __all__ = ["rank_intervals_from_tests", "alpha_from_level", "check_options", "read_scores",
            "adjust_families", "assemble", "fill_doc", "COVERAGES", "RANK_METHODS", "RETURNS_DOC",
@@ -38,7 +39,7 @@ __all__ = ["rank_intervals_from_tests", "alpha_from_level", "check_options", "re
 COVERAGES = ("marginal", "simultaneous")
 #: ``holm`` (the guarantee of docs/methods.md §7), ``bonferroni``, ``bh``
 #: (looser, FDR-style, no coverage guarantee) and ``maxt`` (bootstrap max-t).
-RANK_METHODS = ("holm", "bonferroni", "bh", "maxt")
+RANK_METHODS = adjust_values("rank_intervals")
 
 RETURNS_DOC = """pandas.DataFrame
         One row per model, sorted by ``rank`` (then model): ``model``,
@@ -91,14 +92,16 @@ def alpha_from_level(level: Any) -> float:
 def check_options(coverage: str, method: str, *, maxt: bool = True) -> None:
     """Reject an unknown ``coverage`` or ``method`` (``maxt`` only where variances are known)."""
     if coverage not in COVERAGES:
-        raise DesignError(f"coverage={coverage!r}; expected one of {COVERAGES} ('marginal': each "
+        raise OptionError(f"coverage={coverage!r}; expected one of {COVERAGES} ('marginal': each "
                           "model's interval holds its rank with probability >= level; "
                           "'simultaneous': all intervals at once)")
-    allowed = RANK_METHODS if maxt else tuple(m for m in RANK_METHODS if m != "maxt")
-    if method not in allowed:
-        hint = (" ('maxt' needs the pairwise variances: use rank_intervals_from_contrasts or "
-                "mixrank.fit(...).rank_intervals(method='maxt'))" if method == "maxt" else "")
-        raise DesignError(f"method={method!r}; expected one of {allowed}{hint}")
+    if method == "maxt" and not maxt:
+        raise OptionError("adjust='maxt' is not supported by rank intervals from p-values "
+                          f"alone; supported values: {list(adjust_values('rank_tests'))} "
+                          "('maxt' needs the pairwise variances: use "
+                          "rank_intervals_from_contrasts or "
+                          "mixrank.fit(...).rank_intervals(adjust='maxt'))")
+    check_adjust(method, "rank_intervals" if maxt else "rank_tests", where="rank_intervals")
 
 
 def read_scores(scores: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -276,7 +279,8 @@ def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
 
 
 def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95,
-                              coverage: str = "marginal", method: str = "holm") -> pd.DataFrame:
+                              coverage: str = "marginal", adjust: str = "holm",
+                              **old: Any) -> pd.DataFrame:
     """Rank confidence intervals from given one-sided pairwise p-values.
 
     The pure core of the rank-interval procedures: no data, no fitting.
@@ -299,7 +303,8 @@ def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95
     level : float, default 0.95
         Coverage probability ``1 - alpha``.
     coverage : {"marginal", "simultaneous"}, default "marginal"
-    method : {"holm", "bonferroni", "bh"}, default "holm"
+    adjust : {"holm", "bonferroni", "bh"}, default "holm"
+        The multiplicity method (former name ``method=``, deprecated).
 
     Returns
     -------
@@ -348,6 +353,8 @@ def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95
     >>> t[["model", "rank", "rank_lower", "rank_upper"]].to_numpy().tolist()
     [['a', 1, 1, 1], ['b', 2, 2, 3], ['c', 3, 2, 3]]
     """
+    method = former(old, "method", "adjust", adjust, "holm", where="rank_intervals_from_tests")
+    unexpected_keywords(old, "rank_intervals_from_tests")
     alpha = alpha_from_level(level)
     check_options(coverage, method, maxt=False)
     models, est, n = read_scores(scores)

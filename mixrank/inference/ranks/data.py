@@ -23,6 +23,7 @@ from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.formula import Spec, parse
 from mixrank.frame import Frame, build_frame
+from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.paired import wilcoxon
 from mixrank.inference.ranks.core import (
     adjust_families,
@@ -66,9 +67,9 @@ def unit_mean_tests(um: np.ndarray, test: str, pair: tuple[str, str]) -> tuple[f
 
 def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
                    score: str = "correct", unit: str | None = "subject", test: str = "t",
-                   level: float = 0.95, coverage: str = "marginal", method: str = "holm",
-                   pair_by: Sequence[str] | None = None, B: int = 2000,
-                   rng: Any = None) -> pd.DataFrame:
+                   level: float = 0.95, coverage: str = "marginal", adjust: str = "holm",
+                   pair_by: Sequence[str] | None = None, draws: int = 2000,
+                   rng: Any = None, **old: Any) -> pd.DataFrame:
     """Rank confidence intervals from raw data by the published aggregate procedure.
 
     No mixed model: for each pair of models, the paired differences are
@@ -99,13 +100,14 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
         non-zero units (:func:`mixrank.inference.ranks.robust.sign_flip_tests`).
     level : float, default 0.95
     coverage : {"marginal", "simultaneous"}, default "marginal"
-    method : {"holm", "bonferroni", "bh"}, default "holm"
+    adjust : {"holm", "bonferroni", "bh"}, default "holm"
+        The multiplicity method (former name ``method=``, deprecated).
     pair_by : sequence of str, optional
         Pairing keys of a cell (default: ``subject``, ``question``,
         ``prompt`` present in the data), passed to
         :func:`mixrank.build_frame`.
-    B : int, default 2000
-        Resamples of the bootstrap and Monte Carlo sign-flip tests.
+    draws : int, default 2000
+        (Former name ``B=``, deprecated.)  Resamples of the bootstrap and Monte Carlo sign-flip tests.
     rng : Generator or int, optional
         Randomness of the resampling tests (seed for reproducibility).
 
@@ -157,14 +159,17 @@ def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
     (1, 6)
     """
     alpha = alpha_from_level(level)
+    method = former(old, "method", "adjust", adjust, "holm", where="rank_intervals")
+    B = former(old, "B", "draws", draws, 2000, where="rank_intervals")
+    unexpected_keywords(old, "rank_intervals")
     check_options(coverage, method, maxt=False)
     if test not in ("t", "wilcoxon") + ROBUST_TESTS:
         raise DesignError(f"test={test!r}; expected 't' (paired t on unit means), 'wilcoxon' "
                           "(signed-rank on unit means), 'bootstrap' (paired bootstrap-t) or "
                           "'permutation' (sign-flip)")
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 100:
-        raise DesignError(f"B={B!r}; expected a whole number of resamples >= 100")
-    check_max_draws("B", B, DesignError)
+        raise DesignError(f"draws={B!r}; expected a whole number of resamples >= 100")
+    check_max_draws("draws", B, DesignError)
     gen = as_rng(rng)
     if formula is None:
         formula = f"{score} ~ {model}" + (f" + (1|{unit})" if unit is not None else "")

@@ -32,6 +32,7 @@ import pandas as pd
 from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
+from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.ranks.core import (
     COVERAGES,
     RANK_METHODS,
@@ -54,8 +55,9 @@ __all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrast
 
 
 def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level: float = 0.95,
-                                  coverage: str = "marginal", method: str = "holm",
-                                  B: int = 2000, rng: Any = None) -> pd.DataFrame:
+                                  coverage: str = "marginal", adjust: str = "holm",
+                                  draws: int = 2000, rng: Any = None,
+                                  **old: Any) -> pd.DataFrame:
     """Rank confidence intervals from pairwise contrasts (estimate, SE, df).
 
     Parameters
@@ -68,11 +70,12 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
         normal reference), as :meth:`FitResult.contrasts` returns.
     level : float, default 0.95
     coverage : {"marginal", "simultaneous"}, default "marginal"
-    method : {"holm", "bonferroni", "bh", "maxt"}, default "holm"
-    B : int, default 2000
-        Gaussian draws for ``method="maxt"``.
+    adjust : {"holm", "bonferroni", "bh", "maxt"}, default "holm"
+        The multiplicity method (former name ``method=``, deprecated).
+    draws : int, default 2000
+        Gaussian draws for ``adjust="maxt"`` (former name ``B=``, deprecated).
     rng : Generator or int, optional
-        Randomness for ``method="maxt"``.
+        Randomness for ``adjust="maxt"``.
 
     Returns
     -------
@@ -120,6 +123,9 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
     Wolf, M. (2005). Exact and approximate stepdown methods for multiple
     hypothesis testing. JASA 100, 94-108.
     """
+    method = former(old, "method", "adjust", adjust, "holm", where="rank_intervals_from_contrasts")
+    B = former(old, "B", "draws", draws, 2000, where="rank_intervals_from_contrasts")
+    unexpected_keywords(old, "rank_intervals_from_contrasts")
     alpha = alpha_from_level(level)
     check_options(coverage, method)
     models, est, n = read_scores(scores)
@@ -132,11 +138,12 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
         try:
             B = int(B)
         except (TypeError, ValueError):
-            raise DesignError(f"B={B!r} must be an integer number of draws, e.g. 2000") from None
+            raise DesignError(f"draws={B!r} must be an integer number of draws, e.g. "
+                              "2000") from None
         if B < 100:
-            raise DesignError(f"B={B} draws are too few for max-t critical values; use B >= 100 "
-                              "(default 2000)")
-        check_max_draws("B", B, DesignError)
+            raise DesignError(f"draws={B} draws are too few for max-t critical values; use "
+                              "draws >= 100 (default 2000)")
+        check_max_draws("draws", B, DesignError)
         C, clipped = joint_covariance(mats["variance"])
         adj_a, adj_b = stepdown_maxt(mats["p"], C, coverage=coverage, B=B, rng=as_rng(rng))
         meta.update(B=B, psd_clipped=clipped, reference="t margins, Gaussian copula")
@@ -149,7 +156,8 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
 
 
 def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "marginal",
-                       method: str = "holm", B: int = 2000, rng: Any = None) -> pd.DataFrame:
+                       adjust: str = "holm", draws: int = 2000, rng: Any = None,
+                       **old: Any) -> pd.DataFrame:
     """Rank confidence intervals of a fitted :class:`~mixrank.results.FitResult`.
 
     Parameters
@@ -199,6 +207,9 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
     >>> list(tab.columns)
     ['model', 'estimate', 'rank', 'rank_lower', 'rank_upper', 'level', 'n']
     """
+    method = former(old, "method", "adjust", adjust, "holm", where="rank_intervals_fit")
+    B = former(old, "B", "draws", draws, 2000, where="rank_intervals_fit")
+    unexpected_keywords(old, "rank_intervals_fit")
     models = list(fit.models)
     if len(models) < 2:
         raise DataError(f"rank intervals need at least two models; the fit has {models}")
@@ -213,7 +224,8 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
         tab = _randomization_ranks(fit, level=level, coverage=coverage, B=B, rng=rng)
     else:
         tab = rank_intervals_from_contrasts(fit.model_scores(), fit.contrasts(), level=level,
-                                            coverage=coverage, method=method, B=B, rng=rng)
+                                            coverage=coverage, adjust=method, draws=B,
+                                            rng=rng)
     tab.attrs["mixrank"].update(source="fit", formula=spec.formula,
                                 unit=spec.unit or "cell",
                                 fit_method=fit.method, estimand=fit.estimand, engine=fit.engine)

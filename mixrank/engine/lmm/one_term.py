@@ -1,10 +1,13 @@
-"""Stage engine: exact Newton for the REML criterion of a pair with one random term.
+"""Stage engine: exact derivatives of the REML criterion of a pair with one random term.
 
 Inputs: a dense-mode :class:`~mixrank.engine.lmm.objective.Objective` with one
-component (e.g. ``(1|subject)``) and a start ``psi0``.  Outputs: ``(psi,
-criterion, evaluations)``, used by :func:`mixrank.engine.lmm.reml.optimise` in
-place of L-BFGS-B, whose fixed cost dominates such small problems (a
-leaderboard of 58 models has 1,653 of them).
+component (e.g. ``(1|subject)``) and ``psi = a``.  Outputs: the criterion
+with its first and second derivatives in ``a`` (:func:`one_term_derivatives`,
+the derivatives callback of the one-term fast path of
+:func:`mixrank.engine.lmm.newton.projected_newton`, which replaces L-BFGS-B
+there: its fixed cost dominates such small problems, and a leaderboard of 58
+models has 1,653 of them) and the exact Hessian of the unprofiled deviance
+(:func:`one_term_hessian`, for the Satterthwaite df).
 
 With one term the criterion depends on ``a = psi`` through sums over the
 groups ``g`` of levels sharing a count ``v_g`` (``w_g = 1 / (1 + a v_g)``,
@@ -15,9 +18,6 @@ groups ``g`` of levels sharing a count ``v_g`` (``w_g = 1 / (1 + a v_g)``,
 
 so the first and second derivatives of
 ``log|A| + log R_X^2 + nu log r^2`` are exact sums (chain rule below).
-Newton steps on ``a >= 0`` with a backtracking line search; where the
-curvature is not positive, a gradient step.  The optimum is then certified
-by :func:`mixrank.engine.lmm.reml.check_convergence` like any other.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 from .objective import Objective, criterion
 
-__all__ = ["one_term_parts", "one_term_derivatives", "one_term_hessian", "newton_one_term"]
+__all__ = ["one_term_parts", "one_term_derivatives", "one_term_hessian"]
 
 
 def one_term_parts(obj: Objective, a: float) -> tuple[float, ...] | None:
@@ -92,33 +92,3 @@ def one_term_hessian(obj: Objective, theta: float, sigma: float) -> tuple[np.nda
                   [h_ts, -2.0 * (obj.n - 1) / s2 + 6.0 * r2 / (s2 * s2)]])
     g = np.array([-s2 * 2.0 * theta * rx2_1 / rx2 ** 2, 2.0 * sigma / rx2])
     return H, g
-
-
-def newton_one_term(obj: Objective, a0: float, *, tol: float = 1e-12,
-                    max_iterations: int = 100) -> tuple[np.ndarray, float, int, bool] | None:
-    """Minimise over ``a >= 0`` from ``a0``: ``(psi, criterion, evaluations, hit the limit)``, or None."""
-    a = max(float(a0), 0.0)
-    cur = one_term_derivatives(obj, a)
-    if cur is None:
-        return None
-    nfev = 1
-    for _ in range(max_iterations):
-        f, f1, f2 = cur
-        if a == 0.0 and f1 >= 0.0:
-            return np.zeros(1), f, nfev, False        # KKT at the bound
-        step = -f1 / f2 if f2 > 0 else -f1 * max(a, 1.0) / max(abs(f1), 1.0)
-        lam = 1.0
-        while True:
-            a_new = max(a + lam * step, 0.0)
-            nxt = one_term_derivatives(obj, a_new)
-            nfev += 1
-            if nxt is not None and nxt[0] <= f + 1e-14 * max(1.0, abs(f)):
-                break
-            lam *= 0.5
-            if lam < 1e-10:
-                return np.array([a]), f, nfev, False  # no descent left: a stationary point
-        done = abs(a_new - a) <= tol * max(1.0, a)
-        a, cur = a_new, nxt
-        if done:
-            return np.array([a]), cur[0], nfev, False
-    return np.array([a]), cur[0], nfev, True
