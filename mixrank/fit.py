@@ -384,10 +384,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                             control=control)
     control = DEFAULT_CONTROL if control is None else control
     if isinstance(control, GlmmControl):
-        raise DesignError("control=GlmmControl(...) sets the binomial GLMM; pass "
+        raise OptionError("control=GlmmControl(...) sets the binomial GLMM; pass "
                           "family='binomial', or a mixrank.Control(...) for the linear engine")
     if not isinstance(control, Control):
-        raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
+        raise OptionError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula
     if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
         if incomplete != "keep":
