@@ -107,7 +107,9 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
                           "takes nagq=, pairs=, level=, pair_by=, replicate=, na=, backend=, "
                           "client=, backend_options= and control=mixrank.GlmmControl(...)")
     ctl = as_glmm_control(control)
-    gf: GlmmFormula = parse_glmm(formula) if isinstance(formula, str) else parse_glmm(str(formula))
+    # a Spec is read from its text as given (str(spec) would drop a cbind response)
+    gf: GlmmFormula = parse_glmm(formula if isinstance(formula, str)
+                                 else getattr(formula, "formula", str(formula)))
     if (gf.trials or gf.failures) and (backend != "pandas" or client is not None
                                        or backend_options):
         raise OptionError("a cbind(...) response reads its count columns in memory; "
