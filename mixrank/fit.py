@@ -384,10 +384,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                             control=control)
     control = DEFAULT_CONTROL if control is None else control
     if isinstance(control, GlmmControl):
-        raise DesignError("control=GlmmControl(...) sets the binomial GLMM; pass "
+        raise OptionError("control=GlmmControl(...) sets the binomial GLMM; pass "
                           "family='binomial', or a mixrank.Control(...) for the linear engine")
     if not isinstance(control, Control):
-        raise DesignError(f"control={control!r}; expected a mixrank.Control(...)")
+        raise OptionError(f"control={control!r}; expected a mixrank.Control(...)")
     spec = parse(formula) if isinstance(formula, str) else formula
     if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
         if incomplete != "keep":
@@ -508,8 +508,10 @@ def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
     _check_choice("engine", engine, ("auto", *engines), f" for family={family!r}")
     _check_choice("method", method, METHODS)
     _check_choice("estimand", estimand, ESTIMANDS)
-    name = "native" if engine == "auto" or method == "aggregate" else engine
-    return engines[name]
+    if method == "aggregate" and engine not in ("auto", "native"):
+        raise OptionError(f"method='aggregate' is computed by the native engine; engine={engine!r} "
+                          "would be ignored: drop engine= (or pass 'native'), or use method='reml'")
+    return engines["native" if engine == "auto" or method == "aggregate" else engine]
 
 
 def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:

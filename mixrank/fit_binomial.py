@@ -14,9 +14,9 @@ from typing import Any
 
 from .engine.glmm.control import as_glmm_control
 from .engine.glmm.fit import fit_glmm
-from .engine.glmm_data import binomial_frame
 from .errors import DesignError, OptionError, UnitOfInferenceWarning
 from .formula.glmm_terms import GlmmFormula, parse_glmm
+from .frame.glmm import binomial_frame
 from .results.glmm_by import GlmmByResult
 from .results.glmm_result import GlmmResult, unit_line
 from .results.glmm_slope import GlmmSlopeResult
@@ -107,10 +107,23 @@ def fit_binomial(formula: Any, data: Any, *, nagq: int = 1,
                           "takes nagq=, pairs=, level=, pair_by=, replicate=, na=, backend=, "
                           "client=, backend_options= and control=mixrank.GlmmControl(...)")
     ctl = as_glmm_control(control)
-    gf: GlmmFormula = parse_glmm(formula) if isinstance(formula, str) else parse_glmm(str(formula))
+    # a Spec is read from its text as given (str(spec) would drop a cbind response)
+    gf: GlmmFormula = parse_glmm(formula if isinstance(formula, str)
+                                 else getattr(formula, "formula", str(formula)))
+    if (gf.trials or gf.failures) and (backend != "pandas" or client is not None
+                                       or backend_options):
+        raise OptionError("a cbind(...) response reads its count columns in memory; "
+                          f"backend={backend!r}, client= and backend_options= apply to 0/1 rows "
+                          "only: drop them, or give the 0/1 rows instead of counts")
+
+    def load(source: Any, spec: Any, **kw: Any) -> Any:
+        from .io.backends import load_frame  # io sits above frame: the loader is passed in
+
+        return load_frame(source, spec, backend=backend, client=client,
+                          options=backend_options, **kw)
+
     frame, nobs, log_choose = binomial_frame(gf, data, pair_by=pair_by, replicate=replicate, na=na,
-                                             backend=backend, client=client,
-                                             options=backend_options)
+                                             load=load)
     if frame.n_models < 2:
         raise DesignError(f"comparison factor {gf.spec.comparison!r} has a single level "
                           f"{frame.models!r}; at least two models are needed")

@@ -14,10 +14,9 @@ from typing import Any
 from .engine.control import DEFAULT_CONTROL, Control
 from .engine.lmm.fixed import Design, build_design, fit_pairs_fixed
 from .engine.records import PairFit
-from .errors import DataError, DesignError, OptionError
+from .errors import DataError, OptionError
 from .formula import InteractionSpec
 from .frame import Frame, build_frame
-from .frame.covariates import attach_covariates
 
 __all__ = ["interaction_frame", "fit_interaction"]
 
@@ -29,7 +28,7 @@ def interaction_frame(spec: InteractionSpec, data: Any, *, method: str, engine: 
 
     Raises
     ------
-    DesignError
+    OptionError
         ``method`` other than ``"reml"``, an engine other than the native one,
         an out-of-core backend (covariates are read from the rows in memory).
     DataError
@@ -38,13 +37,13 @@ def interaction_frame(spec: InteractionSpec, data: Any, *, method: str, engine: 
         Frame without the covariates.
     """
     if method != "reml":
-        raise DesignError(f"method={method!r} does not support covariates in the fixed part "
+        raise OptionError(f"method={method!r} does not support covariates in the fixed part "
                           f"({spec.formula!r}); use method='reml'")
     if engine not in ("auto", "native"):
-        raise DesignError(f"engine={engine!r} does not support covariates in the fixed part; "
+        raise OptionError(f"engine={engine!r} does not support covariates in the fixed part; "
                           "use engine='native' (the default)")
     if backend != "pandas":
-        raise DesignError(f"backend={backend!r} does not support covariates in the fixed part "
+        raise OptionError(f"backend={backend!r} does not support covariates in the fixed part "
                           "yet; use backend='pandas'")
     if isinstance(data, Frame):
         frame = data
@@ -54,7 +53,6 @@ def interaction_frame(spec: InteractionSpec, data: Any, *, method: str, engine: 
                             "of this formula; pass the raw data instead")
     else:
         frame = build_frame(data, spec, pair_by=pair_by, replicate=replicate, na=na)
-        frame = attach_covariates(frame, data, spec, na=na)
     return frame, build_design(frame, spec)
 
 
@@ -81,7 +79,7 @@ def fit_interaction(spec: InteractionSpec, data: Any,
                               "covariates are read from the rows in memory, backend='pandas'); "
                               f"drop {name}=")
     if family != "gaussian":
-        raise DesignError(f"family={family!r} does not support covariates in the fixed part "
+        raise OptionError(f"family={family!r} does not support covariates in the fixed part "
                           "yet; use family='gaussian'")
     frame, design = interaction_frame(spec, data, method=method, engine=engine, backend=backend,
                                       pair_by=pair_by, replicate=replicate, na=na)

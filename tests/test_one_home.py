@@ -166,3 +166,14 @@ def test_moved_names_resolve_for_one_release_with_a_warning(name, home):
         from mixrank.io.datasets import load_shared
 
         assert obj is load_shared
+
+
+@pytest.mark.parametrize("engine", ["statsmodels", "lme4"])
+def test_a_cross_check_engine_with_the_aggregate_method_is_refused(engine):
+    with pytest.raises(OptionError, match=f"method='aggregate' is computed by the native engine; "
+                       f"engine='{engine}' would be ignored"):
+        mixrank.fit(SUBJ, _example(), method="aggregate", engine=engine)
+    # the native engine (named or by default) computes it
+    a = mixrank.fit(SUBJ, _example(), method="aggregate", pairs=[("m01", "m02")])
+    b = mixrank.fit(SUBJ, _example(), method="aggregate", engine="native", pairs=[("m01", "m02")])
+    assert a.pairs[0].estimate == b.pairs[0].estimate

@@ -44,7 +44,7 @@ Modules, from the data to a fitted pair:
   (stratum mean squares);
 * :mod:`~mixrank.engine.lmm.single` -- each model's own scores fitted with the
   formula's random terms (``FitResult.model_scores``);
-* :mod:`~mixrank.engine.glmm.fit` (with :mod:`~mixrank.engine.glmm_data`,
+* :mod:`~mixrank.engine.glmm.fit` (with ``glmm.problem``,
   ``glmm.system``, ``glmm.pirls``, ``glmm.optim``) -- the binomial GLMM over all models at
   once (``family="binomial"``): data checks, the penalised least-squares
   system, penalised IRLS with the Laplace deviance, the outer optimisation;

@@ -7,6 +7,8 @@ Modules:
   handling) and :mod:`~mixrank.inference.paired_resampling` (the resampling
   tests);
 * :mod:`~mixrank.inference.multiplicity` -- multiplicity adjustment of p-values;
+* :mod:`~mixrank.inference.keywords` -- keyword helpers of the one vocabulary
+  (former spellings, left-over keywords);
 * :mod:`~mixrank.inference.joint` -- the joint covariance of all fitted pairwise
   contrasts;
 * :mod:`~mixrank.inference.simultaneous` -- family-wise answers for the pairwise

@@ -11,6 +11,7 @@ Contents: :mod:`~mixrank.report.style` (the shared look),
 :func:`plot_rci_subjects`), :mod:`~mixrank.report.html` (:func:`write_report`,
 :func:`render_report`).  The other pages and sections:
 :mod:`~mixrank.report.html_format` (the HTML building blocks),
+:mod:`~mixrank.report.html_sections` (the sections of a linear fit's report),
 :mod:`~mixrank.report.html_glmm` (the binomial GLMM page, its plot in
 :mod:`~mixrank.report.plots_glmm`), :mod:`~mixrank.report.html_arena` (an
 arena fit), :mod:`~mixrank.report.html_judge` (the judge section, its plot in

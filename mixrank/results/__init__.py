@@ -3,6 +3,8 @@ GlmmByResult for ``model * x`` with a categorical x, GlmmSlopeResult with a nume
 
 Modules:
 
+* :mod:`~mixrank.results.base` -- :class:`PairwiseResult`, the one base of
+  every pairwise result (level, judged pairs, supported options);
 * :mod:`~mixrank.results.fit_result` -- :class:`FitResult`, the fitted object
   over all pairs and its tidy accessors;
 * :mod:`~mixrank.results.summary` -- printable summaries;

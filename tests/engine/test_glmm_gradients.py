@@ -8,8 +8,9 @@ import pytest
 
 from mixrank.engine.glmm.optim import _start
 from mixrank.engine.glmm.pirls import beta_gradient, pirls, theta_gradient_joint
-from mixrank.engine.glmm_data import binomial_frame, build_problem
+from mixrank.engine.glmm.problem import build_problem
 from mixrank.formula.glmm_terms import parse_glmm
+from mixrank.frame.glmm import binomial_frame
 
 CASES = [("nested", "correct ~ model + (1|subject) + (1|subject:question)"),
          ("crossed", "correct ~ model + (1|question) + (1|prompt) + (1|prompt:model)"),

@@ -176,8 +176,8 @@ def _frames_equal(a, b):
 def test_count_frame_fast_path_equals_general_path(kind):
     """Key columns of text, categorical or integer type (factorised once on the fast path)
     give the frame of the general path (object columns), row order shuffled."""
-    from mixrank.engine.glmm_data import _encoded_once, binomial_frame
     from mixrank.formula.glmm_terms import parse_glmm
+    from mixrank.frame.glmm import _encoded_once, binomial_frame
 
     df = pd.read_csv(REF + "kofn.csv.gz").sample(frac=1.0, random_state=1)
     keys = ["model", "subject", "question"]
@@ -207,7 +207,7 @@ def test_missing_key_in_text_column_raises_as_general_path():
 def test_log_choose_table_matches_gammaln():
     from scipy.special import gammaln
 
-    from mixrank.engine.glmm_data import log_choose
+    from mixrank.frame.glmm import log_choose
 
     rng = np.random.default_rng(3)
     for top in (10, 5000, 10 ** 7):

@@ -16,8 +16,9 @@ import pytest
 
 from mixrank.engine.glmm.optim import _start
 from mixrank.engine.glmm.pirls import beta_gradient, pirls, theta_gradient_joint
-from mixrank.engine.glmm_data import binomial_frame, build_problem, merge_exchangeable
+from mixrank.engine.glmm.problem import build_problem, merge_exchangeable
 from mixrank.formula.glmm_terms import parse_glmm
+from mixrank.frame.glmm import binomial_frame
 from tests.engine.test_glmm_reference import CASES as REF_CASES
 from tests.reference.cases import case_frame
 

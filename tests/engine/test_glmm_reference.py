@@ -116,7 +116,7 @@ def test_glmer_deviance_inexact(shared_data):
     import scipy.sparse as sp
 
     from mixrank.engine.glmm.pirls import pirls
-    from mixrank.engine.glmm_data import build_problem
+    from mixrank.engine.glmm.problem import build_problem
 
     ref = CASES["chembench4"]["fits"]["nagq1"]["tight"]
     res = _fit("chembench4", 1, shared_data)

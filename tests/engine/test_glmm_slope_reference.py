@@ -159,10 +159,11 @@ def test_fixed_effects_name_the_comparison_column():
 @pytest.mark.parametrize("name", list(CASES))
 def test_planned_and_general_assembly_agree(name):
     """The slope columns in both assemblies of the PIRLS system (docs/glmm.md §3, §11)."""
+    from mixrank.engine.glmm.problem import build_problem
     from mixrank.engine.glmm.system import assemble
-    from mixrank.engine.glmm_data import binomial_frame, build_problem
     from mixrank.fit_binomial import covariate_levels
     from mixrank.formula.glmm_terms import parse_glmm
+    from mixrank.frame.glmm import binomial_frame
 
     gf = parse_glmm(CASES[name]["formula"])
     df = data(name)

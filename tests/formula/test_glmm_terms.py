@@ -59,3 +59,20 @@ def test_the_one_spec_carries_the_binomial_pieces():
         parse("correct ~ model + (1|subject:model)")
     with pytest.raises(FormulaError, match="not a single column name"):
         parse("cbind(k, f) ~ model")
+
+
+def test_a_binomial_spec_passed_to_fit_is_read_from_its_own_text():
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    rows = [(m, f"q{q}", int(n := rng.integers(3, 9)), int(rng.binomial(n, p)))
+            for m, p in (("a", 0.4), ("b", 0.6)) for q in range(40)]
+    df = pd.DataFrame(rows, columns=["model", "question", "n", "k"])
+    text = "cbind(k, n - k) ~ model + (1|question)"
+    with pytest.warns(mixrank.UnitOfInferenceWarning):
+        a = mixrank.fit(text, df, family="binomial", nagq=0)
+    with pytest.warns(mixrank.UnitOfInferenceWarning):
+        b = mixrank.fit(parse(text, binomial=True), df, family="binomial", nagq=0)
+    assert b.response_form == a.response_form == "counts (cbind(successes, failures))"
+    assert b.fit.beta.tolist() == a.fit.beta.tolist()

@@ -32,16 +32,16 @@ from ...errors import (
 from ...formula.glmm_terms import GlmmFormula
 from ...frame import Frame
 from ..control import act
-from ..glmm_data import (
+from .control import DEFAULT_GLMM_CONTROL, GlmmControl
+from .optim import optimise
+from .pirls import PirlsError
+from .problem import (
     build_problem,
     check_separation,
     merge_exchangeable,
     model_groups,
     unit_levels,
 )
-from .control import DEFAULT_GLMM_CONTROL, GlmmControl
-from .optim import optimise
-from .pirls import PirlsError
 
 __all__ = ["GlmmFit", "fit_glmm", "GlmmConvergenceWarning"]
 

@@ -103,7 +103,7 @@ class Problem:
         Per term: its level at each cell, or None for a model-by-unit term.
     mult : ndarray of float (levels[0],) or None
         Multiplicity of each level of the first term when exchangeable levels
-        were merged (:func:`~mixrank.engine.glmm_data.merge_exchangeable`):
+        were merged (:func:`~mixrank.engine.glmm.problem.merge_exchangeable`):
         one representative level stands for ``mult`` identical ones, whose
         observations' ``k`` and ``n`` are already multiplied by ``mult``
         (docs/glmm.md §3).  None: every level once.

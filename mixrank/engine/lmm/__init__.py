@@ -1,7 +1,8 @@
 """mixrank.engine.lmm: the linear mixed model of the paired differences (REML, Satterthwaite).
 
 Modules: :mod:`.native` (the pair driver: every requested pair from a shared
-Frame), :mod:`.balanced` (the closed form for balanced designs),
+Frame), :mod:`.driver` (the steps every pair of both fits goes through: common
+cells, structure cache, degenerate check, fit, record), :mod:`.balanced` (the closed form for balanced designs),
 :mod:`.criterion` (the REML criterion for p >= 1 fixed columns, defined once),
 :mod:`.objective` (the intercept-only pair's objective), :mod:`.reml` (start,
 optimisation with a KKT certificate, faces, packaging -- the one optimiser of
