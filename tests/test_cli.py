@@ -111,8 +111,8 @@ def test_ranks(capsys):
                        "simultaneous", "--rank-method", "maxt", "--draws", "500", "--seed", "3",
                        "--level", "0.9")
     assert code == 0
-    want = api_fit(level=0.9).rank_intervals(level=0.9, coverage="simultaneous", method="maxt",
-                                             B=500, rng=3)
+    want = api_fit(level=0.9).rank_intervals(level=0.9, coverage="simultaneous", adjust="maxt",
+                                             draws=500, rng=3)
     assert_same(csv_of(out), want)
 
 
@@ -133,7 +133,7 @@ def test_resolution(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv", "--family",
                        "all", "--multiplicity", "none", "--no-anytime", "--alpha", "0.01")
     assert code == 0
-    want = api_fit().resolution(pairs="all", multiplicity=None, anytime=False, alpha=0.01)
+    want = api_fit().resolution(pairs="all", adjust=None, anytime=False, level=0.99)
     assert_same(csv_of(out), want)
     assert "q_anytime" not in out
 

@@ -95,7 +95,7 @@ def test_resolution(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--judged", "all",
                        "--multiplicity", "bh", "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api().resolution(pairs="all", multiplicity="bh"))
+    assert_same(csv_of(out), api().resolution(pairs="all", adjust="bh"))
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN)
     assert code == 0
     assert "N*: logit-scale Wald test" in out

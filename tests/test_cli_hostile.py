@@ -87,10 +87,10 @@ def test_draws_above_the_bound_refused_before_drawing(capsys):
     assert code == 2 and f"upper bound {MAX_DRAWS}" in err and "--draws" in err
     ex = mixrank.load_example()
     res = mixrank.fit(F1, ex[ex["model"].isin(["m01", "m02", "m03"])])
-    for call in (lambda: res.rank_intervals(method="maxt", B=10 ** 12),
-                 lambda: res.contrasts(adjust="maxt", B=10 ** 12),
-                 lambda: res.rank_probabilities(B=MAX_DRAWS + 1),
-                 lambda: res.sensitivity("bootstrap", B=10 ** 9),
+    for call in (lambda: res.rank_intervals(adjust="maxt", draws=10 ** 12),
+                 lambda: res.contrasts(adjust="maxt", draws=10 ** 12),
+                 lambda: res.rank_probabilities(draws=MAX_DRAWS + 1),
+                 lambda: res.sensitivity("bootstrap", draws=10 ** 9),
                  lambda: mixrank.paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], B=10 ** 12)):
         with pytest.raises(mixrank.MixrankError, match="upper bound 1,000,000"):
             call()

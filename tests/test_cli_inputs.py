@@ -222,7 +222,7 @@ def test_maxt_draws_still_work(capsys):
                        "--draws", "300", "--seed", "2", "--format", "csv")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = mixrank.fit(F1, mixrank.load_example()).rank_intervals(method="maxt", B=300, rng=2)
+        want = mixrank.fit(F1, mixrank.load_example()).rank_intervals(adjust="maxt", draws=300, rng=2)
     got = pd.read_csv(io.StringIO(out))
     assert code == 0 and got["rank_lower"].tolist() == want["rank_lower"].tolist()
 

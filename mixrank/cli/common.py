@@ -515,7 +515,7 @@ def rank_kwargs(args: argparse.Namespace) -> dict:
         raise UsageError(f"--draws {args.draws} exceeds the upper bound {MAX_DRAWS}; a Monte "
                          "Carlo p-value from that many draws has an error of about 2e-4 near 0.05 "
                          f"(docs/hardening.md §8): use --draws {MAX_DRAWS} or fewer")
-    return dict(level=args.level, coverage=args.coverage, method=args.rank_method,
-                B=2000 if args.draws is None else args.draws, rng=args.seed)
+    return dict(level=args.level, coverage=args.coverage, adjust=args.rank_method,
+                draws=2000 if args.draws is None else args.draws, rng=args.seed)
 
 

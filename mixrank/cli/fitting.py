@@ -84,7 +84,7 @@ def cmd_contrasts(args: argparse.Namespace) -> None:
     if is_binomial(args):
         tab = res.contrasts(scale=args.scale or "logit", adjust=args.adjust, **by)
     else:
-        tab = res.contrasts(adjust=args.adjust, B=args.draws, rng=args.seed, by=args.by)
+        tab = res.contrasts(adjust=args.adjust, draws=args.draws, rng=args.seed, by=args.by)
     emit(table_of(res, tab, args.format), args)
 
 

@@ -32,7 +32,7 @@ def cmd_judge(args: argparse.Namespace) -> None:
                                                 "note")}])
     parts = [("judge", tab), ("differential_bias", diff)]
     if args.plan is not None:
-        parts.append(("label_plan", res.plan(args.plan, labels=True, alpha=args.alpha,
+        parts.append(("label_plan", res.plan(args.plan, labels=True, level=1 - args.alpha,
                                              power=args.power)))
     emit(titled(parts, args.format), args)
 

@@ -85,7 +85,7 @@ def cmd_report(args: argparse.Namespace) -> None:
     out = write_report(res, args.output, title=args.title, level=args.level,
                        plan_delta=args.delta, max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in rank_kwargs(args).items() if k != "level"},
-                       resolution_kwargs=dict(multiplicity=multiplicity), reliable_change=rc,
+                       resolution_kwargs=dict(adjust=multiplicity), reliable_change=rc,
                        sensitivity=args.sensitivity, progress=progress_arg(args))
     print(f"wrote {out}", file=sys.stderr)
 

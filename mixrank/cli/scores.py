@@ -59,7 +59,7 @@ def cmd_scores(args: argparse.Namespace) -> None:
     if not args.probabilities:
         emit(table_of(res, tab, args.format), args)
         return
-    rp = res.rank_probabilities(B=args.draws, rng=args.seed)
+    rp = res.rank_probabilities(draws=args.draws, rng=args.seed)
     emit(titled([("model_scores", tab), ("rank_probabilities", rp)], args.format), args)
 
 

@@ -88,17 +88,18 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     family: Any = explicit if explicit else args.judged
     multiplicity = None if args.multiplicity == "none" else args.multiplicity
     if is_binomial(args):
-        tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family,
-                             multiplicity=multiplicity, anytime=not args.no_anytime)
+        tab = res.resolution(level=1 - args.alpha, power=args.power, pairs=family,
+                             adjust=multiplicity, anytime=not args.no_anytime)
     else:
-        tab = res.resolution(alpha=args.alpha, power=args.power, pairs=family, top=args.top,
-                             multiplicity=multiplicity,
+        tab = res.resolution(level=1 - args.alpha, power=args.power, pairs=family, top=args.top,
+                             adjust=multiplicity,
                              anytime=False if args.no_anytime else args.anytime,
                              cluster=not args.no_cluster)
     summ = None
     if args.sensitivity:
-        summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top, alpha=args.alpha,
-                               power=args.power, B=1000 if args.boot is None else args.boot,
+        summ = res.sensitivity(args.sensitivity, pairs=family, top=args.top,
+                               level=1 - args.alpha,
+                               power=args.power, draws=1000 if args.boot is None else args.boot,
                                rng=args.seed, summary=True, progress=progress_arg(args))
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
@@ -129,7 +130,7 @@ def cmd_plan(args: argparse.Namespace) -> None:
                          "'mixrank resolution --family binomial' for N* per pair")
     res = fit_from_args(args)
     kw: dict[str, Any] = dict(subjects=args.subjects, questions=args.questions,
-                              prompts=args.prompts, alpha=args.alpha, power=args.power)
+                              prompts=args.prompts, level=1 - args.alpha, power=args.power)
     if args.plan_pair:
         pr = parse_pairs([args.plan_pair])
         kw["pair"] = pr[0] if pr else None
