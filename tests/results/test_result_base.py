@@ -196,6 +196,9 @@ def test_old_spellings_warn_and_give_the_same_answer(data):
                               sigma_d=[0.5], design_effect=[1.2]))
     _warns_same(lambda: resolution_table(pairs, level=0.9, adjust="bonferroni"),
                 lambda: resolution_table(pairs, alpha=0.1, multiplicity="bonferroni"))
+    _warns_same(lambda: mixrank.paired_bootstrap([1, 0, 1, 1, 0], [0, 0, 1, 0, 0], draws=300,
+                                                 rng=1),
+                lambda: mixrank.paired_bootstrap([1, 0, 1, 1, 0], [0, 0, 1, 0, 0], B=300, rng=1))
     with pytest.raises(mixrank.OptionError, match="pass only adjust="), \
             pytest.warns(mixrank.MixrankDeprecationWarning):
         g.rank_intervals(adjust="bh", method="holm")
