@@ -95,7 +95,7 @@ def test_draws_above_the_bound_refused_before_drawing(capsys):
                  lambda: res.contrasts(adjust="maxt", draws=10 ** 12),
                  lambda: res.rank_probabilities(draws=MAX_DRAWS + 1),
                  lambda: res.sensitivity("bootstrap", draws=10 ** 9),
-                 lambda: mixrank.paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], B=10 ** 12)):
+                 lambda: mixrank.paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], draws=10 ** 12)):
         with pytest.raises(mixrank.MixrankError, match="upper bound 1,000,000"):
             call()
 
