@@ -19,7 +19,8 @@ import pytest
 
 import mixrank
 from mixrank.design.estimand import pair_inputs
-from mixrank.design.sensitivity.crossed import Sums, criterion
+from mixrank.design.sensitivity.crossed import criterion
+from mixrank.design.sensitivity.fast import _block_sums
 
 COLS = ["estimate", "n", "sigma_d", "weight_factor", "std_error"]
 TWO = "y ~ model + (1|question) + (1|prompt)"
@@ -147,7 +148,7 @@ def test_uncovered_structures_take_the_engine_path():
 
 
 def test_criterion_matches_dense_reml_with_weights():
-    """The sums' criterion against the dense profiled REML of the expanded cells."""
+    """The per-size sums' criterion against the dense profiled REML of the expanded cells."""
     rng = np.random.default_rng(3)
     L, P, n = 9, 3, 40
     cb, cp = rng.integers(0, L, n), rng.integers(0, P, n)
@@ -155,16 +156,7 @@ def test_criterion_matches_dense_reml_with_weights():
     w = rng.integers(0, 3, L).astype(float)
     w[0] = 1.0
     th = np.array([0.7, 0.4])
-    nl = np.bincount(cb, minlength=L).astype(float)
-    a12 = np.bincount(cb * P + cp, minlength=L * P).reshape(L, P).astype(float)
-    cc = np.zeros((L, P, P))
-    cc[:, np.arange(P), np.arange(P)] = a12
-    st = Sums(wl=w[None], nl=nl[None], sl=np.bincount(cb, d, L)[None], a12=a12[None],
-              a22=np.einsum("l,lpq->pq", w, cc)[None],
-              sy=(w @ np.bincount(cb * P + cp, d, L * P).reshape(L, P))[None],
-              n=np.array([w @ nl]), s=np.array([w @ np.bincount(cb, d, L)]),
-              ss=np.array([w @ np.bincount(cb, d * d, L)]), col_term=np.ones(P, dtype=int),
-              k=2)
+    st = _block_sums(d, cb, L, [cp], P, w[None], np.ones(P, dtype=int), 2)
     # the expanded data: block l repeated w_l times, each copy its own level
     rows = [(c, t) for t in range(3) for c in range(n) if w[cb[c]] > t]
     idx = np.array([c for c, _ in rows])

@@ -34,35 +34,43 @@ is the optimum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["Sums", "criterion", "fit_sums"]
 
 _MAX_ITER = 60
-_TOL = 1e-10
+_TOL = 1e-8     # Newton step size at which theta is taken (the step is applied)
 #: Below this theta a step may go straight to the boundary (a variance ratio of 1e-6).
 _FLOOR = 1e-3
+#: Up to this many columns, Cholesky factors column by column across replicates.
+_SMALL_Q = 12
 
 
 @dataclass
 class Sums:
-    """Per-replicate sums of one pair's differences ``d`` (R replicates).
+    """Per-replicate sums of one pair's differences ``d`` (R replicates), the blocks
+    grouped by their size (``g_l`` depends on a block only through its cell count).
 
-    ``wl``: (R, L) multiplicity of each block; ``nl``, ``sl``: (R or 1, L)
-    cells and sum of d per block (one copy); ``a12``: (R or 1, L, q) cells of
-    each block per column; ``a22``: (R, q, q) cells per pair of columns;
-    ``sy``: (R, q) sum of d per column; ``n``, ``s``, ``ss``: (R,) cells,
-    sum and sum of squares of d; ``col_term``: (q,) the term (1, 2, ...) of
-    each column (term 0 is the block term).  Unused levels may be present
-    with zero counts.
+    ``nv``: (V,) the block sizes; per replicate and size: ``c0`` (R, V) how
+    many blocks (with multiplicity), ``s1``, ``s2`` (R, V) sums over them of
+    the block's sum of d and its square, ``sa`` (R, V, q) of its cells per
+    column, ``ssa`` (R, V, q) of the block's sum times its cells per column,
+    ``saa`` (R, V, q, q) of the products of its cells per column.  Per
+    replicate: ``a22`` (R, q, q) cells per pair of columns, ``sy`` (R, q) sum
+    of d per column, ``n``, ``s``, ``ss`` (R,) cells, sum and sum of squares
+    of d.  ``col_term``: (q,) the term (1, 2, ...) of each column (term 0 is
+    the block term); ``k`` terms in all.  Unused columns may have no cells.
     """
 
-    wl: np.ndarray
-    nl: np.ndarray
-    sl: np.ndarray
-    a12: np.ndarray
+    nv: np.ndarray
+    c0: np.ndarray
+    s1: np.ndarray
+    s2: np.ndarray
+    sa: np.ndarray
+    ssa: np.ndarray
+    saa: np.ndarray
     a22: np.ndarray
     sy: np.ndarray
     n: np.ndarray
@@ -70,72 +78,66 @@ class Sums:
     ss: np.ndarray
     col_term: np.ndarray
     k: int
-    aa: np.ndarray | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.aa is None and self.a12.shape[0] == 1:
-            a = self.a12[0]
-            self.aa = (a[:, :, None] * a[:, None, :]).reshape(len(a), -1)
 
     @property
     def cnt(self) -> np.ndarray:
         return np.diagonal(self.a22, axis1=1, axis2=2)
 
-    def block_dot(self, x: np.ndarray) -> np.ndarray:
-        """``sum_l x_rl a12[r, l, :]`` for x of shape (R, L): shape (R, q)."""
-        if self.a12.shape[0] == 1:
-            return x @ self.a12[0]
-        return np.matmul(x[:, None, :], self.a12)[:, 0, :]
-
-    def block_apply(self, b: np.ndarray) -> np.ndarray:
-        """``a12[r] @ b[r]`` for b of shape (R, q): shape (R, L)."""
-        if self.a12.shape[0] == 1:
-            return b @ self.a12[0].T
-        return np.matmul(self.a12, b[:, :, None])[:, :, 0]
-
-    def block_gram(self, x: np.ndarray) -> np.ndarray:
-        """``sum_l x_rl a_l a_l'``: shape (R, q, q)."""
-        q = self.a12.shape[-1]
-        if self.aa is not None:
-            return (x @ self.aa).reshape(-1, q, q)
-        return np.matmul(self.a12.transpose(0, 2, 1) * x[:, None, :], self.a12)
-
     def take(self, rows: np.ndarray) -> Sums:
         """The replicates ``rows``."""
-        def sel(x: np.ndarray) -> np.ndarray:
-            return x if x.shape[0] == 1 else x[rows]
-        return Sums(self.wl[rows], sel(self.nl), sel(self.sl), sel(self.a12), self.a22[rows],
-                    self.sy[rows], self.n[rows], self.s[rows], self.ss[rows], self.col_term,
-                    self.k, self.aa)
+        return Sums(self.nv, self.c0[rows], self.s1[rows], self.s2[rows], self.sa[rows],
+                    self.ssa[rows], self.saa[rows], self.a22[rows], self.sy[rows],
+                    self.n[rows], self.s[rows], self.ss[rows], self.col_term, self.k)
 
 
 def _pieces(st: Sums, th: np.ndarray) -> tuple[np.ndarray, ...]:
-    """logdet, 1'V0^-1 1, 1'V0^-1 d, d'V0^-1 d at theta (R, k); and S, Theta_C h_1, x."""
+    """logdet, 1'V0^-1 1, 1'V0^-1 d, d'V0^-1 d at theta (R, k); and S, Theta_C, x."""
     tb2 = th[:, :1] ** 2
-    g = tb2 / (1.0 + tb2 * st.nl)
-    wg = st.wl * g
-    ld = (st.wl * np.log1p(tb2 * st.nl)).sum(axis=1)
-    q11 = (wg * st.nl * st.nl).sum(axis=1)
-    q1y = (wg * st.nl * st.sl).sum(axis=1)
-    qyy = (wg * st.sl * st.sl).sum(axis=1)
-    xx, xy, yy = st.n - q11, st.s - q1y, st.ss - qyy
+    nv = st.nv[None, :]
+    g = tb2 / (1.0 + tb2 * nv)
+    ld = (st.c0 * np.log1p(tb2 * nv)).sum(axis=1)
+    xx = st.n - (g * st.c0 * nv * nv).sum(axis=1)
+    xy = st.s - (g * nv * st.s1).sum(axis=1)
+    yy = st.ss - (g * st.s2).sum(axis=1)
     q = st.a22.shape[-1]
     if q == 0:
         return ld, xx, xy, yy, None, None, None
     t2 = th[:, 1:][:, st.col_term - 1]
-    K = st.a22 - st.block_gram(wg)
-    h1 = st.cnt - st.block_dot(wg * st.nl)
-    hy = st.sy - st.block_dot(wg * st.sl)
+    K = st.a22 - np.einsum("rv,rvpq->rpq", g, st.saa)
+    h1 = st.cnt - np.einsum("rv,rvq->rq", g * nv, st.sa)
+    hy = st.sy - np.einsum("rv,rvq->rq", g, st.ssa)
     S = t2[:, :, None] * K * t2[:, None, :]
     S[:, np.arange(q), np.arange(q)] += 1.0
-    chol = np.linalg.cholesky(S)
-    ld = ld + 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
     rhs = np.stack([t2 * h1, t2 * hy], axis=2)
-    x = np.linalg.solve(S, rhs)
-    xx = xx - np.einsum("rq,rq->r", rhs[:, :, 0], x[:, :, 0])
-    xy = xy - np.einsum("rq,rq->r", rhs[:, :, 0], x[:, :, 1])
-    yy = yy - np.einsum("rq,rq->r", rhs[:, :, 1], x[:, :, 1])
-    return ld, xx, xy, yy, S, t2, x
+    diag, z = _chol_forward(S, rhs)              # S = C C', z = C^-1 rhs
+    ld = ld + 2.0 * np.log(diag).sum(axis=1)
+    xx = xx - np.einsum("rq,rq->r", z[:, :, 0], z[:, :, 0])
+    xy = xy - np.einsum("rq,rq->r", z[:, :, 0], z[:, :, 1])
+    yy = yy - np.einsum("rq,rq->r", z[:, :, 1], z[:, :, 1])
+    return ld, xx, xy, yy, S, t2, rhs
+
+
+def _chol_forward(S: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Diagonal of the Cholesky factor C of each S (R, q, q) and ``C^-1 rhs``.
+
+    For a few columns, column by column over all replicates at once (numpy's
+    batched factorisations cost microseconds per matrix); else LAPACK.
+    """
+    R, q, _ = S.shape
+    if q > _SMALL_Q:
+        C = np.linalg.cholesky(S)
+        return np.diagonal(C, axis1=1, axis2=2), np.linalg.solve(C, rhs)
+    C = np.zeros_like(S)
+    for j in range(q):
+        dj = np.sqrt(S[:, j, j] - np.einsum("rk,rk->r", C[:, j, :j], C[:, j, :j]))
+        C[:, j, j] = dj
+        if j + 1 < q:
+            C[:, j + 1:, j] = (S[:, j + 1:, j] - np.einsum("rik,rk->ri", C[:, j + 1:, :j],
+                                                           C[:, j, :j])) / dj[:, None]
+    z = np.empty_like(rhs)
+    for i in range(q):
+        z[:, i] = (rhs[:, i] - np.einsum("rk,rkm->rm", C[:, i, :i], z[:, :i])) / C[:, i, i, None]
+    return np.diagonal(C, axis1=1, axis2=2), z
 
 
 def criterion(st: Sums, th: np.ndarray) -> np.ndarray:
@@ -240,42 +242,40 @@ def fit_sums(st: Sums, start: np.ndarray, free: np.ndarray, *, estimand: str,
     weight_factor, theta, converged`` per replicate (arrays).
     """
     th, conv = optimise(st, start, free)
-    ld, xx, xy, yy, S, t2, x = _pieces(st, th)
+    ld, xx, xy, yy, S, t2, rhs = _pieces(st, th)
+    x = None if S is None else np.linalg.solve(S, rhs)
     n = st.n
     sigma2 = (yy - xy * xy / xx) / (n - 1.0)
     mu = xy / xx
     sigma_d = np.sqrt(np.maximum(st.ss - st.s**2 / n, 0.0) / (n - 1.0))
     tb2 = th[:, 0] ** 2
-    g = tb2[:, None] / (1.0 + tb2[:, None] * st.nl)
-    wl, nl = st.wl, st.nl
+    nv = st.nv[None, :]
+    g = tb2[:, None] / (1.0 + tb2[:, None] * nv)
+    c0, cnt = st.c0, st.cnt
+    R, q = len(n), cnt.shape[1]
+    b = np.zeros((R, q)) if x is None else t2 * x[:, :, 0]
+    sab = np.einsum("rvq,rq->rv", st.sa, b)                 # per size: sum_l w_l a_l'b
+    bab = np.einsum("rvpq,rp,rq->rv", st.saa, b, b)
     if estimand == "gls":
-        # V0^-1 1 per cell is 1 - a_l - sum_r b_j(r); sum of its squares from the sums
-        if S is None:
-            b = np.zeros((len(n), 0))
-            ab = np.zeros_like(g)
-        else:
-            b = t2 * x[:, :, 0]
-            ab = st.block_apply(b)
-        a = g * (nl - ab)
-        v1 = n - (wl * nl * a).sum(axis=1) - np.einsum("rq,rq->r", st.cnt, b)
-        v2 = (n - 2 * (wl * nl * a).sum(axis=1) - 2 * np.einsum("rq,rq->r", st.cnt, b)
-              + (wl * nl * a * a).sum(axis=1) + 2 * (wl * a * ab).sum(axis=1)
-              + np.einsum("rq,rqp,rp->r", b, st.a22, b))
+        # V0^-1 1 per cell is 1 - a_l - sum_r b_j(r), a_l = g_l (n_l - a_l'b)
+        na = (g * nv * (nv * c0 - sab)).sum(axis=1)          # sum_l w_l n_l a_l
+        naa = (g * g * nv * (nv * nv * c0 - 2 * nv * sab + bab)).sum(axis=1)
+        aab = (g * (nv * sab - bab)).sum(axis=1)
+        cb = np.einsum("rq,rq->r", cnt, b)
+        v1 = n - na - cb
+        v2 = n - 2 * na - 2 * cb + naa + 2 * aab + np.einsum("rq,rqp,rp->r", b, st.a22, b)
         return dict(estimate=mu, variance=sigma2 / xx, sigma_d=sigma_d, n=n,
                     weight_factor=n * v2 / v1**2, theta=th, converged=conv)
-    cnt = st.cnt
     if estimand == "cells":
         est, ww = st.s / n, 1.0 / n
-        wb = nl / n[:, None] + 0 * wl                   # weight sum per block
-        wc = cnt / n[:, None]                           # per column
+        wbb = (c0 * nv * nv).sum(axis=1) / n**2          # sum_l w_l (weight in block l)^2
+        wc = cnt / n[:, None]                           # weight per column
     elif unit_cols is None:                             # units: the block term
-        have = (nl > 0) & (wl > 0)
-        T = (wl * have).sum(axis=1)
-        inv = np.where(have, 1.0 / np.where(have, nl, 1.0), 0.0)
-        est = (wl * st.sl * inv).sum(axis=1) / T
-        ww = (wl * inv).sum(axis=1) / T**2
-        wb = np.where(have, 1.0, 0.0) / T[:, None]
-        wc = st.block_dot(wl * inv) / T[:, None]
+        T = c0.sum(axis=1)
+        est = (st.s1 / nv).sum(axis=1) / T
+        ww = (c0 / nv).sum(axis=1) / T**2
+        wbb = 1.0 / T
+        wc = np.einsum("rvq,v->rq", st.sa, 1.0 / st.nv) / T[:, None]
     else:                                               # units: a column term
         cu = cnt[:, unit_cols]
         have = cu > 0
@@ -285,10 +285,9 @@ def fit_sums(st: Sums, start: np.ndarray, free: np.ndarray, *, estimand: str,
         ww = inv.sum(axis=1) / T**2
         e = np.zeros_like(cnt)
         e[:, unit_cols] = inv / T[:, None]
-        wb = st.block_apply(e)
+        wbb = np.einsum("rvpq,rp,rq->r", st.saa, e, e)
         wc = np.einsum("rq,rqp->rp", e, st.a22)
     tc2 = np.zeros_like(cnt) if t2 is None else t2**2
-    var = sigma2 * (ww + tb2 * (wl * wb * wb).sum(axis=1)
-                    + np.einsum("rq,rq->r", tc2, wc * wc))
+    var = sigma2 * (ww + tb2 * wbb + np.einsum("rq,rq->r", tc2, wc * wc))
     return dict(estimate=est, variance=var, sigma_d=sigma_d, n=n, weight_factor=n * ww,
                 theta=th, converged=conv)

@@ -39,14 +39,15 @@ from mixrank.design.sensitivity.crossed import Sums, fit_sums
 from mixrank.design.sensitivity.frames import nested_in, subset_frame
 from mixrank.design.sensitivity.refit import MakeReplicate, refit, rows_of, warm_starts
 from mixrank.engine.lmm.native import score_scale, snap_zero
+from mixrank.engine.parallel import blas_controller
 from mixrank.frame import Frame
 
 __all__ = ["fast_rows", "structure", "MAX_COLUMNS"]
 
 #: Most levels of the non-block terms together (the dense step's size).
 MAX_COLUMNS = 64
-#: Replicates per batch of the vectorised fit (bounds memory).
-_BATCH = 1024
+#: Elements of the per-size sums held per batch of replicates (bounds memory).
+_BATCH_ELEMENTS = 4_000_000
 
 
 def structure(fit: Any, frame: Frame, unit: str, kind: str) -> tuple[str, str] | None:
@@ -69,8 +70,13 @@ def structure(fit: Any, frame: Frame, unit: str, kind: str) -> tuple[str, str] |
     return None
 
 
+def _sizes(nl: np.ndarray) -> np.ndarray:
+    return np.unique(nl[nl > 0])
+
+
 def _block_sums(d: np.ndarray, cb: np.ndarray, L: int, cols: list[np.ndarray], q: int,
                 W: np.ndarray, col_term: np.ndarray, k: int) -> Sums:
+    """Sums of replicates that weight the blocks by ``W`` (R, L)."""
     nl = np.bincount(cb, minlength=L).astype(float)
     sl = np.bincount(cb, weights=d, minlength=L)
     ssl = np.bincount(cb, weights=d * d, minlength=L)
@@ -84,35 +90,62 @@ def _block_sums(d: np.ndarray, cb: np.ndarray, L: int, cols: list[np.ndarray], q
             if cj is not ci:
                 block += block.reshape(L, q, q).transpose(0, 2, 1).ravel()
             cc += block
-    a12m = a12.reshape(L, q)
-    return Sums(wl=W, nl=nl[None], sl=sl[None], a12=a12m[None],
-                a22=(W @ cc.reshape(L, q * q)).reshape(len(W), q, q), sy=W @ y12.reshape(L, q),
+    A = a12.reshape(L, q)
+    nv = _sizes(nl)
+    M = (nl[:, None] == nv[None, :]).astype(float)                      # (L, V)
+    V, R = len(nv), len(W)
+    aa = (A[:, :, None] * A[:, None, :]).reshape(L, q * q)
+
+    def per_size(x: np.ndarray) -> np.ndarray:                          # (L, m) -> (R, V, m)
+        return (W @ (M[:, :, None] * x[:, None, :]).reshape(L, -1)).reshape(R, V, -1)
+
+    return Sums(nv=nv, c0=W @ M, s1=W @ (M * sl[:, None]), s2=W @ (M * (sl * sl)[:, None]),
+                sa=per_size(A), ssa=per_size(sl[:, None] * A),
+                saa=per_size(aa).reshape(R, V, q, q),
+                a22=(W @ cc.reshape(L, q * q)).reshape(R, q, q), sy=W @ y12.reshape(L, q),
                 n=W @ nl, s=W @ sl, ss=W @ ssl, col_term=col_term, k=k)
 
 
 def _copy_sums(d: np.ndarray, cb: np.ndarray, L: int, cu: np.ndarray, P: int,
                draws: np.ndarray) -> Sums:
+    """Sums of replicates that draw the unit's levels ``draws`` (R, T), each a column."""
     N = np.bincount(cb * P + cu, minlength=L * P).reshape(L, P).astype(float)
     Y = np.bincount(cb * P + cu, weights=d, minlength=L * P).reshape(L, P)
     ssp = np.bincount(cu, weights=d * d, minlength=P)
     R, T = draws.shape
     w = np.zeros((R, P))
     np.add.at(w, (np.repeat(np.arange(R), T), draws.ravel()), 1.0)
+    nl, sl = w @ N.T, w @ Y.T                                           # (R, L)
+    nv = _sizes(nl)
+    NN = (N[:, :, None] * N[:, None, :]).reshape(L, P * P)
+    pair = (draws[:, :, None] * P + draws[:, None, :]).reshape(R, T * T)
+    c0, s1, s2 = (np.zeros((R, len(nv))) for _ in range(3))
+    sa, ssa = np.zeros((R, len(nv), T)), np.zeros((R, len(nv), T))
+    saa = np.zeros((R, len(nv), T, T))
+    for v, size in enumerate(nv):
+        m = (nl == size).astype(float)
+        c0[:, v], s1[:, v], s2[:, v] = m.sum(axis=1), (m * sl).sum(axis=1), (m * sl * sl).sum(1)
+        sa[:, v] = np.take_along_axis(m @ N, draws, axis=1)
+        ssa[:, v] = np.take_along_axis((m * sl) @ N, draws, axis=1)
+        saa[:, v] = np.take_along_axis(m @ NN, pair, axis=1).reshape(R, T, T)
     cnt, syp = N.sum(axis=0), Y.sum(axis=0)
     a22 = np.zeros((R, T, T))
     a22[:, np.arange(T), np.arange(T)] = cnt[draws]
-    return Sums(wl=np.ones((R, L)), nl=w @ N.T, sl=w @ Y.T,
-                a12=np.ascontiguousarray(N.T[draws].transpose(0, 2, 1)), a22=a22,
-                sy=syp[draws], n=cnt[draws].sum(axis=1), s=syp[draws].sum(axis=1),
-                ss=ssp[draws].sum(axis=1), col_term=np.ones(T, dtype=np.int64), k=2)
+    return Sums(nv=nv, c0=c0, s1=s1, s2=s2, sa=sa, ssa=ssa, saa=saa, a22=a22, sy=syp[draws],
+                n=cnt[draws].sum(axis=1), s=syp[draws].sum(axis=1), ss=ssp[draws].sum(axis=1),
+                col_term=np.ones(T, dtype=np.int64), k=2)
 
 
 def _levels_present(st: Sums) -> np.ndarray:
     """(R, k) levels of each term among the replicate's cells."""
-    blocks = (st.wl * (st.nl > 0)).sum(axis=1)
     cols = st.cnt > 0
     per = [cols[:, st.col_term == t].sum(axis=1) for t in range(1, st.k)]
-    return np.stack([blocks, *per], axis=1)
+    return np.stack([st.c0.sum(axis=1), *per], axis=1)
+
+
+def _order(frame: Frame, case: str, big: str) -> list[str]:
+    """The terms in theta order: the block term, then the others in formula order."""
+    return [big, *[t for t in frame.spec.term_names if t != big]]
 
 
 def _pair_sums(frame: Frame, a: str, b: str, case: str, big: str, unit: str,
@@ -170,8 +203,9 @@ def _settle(st: Sums, names: list[str], first: str, start: np.ndarray, estimand:
     out: dict[str, np.ndarray] = {c: np.full(len(n), np.nan) for c in
                                   ("estimate", "variance", "sigma_d", "n", "weight_factor")}
     ok = np.flatnonzero(~refit_me)
-    for lo in range(0, len(ok), _BATCH):
-        rows = ok[lo:lo + _BATCH]
+    batch = max(16, _BATCH_ELEMENTS // max(1, st.saa[0].size))
+    for lo in range(0, len(ok), batch):
+        rows = ok[lo:lo + batch]
         r = fit_sums(st.take(rows), np.broadcast_to(start, (len(rows), st.k)), free[rows],
                      estimand=estimand, unit_cols=ucols)
         for c in out:
@@ -204,12 +238,13 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
     res: list[list[dict[str, float]]] = [[{} for _ in family] for _ in range(R)]
     redo: dict[int, list[int]] = {}
     for h, (a, b) in enumerate(family):
-        st, names, ucols = _pair_sums(frame, a, b, case, big, unit, plan)
         psi = starts.get((a, b), {})
         start = np.array([math.sqrt(v) if np.isfinite(v) and v > 0 else 0.0
-                          for v in (psi.get(t, np.nan) for t in names)])
+                          for v in (psi.get(t, np.nan) for t in _order(frame, case, big))])
         start = np.maximum(start, 0.05)
-        out, again = _settle(st, names, first, start, fit.estimand, ucols)
+        with blas_controller().limit(limits=1, user_api="blas"):   # small products
+            st, names, ucols = _pair_sums(frame, a, b, case, big, unit, plan)
+            out, again = _settle(st, names, first, start, fit.estimand, ucols)
         for i in range(R):
             if again[i]:
                 redo.setdefault(i, []).append(h)
