@@ -35,12 +35,13 @@ is the optimum.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 __all__ = ["Sums", "criterion", "fit_sums"]
 
-_MAX_ITER = 60
+_MAX_ITER = 40
 _TOL = 1e-8     # Newton step size at which theta is taken (the step is applied)
 #: Below this theta a step may go straight to the boundary (a variance ratio of 1e-6).
 _FLOOR = 1e-3
@@ -90,7 +91,7 @@ class Sums:
                     self.n[rows], self.s[rows], self.ss[rows], self.col_term, self.k)
 
 
-def _pieces(st: Sums, th: np.ndarray) -> tuple[np.ndarray, ...]:
+def _pieces(st: Sums, th: np.ndarray) -> tuple[Any, ...]:
     """logdet, 1'V0^-1 1, 1'V0^-1 d, d'V0^-1 d at theta (R, k); and S, Theta_C, x."""
     tb2 = th[:, :1] ** 2
     nv = st.nv[None, :]

@@ -108,26 +108,41 @@ def _block_sums(d: np.ndarray, cb: np.ndarray, L: int, cols: list[np.ndarray], q
 
 def _copy_sums(d: np.ndarray, cb: np.ndarray, L: int, cu: np.ndarray, P: int,
                draws: np.ndarray) -> Sums:
-    """Sums of replicates that draw the unit's levels ``draws`` (R, T), each a column."""
+    """Sums of replicates that draw the unit's levels ``draws`` (R, T), each a column.
+
+    Blocks with the same cells per unit level (the same row of N) have the
+    same size in every replicate, so they are summed as one group first.
+    """
     N = np.bincount(cb * P + cu, minlength=L * P).reshape(L, P).astype(float)
     Y = np.bincount(cb * P + cu, weights=d, minlength=L * P).reshape(L, P)
     ssp = np.bincount(cu, weights=d * d, minlength=P)
+    pats, ginv = np.unique(N, axis=0, return_inverse=True)
+    ginv = ginv.ravel()
+    G = len(pats)
+    onehot = np.zeros((G, L))
+    onehot[ginv, np.arange(L)] = 1.0
+    cg = onehot.sum(axis=1)                                             # blocks per group
+    Yg = onehot @ Y                                                     # (G, P)
+    YYg = (onehot @ (Y[:, :, None] * Y[:, None, :]).reshape(L, P * P)).reshape(G, P, P)
+    PP = (pats[:, :, None] * pats[:, None, :]).reshape(G, P * P)
     R, T = draws.shape
     w = np.zeros((R, P))
     np.add.at(w, (np.repeat(np.arange(R), T), draws.ravel()), 1.0)
-    nl, sl = w @ N.T, w @ Y.T                                           # (R, L)
-    nv = _sizes(nl)
-    NN = (N[:, :, None] * N[:, None, :]).reshape(L, P * P)
+    nlg = w @ pats.T                                                    # (R, G) block size
+    slg = w @ Yg.T                                                      # sum of block sums
+    s2g = np.einsum("rp,gpq,rq->rg", w, YYg, w)                         # of their squares
+    nv = _sizes(nlg)
     pair = (draws[:, :, None] * P + draws[:, None, :]).reshape(R, T * T)
     c0, s1, s2 = (np.zeros((R, len(nv))) for _ in range(3))
     sa, ssa = np.zeros((R, len(nv), T)), np.zeros((R, len(nv), T))
     saa = np.zeros((R, len(nv), T, T))
     for v, size in enumerate(nv):
-        m = (nl == size).astype(float)
-        c0[:, v], s1[:, v], s2[:, v] = m.sum(axis=1), (m * sl).sum(axis=1), (m * sl * sl).sum(1)
-        sa[:, v] = np.take_along_axis(m @ N, draws, axis=1)
-        ssa[:, v] = np.take_along_axis((m * sl) @ N, draws, axis=1)
-        saa[:, v] = np.take_along_axis(m @ NN, pair, axis=1).reshape(R, T, T)
+        m = (nlg == size).astype(float)
+        mc = m * cg
+        c0[:, v], s1[:, v], s2[:, v] = mc.sum(axis=1), (m * slg).sum(axis=1), (m * s2g).sum(1)
+        sa[:, v] = np.take_along_axis(mc @ pats, draws, axis=1)
+        ssa[:, v] = np.take_along_axis((m * slg) @ pats, draws, axis=1)
+        saa[:, v] = np.take_along_axis(mc @ PP, pair, axis=1).reshape(R, T, T)
     cnt, syp = N.sum(axis=0), Y.sum(axis=0)
     a22 = np.zeros((R, T, T))
     a22[:, np.arange(T), np.arange(T)] = cnt[draws]
@@ -188,13 +203,16 @@ def _pair_sums(frame: Frame, a: str, b: str, case: str, big: str, unit: str,
 
 
 def _settle(st: Sums, names: list[str], first: str, start: np.ndarray, estimand: str,
-            ucols: np.ndarray | None) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The batched fits and which replicates must be refitted instead."""
+            ucols: np.ndarray | None, force: np.ndarray | None = None
+            ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The batched fits and which replicates must be refitted instead (also ``force``)."""
     have = _levels_present(st)
     n = st.n
     spread = st.ss - st.s**2 / np.where(n > 0, n, 1.0)
     refit_me = (n < 3) | ~(spread > 1e-9 * st.ss) | (have == n[:, None]).any(axis=1)
     refit_me |= have[:, names.index(first)] < 2
+    if force is not None:
+        refit_me |= force
     free = have >= 2
     refit_me |= free.sum(axis=1) < 2
     for i in range(st.k):
@@ -235,6 +253,12 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
     starts = warm_starts(fit.pairs, family)
     first = frame.spec.term_names[0]
     scale = score_scale(frame)
+    force = None
+    if case == "copies" and plan[0] == "bootstrap":
+        # one level drawn T times: each block's cells are copies of one cell, so no
+        # residual variation is left; the engine decides what such a replicate gives
+        srt = np.sort(plan[1], axis=1)
+        force = (srt[:, 0] == srt[:, -1])
     res: list[list[dict[str, float]]] = [[{} for _ in family] for _ in range(R)]
     redo: dict[int, list[int]] = {}
     for h, (a, b) in enumerate(family):
@@ -244,7 +268,7 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
         start = np.maximum(start, 0.05)
         with blas_controller().limit(limits=1, user_api="blas"):   # small products
             st, names, ucols = _pair_sums(frame, a, b, case, big, unit, plan)
-            out, again = _settle(st, names, first, start, fit.estimand, ucols)
+            out, again = _settle(st, names, first, start, fit.estimand, ucols, force)
         for i in range(R):
             if again[i]:
                 redo.setdefault(i, []).append(h)
