@@ -9,7 +9,9 @@ Contents: :mod:`~mixrank.report.style` (the shared look),
 :mod:`~mixrank.report.plots_resolution` (:func:`plot_resolution`,
 :func:`plot_power_curve`), :mod:`~mixrank.report.plots_rci` (:func:`plot_rci`,
 :func:`plot_rci_subjects`), :mod:`~mixrank.report.html` (:func:`write_report`,
-:func:`render_report`).
+:func:`render_report`: the one page builder, whose catalogue of sections shows each
+section a result supports -- linear, judge-corrected, binomial GLMM or arena fits;
+the section builders in ``html_sections``, ``html_glmm``, ``html_arena``, ``html_judge``).
 matplotlib is imported only when a plot is drawn.
 """
 
