@@ -366,20 +366,7 @@ class ArenaResult(PairwiseResult):
         sc = self.model_scores(scale="logit")
         order = list(sc.sort_values(["estimate", "model"], ascending=[False, True],
                                     kind="stable")["model"])
-        if models is not None:
-            unknown = [m for m in models if m not in self.models]
-            if unknown or isinstance(models, str):
-                raise DesignError(f"models={models!r}: expected a list of models among "
-                                  f"{listed(self.models)}")
-            order = [m for m in order if m in set(models)]
-        if top is not None:
-            if not isinstance(top, (int, np.integer)) or isinstance(top, bool) or top < 2:
-                raise DesignError(f"top={top!r}; expected an integer >= 2")
-            order = order[:top]
-        if (models is not None or top is not None) and not isinstance(pairs, str):
-            raise DesignError("models= and top= select models for pairs='adjacent' or 'all'; "
-                              "with explicit pairs drop them")
-        fam = self.judged_pairs(pairs, order)
+        fam = self.judged_pairs(pairs, order, models=models, top=top)
         K = len(self.models)
         info_cov = self.fit.covariance()[:K, :K]
         C = self.cov[:K, :K]

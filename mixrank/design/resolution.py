@@ -371,7 +371,7 @@ def resolution_fit(fit: FitResult, *, level: float | None = None, power: float =
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    adjust: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool = True, **old: Any) -> pd.DataFrame:
+                   cluster: bool | None = None, **old: Any) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
 
     Parameters
@@ -400,7 +400,7 @@ def resolution_fit(fit: FitResult, *, level: float | None = None, power: float =
         Keep only the ``top`` best-scoring models (after ``models``).
     adjust, anytime, cluster
         Paradigms, as in :func:`resolution_table` (``adjust``: former
-        keyword ``multiplicity=``, deprecated); ``anytime="auto"`` is the
+        keyword ``multiplicity=``, deprecated; ``cluster`` None: True); ``anytime="auto"`` is the
         Bernoulli e-process when every pair's cell scores are 0/1.
 
     Returns
@@ -463,6 +463,7 @@ def resolution_fit(fit: FitResult, *, level: float | None = None, power: float =
     adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
     alpha = alpha_from(level, old, default=fit.level, where=where)
     unexpected_keywords(old, where)
+    cluster = True if cluster is None else cluster
     pairs = default_family(fit, pairs, models, top)
     family = select_family(fit, pairs, models, top)
     if not family:

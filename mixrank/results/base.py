@@ -75,7 +75,7 @@ GLMM_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "contrasts": {"scale": ("logit", "response"), "adjust": adjust_values("glmm_contrasts"),
                   "df": ("containment", "wald")},
     "rank_intervals": {**_RANK, "scale": ("logit", "response")},
-    "resolution": dict(_RESOLUTION),
+    "resolution": {**_RESOLUTION, "models": ANY, "top": ANY},
     "model_scores": {"scale": ("logit", "response")},
     "pass_at_k": {"k": ANY},
     "anova": {"adjust": adjust_values("glmm_contrasts")},
@@ -181,12 +181,30 @@ class PairwiseResult:
                     level=level, n=n, **extra)
 
     # ---------------------------------------------------------- judged pairs
-    def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str]
+    def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str], *,
+                     models: Sequence[str] | None = None, top: int | None = None
                      ) -> list[tuple[str, str]]:
         """The pairs judged: ``"adjacent"`` (consecutive models of ``order``, best first),
         ``"all"`` (every pair of ``order``, the better-scoring first) or explicit
-        ``(model_a, model_b)`` pairs of two different models of the fit, kept as given."""
+        ``(model_a, model_b)`` pairs of two different models of the fit, kept as given.
+        With ``"adjacent"``/``"all"``, ``models`` keeps only those models of ``order`` and
+        ``top`` the ``top`` best of them."""
         order = [str(m) for m in order]
+        names = [str(m) for m in self.models]   # type: ignore[attr-defined]
+        if models is not None:
+            unknown = [m for m in models if str(m) not in names]
+            if unknown or isinstance(models, str):
+                raise DesignError(f"models={models!r}: expected a list of models among "
+                                  f"{listed(names)}")
+            keep = {str(m) for m in models}
+            order = [m for m in order if m in keep]
+        if top is not None:
+            if not isinstance(top, (int, np.integer)) or isinstance(top, bool) or top < 2:
+                raise DesignError(f"top={top!r}; expected an integer >= 2")
+            order = order[:top]
+        if (models is not None or top is not None) and not isinstance(pairs, str):
+            raise DesignError("models= and top= select models for pairs='adjacent' or 'all'; "
+                              "with explicit pairs drop them")
         if isinstance(pairs, str):
             key = pairs.lower()
             if key == "adjacent":
@@ -204,12 +222,11 @@ class PairwiseResult:
         if not ok:
             raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of "
                               "(model_a, model_b)")
-        models = [str(m) for m in self.models]   # type: ignore[attr-defined]
         for a, b in fam:
             for m in (a, b):
-                if m not in models:
+                if m not in names:
                     raise DesignError(f"pair ({a!r}, {b!r}): {m!r} is not a model of the fit "
-                                      f"(models: {listed(models)})")
+                                      f"(models: {listed(names)})")
             if a == b:
                 raise DesignError(f"pair ({a!r}, {b!r}) compares a model with itself; "
                                   "expected two different models")

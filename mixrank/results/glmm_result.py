@@ -356,7 +356,8 @@ class GlmmResult(PairwiseResult):
         return tab
 
     def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
-                    anytime: bool | str) -> pd.DataFrame:
+                    anytime: bool | str, models: Any = None, top: int | None = None
+                    ) -> pd.DataFrame:
         """Resolution verdicts from the logit-scale Wald test (docs/glmm.md §6).
 
         ``N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2`` with delta
@@ -364,7 +365,8 @@ class GlmmResult(PairwiseResult):
         ``sigma_d = SE sqrt(n)`` is passed to
         :func:`mixrank.design.resolution.resolution_table`, without a
         separate clustered paradigm: the SE already carries the formula's
-        unit of inference).  ``pairs`` default ``"adjacent"``.
+        unit of inference).  ``pairs`` default ``"adjacent"``; ``models``/``top`` select
+        the models ranked (by log-odds) for ``"adjacent"``/``"all"``.
 
         Returns
         -------
@@ -378,7 +380,7 @@ class GlmmResult(PairwiseResult):
         order = self.model_scores(scale="logit").sort_values(["estimate", "model"],
                                                              ascending=[False, True])
         fam = self.judged_pairs("adjacent" if pairs is None else pairs,
-                                order["model"].tolist())
+                                order["model"].tolist(), models=models, top=top)
         # the joint fit has every pair's contrast, whatever pairs= restricted the tables to
         con = replace(self, pairs_requested=tuple(fam), pair_filter=None).contrasts(scale="logit")
         rows = [dict(model_a=r.model_a, model_b=r.model_b, estimate=r.estimate, n=int(r.n),

@@ -479,7 +479,7 @@ BAD_INPUTS = [
     (lambda: paired_t([1.0, 2.0], [0.5, 0.2], level=95), "level=95"),
     (lambda: mcnemar([1, 0], [0, 1], method="fisher"), "method='fisher'"),
     (lambda: wilcoxon([1.0, 2.0], [0.5, 0.2], zero_method="zsplit"), "zero_method='zsplit'"),
-    (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], draws=0), "B=0"),
+    (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], draws=0), "draws=0"),
     (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], ci="basic"), "ci='basic'"),
     (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], cluster=[1, 2, 3]), "3 labels"),
     (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], cluster="subject"), "column name"),

@@ -104,6 +104,8 @@ def test_binomial_defaults_use_the_fits_level(binom):
         _same(r, binom.rank_intervals(level=lev, scale=scale))
     v = binom.resolution()
     assert v.attrs["mixrank"]["alpha"] == alpha
+    top = binom.resolution(top=3)   # the 3 best by log-odds: the first two adjacent pairs
+    _same(top, binom.resolution(pairs=list(zip(v["model_a"][:2], v["model_b"][:2]))))
     _same(v, binom.resolution(level=lev))
     assert not v["mde"].equals(binom.resolution(level=other)["mde"])
 
