@@ -129,6 +129,6 @@ classical.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
 # error model that fits 0/1 scores.  From the command line:
 #
 # ```
-# mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --rci-method eb
+# mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --method eb
 # mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --sem pooled   # classical RCI
 # ```

@@ -460,8 +460,8 @@ def ask_result(args: argparse.Namespace, accessor: str, *, via: str = "",
             _check(cls, accessor, name, value)
         except OptionError as exc:   # the keyword written as the flag the user typed
             shown = flag if isinstance(value, bool) else f"{flag.split()[0]} {value}"
-            text = re.sub(rf"(?<![\w-]){name}=('[^']*'|\S+?)(?=[\s,;]|$)", lambda m, shown=shown: shown,
-                          str(exc), count=1)
+            text = re.sub(rf"(?<![\w-]){name}=('[^']*'|\S+?)(?=[\s,;]|$)",
+                          shown.replace("\\", "\\\\"), str(exc), count=1)
             for other, (oflag, _) in given.items():   # the options listed, as their flags
                 text = re.sub(rf"(?<![\w-]){other}=(?=[\s,;]|$)", oflag.split()[0], text)
             raise OptionError(text + _other_family(args, accessor, name, value)) from None

@@ -9,13 +9,14 @@ Contents: :mod:`~mixrank.report.style` (the shared look),
 :mod:`~mixrank.report.plots_resolution` (:func:`plot_resolution`,
 :func:`plot_power_curve`), :mod:`~mixrank.report.plots_rci` (:func:`plot_rci`,
 :func:`plot_rci_subjects`), :mod:`~mixrank.report.html` (:func:`write_report`,
-:func:`render_report`).  The other pages and sections:
-:mod:`~mixrank.report.html_format` (the HTML building blocks),
-:mod:`~mixrank.report.html_sections` (the sections of a linear fit's report),
-:mod:`~mixrank.report.html_glmm` (the binomial GLMM page, its plot in
-:mod:`~mixrank.report.plots_glmm`), :mod:`~mixrank.report.html_arena` (an
-arena fit), :mod:`~mixrank.report.html_judge` (the judge section, its plot in
-:mod:`~mixrank.report.plots_judge`); further plots:
+:func:`render_report`: the one page builder, whose catalogue of sections shows each
+section a result supports -- linear, judge-corrected, binomial GLMM or arena fits).
+The section builders: :mod:`~mixrank.report.html_sections` (a linear fit),
+:mod:`~mixrank.report.html_glmm` (a binomial GLMM, its plot in
+:mod:`~mixrank.report.plots_glmm`), :mod:`~mixrank.report.html_arena` (an arena
+fit), :mod:`~mixrank.report.html_judge` (the judge section, its plot in
+:mod:`~mixrank.report.plots_judge`), with the HTML building blocks in
+:mod:`~mixrank.report.html_format`; further plots:
 :mod:`~mixrank.report.plots_scores` (the leaderboard),
 :mod:`~mixrank.report.plots_gaps` (where the gaps live, per covariate level),
 :mod:`~mixrank.report.plots_sensitivity` (stability of the clustered verdict).
