@@ -17,7 +17,7 @@ import pytest
 import mixrank
 from mixrank import DesignError, SingularFitWarning
 from mixrank.engine import structure
-from mixrank.engine.lmm import native
+from mixrank.engine.lmm import driver, native
 from mixrank.errors import MixrankWarning
 
 CROSSED = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
@@ -32,7 +32,7 @@ def gauss(models=2, subjects=8, questions=10, prompts=4, rng=1, **kw):
 
 def general_only(frame, pairs, **kw):
     """Fit without the balanced closed form (profiled REML for every pair)."""
-    cache = native._StructureCache()
+    cache = driver.StructureCache()
     return [native._fit_one(frame, j, k, "reml", kw.get("estimand", "gls"), cache, None)
             for j, k in pairs]
 

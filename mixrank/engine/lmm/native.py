@@ -148,9 +148,6 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
     return flagged_row(frame, j, k, n, estimate, math.sqrt(ss / (n - 1)), names, reason)
 
 
-_StructureCache = StructureCache   # the former private name (tests, sensitivity refits)
-
-
 @dataclass(frozen=True, eq=False)
 class _Columns:
     """The frame's scores and observed flags model by model (contiguous rows).

@@ -21,10 +21,11 @@ until the criterion does not increase.  Its two specialisations:
   component (floored at ``1e-6`` of the largest), or after a full step below
   :data:`QUADRATIC_STEP` (convergence is quadratic there, so the point
   reached is within ``O(step^2)`` of the optimum);
-* :func:`newton_one_term` (one random term, the fast path): the exact scalar
-  derivatives of :func:`mixrank.engine.lmm.one_term.one_term_derivatives`,
-  the step ``-f'/f''`` (a gradient step where the curvature is not
-  positive); it stops after a step below ``tol`` relative to ``max(1, psi)``.
+* :func:`newton_one_term` (one random term, the fast path): the same loop on
+  floats, with the exact scalar derivatives of
+  :func:`mixrank.engine.lmm.one_term.one_term_derivatives`, the step
+  ``-f'/f''`` (a gradient step where the curvature is not positive); it
+  stops after a step below ``tol`` relative to ``max(1, psi)``.
 
 :func:`henderson_start` gives the several-term search its start.  Notes:
 docs/speed.md §3.
@@ -33,7 +34,7 @@ docs/speed.md §3.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,13 +50,14 @@ __all__ = ["projected_newton", "newton_bounded", "newton_one_term", "henderson_s
 #: convergence is quadratic, so the point reached is within ~1e-10 of the optimum.
 QUADRATIC_STEP = 1e-5
 
-Derivatives = Callable[[np.ndarray], "tuple[float, np.ndarray, np.ndarray] | None"]
-Direction = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
-Stop = Callable[[np.ndarray, np.ndarray, float], bool]
-NewtonResult = tuple[np.ndarray, float, int, bool]
+#: ``psi -> (criterion, gradient, Hessian)``: arrays, or floats for a float ``psi``.
+Derivatives = Callable[[Any], "tuple[float, Any, Any] | None"]
+Direction = Callable[[Any, Any, Any, Any], Any]
+Stop = Callable[[Any, Any, float], bool]
+NewtonResult = tuple[Any, float, int, bool]
 
 
-def projected_newton(derivatives: Derivatives, psi0: np.ndarray, *, direction: Direction,
+def projected_newton(derivatives: Derivatives, psi0: Any, *, direction: Direction,
                      stop: Stop, max_iterations: int = 100) -> NewtonResult | None:
     """Minimise over ``psi >= 0`` from ``psi0 >= 0``: ``(psi, criterion, evaluations, hit the
     limit)``, or None where the derivatives are unavailable at the start.
@@ -63,7 +65,11 @@ def projected_newton(derivatives: Derivatives, psi0: np.ndarray, *, direction: D
     ``direction(g, H, free, psi)`` is the step (zero off the free components);
     ``stop(psi, new, lam)`` ends the search after the accepted step from
     ``psi`` to ``new`` (``lam`` the line search's factor, 1 for a full step).
+    A float ``psi0`` (one component) runs the same loop on floats, with
+    float derivatives: the one-term fast path, without the cost of
+    one-element arrays.
     """
+    scalar = isinstance(psi0, float)
     psi = psi0
     cur = derivatives(psi)
     if cur is None:
@@ -72,12 +78,12 @@ def projected_newton(derivatives: Derivatives, psi0: np.ndarray, *, direction: D
     for _ in range(max_iterations):
         f, g, H = cur
         free = (psi > 0) | (g < 0)
-        if not free.any():
+        if not (free if scalar else free.any()):
             return psi, f, nfev, False               # KKT at the bounds
         step = direction(g, H, free, psi)
         lam = 1.0
         while True:
-            new = np.maximum(psi + lam * step, 0.0)
+            new = max(psi + lam * step, 0.0) if scalar else np.maximum(psi + lam * step, 0.0)
             nxt = derivatives(new)
             nfev += 1
             if nxt is not None and nxt[0] <= f + 1e-14 * max(1.0, abs(f)):
@@ -121,29 +127,23 @@ def newton_bounded(obj: Objective, psi0: np.ndarray, *, tol: float = 1e-10,
                             stop=stop, max_iterations=max_iterations)
 
 
-def _one_term(obj: Objective, psi: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
-    d = one_term_derivatives(obj, float(psi[0]))
-    return None if d is None else (d[0], np.array([d[1]]), np.array([[d[2]]]))
-
-
-def _one_term_direction(g: np.ndarray, H: np.ndarray, free: np.ndarray, psi: np.ndarray
-                        ) -> np.ndarray:
-    """``-f'/f''``, or a gradient step scaled by ``max(psi, 1)`` where the curvature is not positive."""
-    a, f1, f2 = float(psi[0]), float(g[0]), float(H[0, 0])
-    return np.array([-f1 / f2 if f2 > 0 else -f1 * max(a, 1.0) / max(abs(f1), 1.0)])
+def _one_term_direction(g: float, H: float, free: bool, a: float) -> float:
+    """``-f'/f''``, or a gradient step scaled by ``max(a, 1)`` where the curvature is not positive."""
+    return -g / H if H > 0 else -g * max(a, 1.0) / max(abs(g), 1.0)
 
 
 def newton_one_term(obj: Objective, a0: float, *, tol: float = 1e-12,
                     max_iterations: int = 100) -> NewtonResult | None:
-    """:func:`projected_newton` over ``a >= 0`` from ``a0`` with one random term (the fast path)."""
+    """:func:`projected_newton` over ``a >= 0`` from ``a0`` with one random term (the fast path,
+    on floats)."""
 
-    def stop(psi: np.ndarray, new: np.ndarray, lam: float) -> bool:
-        a, a_new = float(psi[0]), float(new[0])
+    def stop(a: float, a_new: float, lam: float) -> bool:
         return abs(a_new - a) <= tol * max(1.0, a)
 
-    return projected_newton(lambda psi: _one_term(obj, psi), np.array([max(float(a0), 0.0)]),
-                            direction=_one_term_direction, stop=stop,
-                            max_iterations=max_iterations)
+    out = projected_newton(lambda a: one_term_derivatives(obj, a), max(float(a0), 0.0),
+                           direction=_one_term_direction, stop=stop,
+                           max_iterations=max_iterations)
+    return None if out is None else (np.array([out[0]]), out[1], out[2], out[3])
 
 
 def _square_sums(st: Structure) -> tuple[np.ndarray, np.ndarray]:
