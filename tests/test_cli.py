@@ -108,11 +108,11 @@ def test_ranks(capsys):
     assert code == 0
     assert_same(csv_of(out), api_fit().rank_intervals())
     code, out, _ = run(capsys, "ranks", "example", "-f", F1, "--format", "csv", "--coverage",
-                       "simultaneous", "--rank-method", "maxt", "--draws", "500", "--seed", "3",
+                       "simultaneous", "--adjust", "maxt", "--draws", "500", "--seed", "3",
                        "--level", "0.9")
     assert code == 0
-    want = api_fit(level=0.9).rank_intervals(level=0.9, coverage="simultaneous", method="maxt",
-                                             B=500, rng=3)
+    want = api_fit(level=0.9).rank_intervals(level=0.9, coverage="simultaneous", adjust="maxt",
+                                             draws=500, rng=3)
     assert_same(csv_of(out), want)
 
 
@@ -130,10 +130,10 @@ def test_resolution(capsys):
     assert code == 0
     for k, v in tab.attrs["mixrank"]["unresolved"].items():
         assert f"{k}: {v}" in out
-    code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv", "--family",
-                       "all", "--multiplicity", "none", "--no-anytime", "--alpha", "0.01")
+    code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv", "--pairs",
+                       "all", "--adjust", "none", "--no-anytime", "--level", "0.99")
     assert code == 0
-    want = api_fit().resolution(pairs="all", multiplicity=None, anytime=False, alpha=0.01)
+    want = api_fit().resolution(pairs="all", adjust=None, anytime=False, level=0.99)
     assert_same(csv_of(out), want)
     assert "q_anytime" not in out
 
@@ -195,7 +195,7 @@ def test_power_sigma_d(capsys):
     from mixrank.design.power import mde, n_star, power
 
     code, out, _ = run(capsys, "power", "--sigma-d", "0.5", "--delta", "0.03", "--n", "2000",
-                       "--format", "csv", "--alpha", "0.01")
+                       "--format", "csv", "--level", "0.99")
     assert code == 0
     q = csv_of(out).set_index("quantity")["value"]
     assert q["n_star"] == pytest.approx(n_star(0.03, sigma_d=0.5, alpha=0.01), rel=1e-12)

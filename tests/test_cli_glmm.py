@@ -92,10 +92,10 @@ def test_components_scores_ranks(capsys):
 
 
 def test_resolution(capsys):
-    code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--judged", "all",
-                       "--multiplicity", "bh", "--format", "csv")
+    code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--pairs", "all",
+                       "--adjust", "bh", "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api().resolution(pairs="all", multiplicity="bh"))
+    assert_same(csv_of(out), api().resolution(pairs="all", adjust="bh"))
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN)
     assert code == 0
     assert "N*: logit-scale Wald test" in out
@@ -106,12 +106,12 @@ def test_resolution_former_family_values_still_judge_pairs(capsys):
     code, out, err = run(capsys, "resolution", "example", "-f", FC, "--family", "all",
                          "--format", "csv")
     assert code == 0
-    assert "now --judged all" in err
-    code2, out2, _ = run(capsys, "resolution", "example", "-f", FC, "--judged", "all",
+    assert "is the former name of --pairs all" in err
+    code2, out2, _ = run(capsys, "resolution", "example", "-f", FC, "--pairs", "all",
                          "--format", "csv")
     assert code2 == 0 and out == out2
     code, _, err = run(capsys, "resolution", "example", "-f", FC, "--family", "all",
-                       "--judged", "adjacent")
+                       "--pairs", "adjacent")
     assert code == 2 and "contradicts" in err
 
 
@@ -147,26 +147,49 @@ def test_every_fitting_subcommand_takes_family_and_nagq():
 
 
 #: (argv, the option named in the message, the advice the message gives)
+# Each refusal is the fit's or the result type's own message (PairwiseResult.check_option),
+# asked before the fit, with the keyword written as the flag (docs/vocabulary.md).
 BAD = [
-    (["fit", "--estimand", "gls"], "--estimand gls", "drop --estimand"),
-    (["fit", "--method", "aggregate"], "--method aggregate", "drop --method"),
-    (["contrasts", "--adjust", "maxt"], "--adjust maxt", "--adjust holm, bh or none"),
+    (["fit", "--estimand", "gls"], "--estimand gls", "the binomial GLMM is one joint"),
+    (["fit", "--method", "aggregate"], "--method aggregate", "the binomial GLMM is one joint"),
+    (["contrasts", "--adjust", "maxt"], "--adjust maxt",
+     "not supported by GlmmResult.contrasts(); supported values: ['holm', 'none', 'bh'"),
     (["contrasts", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
-    (["contrasts", "--seed", "1"], "--seed 1", "drop it"),
-    (["scores", "--probabilities"], "--probabilities", "mixrank ranks --family binomial"),
+    (["contrasts", "--seed", "1"], "--seed", "drop them or pass --adjust maxt"),
+    (["scores", "--probabilities"], "--probabilities", "GlmmResult has no rank_probabilities()"),
     (["scores", "--score-estimand", "cells"], "--score-estimand cells",
-     "drop --score-estimand"),
+     "not supported by GlmmResult.model_scores(); its options are --scale"),
     (["ranks", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
-    (["resolution", "--top", "3"], "--top 3", "name pairs with --pair"),
-    (["resolution", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
-    (["resolution", "--no-cluster"], "--no-cluster", "drop --no-cluster"),
-    (["resolution", "--anytime", "bernoulli"], "--anytime bernoulli", "drop --anytime"),
-    (["plan", "--delta", "0.05"], "plan", "use --family gaussian"),
+    (["resolution", "--top", "3"], "--top 3", "its options are --power, --pairs, --adjust"),
+    (["resolution", "--sensitivity", "loso"], "--sensitivity loso",
+     "GlmmResult has no sensitivity()"),
+    (["resolution", "--no-cluster"], "--no-cluster", "not supported by GlmmResult.resolution()"),
+    (["plan", "--delta", "0.05"], "plan", "GlmmResult has no plan()"),
     (["anova"], "anova", "write it as 'y ~ model * x"),
-    (["report", "--delta", "0.05"], "--delta 0.05", "needs --family gaussian"),
-    (["report", "--rank-method", "maxt"], "--rank-method maxt", "drop it"),
-    (["report", "--sensitivity", "loso"], "--sensitivity loso", "use --family gaussian"),
+    (["report", "--delta", "0.05"], "--delta 0.05", "GlmmResult has no plan()"),
+    (["report", "--sensitivity", "loso"], "--sensitivity loso", "GlmmResult has no sensitivity()"),
 ]
+
+
+def test_anytime_bernoulli_refused_for_the_glmm(capsys):
+    """The GLMM has no discordance per pair: --anytime bernoulli exits 2 naming the fix (after
+    the fit: the result type declares the value, the verdict table refuses it)."""
+    code, out, err = run(capsys, "resolution", "example", "-f", FC, *BIN, "--anytime",
+                         "bernoulli")
+    assert code == 2 and out == ""
+    assert "error: --anytime bernoulli" in err and "use --anytime normal" in err
+
+
+def test_report_takes_the_rank_and_verdict_options_of_the_glmm(capsys, tmp_path):
+    """The one page builder passes --adjust/--coverage to the GLMM's rank intervals (once
+    refused: the binomial page had fixed sections)."""
+    path = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", "example", "-f", FC, *BIN, "--nagq", "0", "--adjust",
+                       "maxt", "--coverage", "simultaneous", "--draws", "500", "--seed", "1",
+                       "-o", str(path))
+    assert code == 0, err
+    ranks = path.read_text(encoding="utf-8").split('<section id="ranks">')[1].split("</section>")[0]
+    assert 'class="omitted"' not in ranks and 'data-plot="ranks"' in ranks
 
 
 @pytest.mark.parametrize("argv, named, advice", BAD, ids=[" ".join(a) for a, _, _ in BAD])

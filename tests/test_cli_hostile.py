@@ -35,9 +35,13 @@ def _options(parser: argparse.ArgumentParser, where: str):
 
 
 def test_every_cli_option_has_help_text():
+    from mixrank.cli.options import FORMER_FLAGS
+
+    # former flags (docs/vocabulary.md) are hidden from --help on purpose
     missing = [f"{where} {'/'.join(a.option_strings) or a.dest}"
                for where, a in _options(build_parser(), "mixrank")
-               if not a.help or a.help == argparse.SUPPRESS or not a.help.strip()]
+               if (not a.help or a.help == argparse.SUPPRESS or not a.help.strip())
+               and not set(a.option_strings) <= set(FORMER_FLAGS)]
     assert not missing, f"options without help text: {missing}"
     # the walk reaches every subcommand and option (guards against a walk that sees nothing)
     seen = {w for w, _ in _options(build_parser(), "mixrank")}
@@ -82,16 +86,16 @@ def test_repeated_and_reversed_pairs_merged_and_counted_once(capsys):
 
 
 def test_draws_above_the_bound_refused_before_drawing(capsys):
-    code, _, err = run(capsys, "ranks", "example", "-f", F1, "--rank-method", "maxt",
+    code, _, err = run(capsys, "ranks", "example", "-f", F1, "--adjust", "maxt",
                        "--draws", str(10 ** 12))
     assert code == 2 and f"upper bound {MAX_DRAWS}" in err and "--draws" in err
     ex = mixrank.load_example()
     res = mixrank.fit(F1, ex[ex["model"].isin(["m01", "m02", "m03"])])
-    for call in (lambda: res.rank_intervals(method="maxt", B=10 ** 12),
-                 lambda: res.contrasts(adjust="maxt", B=10 ** 12),
-                 lambda: res.rank_probabilities(B=MAX_DRAWS + 1),
-                 lambda: res.sensitivity("bootstrap", B=10 ** 9),
-                 lambda: mixrank.paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], B=10 ** 12)):
+    for call in (lambda: res.rank_intervals(adjust="maxt", draws=10 ** 12),
+                 lambda: res.contrasts(adjust="maxt", draws=10 ** 12),
+                 lambda: res.rank_probabilities(draws=MAX_DRAWS + 1),
+                 lambda: res.sensitivity("bootstrap", draws=10 ** 9),
+                 lambda: mixrank.paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], draws=10 ** 12)):
         with pytest.raises(mixrank.MixrankError, match="upper bound 1,000,000"):
             call()
 

@@ -159,7 +159,7 @@ def test_power_connor_needs_marginals(capsys):
 def test_power_summary_is_what_the_cli_prints(capsys):
     tab = mixrank.power_summary(sigma_d=0.5, delta=0.03, n=2000, alpha=0.01)
     code, out, _ = run(capsys, "power", "--sigma-d", "0.5", "--delta", "0.03", "--n", "2000",
-                       "--alpha", "0.01", "--format", "csv")
+                       "--level", "0.99", "--format", "csv")
     got = pd.read_csv(io.StringIO(out))
     assert code == 0 and got.quantity.tolist() == tab.quantity.tolist()
     np.testing.assert_allclose(got.value, tab.value, rtol=1e-12)
@@ -196,8 +196,8 @@ def test_lm_eval_with_invalid_utf8_exits_2(capsys, tmp_path):
 # ------------------------------------------------------------ finding 5: options never ignored
 @pytest.mark.parametrize("argv, msg", [
     (["ranks", "example", "-f", F1, "--draws", "500"], "--draws and --seed set the Gaussian"),
-    (["ranks", "example", "-f", F1, "--seed", "1"], "--rank-method maxt"),
-    (["resolution", "example", "-f", F1, "--B", "50"], "without --sensitivity"),
+    (["ranks", "example", "-f", F1, "--seed", "1"], "--adjust maxt"),
+    (["resolution", "example", "-f", F1, "--draws", "50"], "without --sensitivity"),
     (["resolution", "example", "-f", F1, "--no-anytime", "--anytime", "normal"], "contradict"),
     (["contrasts", "example", "-f", F1, "--items", "subject"], "--items applies to wide input"),
     (["contrasts", "example", "-f", F1, "--metric", "acc"], "--metric applies to harness"),
@@ -218,11 +218,11 @@ def test_rci_greedy_options_need_the_vs_greedy_table(capsys, tmp_path):
 
 
 def test_maxt_draws_still_work(capsys):
-    code, out, _ = run(capsys, "ranks", "example", "-f", F1, "--rank-method", "maxt",
+    code, out, _ = run(capsys, "ranks", "example", "-f", F1, "--adjust", "maxt",
                        "--draws", "300", "--seed", "2", "--format", "csv")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = mixrank.fit(F1, mixrank.load_example()).rank_intervals(method="maxt", B=300, rng=2)
+        want = mixrank.fit(F1, mixrank.load_example()).rank_intervals(adjust="maxt", draws=300, rng=2)
     got = pd.read_csv(io.StringIO(out))
     assert code == 0 and got["rank_lower"].tolist() == want["rank_lower"].tolist()
 

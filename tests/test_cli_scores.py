@@ -48,7 +48,7 @@ def test_scores_table_estimand_and_probabilities(capsys, api):
     assert code == 0
     doc = json.loads(out)
     rp = pd.DataFrame(doc["rank_probabilities"])
-    want = api.rank_probabilities(B=2000, rng=1)
+    want = api.rank_probabilities(draws=2000, rng=1)
     np.testing.assert_allclose(rp["probability"], want["probability"], rtol=1e-12)
 
 
@@ -59,7 +59,7 @@ def test_contrasts_adjust(capsys, api):
     code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--format", "csv",
                        "--adjust", "maxt", "--seed", "3", "--draws", "2000")
     got = pd.read_csv(io.StringIO(out))
-    want = api.contrasts(adjust="maxt", B=2000, rng=3)
+    want = api.contrasts(adjust="maxt", draws=2000, rng=3)
     np.testing.assert_allclose(got["ci_lower"], want["ci_lower"], rtol=1e-12)
     np.testing.assert_allclose(got["p_adjusted"], want["p_adjusted"], rtol=1e-12)
 
@@ -67,7 +67,8 @@ def test_contrasts_adjust(capsys, api):
 @pytest.mark.parametrize("argv,match", [
     (["contrasts", "example", "-f", F1, "--adjust", "bonf"], "'holm', 'none', 'bh', 'maxt'"),
     (["scores", "example", "-f", F1, "--score-estimand", "micro"], "'gls', 'cells', 'units'"),
-    (["scores", "example", "-f", F1, "--probabilities", "--draws", "10"], "B=10"),
+    (["scores", "example", "-f", F1, "--probabilities", "--draws", "10"],
+     "10 is not a usable number of draws"),
 ])
 def test_bad_options_exit_2(capsys, argv, match):
     code, _, err = run(capsys, *argv)

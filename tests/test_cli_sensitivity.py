@@ -28,11 +28,11 @@ def _api():
 
 def test_resolution_sensitivity_csv_is_the_stability_table(capsys):
     code = main(["resolution", "example", "-f", F1, "--sensitivity", "loso,bootstrap",
-                 "--B", "200", "--seed", "4", "--format", "csv"])
+                 "--draws", "200", "--seed", "4", "--format", "csv"])
     out, err = capsys.readouterr()
     assert code == 0 and "Traceback" not in err
     got = pd.read_csv(io.StringIO(out))
-    want = _api().sensitivity("loso,bootstrap", B=200, rng=4, summary=True)
+    want = _api().sensitivity("loso,bootstrap", draws=200, rng=4, summary=True)
     assert list(got.columns) == list(want.columns)
     np.testing.assert_allclose(got["stability"], want["stability"], rtol=1e-12)
     assert got["kind"].tolist() == want["kind"].tolist()

@@ -54,7 +54,7 @@ def test_rank_intervals_and_resolution_default_to_the_fit_level():
     assert (res.rank_intervals().level == 0.8).all()
     assert res.rank_intervals().equals(res.rank_intervals(level=0.8))
     assert res.resolution().attrs["mixrank"]["alpha"] == pytest.approx(0.2)
-    assert res.resolution(alpha=0.05).attrs["mixrank"]["alpha"] == 0.05
+    assert res.resolution(level=0.95).attrs["mixrank"]["alpha"] == 0.05
 
 
 @pytest.mark.parametrize("pairs, msg", [

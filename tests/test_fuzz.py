@@ -195,11 +195,11 @@ def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
     for accessor in (res.contrasts, res.variance_components, res.diagnostics,
                      res.design_effect, lambda: str(res.summary()), res.rank_intervals,
                      res.resolution, lambda: res.plan(0.1), lambda: res.plan(1e-12),
-                     res.model_scores, lambda: res.contrasts(adjust="maxt", B=200, rng=1),
+                     res.model_scores, lambda: res.contrasts(adjust="maxt", draws=200, rng=1),
                      lambda: res.contrasts(adjust="bh"),
-                     lambda: res.rank_intervals(method="maxt", B=200, rng=1),
-                     lambda: res.rank_probabilities(B=200, rng=1),
-                     lambda: res.resolution(pairs="all", multiplicity="bh"),
+                     lambda: res.rank_intervals(adjust="maxt", draws=200, rng=1),
+                     lambda: res.rank_probabilities(draws=200, rng=1),
+                     lambda: res.resolution(pairs="all", adjust="bh"),
                      lambda: res.frame.summary_text(), lambda: res.frame.balance()):
         tab = _run(accessor)
         if isinstance(tab, pd.DataFrame) and "p_value" in tab:
@@ -215,13 +215,13 @@ def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
 def _accessors(res: Any) -> list:
     from mixrank.report.html import render_report
 
-    calls: list = [lambda a=a: res.contrasts(adjust=a, B=1000, rng=1)
+    calls: list = [lambda a=a: res.contrasts(adjust=a, draws=1000, rng=1)
                    for a in ("holm", "none", "bh", "maxt")]
     calls += [res.model_scores, res.rank_intervals, res.resolution,
-              lambda: res.resolution(pairs="all", multiplicity="bh"),
+              lambda: res.resolution(pairs="all", adjust="bh"),
               lambda: res.plan(0.05), res.anova, res.variance_components, res.diagnostics,
               res.design_effect, lambda: str(res.summary())]
-    calls += [lambda k=k, s=s: res.sensitivity(k, summary=s, B=20, n_random=5, rng=1)
+    calls += [lambda k=k, s=s: res.sensitivity(k, summary=s, draws=20, n_random=5, rng=1)
               for k in ("loso", "bootstrap", "clusterings") for s in (False, True)]
     calls += [lambda: render_report(res)]
     return calls

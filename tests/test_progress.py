@@ -57,7 +57,7 @@ def test_bootstrap_progress_several_terms_and_one_term(formula, B):
     calls: list[tuple[int, int]] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res.sensitivity("bootstrap", top=3, B=B, rng=1,
+        res.sensitivity("bootstrap", top=3, draws=B, rng=1,
                         progress=lambda d, t: calls.append((d, t)))
     _monotone_to_total(calls, B)
 

@@ -53,6 +53,7 @@ CLI_ONLY: dict[tuple[str, str], str] = {
     ("plan", "--plan-pair"): "plan(pair=); --pair restricts the fit",
     ("judge", "--plan"): "JudgeResult.plan(delta=, labels=True)",
     ("power", "--test"): "power_summary(method=)",
+    ("power", "--level"): "power_summary(alpha=1 - level): the calculator still takes alpha=",
     ("report", "--delta"): "write_report(plan_delta=)",
     ("report", "--rci-before"): "reliable_change(before=) of the report's section",
     ("report", "--rci-after"): "reliable_change(after=) of the report's section",

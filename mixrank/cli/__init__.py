@@ -13,9 +13,11 @@ docs/glmm.md, ``--nagq 0|1``).
 One vocabulary (docs/vocabulary.md): every flag is the keyword of the API
 call it feeds, ``_`` written ``-`` (tests/test_vocabulary.py); former flags
 work for one release with a deprecation line (:mod:`.options`).  One rule for
-errors: a value an option cannot take is an :class:`~mixrank.OptionError`
-(from argparse's choices or from the API), printed as one ``error:`` line
-naming the flag (an API message's ``keyword=`` is written as the flag), exit 2.
+errors: a value an option cannot take is refused by argparse's choices or
+raises the API's :class:`~mixrank.OptionError` (an option the result type
+does not support: the result's own message, asked before the fit by
+:func:`.common.ask_result`); either is one ``error:`` line naming the flag
+(an API message's ``keyword=value`` is written as ``--keyword value``), exit 2.
 
 Layout: one module per subcommand group, each with a ``register(sub)`` that
 adds its subparsers; :data:`SUBCOMMANDS` lists the modules in help order, so a
@@ -47,7 +49,7 @@ import warnings
 from collections.abc import Sequence
 
 from .._version import MIXRANK_VERSION
-from ..errors import MixrankError, OptionError
+from ..errors import MixrankError
 from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output, quiet_arg
 from .options import check_former
 from .progress import Progress, progress_enabled
@@ -93,17 +95,34 @@ def _flags(parser: Parser, command: str | None) -> set[str]:
     return {o for a in sub.choices[command]._actions for o in a.option_strings}
 
 
+#: API keywords whose flag is not the keyword's own name (tests/test_vocabulary.py CLI_ONLY).
+_FLAG_OF = {"incomplete": "--drop-incomplete", "rng": "--seed"}
+_BARE = {"--drop-incomplete"}        # flags without a value
+_VALUE = r"('[^'\n]*'|[^\s,;:)}\]]*)"
+
+
 def name_flags(message: str, flags: set[str]) -> str:
-    """An API message with each ``keyword=`` that is a flag here written as that flag.
+    """An API message with each ``keyword=value`` that is a flag here written as that flag.
 
     The flag is the keyword with ``_`` as ``-`` (docs/vocabulary.md), so
-    ``adjust='maxt' is not available`` reads ``--adjust 'maxt' is not available``.
+    ``adjust='maxt' is not available`` reads ``--adjust maxt is not
+    available``; a mapping ``{'method': 'aggregate'}`` reads ``{--method aggregate}``.
     """
-    def flag(m: re.Match) -> str:
-        name = "--" + m.group(1).replace("_", "-")
-        return f"{name} " if name in flags else m.group(0)
+    def flag_of(name: str) -> str | None:
+        flag = _FLAG_OF.get(name, "--" + name.replace("_", "-"))
+        return flag if flag in flags else None
 
-    return re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=(?!=)", flag, message)
+    def one(m: re.Match) -> str:
+        flag = flag_of(m.group(1) or m.group(2))
+        if flag is None:
+            return m.group(0)
+        value = "" if flag in _BARE else m.group(3)
+        if len(value) >= 2 and value[0] == value[-1] == "'" and " " not in value:
+            value = value[1:-1]
+        return f"{flag} {value}" if value else flag
+
+    return re.sub(r"(?<![\w.-])(?:'([a-z][a-z0-9_]*)': |([a-z][a-z0-9_]*)=(?!=))" + _VALUE,
+                  one, message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,11 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.func(args)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
-    except OptionError as exc:
+    except MixrankError as exc:          # the API's message, its keywords written as flags
         flags = _flags(parser, getattr(args, "command", None))
         print(f"error: {name_flags(str(exc), flags)}", file=sys.stderr)
         return 2
-    except (UsageError, MixrankError) as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except ImportError as exc:

@@ -7,7 +7,7 @@ Contents: :class:`UsageError`, :class:`Parser`; output (:func:`render`,
 :func:`emit`, :func:`titled`); input (:func:`parse_pairs`,
 :func:`parse_mapping`, :func:`load`, :func:`frame_data`, :func:`selector`,
 :func:`check_output`); fitting (:func:`fit_from_args`, :func:`is_binomial`,
-:func:`refuse_for_binomial`, :func:`score_header`, :func:`table_of`,
+:func:`result_class`, :func:`ask_result`, :func:`score_header`, :func:`table_of`,
 :func:`rank_kwargs`).  The argument groups are in :mod:`mixrank.cli.options`.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -27,6 +28,8 @@ from .progress import Progress, progress_enabled
 
 if TYPE_CHECKING:  # pandas is imported where a table is read or written, not for --help
     import pandas as pd
+
+    from ..results.base import PairwiseResult
 
 #: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
 PROGRESS_MIN_PAIRS = 20
@@ -411,37 +414,83 @@ def is_binomial(args: argparse.Namespace) -> bool:
     return getattr(args, "family", "gaussian") == "binomial"
 
 
-#: Options of :func:`mixrank.fit` that the binomial GLMM does not take: (flag, dest, default, instead).
-_LINEAR_ONLY = (("--method", "method", "reml", "the binomial GLMM is one joint maximum-likelihood "
-                 "fit; drop --method"),
-                ("--drop-incomplete", "drop_incomplete", False, "the binomial GLMM fits all "
-                 "models at once; filter the models in the data"),
-                ("--estimand", "estimand", "cells", "its contrasts are log-odds differences of the "
-                 "fixed effects (--scale response: probability differences averaged over cells); "
-                 "drop --estimand"),
-                ("--df", "df", None, "the GLMM's contrasts are glmer's Wald tests; drop --df"))
+def result_class(args: argparse.Namespace) -> type[PairwiseResult]:
+    """The result type the options ask for: GlmmResult (``--family binomial``; GlmmByResult
+    with ``--by``), JudgeResult (``--gold``) or FitResult."""
+    if is_binomial(args):
+        from ..results import GlmmByResult, GlmmResult
+
+        return GlmmByResult if getattr(args, "by", None) is not None else GlmmResult
+    if getattr(args, "gold", None) is not None:
+        from ..judge.result import JudgeResult
+
+        return JudgeResult
+    from ..results import FitResult
+
+    return FitResult
 
 
-#: Judge-correction options the binomial GLMM does not take.
-_JUDGE_OPTIONS = (("--gold", "gold", None, "the judge correction (PPI++) is for the linear "
-                   "model of a judge's scores: use --family gaussian"),
-                  ("--lam", "lam", None, "--lam goes with --gold (--family gaussian)"))
+def ask_result(args: argparse.Namespace, accessor: str, *, via: str = "",
+               **given: tuple[str, Any]) -> dict:
+    """The options given to ``accessor``, each checked, before the fit, against the result type.
 
-
-def refuse_for_binomial(args: argparse.Namespace,
-                        options: Sequence[tuple[str, str, Any, str]]) -> None:
-    """With ``--family binomial``, refuse each option set away from its default.
-
-    ``options`` holds ``(flag, dest, default, instead)``; the message names
-    the flag and its value and says what works instead.
+    ``given``: keyword -> (flag as typed, value); a value of None was not
+    given and is left out.  An option the type's ``accessor`` does not
+    support (or an accessor it lacks) raises the result's own
+    :class:`~mixrank.OptionError` (``PairwiseResult.check_option``: one
+    message, from the result), led by the flag when the flag is not the
+    keyword's own name.  ``via``: the flag that asks for the accessor itself
+    (``--probabilities``), named when the type lacks it.  Returns
+    ``{keyword: value}`` of the options given.
     """
-    if not is_binomial(args):
-        return
-    for flag, dest, default, instead in options:
-        value = getattr(args, dest, default)
-        if value != default:
-            shown = flag if isinstance(value, bool) else f"{flag} {value}"
-            raise UsageError(f"{shown} is not available with --family binomial; {instead}")
+    from ..errors import OptionError
+
+    cls = result_class(args)
+    if accessor not in cls.OPTIONS:      # the type lacks the accessor: its message, led by via
+        try:
+            _check(cls, accessor, "", None)
+        except OptionError as exc:
+            hint = _other_family(args, accessor)
+            raise OptionError((f"{via}: {exc}" if via else str(exc)) + hint) from None
+    out = {}
+    for name, (flag, value) in given.items():
+        if value is None:
+            continue
+        try:
+            _check(cls, accessor, name, value)
+        except OptionError as exc:   # the keyword written as the flag the user typed
+            shown = flag if isinstance(value, bool) else f"{flag.split()[0]} {value}"
+            text = re.sub(rf"(?<![\w-]){name}=('[^']*'|\S+?)(?=[\s,;]|$)", lambda m, shown=shown: shown,
+                          str(exc), count=1)
+            for other, (oflag, _) in given.items():   # the options listed, as their flags
+                text = re.sub(rf"(?<![\w-]){other}=(?=[\s,;]|$)", oflag.split()[0], text)
+            raise OptionError(text + _other_family(args, accessor, name, value)) from None
+        out[name] = value
+    return out
+
+
+def _check(cls: type[PairwiseResult], accessor: str, name: str, value: Any) -> Any:
+    """``cls.check_option`` before any fit: it reads only the type's declared OPTIONS."""
+    probe: Any = object.__new__(cls)
+    return cls.check_option(probe, accessor, name, value)
+
+
+def _other_family(args: argparse.Namespace, accessor: str, name: str | None = None,
+                  value: Any = None) -> str:
+    """``"; pass --family F"`` when the other family's result type takes what was refused."""
+    from ..errors import OptionError
+
+    other = "gaussian" if is_binomial(args) else "binomial"
+    alt = argparse.Namespace(**{**vars(args), "family": other, "gold": None})
+    try:
+        cls = result_class(alt)
+        if accessor not in cls.OPTIONS:
+            return ""
+        if name is not None:
+            _check(cls, accessor, name, value)
+    except OptionError:
+        return ""
+    return f"; pass --family {other}"
 
 
 def glmm_by(args: argparse.Namespace, by: str | None) -> dict[str, str]:
@@ -468,8 +517,9 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
                   data: Any = None):
     """Fit as the options say (``data``: already loaded); a progress bar on a terminal.
 
-    ``--family binomial`` fits the GLMM (:class:`~mixrank.results.glmm_result.GlmmResult`,
-    ``--nagq`` its nAGQ, default 1); the linear engine's options are refused then.
+    One call of :func:`mixrank.fit` for every family: the fit options set
+    away from their defaults are passed on, and the fit refuses those its
+    family does not take (``--method`` with ``--family binomial``, ...).
     """
     from ..fit import fit
 
@@ -478,7 +528,6 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         raise UsageError(f"--nagq sets glmer's nAGQ of the binomial GLMM; with --family "
                          f"{getattr(args, 'family', 'gaussian')} it would be ignored: drop it or "
                          "pass --family binomial")
-    refuse_for_binomial(args, _LINEAR_ONLY + _JUDGE_OPTIONS)
     pairs = parse_pairs(args.pair) if pairs is None else pairs
     pair_by = [c.strip() for c in args.pair_by.split(",")] if args.pair_by else None
     data = load(args) if data is None else data
@@ -486,19 +535,19 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         from .pass_at import apply_pass_at
 
         args.formula, data = apply_pass_at(args, data, UsageError)
-    if binomial:
-        return fit(args.formula, data, family="binomial",
-                   nagq=1 if args.nagq is None else args.nagq, level=args.level, pairs=pairs,
-                   pair_by=pair_by, replicate=args.replicate, na=args.na,
-                   backend=getattr(args, "backend", "pandas"))
-    bar = _Bar() if show_progress(args) else None
-    judge = {k: v for k in ("gold", "lam") if (v := getattr(args, k, None)) is not None}
+    changed: dict[str, Any] = {k: v for k, v, default in (
+        ("family", getattr(args, "family", "gaussian"), "gaussian"),
+        ("nagq", getattr(args, "nagq", None), None), ("method", args.method, "reml"),
+        ("estimand", args.estimand, "cells"), ("df", getattr(args, "df", None), None),
+        ("incomplete", "drop" if getattr(args, "drop_incomplete", False) else "keep", "keep"),
+        ("gold", getattr(args, "gold", None), None), ("lam", getattr(args, "lam", None), None))
+        if v != default}
+    # the GLMM is one joint fit: no per-pair progress to draw
+    bar = _Bar() if show_progress(args) and not binomial else None
     try:
-        return fit(args.formula, data, method=args.method, estimand=args.estimand,
-                   level=args.level, pairs=pairs, pair_by=pair_by, replicate=args.replicate,
-                   na=args.na, backend=getattr(args, "backend", "pandas"), progress=bar,
-                   incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep",
-                   df=getattr(args, "df", None), **judge)
+        return fit(args.formula, data, level=args.level, pairs=pairs, pair_by=pair_by,
+                   replicate=args.replicate, na=args.na,
+                   backend=getattr(args, "backend", "pandas"), progress=bar, **changed)
     finally:
         if bar is not None:
             bar.close()

@@ -17,11 +17,11 @@ if TYPE_CHECKING:
 
 from .common import (
     UsageError,
+    ask_result,
     emit,
     fit_from_args,
     glmm_by,
     is_binomial,
-    refuse_for_binomial,
     render,
     score_header,
     table_of,
@@ -64,28 +64,17 @@ def cmd_fit(args: argparse.Namespace) -> None:
         emit(render(res.contrasts(), args.format), args)
 
 
-#: contrasts options the binomial GLMM does not take: (flag, dest, default, instead).
-_CONTRASTS_LINEAR_ONLY = (
-    ("--draws", "draws", 10000, "--draws sets the draws of --adjust maxt; drop it"),
-    ("--seed", "seed", None, "--seed seeds --adjust maxt; drop it"))
-
-
 def cmd_contrasts(args: argparse.Namespace) -> None:
-    if args.scale is not None and not is_binomial(args):
-        raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's "
-                         "contrasts; pass --family binomial, or drop --scale (the gaussian "
-                         "model's contrasts are on the score's own scale)")
-    refuse_for_binomial(args, _CONTRASTS_LINEAR_ONLY)
-    if is_binomial(args) and args.adjust == "maxt":
-        raise UsageError("--adjust maxt is not available with --family binomial; the binomial "
-                         "contrasts adjust p-values with --adjust holm, bh or none")
-    by = glmm_by(args, args.by)
+    if args.adjust != "maxt" and (args.draws is not None or args.seed is not None):
+        raise UsageError("--draws and --seed set the Gaussian draws of --adjust maxt; with "
+                         f"--adjust {args.adjust} they would be ignored: drop them or pass "
+                         "--adjust maxt")
+    glmm_by(args, args.by)
+    kw = ask_result(args, "contrasts", adjust=("--adjust", args.adjust),
+                    draws=("--draws", args.draws), rng=("--seed", args.seed),
+                    scale=("--scale", args.scale), by=("--by", args.by))
     res = fit_from_args(args)
-    if is_binomial(args):
-        tab = res.contrasts(scale=args.scale or "logit", adjust=args.adjust, **by)
-    else:
-        tab = res.contrasts(adjust=args.adjust, draws=args.draws, rng=args.seed, by=args.by)
-    emit(table_of(res, tab, args.format), args)
+    emit(table_of(res, res.contrasts(**kw), args.format), args)
 
 
 def cmd_anova(args: argparse.Namespace) -> None:
@@ -138,7 +127,8 @@ def register(sub: Any) -> None:
         if name == "contrasts":
             s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
                            help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
-            s.add_argument("--draws", type=int, default=10000, help="Gaussian draws for maxt")
+            s.add_argument("--draws", type=int, default=None,
+                           help="Gaussian draws for --adjust maxt (default 10000)")
             s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")
             s.add_argument("--by", default=None, metavar="COLUMN",
                            help="gap per level of this covariate of the formula "

@@ -1,8 +1,10 @@
 """CLI subcommand ``report``: a self-contained HTML report of a fit.
 
 Inputs: parsed arguments.  Outputs: the file written by
-:func:`mixrank.report.html.write_report` (with ``--family binomial`` the GLMM
-page of :mod:`mixrank.report.html_glmm`); its path on stderr.
+:func:`mixrank.report.html.write_report` (one page builder for every family:
+the sections the result supports); its path on stderr.  An option whose
+section the result type lacks (``--delta`` without a planner,
+``--sensitivity`` ...) is refused before the fit by the result's own message.
 """
 
 from __future__ import annotations
@@ -14,34 +16,40 @@ from typing import Any
 
 from .common import (
     UsageError,
+    ask_result,
     fit_from_args,
     load,
     progress_arg,
     rank_kwargs,
-    refuse_for_binomial,
     selector,
 )
 from .options import RANK_ADJUST, fit_args, former_flag, rank_args
 
-_GLMM_PAGE = ("the binomial report has fixed sections (scores, both scales' contrasts, "
-              "components, fixed effects, rank intervals, verdicts, diagnostics); drop it")
 
-#: report options the binomial GLMM page does not take: (flag, dest, default, instead).
-_REPORT_LINEAR_ONLY = (
-    ("--delta", "delta", 0.02, "the planning section needs --family gaussian; " + _GLMM_PAGE),
-    ("--adjust", "adjust", None, _GLMM_PAGE),
-    ("--adjust", "rank_adjust", None, _GLMM_PAGE),
-    ("--adjust", "verdict_adjust", None, _GLMM_PAGE),
-    ("--max-pairs", "max_pairs", 40, _GLMM_PAGE),
-    ("--coverage", "coverage", "marginal", _GLMM_PAGE),
-    ("--draws", "draws", None, _GLMM_PAGE),
-    ("--seed", "seed", None, _GLMM_PAGE),
-    ("--rci-before", "rci_before", None, "the reliable-change section needs --family gaussian, "
-     "or 'mixrank rci'"),
-    ("--rci-after", "rci_after", None, "the reliable-change section needs --family gaussian, "
-     "or 'mixrank rci'"),
-    ("--sensitivity", "sensitivity", None, "verdict stability refits the linear model; use "
-     "--family gaussian"))
+def _section_adjust(args: argparse.Namespace) -> tuple[str, str]:
+    """The multiplicity method of the rank intervals and of the verdict table.
+
+    ``--adjust`` goes to each section whose accessor takes the value (the
+    result type's declared options: ``maxt`` only the rank intervals, ``none``
+    only the verdicts; each section's caption names its method); a value
+    neither takes is refused with the rank intervals' message.  The former
+    ``--rank-method`` / ``--multiplicity`` set their own section only.
+    """
+    from .common import result_class
+
+    given = args.adjust
+    rank = getattr(args, "rank_adjust", None)
+    verdict = getattr(args, "verdict_adjust", None)
+    if given is not None:
+        cls = result_class(args)
+        takes_rank = given in (cls.supported_options("rank_intervals").get("adjust") or ())
+        takes_verdict = (None if given == "none" else given) in (
+            cls.supported_options("resolution").get("adjust") or ())
+        if not (takes_rank or takes_verdict):
+            ask_result(args, "rank_intervals", adjust=("--adjust", given))
+        rank = rank or (given if takes_rank else None)
+        verdict = verdict or (given if takes_verdict else None)
+    return rank or "holm", verdict or "holm"
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -49,7 +57,15 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     from ..report.html import write_report
 
-    refuse_for_binomial(args, _REPORT_LINEAR_ONLY)
+    rank_adjust, verdicts = _section_adjust(args)
+    ranks = rank_kwargs(args, rank_adjust)
+    ask_result(args, "rank_intervals", coverage=("--coverage", ranks["coverage"]),
+               adjust=("--adjust", ranks["adjust"]))
+    ask_result(args, "resolution", adjust=("--adjust", None if verdicts == "none" else verdicts))
+    if args.delta is not None:
+        ask_result(args, "plan", via=f"--delta {args.delta} (the planning section)")
+    if args.sensitivity:
+        ask_result(args, "sensitivity", via=f"--sensitivity {args.sensitivity}")
     if args.rci_before is None and (args.rci_sample is not None or args.rci_sem is not None):
         raise UsageError("--rci-sample and --rci-sem shape the reliable-change section; give "
                          "--rci-before and --rci-after too, or drop them")
@@ -68,28 +84,24 @@ def cmd_report(args: argparse.Namespace) -> None:
         args.title = f"{Path(args.data).name} ({loaded.attrs['mixrank']['format']} output)"
     args.output = args.output or "mixrank-report.html"
     res = fit_from_args(args, data=loaded)
-    if getattr(res, "family", "gaussian") == "binomial":
-        print(f"wrote {write_report(res, args.output, title=args.title, level=args.level)}",
-              file=sys.stderr)
-        return
     rc = None
     if args.rci_before is not None:
         from ..change import reliable_change
         from ..frame.source import to_pandas
 
         data = to_pandas(loaded)
+        spec = getattr(res.frame, "spec", None) or res.formula.spec
         rc = reliable_change(data, before=selector(args.rci_before, data),
-                             after=selector(args.rci_after, data), model=res.frame.spec.comparison,
-                             score=res.frame.spec.response, sample=args.rci_sample or "sample",
+                             after=selector(args.rci_after, data), model=spec.comparison,
+                             score=spec.response, sample=args.rci_sample or "sample",
                              sem=args.rci_sem or "item")
-    ranks = rank_kwargs(args, getattr(args, "rank_adjust", None))
-    verdicts = getattr(args, "verdict_adjust", None) or args.adjust or "holm"
     out = write_report(res, args.output, title=args.title, level=args.level,
-                       plan_delta=args.delta, max_pairs=args.max_pairs,
+                       plan_delta=0.02 if args.delta is None else args.delta,
+                       max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in ranks.items() if k != "level"},
                        resolution_kwargs=dict(adjust=None if verdicts == "none" else verdicts),
-                       reliable_change=rc,
-                       sensitivity=args.sensitivity, progress=progress_arg(args))
+                       reliable_change=rc, sensitivity=args.sensitivity,
+                       progress=progress_arg(args))
     print(f"wrote {out}", file=sys.stderr)
 
 
@@ -99,14 +111,15 @@ def register(sub: Any) -> None:
     fit_args(s, formula_required=False)
     rank_args(s, former_dest="rank_adjust", adjust_help=(
         "multiple-testing correction of the rank intervals and of the verdict table's "
-        "multiplicity paradigm: holm (default), bonferroni, bh; maxt (rank intervals from "
-        "joint Gaussian draws; --draws, --seed) or none (verdicts without that paradigm) "
-        "where the section takes it"), choices=(*RANK_ADJUST, "none"))
+        "multiplicity paradigm: holm (default), bonferroni or bh for both; maxt for the rank "
+        "intervals only (joint Gaussian draws; --draws, --seed), none for the verdicts only "
+        "(that paradigm dropped); each section's caption names its method"),
+        choices=(*RANK_ADJUST, "none"))
     s.add_argument("--output", "-o", default=None,
                    help="the HTML file to write (default mixrank-report.html)")
     s.add_argument("--title", default=None,
                    help="the page title (default: the data's file name)")
-    s.add_argument("--delta", type=float, default=0.02, help="planning target (default 0.02)")
+    s.add_argument("--delta", type=float, default=None, help="planning target (default 0.02)")
     former_flag(s, "--multiplicity", "--adjust", "verdict_adjust",
                 choices=["holm", "bonferroni", "bh", "none"])
     s.add_argument("--max-pairs", type=int, default=40,

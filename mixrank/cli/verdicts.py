@@ -13,14 +13,13 @@ from typing import Any
 
 from .common import (
     UsageError,
+    ask_result,
     emit,
     fit_from_args,
     glmm_by,
-    is_binomial,
     parse_pairs,
     progress_arg,
     rank_kwargs,
-    refuse_for_binomial,
     render,
     score_header,
     table_of,
@@ -42,27 +41,13 @@ def cmd_ranks(args: argparse.Namespace) -> None:
     if args.pair:
         raise UsageError("ranks compares every pair of models; drop --pair (select models by "
                          "filtering the data instead)")
-    if args.scale is not None and not is_binomial(args):
-        raise UsageError(f"--scale {args.scale} chooses the scale of the binomial GLMM's tests; "
-                         "pass --family binomial, or drop --scale")
-    by = glmm_by(args, args.by)
+    glmm_by(args, args.by)
+    kw = rank_kwargs(args)
+    kw.update(ask_result(args, "rank_intervals", coverage=("--coverage", kw["coverage"]),
+                         adjust=("--adjust", kw["adjust"]), scale=("--scale", args.scale),
+                         by=("--by", args.by)))
     res = fit_from_args(args)
-    if is_binomial(args):
-        tab = res.rank_intervals(**rank_kwargs(args), scale=args.scale or "logit", **by)
-    else:
-        tab = res.rank_intervals(**rank_kwargs(args), by=args.by)
-    emit(table_of(res, tab, args.format), args)
-
-
-#: resolution options the binomial GLMM does not take: (flag, dest, default, instead).
-_RESOLUTION_LINEAR_ONLY = (
-    ("--top", "top", None, "select models by filtering the data, or name pairs with --pair"),
-    ("--no-cluster", "no_cluster", False, "its verdicts have no separate clustered paradigm "
-     "(the Wald SE already carries the formula's unit of inference); drop --no-cluster"),
-    ("--anytime", "anytime", "auto", "its anytime verdict uses the normal boundary on the "
-     "logit-scale z; drop --anytime (or pass --no-anytime)"),
-    ("--sensitivity", "sensitivity", None, "verdict stability refits the linear model; use "
-     "--family gaussian"))
+    emit(table_of(res, res.rank_intervals(**kw), args.format), args)
 
 
 def _legacy_pairs(args: argparse.Namespace) -> None:
@@ -86,18 +71,17 @@ def cmd_resolution(args: argparse.Namespace) -> None:
         raise UsageError(f"--anytime {args.anytime} and --no-anytime contradict each other; "
                          "keep one")
     _legacy_pairs(args)
-    refuse_for_binomial(args, _RESOLUTION_LINEAR_ONLY)
+    extra = ask_result(args, "resolution", top=("--top", args.top),
+                       cluster=("--no-cluster", False if args.no_cluster else None),
+                       anytime=("--anytime", None if args.anytime == "auto" else args.anytime))
+    if args.sensitivity:
+        ask_result(args, "sensitivity", via=f"--sensitivity {args.sensitivity}")
     explicit = parse_pairs(args.pair)
     res = fit_from_args(args, pairs=explicit)
     judged: Any = explicit if explicit else args.pairs
-    adjust = None if args.adjust == "none" else args.adjust
-    if is_binomial(args):
-        tab = res.resolution(level=args.level, power=args.power, pairs=judged, adjust=adjust,
-                             anytime=not args.no_anytime)
-    else:
-        tab = res.resolution(level=args.level, power=args.power, pairs=judged, top=args.top,
-                             adjust=adjust, anytime=False if args.no_anytime else args.anytime,
-                             cluster=not args.no_cluster)
+    extra["anytime"] = False if args.no_anytime else extra.get("anytime", "auto")
+    tab = res.resolution(level=args.level, power=args.power, pairs=judged,
+                         adjust=None if args.adjust == "none" else args.adjust, **extra)
     summ = None
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=judged, top=args.top, level=args.level,
@@ -110,7 +94,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
         head = "".join(f"{k}: {v}\n" for k, v in counts.items())
         shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
         top = score_header(res) if args.format == "table" else ""
-        if is_binomial(args):
+        if "n_star" in tab.attrs.get("mixrank", {}):     # how N* is computed, where it differs
             head += f"N*: {tab.attrs['mixrank']['n_star']}\n"
         text = (f"{top}Resolution verdicts ({args.pairs if not explicit else 'explicit'} pairs)\n"
                 f"{head}\n{render(shown, args.format)}")
@@ -126,10 +110,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
 def cmd_plan(args: argparse.Namespace) -> None:
     import pandas as pd
 
-    if is_binomial(args):
-        raise UsageError("plan sizes designs from the linear model's variance components; the "
-                         "binomial GLMM has no planner yet: use --family gaussian, or "
-                         "'mixrank resolution --family binomial' for N* per pair")
+    ask_result(args, "plan", via="plan")
     res = fit_from_args(args)
     kw: dict[str, Any] = dict(subjects=args.subjects, questions=args.questions,
                               prompts=args.prompts, level=args.level, power=args.power)

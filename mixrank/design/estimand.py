@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from mixrank._deprecate import warn_renamed
-from mixrank.engine.lmm.estimand import estimand_weights
+from mixrank.engine.lmm.estimand import estimand_weights as cell_weights
 from mixrank.engine.records import PairFit, pair_key, pair_lookup
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
@@ -90,7 +90,7 @@ def _weights(frame: Frame, p: PairFit, method: str, estimand: str) -> np.ndarray
         return pair_weights(frame, [p], method, estimand)[0, _pair_mask(frame, p)]
     idx = np.flatnonzero(_pair_mask(frame, p))
     units = frame.term_codes[frame.spec.random[0].name][idx] if how == "units" else None
-    return cast(np.ndarray, estimand_weights(how, len(idx), units))
+    return cast(np.ndarray, cell_weights(how, len(idx), units))
 
 
 def __getattr__(name: str) -> Any:

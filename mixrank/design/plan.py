@@ -180,7 +180,7 @@ def _pair_mask(fit: Any, pair: tuple[str, str] | None) -> np.ndarray:
     if pair is None:
         return np.ones(frame.n_cells, dtype=bool)
     j, k = frame.model_index(pair[0]), frame.model_index(pair[1])
-    return frame.observed[:, j] & frame.observed[:, k]
+    return frame.common_mask(j, k)
 
 
 def _choose_pair(fit: Any, pair: Any) -> tuple[Any, str]:

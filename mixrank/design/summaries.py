@@ -24,6 +24,7 @@ from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantil
 from mixrank.design.family import select_family
 from mixrank.design.power.audit import shortcut_n
 from mixrank.errors import DesignError
+from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
 
 __all__ = ["unresolved_by_effect", "pair_audit", "DEFAULT_EDGES"]
 
@@ -130,8 +131,8 @@ def _boot_n_star(d: np.ndarray, alpha: float, power: float, B: int,
 
 def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
                models: Sequence[str] | None = None, top: int | None = None,
-               alpha: float = 0.05, power: float = 0.8, B: int = 2000,
-               rng: Any = None) -> pd.DataFrame:
+               level: float | None = None, power: float = 0.8, draws: int = 2000,
+               rng: Any = None, **old: Any) -> pd.DataFrame:
     """Per pair: the shortcut-to-exact ratio ``n_h / N*`` and the bootstrap N* beside the Wald N*.
 
     Parameters
@@ -139,9 +140,13 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     fit : FitResult
     pairs, models, top
         The family, as in :meth:`FitResult.resolution`.
-    alpha, power : float
-    B : int, default 2000
-        Cell-level paired bootstrap replicates for ``n_star_bootstrap``.
+    level : float, optional
+        Default the fit's (two-sided ``alpha = 1 - level``; former keyword
+        ``alpha=``, deprecated).
+    power : float
+    draws : int, default 2000
+        Cell-level paired bootstrap replicates for ``n_star_bootstrap``
+        (former name ``B=``, deprecated).
     rng : Generator or int, optional
 
     Returns
@@ -160,7 +165,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     Raises
     ------
     DesignError
-        Bad family, B < 100.
+        Bad family, draws < 100.
 
     Notes
     -----
@@ -178,10 +183,13 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     on Gaussian differences (tests).
     """
     check_fit(fit)
+    B = former(old, "B", "draws", draws, 2000, where="pair_audit")
+    alpha = alpha_from(level, old, default=fit.level, where="pair_audit")
+    unexpected_keywords(old, "pair_audit")
     if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 100:
-        raise DesignError(f"B must be a whole number >= 100 (bootstrap replicates); "
+        raise DesignError(f"draws must be a whole number >= 100 (bootstrap replicates); "
                           f"received {B!r}.")
-    check_max_draws("B", B, DesignError)
+    check_max_draws("draws", B, DesignError)
     al, pw = float(check_alpha(alpha)), float(check_power(power, check_alpha(alpha)))
     kk = float((z_upper(al / 2) + z_quantile(pw)) ** 2)
     gen = as_rng(rng)
@@ -189,7 +197,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     rows = []
     for a, b in select_family(fit, pairs, models, top):
         j, k = f.model_index(a), f.model_index(b)
-        m = f.observed[:, j] & f.observed[:, k]
+        m = f.common_mask(j, k)
         ya, yb = f.scores[m, j], f.scores[m, k]
         d = ya - yb
         est, sd = float(d.mean()), float(d.std(ddof=1))

@@ -2,12 +2,14 @@
 
 Inputs: keyword settings.  Outputs: :class:`Control` (frozen, validated) and
 :func:`act`, which applies a check's action ("ignore" | "warning" | "error").
-Read by :mod:`mixrank.engine.lmm.reml` (optimiser, convergence check),
-:mod:`mixrank.engine.lmm.reml_fixed` (the p-column fit: optimiser, starts,
-finite-difference steps, convergence check),
-:mod:`mixrank.engine.lmm.satterthwaite` (finite-difference steps),
-:mod:`mixrank.engine.lmm.balanced` (orthogonality tolerance),
-:mod:`mixrank.engine.lmm.native` (BLAS threads, parallel pairs) and
+Read by :mod:`mixrank.engine.lmm.reml` (the one optimiser and its convergence
+check, for the intercept-only and the p-column fits alike),
+:mod:`mixrank.engine.lmm.reml_fixed` (finite-difference steps of the p-column
+df), :mod:`mixrank.engine.lmm.satterthwaite` (finite-difference steps),
+:mod:`mixrank.engine.lmm.balanced` (orthogonality tolerance; intercept-only
+fits only, refused on the p-column path by
+:func:`mixrank.engine.lmm.fixed.check_control`),
+:mod:`mixrank.engine.lmm.driver` (BLAS threads, parallel pairs, both fits) and
 :func:`mixrank.fit` (the per-check actions).
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, fields
 
-from ..errors import DesignError
+from ..errors import OptionError
 
 __all__ = ["Control", "ACTIONS", "STARTS", "act", "DEFAULT_CONTROL"]
 
@@ -67,7 +69,10 @@ class Control:
         mode, and the convergence check where no analytic gradient applies).
     orthogonality_tol : float
         Absolute tolerance of the balanced fast path's test that the random
-        terms' averaging operators commute.
+        terms' averaging operators commute.  Intercept-only fits only: a
+        model x covariate formula has no balanced closed form and refuses a
+        non-default value (:class:`~mixrank.errors.OptionError`); every
+        other field acts on both.
     singular, convergence, small_sample : {"ignore", "warning", "error"}
         Action when a pair's fit is singular (a variance component at 0;
         error raises :class:`~mixrank.errors.DesignError`), when the
@@ -86,8 +91,9 @@ class Control:
 
     Raises
     ------
-    DesignError
-        An unknown action, start or a non-positive tolerance, naming the valid values.
+    OptionError
+        An unknown action, start or a non-positive tolerance, naming the valid values
+        (a :class:`~mixrank.errors.DesignError`, as before).
 
     Examples
     --------
@@ -118,28 +124,28 @@ class Control:
         for name in ("singular", "convergence", "small_sample"):
             value = getattr(self, name)
             if value not in ACTIONS:
-                raise DesignError(f"Control({name}={value!r}): expected one of {ACTIONS}")
+                raise OptionError(f"Control({name}={value!r}): expected one of {ACTIONS}")
         starts = tuple(self.starts) if not isinstance(self.starts, str) else (self.starts,)
         object.__setattr__(self, "starts", starts)
         bad = [s for s in starts if s not in STARTS]
         if bad or not starts:
-            raise DesignError(f"Control(starts={self.starts!r}): expected a non-empty tuple of {STARTS}")
+            raise OptionError(f"Control(starts={self.starts!r}): expected a non-empty tuple of {STARTS}")
         for f in fields(self):
             if f.name in ("ftol", "gtol", "boundary_tol", "gradient_tol", "kkt_tol",
                           "fd_gradient_step", "orthogonality_tol"):
                 v = getattr(self, f.name)
                 if not (isinstance(v, (int, float)) and v > 0):
-                    raise DesignError(f"Control({f.name}={v!r}): expected a positive number")
+                    raise OptionError(f"Control({f.name}={v!r}): expected a positive number")
         steps = tuple(self.fd_steps)
         if len(steps) != 2 or not all(isinstance(s, (int, float)) and 0 < s < 0.1 for s in steps):
-            raise DesignError(f"Control(fd_steps={self.fd_steps!r}): expected two steps in (0, 0.1)")
+            raise OptionError(f"Control(fd_steps={self.fd_steps!r}): expected two steps in (0, 0.1)")
         object.__setattr__(self, "fd_steps", (float(steps[0]), float(steps[1])))
         for name, lo in (("max_iterations", 1), ("min_units", 1)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-                raise DesignError(f"Control({name}={v!r}): expected an integer >= {lo}")
+                raise OptionError(f"Control({name}={v!r}): expected an integer >= {lo}")
         if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 1):
-            raise DesignError(f"Control(workers={self.workers!r}): expected None or an integer >= 1")
+            raise OptionError(f"Control(workers={self.workers!r}): expected None or an integer >= 1")
 
 
 DEFAULT_CONTROL = Control()

@@ -150,7 +150,7 @@ def _aggregate_cov(frame: Frame, pairs: Sequence[Any]) -> np.ndarray:
     U = np.full((L, len(pairs)), np.nan)
     for h, p in enumerate(pairs):
         j, k = pos[p.model_a], pos[p.model_b]
-        mask = frame.observed[:, j] & frame.observed[:, k]
+        mask = frame.common_mask(j, k)
         d = frame.scores[mask, j] - frame.scores[mask, k]
         cnt = np.bincount(codes[mask], minlength=L)
         s = np.bincount(codes[mask], weights=d, minlength=L)

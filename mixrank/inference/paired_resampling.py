@@ -24,6 +24,7 @@ from scipy import special
 
 from mixrank._util import as_rng, check_level, check_max_draws, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
+from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.paired_data import PairedData, check_alternative, paired_arrays
 
 __all__ = ["paired_bootstrap", "sign_flip"]
@@ -159,8 +160,9 @@ def _jackknife(d: np.ndarray, codes: np.ndarray | None, G: int, f: Callable,
 def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
                      b: Hashable | None = None, model: str = "model", score: str = "correct",
                      pair_by: str | Sequence[str] | None = None, cluster: Any = None,
-                     statistic: str | Callable = "mean", B: int = 2000, level: float = 0.95,
-                     ci: str = "percentile", rng: Any = None) -> pd.DataFrame:
+                     statistic: str | Callable = "mean", draws: int = 2000,
+                     level: float = 0.95, ci: str = "percentile", rng: Any = None,
+                     **old: Any) -> pd.DataFrame:
     """Paired bootstrap confidence interval for a statistic of ``d = A - B``.
 
     Parameters
@@ -173,8 +175,9 @@ def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
         resampled clusters (for ``"mean"``: the cell-weighted mean).
     statistic : {"mean", "median"} or callable, default "mean"
         A callable receives the 1-D difference vector and returns a number.
-    B : int, default 2000
-        Bootstrap resamples.
+    draws : int, default 2000
+        Bootstrap resamples (former name ``B=``, deprecated; the output
+        column keeps the name ``B``).
     level : float, default 0.95
     ci : {"percentile", "bca", "all"}, default "percentile"
         ``"all"`` returns both rows, from the same resamples.
@@ -232,10 +235,12 @@ def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
     >>> float(r["estimate"].iloc[0])
     0.16666666666666666
     """
+    B = former(old, "B", "draws", draws, 2000, where="paired_bootstrap")
+    unexpected_keywords(old, "paired_bootstrap")
     if isinstance(B, bool) or not isinstance(B, int | np.integer) or B < 2:
-        raise DataError(f"B={B!r} is not a number of resamples; expected an integer >= 2 "
+        raise DataError(f"draws={B!r} is not a number of resamples; expected an integer >= 2 "
                         "(default 2000)")
-    check_max_draws("B", B, DataError)
+    check_max_draws("draws", B, DataError)
     check_level(level, DataError)
     if ci not in ("percentile", "bca", "all"):
         raise DataError(f"ci={ci!r} is not supported; expected 'percentile', 'bca' or 'all'")

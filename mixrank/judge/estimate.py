@@ -71,7 +71,7 @@ def pair_estimate(jd: JudgeData, j: int, k: int, lam: float | str | None = None)
     one model only count as unlabelled for the pair.
     """
     fr = jd.frame
-    common = fr.observed[:, j] & fr.observed[:, k]
+    common = fr.common_mask(j, k)
     lab = jd.labelled[:, j] & jd.labelled[:, k]
     y = jd.gold[:, j] - jd.gold[:, k]
     yhat = fr.scores[:, j] - fr.scores[:, k]

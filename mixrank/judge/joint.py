@@ -37,7 +37,7 @@ def pair_influence(jd: JudgeData, pf: PairFit, c: Corrected) -> np.ndarray:
     if c.ppi is None:
         return out
     j, k = fr.model_index(pf.model_a), fr.model_index(pf.model_b)
-    common = fr.observed[:, j] & fr.observed[:, k]
+    common = fr.common_mask(j, k)
     lab = common & jd.labelled[:, j] & jd.labelled[:, k]
     unl = common & ~lab
     lam = c.ppi.lam

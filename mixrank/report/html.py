@@ -268,6 +268,9 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                         "sensitivity() (verdict stability refits the linear model); drop it")
     if not isinstance(max_pairs, (int, np.integer)) or max_pairs < 1:
         raise DataError(f"max_pairs={max_pairs!r}; expected a positive integer such as 40")
+    if kind != "fit" and max_pairs != 40:
+        raise DataError(f"max_pairs={max_pairs!r} shapes the pairwise tables of a linear fit's "
+                        f"page; a {type(fit).__name__}'s page shows every pair: drop it")
     ctx = dict(kind=kind, pairs=None, level=level, plan_delta=plan_delta,
                max_pairs=int(max_pairs), rank_kwargs=dict(rank_kwargs or {}),
                resolution_kwargs=dict(resolution_kwargs or {}), plan_kwargs=dict(plan_kwargs or {}),

@@ -59,7 +59,7 @@ def plot_sensitivity(table: pd.DataFrame, *, ax: Any = None, title: str | None =
     >>> import mixrank
     >>> from mixrank.report.plots_sensitivity import plot_sensitivity
     >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
-    >>> ax = plot_sensitivity(res.sensitivity("loso,bootstrap", B=200, rng=1, summary=True))
+    >>> ax = plot_sensitivity(res.sensitivity("loso,bootstrap", draws=200, rng=1, summary=True))
     >>> ax.get_xlabel()
     'share of replicates keeping the clustered verdict'
     """

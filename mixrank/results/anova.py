@@ -185,7 +185,7 @@ def anova_table(fit: FitResult, adjust: str = "none") -> pd.DataFrame:
         rd_names: list[str] = []
         if len(terms) > 1:
             j, k = fr.model_index(p.model_a), fr.model_index(p.model_b)
-            mask = fr.observed[:, j] & fr.observed[:, k]
+            mask = fr.common_mask(j, k)
             rd, rd_names = _rd(fr, fp.design, terms, mask)
             X = fp.design.X if fp.own_design else fp.design.X[mask]
             Xt_rd = X[:, fp.kept].T @ rd

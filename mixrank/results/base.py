@@ -26,9 +26,10 @@ The pair lookup has one home, :func:`mixrank.engine.records.pair_lookup`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
 from .._deprecate import level_from_alpha
@@ -110,6 +111,11 @@ class PairwiseResult:
     """
 
     level: float
+    #: The hooks of the shared accessors, one per result type:
+    #: ``_rank_intervals(level, *, coverage, adjust, draws, rng, **declared options)`` and
+    #: ``_resolution(level, *, power, pairs, adjust, anytime, **declared options)``.
+    _rank_intervals: Callable[..., pd.DataFrame]
+    _resolution: Callable[..., pd.DataFrame]
     #: Supported options per accessor: ``{accessor: {option: allowed values or None (any)}}``.
     #: The CLI and the docs read it; :meth:`check_option` enforces it.
     OPTIONS: ClassVar[OptionTable] = {
@@ -155,6 +161,24 @@ class PairwiseResult:
     def _options(self, accessor: str, given: Mapping[str, Any]) -> dict[str, Any]:
         """The accessor-specific options that were passed (not None), each checked."""
         return {k: self.check_option(accessor, k, v) for k, v in given.items() if v is not None}
+
+    # ------------------------------------------------------------ contrasts
+    @staticmethod
+    def contrast_row(model_a: str, model_b: str, estimate: Any, std_error: Any, df: Any,
+                     q: Any, sf: Callable[[Any], Any], *, level: float, n: int,
+                     zero_se_nan: bool = True, **extra: Any) -> dict[str, Any]:
+        """One row of a contrasts table from the family's hook -- the pair's ``estimate``,
+        ``std_error``, ``df`` and ``n`` on its scale -- with the reference's critical value
+        ``q`` and survival function ``sf``: ``statistic = estimate / std_error``,
+        two-sided ``p_value``, ``p_greater`` (H1: model_a better) and the interval
+        ``estimate -/+ q std_error``.  ``zero_se_nan``: no statistic without a positive
+        standard error (the Wald families).  ``extra`` columns follow ``n``."""
+        z = (estimate / std_error if std_error > 0 else np.nan) if zero_se_nan \
+            else estimate / std_error
+        return dict(model_a=model_a, model_b=model_b, estimate=estimate, std_error=std_error,
+                    df=df, statistic=z, p_value=float(2 * sf(abs(z))), p_greater=float(sf(z)),
+                    ci_lower=estimate - q * std_error, ci_upper=estimate + q * std_error,
+                    level=level, n=n, **extra)
 
     # ---------------------------------------------------------- judged pairs
     def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str]
@@ -233,10 +257,6 @@ class PairwiseResult:
         return self._rank_intervals(lev, coverage=coverage, adjust=adjust, draws=draws, rng=rng,
                                     **extra)
 
-    def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
-                        rng: Any, **options: Any) -> pd.DataFrame:
-        raise NotImplementedError
-
     def resolution(self, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
@@ -278,7 +298,3 @@ class PairwiseResult:
         extra = self._options("resolution", dict(models=models, top=top, cluster=cluster))
         return self._resolution(lev, power=power, pairs=pairs, adjust=adjust, anytime=anytime,
                                 **extra)
-
-    def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
-                    anytime: bool | str, **options: Any) -> pd.DataFrame:
-        raise NotImplementedError

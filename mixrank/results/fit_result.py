@@ -17,6 +17,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -207,13 +208,9 @@ class FitResult(PairwiseResult):
                                  p_greater=pg, ci_lower=np.nan, ci_upper=np.nan, level=lev,
                                  n=p.n, note=p.message))
                 continue
-            t = p.estimate / se
-            rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
-                             std_error=se, df=p.df, statistic=t,
-                             p_value=float(2 * stats.t.sf(abs(t), p.df)),
-                             p_greater=float(stats.t.sf(t, p.df)),
-                             ci_lower=p.estimate - qq * se, ci_upper=p.estimate + qq * se,
-                             level=lev, n=p.n, note=""))
+            rows.append(self.contrast_row(p.model_a, p.model_b, p.estimate, se, p.df, qq,
+                                          partial(stats.t.sf, df=p.df), level=lev,
+                                          n=p.n, zero_se_nan=False, note=""))
         tab = tidy(rows, **self._meta("contrasts"))
         out = adjust_contrasts(self, tab, adjust=how, level=lev, B=B, rng=rng)
         return self._with_incomplete(out, lev)

@@ -177,11 +177,9 @@ class GlmmByResult(GlmmResult):
                     est = sa[0] - sb[0]
                     g = sa[1] - sb[1]
                     se = float(np.sqrt(max(g @ V @ g, 0.0)))
-                    z = est / se if se > 0 else np.nan
-                    row.update(estimate=est, std_error=se, df=np.inf, statistic=z,
-                               p_value=float(2 * stats.norm.sf(abs(z))),
-                               p_greater=float(stats.norm.sf(z)), ci_lower=est - q * se,
-                               ci_upper=est + q * se, level=lev, n=n, trials=tr)
+                    row.update(self.contrast_row(row["model_a"], row["model_b"], est, se,
+                                                 np.inf, q, stats.norm.sf, level=lev, n=n,
+                                                 trials=tr))
                 if scale == "logit":
                     e, s = row["estimate"], row["std_error"]
                     row.update(odds_ratio=float(np.exp(e)),

@@ -202,12 +202,9 @@ class GlmmResult(PairwiseResult):
                 est = mean_p[j] - mean_p[k]
                 g[j], g[k] = slope[j], -slope[k]
             se = float(np.sqrt(max(g @ V @ g, 0.0)))
-            z = est / se if se > 0 else np.nan
-            row = dict(model_a=self.models[j], model_b=self.models[k], estimate=float(est),
-                       std_error=se, df=dof, statistic=z,
-                       p_value=float(2 * dist.sf(abs(z))), p_greater=float(dist.sf(z)),
-                       ci_lower=est - q * se, ci_upper=est + q * se, level=lev,
-                       n=int(self.frame.stats.n_common[j, k]), trials=self._trials(j, k))
+            row = self.contrast_row(self.models[j], self.models[k], float(est), se, dof, q,
+                                    dist.sf, level=lev, n=int(self.frame.stats.n_common[j, k]),
+                                    trials=self._trials(j, k))
             if scale == "logit":
                 row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
                            odds_ratio_upper=float(np.exp(est + q * se)))

@@ -146,15 +146,12 @@ class GlmmSlopeResult(GlmmResult):
                 (ea, ga), (eb, gb) = self._score(j, x0, scale), self._score(k, x0, scale)
                 est, g = ea - eb, ga - gb
                 se = float(np.sqrt(max(g @ V @ g, 0.0)))
-                z = est / se if se > 0 else np.nan
                 both = self.frame.common_mask(j, k)
                 row: dict[str, Any] = dict(model_a=self.models[j], model_b=self.models[k])
                 row[self.by] = float(x0)
-                row.update(estimate=est, std_error=se, df=np.inf, statistic=z,
-                           p_value=float(2 * stats.norm.sf(abs(z))),
-                           p_greater=float(stats.norm.sf(z)), ci_lower=est - q * se,
-                           ci_upper=est + q * se, level=lev, n=int(both.sum()),
-                           trials=self._trials(j, k))
+                row.update(self.contrast_row(self.models[j], self.models[k], est, se, np.inf,
+                                             q, stats.norm.sf, level=lev, n=int(both.sum()),
+                                             trials=self._trials(j, k)))
                 if scale == "logit":
                     row.update(odds_ratio=float(np.exp(est)),
                                odds_ratio_lower=float(np.exp(est - q * se)),

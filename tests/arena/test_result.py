@@ -78,7 +78,7 @@ def test_rank_intervals_are_those_of_the_contrast_table(res):
 
 def test_maxt_is_between_none_and_bonferroni(res):
     none = res.contrasts(adjust="none")
-    mt = res.contrasts(adjust="maxt", rng=1, B=4000)
+    mt = res.contrasts(adjust="maxt", rng=1, draws=4000)
     bonf = res.contrasts(adjust="bonferroni")
     assert (mt["p_adjusted"] >= none["p_value"] - 1e-3).all()
     assert (mt["p_adjusted"] <= bonf["p_adjusted"] + 3 * np.sqrt(0.05 / 4000) + 1e-3).all()

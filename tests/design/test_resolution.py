@@ -85,7 +85,7 @@ def test_multiplicity_uses_the_step_level_in_fixed_n_p_value_order():
     n = np.full(4, 3000)
     sd = np.full(4, 0.5)
     for method in ("holm", "bonferroni", "bh"):
-        tab = resolution_table(_table(est, n, sd), multiplicity=method, anytime=False,
+        tab = resolution_table(_table(est, n, sd), adjust=method, anytime=False,
                                cluster=False)
         # independent ordering: ascending two-sided Wald p-value at fixed n
         p = 2 * stats.norm.sf(np.abs(est) * np.sqrt(n) / sd)
@@ -116,17 +116,17 @@ def test_step_rules_holm_step_down_and_bh_step_up():
     n = np.array([1000, 1000])
     est = np.sqrt(np.array([1.15, 1.10]) * K * sd**2 / n)
     base = _table(est, n, sd)
-    holm = resolution_table(base, multiplicity="holm", anytime=False, cluster=False)
+    holm = resolution_table(base, adjust="holm", anytime=False, cluster=False)
     np.testing.assert_allclose(holm["q"], [1.15, 1.10], rtol=1e-12)
     np.testing.assert_allclose(holm["alpha_multiplicity"], [0.025, 0.05])
     assert holm["q_multiplicity"].iloc[1] == pytest.approx(1.10)
     # Holm stops at the first failure: step 2 is not reached
     assert holm["resolved_multiplicity"].tolist() == [False, False]
     # BH steps up: the last success (step 2) carries step 1 with it
-    bh = resolution_table(base, multiplicity="bh", anytime=False, cluster=False)
+    bh = resolution_table(base, adjust="bh", anytime=False, cluster=False)
     np.testing.assert_allclose(bh["alpha_multiplicity"], [0.025, 0.05])
     assert bh["resolved_multiplicity"].tolist() == [True, True]
-    bonf = resolution_table(base, multiplicity="bonferroni", anytime=False, cluster=False)
+    bonf = resolution_table(base, adjust="bonferroni", anytime=False, cluster=False)
     assert bonf["resolved_multiplicity"].tolist() == [False, False]
 
 
@@ -134,7 +134,7 @@ def test_anytime_columns_match_anytime_module():
     est = np.array([0.04, 0.02, -0.06])
     n = np.array([2788, 2788, 500])
     sd = np.array([0.45, 0.4, 0.5])
-    tab = resolution_table(_table(est, n, sd), multiplicity=None, cluster=False)
+    tab = resolution_table(_table(est, n, sd), adjust=None, cluster=False)
     for i in range(3):
         assert tab["n_star_anytime"].iloc[i] == pytest.approx(
             anytime_n_star(est[i], sd[i], n_plan=n[i]), rel=1e-12)
@@ -156,7 +156,7 @@ def test_cluster_columns_and_sigma_cancels():
     var = np.array([3e-4, 3e-4])
     sd = np.array([0.4, 0.5])                     # different iid SDs, same REML variance
     de = var / (sd**2 / n)
-    tab = resolution_table(_table(est, n, sd, de=de), multiplicity=None, anytime=False)
+    tab = resolution_table(_table(est, n, sd, de=de), adjust=None, anytime=False)
     np.testing.assert_allclose(tab["n_star_cluster"], tab["n_star"] * de, rtol=1e-12)
     # q_cluster = delta^2 / (K Var_REML): the Wald verdict with the mixed-model SE
     np.testing.assert_allclose(tab["q_cluster"], est**2 / (K * var), rtol=1e-12)
@@ -169,7 +169,7 @@ def test_published_mmlu_pro_clustered_n_star():
     # 13,621 with subject clustering, DE = 31.5 (published to 3 digits: 31.45..31.55).
     sd = 0.5
     est = math.sqrt(K * sd**2 / 432)              # a pair with N* = 432
-    tab = resolution_table(_table([est], [12032], [sd], de=[31.5]), multiplicity=None,
+    tab = resolution_table(_table([est], [12032], [sd], de=[31.5]), adjust=None,
                            anytime=False)
     assert tab["n_star"].iloc[0] == pytest.approx(432, rel=1e-12)
     assert abs(tab["n_star_cluster"].iloc[0] - 13621) <= 0.05 * 432
@@ -178,7 +178,7 @@ def test_published_mmlu_pro_clustered_n_star():
 
 def test_design_effect_below_one_never_loosens():
     tab = resolution_table(_table([0.02, 0.02], [1000, 1000], [0.3, 0.3], de=[0.5, 2.0]),
-                           multiplicity=None, anytime=False)
+                           adjust=None, anytime=False)
     assert tab["n_star_cluster"].iloc[0] == tab["n_star"].iloc[0]
     assert tab["q_cluster"].iloc[0] == tab["q"].iloc[0]
     assert tab["design_effect"].iloc[0] == 0.5          # reported as fitted
@@ -207,7 +207,7 @@ def test_attrs_counts_and_paradigm_selection():
         assert meta["unresolved"][p] == f"{k}/3 unresolved"
     assert meta["unresolved"]["all"] == f"{int((~tab['resolved_all']).sum())}/3 unresolved"
     assert meta["alpha"] == 0.05 and meta["power"] == 0.8
-    only = resolution_table(_table(est, [2000] * 3, [0.5] * 3), multiplicity=None,
+    only = resolution_table(_table(est, [2000] * 3, [0.5] * 3), adjust=None,
                             anytime=False, cluster=False)
     assert only.attrs["mixrank"]["paradigms"] == ["fixed"]
     assert not any(c.endswith(("_multiplicity", "_anytime", "_cluster")) for c in only.columns)
@@ -275,11 +275,13 @@ def test_bad_tables():
 )
 def test_property_stresses_only_tighten(rows, alpha, power, method):
     est, n, sd, de = (np.array(x) for x in zip(*rows))
-    tab = resolution_table(_table(est, n, sd, de=de), alpha=alpha, power=power,
-                           multiplicity=method)
+    tab = resolution_table(_table(est, n, sd, de=de), level=1 - alpha, power=power,
+                           adjust=method)
     _assert_tightening(tab)
-    # multiplicity levels never exceed alpha; N* never shrinks
-    assert np.all(tab["alpha_multiplicity"] <= alpha * (1 + 1e-15))
+    # alpha = 1 - level (to 12 digits); multiplicity levels never exceed it; N* never shrinks
+    al = tab.attrs["mixrank"]["alpha"]
+    assert al == pytest.approx(alpha, abs=1e-12)
+    assert np.all(tab["alpha_multiplicity"] <= al * (1 + 1e-15))
     for col in ("n_star_multiplicity", "n_star_anytime", "n_star_cluster"):
         assert np.all(tab[col].to_numpy() >= tab["n_star"].to_numpy() * (1 - 1e-12))
 
@@ -309,7 +311,7 @@ def _random_fit(seed, models, subjects, questions, missing, sd_subject):
 def test_property_random_fits(seed, models, subjects, questions, missing, sd_subject, alpha,
                               method, family):
     res = _random_fit(seed, models, subjects, questions, missing, sd_subject)
-    tab = res.resolution(pairs=family, alpha=alpha, multiplicity=method)
+    tab = res.resolution(pairs=family, level=1 - alpha, adjust=method)
     _assert_tightening(tab)
     scores = dict(zip(res.model_scores()["model"], res.model_scores()["estimate"]))
     # orientation: the pair's own contrast favours model_a (docs/messy.md §1); with every
@@ -368,7 +370,7 @@ def test_resolution_fit_family_options(small_fit):
     assert list(zip(sub["model_a"], sub["model_b"])) == [(order[0], order[2]),
                                                           (order[0], order[4]),
                                                           (order[2], order[4])]
-    expl = small_fit.resolution(pairs=[(order[3], order[0])], multiplicity=None)
+    expl = small_fit.resolution(pairs=[(order[3], order[0])], adjust=None)
     p = small_fit.pair(order[3], order[0])
     assert expl["estimate"].iloc[0] == (p.estimate if p.model_a == order[3] else -p.estimate)
     assert (expl["model_a"].iloc[0], expl["model_b"].iloc[0]) == (order[3], order[0])

@@ -59,7 +59,7 @@ def test_design_effect_balanced_is_one_plus_m_minus_one_icc(estimand):
     assert _model_de(p) > 2                                  # a real cluster effect
     # the table's DE uses the sample variance of d instead (docs/methods.md §4);
     # both describe the same Var_REML, so q_cluster does not depend on the choice
-    tab = res.resolution(pairs="all", multiplicity=None, anytime=False)
+    tab = res.resolution(pairs="all", adjust=None, anytime=False)
     assert tab["design_effect"].iloc[0] == p.design_effect
     assert tab["q_cluster"].iloc[0] == pytest.approx(p.estimate**2 / (K * p.variance), rel=1e-12)
 

@@ -82,7 +82,7 @@ def test_loso_matches_refits_of_the_raw_data(shared_data):
     assert set(tab["label"]) == set(data["subject"].unique())
     for topic, g in tab.groupby("label"):
         ref = _quiet_fit("correct ~ model + (1|subject)", data[data["subject"] != topic])
-        want = ref.resolution(pairs=list(zip(g["model_a"], g["model_b"])), multiplicity=None,
+        want = ref.resolution(pairs=list(zip(g["model_a"], g["model_b"])), adjust=None,
                               anytime=False)
         np.testing.assert_allclose(g["estimate"], want["estimate"], rtol=1e-6, atol=1e-12)
         np.testing.assert_allclose(g["std_error"], want["std_error"], rtol=1e-5)
@@ -164,11 +164,11 @@ def test_named_groupings_and_errors():
     with pytest.raises(DesignError, match="not a pairing key"):
         fit.sensitivity("clusterings", pairs=pairs, groupings=["topic"])
     with pytest.raises(DesignError, match="whole number"):
-        fit.sensitivity("bootstrap", pairs=pairs, B=0)
+        fit.sensitivity("bootstrap", pairs=pairs, draws=0)
     with pytest.raises(DesignError, match="no random term"):
         _quiet_fit("correct ~ model", mixrank.load_example()).sensitivity("loso", pairs=pairs)
     # several kinds at once, comma-separated as in the CLI
-    both = fit.sensitivity("loso,bootstrap", pairs=pairs, B=20, rng=2)
+    both = fit.sensitivity("loso,bootstrap", pairs=pairs, draws=20, rng=2)
     assert both.attrs["mixrank"]["kinds"] == ["loso", "bootstrap"]
     assert set(both["kind"]) == {"loso", "bootstrap"}
 
@@ -187,7 +187,7 @@ def test_cluster_bootstrap_n_star_balanced_agrees_heterogeneous_departs():
     T = 40
     fit = _quiet_fit("correct ~ model + (1|subject)", _balanced_gaussian(T, 25, 0.4, rng),
                      estimand="cells")
-    s = fit.sensitivity("bootstrap", pairs=[("A", "B")], B=B, rng=7, summary=True).iloc[0]
+    s = fit.sensitivity("bootstrap", pairs=[("A", "B")], draws=B, rng=7, summary=True).iloc[0]
     ratio = s["n_star_bootstrap"] / s["n_star_cluster"]
     assert s["design_effect"] > 3
     assert abs(ratio - 1) <= band, ratio
@@ -196,7 +196,7 @@ def test_cluster_bootstrap_n_star_balanced_agrees_heterogeneous_departs():
     het = _quiet_fit("correct ~ model + (1|subject)",
                      _balanced_gaussian(T, 0, 0.4, rng, sizes=sizes, hetero=True),
                      estimand="cells")
-    h = het.sensitivity("bootstrap", pairs=[("A", "B")], B=B, rng=7, summary=True).iloc[0]
+    h = het.sensitivity("bootstrap", pairs=[("A", "B")], draws=B, rng=7, summary=True).iloc[0]
     ratio_h = h["n_star_bootstrap"] / h["n_star_cluster"]
     print(f"\nN*_boot / (N* DE): balanced {ratio:.3f}, heterogeneous {ratio_h:.3f}")
     assert ratio_h > 1 + 2 * band
@@ -228,7 +228,7 @@ def test_cluster_bootstrap_small_cluster_correction_twelve_unequal_clusters():
         for r in range(R):
             data, true_var = _unequal_clusters(sizes, 0.3, hetero, rng)
             fit = _quiet_fit("correct ~ model + (1|subject)", data, estimand="cells")
-            s = fit.sensitivity("bootstrap", pairs=[("A", "B")], B=B, rng=r,
+            s = fit.sensitivity("bootstrap", pairs=[("A", "B")], draws=B, rng=r,
                                 summary=True).iloc[0]
             vb.append(s["variance_bootstrap"] / true_var)
             vm.append(fit.pairs[0].variance / true_var)

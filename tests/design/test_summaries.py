@@ -36,7 +36,7 @@ def test_hand_worked_buckets():
     tab = resolution_table(pd.DataFrame({
         "model_a": list("abcde"), "model_b": list("bcdef"),
         "estimate": [0.005, -0.015, 0.03, 0.06, 0.2], "n": 1000, "sigma_d": 0.5}),
-        multiplicity=None, anytime=False, cluster=False)
+        adjust=None, anytime=False, cluster=False)
     out = unresolved_by_effect(tab, edges=[0, 0.02, 0.05, np.inf])
     assert out["paradigm"].tolist() == ["fixed"] * 3
     assert out["n_pairs"].tolist() == [2, 1, 2]
@@ -100,7 +100,7 @@ def test_bootstrap_n_star_is_wald_for_gaussian_scores():
     df = pd.DataFrame({"model": ["A"] * n + ["B"] * n, "question": list(range(n)) * 2,
                        "correct": np.concatenate([a, b])})
     fit = mixrank.fit("correct ~ model", df)
-    out = pair_audit(fit, pairs=[("A", "B")], B=4000, rng=5)
+    out = pair_audit(fit, pairs=[("A", "B")], draws=4000, rng=5)
     # quantile-based spread of 4000 bootstrap means: relative MC SD about 2-3%
     assert out.loc[0, "bootstrap_ratio"] == pytest.approx(1.0, abs=0.1)
     assert np.isnan(out.loc[0, "shortcut_n"])  # continuous scores: no Cohen-h shortcut

@@ -148,7 +148,7 @@ def test_degenerate_pair_in_simultaneous_contrasts_and_rank_probabilities():
     row = tab[(tab.model_a == "m01") & (tab.model_b == "m01copy")].iloc[0]
     assert row.p_value == 1 and row.p_adjusted == 1
     assert np.isfinite(tab.drop(index=row.name).ci_lower).all()
-    probs = res.rank_probabilities(B=2000, rng=1)
+    probs = res.rank_probabilities(draws=2000, rng=1)
     p_best = probs.groupby("model").p_best.first()
     assert p_best["m01"] == pytest.approx(p_best["m01copy"])
 

@@ -298,7 +298,7 @@ def test_bca_formula_matches_scipy_on_identical_replicates():
 def test_bootstrap_end_to_end_agrees_with_scipy_within_mc_error():
     x, y = DATA["cont60"]
     B = 20000
-    ours = paired_bootstrap(x, y, B=B, ci="all", rng=2024).set_index("method")
+    ours = paired_bootstrap(x, y, draws=B, ci="all", rng=2024).set_index("method")
     sd_boot = ours["std_error"].iloc[0]
     # quantile MC s.e. ~ sqrt(a(1-a)/B)/phi(z_a) * sd_boot ~= 0.019 sd_boot per endpoint at
     # B = 20000; two independent runs differ by ~0.027 sd_boot; allow 5 s.e.
@@ -317,7 +317,7 @@ def test_bootstrap_percentile_symmetric_case():
     # d symmetric about 0 -> bootstrap distribution of the mean is symmetric about 0
     d = np.r_[np.linspace(-1, 1, 41)]
     B = 20000
-    res = paired_bootstrap(d, np.zeros_like(d), B=B, rng=5).iloc[0]
+    res = paired_bootstrap(d, np.zeros_like(d), draws=B, rng=5).iloc[0]
     sd_boot = res["std_error"]
     band = 5 * math.sqrt(2) * math.sqrt(0.025 * 0.975 / B) / stats.norm.pdf(1.96) * sd_boot
     assert abs(res["ci_lower"] + res["ci_upper"]) < band
@@ -331,9 +331,9 @@ def test_cluster_bootstrap_balanced_equals_bootstrap_of_cluster_means():
     G, m = 12, 5
     d = rng.normal(0.1, 1, G * m) + np.repeat(rng.normal(0, 0.5, G), m)
     codes = np.repeat(np.arange(G), m)
-    clustered = paired_bootstrap(d, np.zeros_like(d), cluster=codes, B=3000, ci="all", rng=9)
+    clustered = paired_bootstrap(d, np.zeros_like(d), cluster=codes, draws=3000, ci="all", rng=9)
     means = d.reshape(G, m).mean(axis=1)
-    plain = paired_bootstrap(means, np.zeros(G), B=3000, ci="all", rng=9)
+    plain = paired_bootstrap(means, np.zeros(G), draws=3000, ci="all", rng=9)
     for col in ("estimate", "std_error", "ci_lower", "ci_upper"):
         np.testing.assert_allclose(clustered[col], plain[col], rtol=1e-12, err_msg=col)
     assert clustered["n_clusters"].iloc[0] == G and clustered["n"].iloc[0] == G * m
@@ -349,8 +349,8 @@ def test_cluster_bootstrap_long_form_and_cluster_jackknife():
     df = pd.DataFrame({"model": ["A"] * n + ["B"] * n, "subject": np.r_[subj, subj],
                        "question": np.tile([f"q{i}" for i in range(n)], 2),
                        "correct": np.r_[x, y]})
-    long = paired_bootstrap(df, a="A", b="B", cluster="subject", B=500, ci="bca", rng=4)
-    arr = paired_bootstrap(x, y, cluster=subj, B=500, ci="bca", rng=4)
+    long = paired_bootstrap(df, a="A", b="B", cluster="subject", draws=500, ci="bca", rng=4)
+    arr = paired_bootstrap(x, y, cluster=subj, draws=500, ci="bca", rng=4)
     pd.testing.assert_frame_equal(long, arr.assign(model_a="A", model_b="B"))
     # acceleration from the leave-one-cluster-out jackknife, recomputed by hand
     d = x - y
@@ -363,13 +363,13 @@ def test_cluster_bootstrap_long_form_and_cluster_jackknife():
 def test_bootstrap_median_cluster_and_seed_reproducible():
     x, y = DATA["quart60"]
     cl = np.arange(60) % 6
-    r1 = paired_bootstrap(x, y, statistic="median", cluster=cl, B=300, ci="all", rng=1)
-    r2 = paired_bootstrap(x, y, statistic="median", cluster=cl, B=300, ci="all",
+    r1 = paired_bootstrap(x, y, statistic="median", cluster=cl, draws=300, ci="all", rng=1)
+    r2 = paired_bootstrap(x, y, statistic="median", cluster=cl, draws=300, ci="all",
                           rng=np.random.default_rng(1))
     pd.testing.assert_frame_equal(r1, r2)
     assert r1["estimate"].iloc[0] == np.median(x - y)
-    r3 = paired_bootstrap(x, y, statistic=np.median, B=300, rng=1)
-    r4 = paired_bootstrap(x, y, statistic="median", B=300, rng=1)
+    r3 = paired_bootstrap(x, y, statistic=np.median, draws=300, rng=1)
+    r4 = paired_bootstrap(x, y, statistic="median", draws=300, rng=1)
     np.testing.assert_allclose(r3[["ci_lower", "ci_upper"]], r4[["ci_lower", "ci_upper"]])
 
 
@@ -479,7 +479,7 @@ BAD_INPUTS = [
     (lambda: paired_t([1.0, 2.0], [0.5, 0.2], level=95), "level=95"),
     (lambda: mcnemar([1, 0], [0, 1], method="fisher"), "method='fisher'"),
     (lambda: wilcoxon([1.0, 2.0], [0.5, 0.2], zero_method="zsplit"), "zero_method='zsplit'"),
-    (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], B=0), "B=0"),
+    (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], draws=0), "B=0"),
     (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], ci="basic"), "ci='basic'"),
     (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], cluster=[1, 2, 3]), "3 labels"),
     (lambda: paired_bootstrap([1.0, 2.0], [0.5, 0.2], cluster="subject"), "column name"),
@@ -535,7 +535,7 @@ def test_inputs_not_modified():
         warnings.simplefilter("error")
         for fn in (paired_t, wilcoxon, effect_sizes, sign_flip):
             fn(x, y)
-        paired_bootstrap(x, y, B=50, rng=0)
+        paired_bootstrap(x, y, draws=50, rng=0)
     np.testing.assert_array_equal(x, xc)
     pd.testing.assert_series_equal(y, yc)
 

@@ -79,13 +79,13 @@ def test_maxt_and_stepdown_equal_brute_force_enumeration():
 
 def test_streamed_chunks_give_the_same_answer(monkeypatch):
     fit = _fit(T=16, K=5)                     # 16 units: random flips, seeded
-    a = fit.contrasts(adjust="stepdown", B=3000, rng=4)["p_adjusted"].to_numpy()
-    pr = fit.rank_probabilities(B=3000, rng=4)
+    a = fit.contrasts(adjust="stepdown", draws=3000, rng=4)["p_adjusted"].to_numpy()
+    pr = fit.rank_probabilities(draws=3000, rng=4)
     monkeypatch.setattr(rz, "_CELLS", 7)       # a handful of flips per chunk
-    b = fit.contrasts(adjust="stepdown", B=3000, rng=4)["p_adjusted"].to_numpy()
+    b = fit.contrasts(adjust="stepdown", draws=3000, rng=4)["p_adjusted"].to_numpy()
     np.testing.assert_array_equal(a, b)
-    assert fit.contrasts(adjust="maxt", B=3000, rng=4).attrs["mixrank"]["exact"] is False
-    pr2 = fit.rank_probabilities(B=3000, rng=4)
+    assert fit.contrasts(adjust="maxt", draws=3000, rng=4).attrs["mixrank"]["exact"] is False
+    pr2 = fit.rank_probabilities(draws=3000, rng=4)
     np.testing.assert_allclose(pr["probability"], pr2["probability"])
 
 
@@ -101,7 +101,7 @@ def test_rank_probabilities_from_all_flips():
 
 def test_simultaneous_rank_intervals_use_the_flips():
     fit = _fit()
-    r = fit.rank_intervals(coverage="simultaneous", method="maxt")
+    r = fit.rank_intervals(coverage="simultaneous", adjust="maxt")
     assert "randomization" in r.attrs["mixrank"]["reference"]
     assert (r["rank_lower"] <= r["rank"]).all() and (r["rank"] <= r["rank_upper"]).all()
     with pytest.raises(mixrank.DesignError, match="stepdown.*df='cr2'"):

@@ -129,11 +129,11 @@ def test_four_models_simultaneous_bh_and_bonferroni():
     # .011 (.0167), .02 (.0208) pass; .03 > .025 and every later one fails -> 5 rejected:
     # w>z, w>y, x>z, y>z, w>x.  L: w 1, x 2, y 2, z 4; U: w 1, x 3, y 3, z 4.
     P = _upper_to_matrix(list(FOUR), FOUR_P)
-    bh = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", method="bh")
+    bh = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", adjust="bh")
     assert _intervals(bh) == {"w": (1, 1), "x": (2, 3), "y": (2, 3), "z": (4, 4)}
     # Bonferroni at .05/12 = .00417: .0001, .004 -> w>z, w>y.
     # L: w 1, x 1, y 2, z 2; U: w 2, x 4, y 4, z 4.
-    bo = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", method="bonferroni")
+    bo = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", adjust="bonferroni")
     assert _intervals(bo) == {"w": (1, 2), "x": (1, 4), "y": (2, 4), "z": (2, 4)}
 
 
@@ -241,17 +241,17 @@ def test_relabelling_invariance_and_bounds(case, coverage, method):
     upper = {(models[j], models[k]): next(it) for j in range(M) for k in range(j + 1, M)}
     P = _upper_to_matrix(models, upper)
     tab = rank_intervals_from_tests(dict(zip(models, scores, strict=True)), P,
-                                    coverage=coverage, method=method)
+                                    coverage=coverage, adjust=method)
     pm = [models[i] for i in perm]
     P2 = _upper_to_matrix(pm, upper)
     tab2 = rank_intervals_from_tests({m: scores[models.index(m)] for m in pm}, P2,
-                                     coverage=coverage, method=method)
+                                     coverage=coverage, adjust=method)
     assert _intervals(tab) == _intervals(tab2)
     assert (tab["rank_lower"] >= 1).all() and (tab["rank_upper"] <= M).all()
     assert (tab["rank_lower"] <= tab["rank_upper"]).all()
     # a higher level never narrows an interval
     wide = rank_intervals_from_tests(dict(zip(models, scores, strict=True)), P, level=0.99,
-                                     coverage=coverage, method=method)
+                                     coverage=coverage, adjust=method)
     a, b = _intervals(tab), _intervals(wide)
     assert all(b[m][0] <= a[m][0] and b[m][1] >= a[m][1] for m in models)
 
@@ -324,10 +324,10 @@ def test_maxt_is_seeded_and_no_wider_than_holm_here(coverage, step):
     mu = np.arange(M) * step * np.sqrt(0.02)
     con = _contrasts_from_cov(models, mu, S)
     scores = dict(zip(models, mu, strict=True))
-    t1 = rank_intervals_from_contrasts(scores, con, method="maxt", coverage=coverage, rng=7)
-    t2 = rank_intervals_from_contrasts(scores, con, method="maxt", coverage=coverage, rng=7)
+    t1 = rank_intervals_from_contrasts(scores, con, adjust="maxt", coverage=coverage, rng=7)
+    t2 = rank_intervals_from_contrasts(scores, con, adjust="maxt", coverage=coverage, rng=7)
     pd.testing.assert_frame_equal(t1, t2)
-    holm = rank_intervals_from_contrasts(scores, con, method="holm", coverage=coverage)
+    holm = rank_intervals_from_contrasts(scores, con, adjust="holm", coverage=coverage)
     w = lambda t: (t["rank_upper"] - t["rank_lower"]).to_numpy()  # noqa: E731
     assert (w(t1) <= w(holm)).all() and w(t1).sum() < w(holm).sum()
     assert t1.attrs["mixrank"]["B"] == 2000
@@ -368,8 +368,8 @@ def test_fit_path_matches_contrasts(example_fit):
 
 
 def test_fit_method_delegates(example_fit):
-    a = example_fit.rank_intervals(0.9, coverage="marginal", method="maxt", B=500, rng=3)
-    b = rank_intervals_fit(example_fit, level=0.9, coverage="marginal", method="maxt", B=500,
+    a = example_fit.rank_intervals(0.9, coverage="marginal", adjust="maxt", draws=500, rng=3)
+    b = rank_intervals_fit(example_fit, level=0.9, coverage="marginal", adjust="maxt", draws=500,
                            rng=3)
     pd.testing.assert_frame_equal(a, b)
     assert (a["level"] == 0.9).all()
@@ -462,8 +462,8 @@ def test_subject_unit_at_least_as_wide_as_cells(shared_data, name):
     cells = mixrank.fit("correct ~ model", df)
     for coverage in ("marginal", "simultaneous"):
         for method in ("holm", "maxt"):
-            _check_wider(subj.rank_intervals(coverage=coverage, method=method, rng=11),
-                         cells.rank_intervals(coverage=coverage, method=method, rng=11),
+            _check_wider(subj.rank_intervals(coverage=coverage, adjust=method, rng=11),
+                         cells.rank_intervals(coverage=coverage, adjust=method, rng=11),
                          f"{name} fit {coverage} {method}")
         _check_wider(rank_intervals(df, unit="subject", coverage=coverage),
                      rank_intervals(df, unit=None, coverage=coverage),
@@ -527,7 +527,7 @@ def test_error_options():
     with pytest.raises(DesignError, match="coverage"):
         rank_intervals_from_tests(THREE, P, coverage="joint")
     with pytest.raises(DesignError, match="maxt"):
-        rank_intervals_from_tests(THREE, P, method="maxt")
+        rank_intervals_from_tests(THREE, P, adjust="maxt")
     with pytest.raises(DesignError, match="level"):
         rank_intervals_from_tests(THREE, P, level=95)
     with pytest.raises(DesignError, match="test="):

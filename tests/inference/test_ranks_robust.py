@@ -75,5 +75,5 @@ def test_rank_intervals_with_robust_tests(test):
 def test_rank_intervals_bad_options():
     with pytest.raises(DesignError, match="'bootstrap'"):
         rank_intervals(mixrank.load_example(), test="jackknife")
-    with pytest.raises(DesignError, match="B="):
-        rank_intervals(mixrank.load_example(), test="bootstrap", B=10)
+    with pytest.raises(DesignError, match="draws="):
+        rank_intervals(mixrank.load_example(), test="bootstrap", draws=10)

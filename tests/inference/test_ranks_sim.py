@@ -125,7 +125,7 @@ def test_near_null_design_detects_an_unadjusted_procedure():
             # Bonferroni over the M - 1 hypotheses of a side at alpha'/2 with
             # alpha' = (M - 1) alpha: every single test at alpha/2, i.e. no correction
             tab = rank_intervals_from_contrasts(scores, con, level=1 - (M - 1) * ALPHA,
-                                                coverage="marginal", method="bonferroni")
+                                                coverage="marginal", adjust="bonferroni")
         cover[r] = gen.covered(tab)
     assert cover.mean(axis=0).min() < _band(R)
 

@@ -55,12 +55,12 @@ def test_bad_adjust_lists_valid_values(example_fit, bad):
 @pytest.mark.parametrize("bad", [10, 2.5, "many", True])
 def test_bad_draws(example_fit, bad):
     with pytest.raises(mixrank.DesignError, match="B="):
-        example_fit.contrasts(adjust="maxt", B=bad)
+        example_fit.contrasts(adjust="maxt", draws=bad)
 
 
 def test_maxt_bounds(example_fit):
     """Simultaneous CIs are wider than marginal, narrower than Bonferroni; p between p and Bonferroni."""
-    m = example_fit.contrasts(adjust="maxt", rng=1, B=20000)
+    m = example_fit.contrasts(adjust="maxt", rng=1, draws=20000)
     marg = example_fit.contrasts(adjust="none")
     bonf = example_fit.contrasts(adjust="none", level=1 - 0.05 / 15)
     w, wm, wb = (t["ci_upper"] - t["ci_lower"] for t in (m, marg, bonf))
@@ -69,7 +69,7 @@ def test_maxt_bounds(example_fit):
     assert (m["p_adjusted"] <= np.minimum(1, 15 * m["p_value"]) + 0.01).all()
     assert m.attrs["mixrank"]["ci"].startswith("simultaneous")
     # reproducible with a seed, and the CI excludes 0 exactly when p_adjusted < 1 - level
-    again = example_fit.contrasts(adjust="maxt", rng=1, B=20000)
+    again = example_fit.contrasts(adjust="maxt", rng=1, draws=20000)
     pd.testing.assert_frame_equal(m, again)
     excl = (m["ci_lower"] > 0) | (m["ci_upper"] < 0)
     assert (excl == (m["p_adjusted"] < 0.05)).all()
@@ -84,7 +84,7 @@ def _independent(models=4, n=4000, seed=0):
 def test_maxt_is_studentized_range_for_independent_models():
     df = _independent()
     fit = mixrank.fit("correct ~ model", df)
-    c = fit.contrasts(adjust="maxt", B=40000, rng=2)
+    c = fit.contrasts(adjust="maxt", draws=40000, rng=2)
     crit = c.attrs["mixrank"]["critical_value_normal"]
     ref = stats.studentized_range.ppf(0.95, 4, np.inf) / np.sqrt(2)   # 2.569
     assert crit == pytest.approx(ref, abs=0.03)
@@ -93,7 +93,7 @@ def test_maxt_is_studentized_range_for_independent_models():
 def test_one_contrast_maxt_is_marginal():
     df = _independent(models=2, n=300, seed=4)
     fit = mixrank.fit("correct ~ model", df)
-    m, marg = fit.contrasts(adjust="maxt", B=40000, rng=3), fit.contrasts(adjust="none")
+    m, marg = fit.contrasts(adjust="maxt", draws=40000, rng=3), fit.contrasts(adjust="none")
     assert m["p_adjusted"].iloc[0] == pytest.approx(marg["p_value"].iloc[0], abs=0.01)
     assert m["ci_lower"].iloc[0] == pytest.approx(marg["ci_lower"].iloc[0],
                                                   abs=0.03 * marg["std_error"].iloc[0])
@@ -102,7 +102,7 @@ def test_one_contrast_maxt_is_marginal():
 def test_rank_probabilities_two_models():
     df = _independent(models=2, n=300, seed=4)
     fit = mixrank.fit("correct ~ model", df)
-    rp = fit.rank_probabilities(B=40000, rng=5)
+    rp = fit.rank_probabilities(draws=40000, rng=5)
     c = fit.contrasts().iloc[0]
     p_a = stats.t.cdf(c["statistic"], c["df"])                   # P(draw of a - b > 0)
     pb = rp.drop_duplicates("model").set_index("model")["p_best"]

@@ -64,17 +64,18 @@ def test_judge_subcommand(capsys, path):
 @pytest.mark.parametrize("argv, match", [
     (["judge", "{p}", "-f", F], "needs --gold COLUMN"),
     (["scores", "{p}", "-f", F, "--gold", "humn"], "did you mean 'human'"),
-    (["scores", "{p}", "-f", F, "--lam", "0.3"], "lam=0.3 needs gold="),
+    (["scores", "{p}", "-f", F, "--lam", "0.3"], "--lam 0.3 needs --gold"),
     (["scores", "{p}", "-f", F, "--gold", "human", "--lam", "best"],
      "expected a number in [0, 1] or 'unit'"),
     (["components", "{p}", "-f", F, "--gold", "human"], "has no variance components"),
-    # --alpha/--power only shape --plan; without it they were silently ignored (hrev review)
-    (["judge", "{p}", "-f", F, "--gold", "human", "--alpha", "0.1"],
-     "--alpha and --power set the label budget of --plan DELTA"),
+    # --power only shapes --plan; without it it was silently ignored (hrev review); --level
+    # (former --alpha) is the fit's level and shapes every interval
     (["judge", "{p}", "-f", F, "--gold", "human", "--power", "0.9"],
-     "without --plan they would be ignored"),
+     "--power sets the label budget of --plan DELTA"),
+    (["judge", "{p}", "-f", F, "--gold", "human", "--power", "0.9"],
+     "without --plan it would be ignored"),
     (["scores", "{p}", "-f", F, "--gold", "human", "--family", "binomial"],
-     "--gold human is not available with --family binomial"),
+     "--gold (judge correction, PPI++) does not take --family binomial"),
 ])
 def test_cli_errors(capsys, path, argv, match):
     code, _, err = run(capsys, *[a.format(p=path) for a in argv])

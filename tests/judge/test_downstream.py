@@ -30,7 +30,7 @@ def test_joint_covariance_is_consistent_with_pair_variances(data, formula):
 def test_two_models_maxt_equals_unadjusted(data):
     two = data[data["model"].isin(["m0", "m3"])]
     for f in ("score ~ model + (1|subject)", "score ~ model"):
-        con = mixrank.fit(f, two, gold="human").contrasts(adjust="maxt", rng=0, B=20000)
+        con = mixrank.fit(f, two, gold="human").contrasts(adjust="maxt", rng=0, draws=20000)
         assert con["p_adjusted"].iloc[0] == pytest.approx(con["p_value"].iloc[0], abs=0.01)
 
 

@@ -66,14 +66,14 @@ def _frame(seed: int, models: int, subjects: int, questions: int, labels: str) -
 
 def _accessors(res) -> None:
     for adjust in ("holm", "none", "bh", "maxt"):
-        res.contrasts(adjust=adjust, B=1000, rng=0)
+        res.contrasts(adjust=adjust, draws=1000, rng=0)
     res.model_scores()
     res.judge()
     res.variance_components()
     res.diagnostics()
     res.design_effect()
     str(res.summary())
-    for call in (lambda: res.rank_intervals(), lambda: res.rank_probabilities(B=1000, rng=0),
+    for call in (lambda: res.rank_intervals(), lambda: res.rank_probabilities(draws=1000, rng=0),
                  lambda: res.resolution(pairs="all"), lambda: res.plan(0.1),
                  lambda: res.sensitivity()):
         try:
@@ -114,5 +114,5 @@ def test_regression_multiway_joint_covariance(seed, models, subjects, questions,
         res = mixrank.fit(formula, df, gold="human", lam=lam)
         cov, _ = res.contrast_covariance()
         assert np.all(np.isfinite(cov))
-        res.contrasts(adjust="maxt", B=1000, rng=0)
-        res.rank_probabilities(B=1000, rng=0)
+        res.contrasts(adjust="maxt", draws=1000, rng=0)
+        res.rank_probabilities(draws=1000, rng=0)

@@ -24,7 +24,7 @@ def fit():
 
 
 def test_plot_has_one_row_per_pair_and_one_series_per_check(fit):
-    summ = fit.sensitivity("loso,bootstrap,clusterings", B=100, n_random=20, rng=1,
+    summ = fit.sensitivity("loso,bootstrap,clusterings", draws=100, n_random=20, rng=1,
                            summary=True)
     ax = plot_sensitivity(summ, title="t")
     pairs = summ[["model_a", "model_b"]].drop_duplicates()

@@ -199,7 +199,7 @@ def test_accessors_work_on_the_estimable_part_and_say_what_they_left_out():
         rs = res.resolution(anytime=False)
         pl = res.plan(0.1)
         sens = res.sensitivity("loso")
-        rp = res.rank_probabilities(B=1000, rng=1)
+        rp = res.rank_probabilities(draws=1000, rng=1)
     for tab in (ri, rs, pl, sens, rp):
         assert tab.attrs["mixrank"]["left_out"] == ["m4", "m5"]
     assert sorted(ri["model"]) == ["m0", "m1", "m2", "m3"]
@@ -288,7 +288,7 @@ def test_disjoint_annotators_get_one_score_table_per_group():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
         ri = res.rank_intervals()
-        rp = res.rank_probabilities(B=1000, rng=1)
+        rp = res.rank_probabilities(draws=1000, rng=1)
     assert dict(zip(ri.model, ri.group)) == {"a0": 1, "a1": 1, "a2": 1, "b0": 2, "b1": 2}
     assert set(ri[ri.group == 2]["rank"]) <= {1, 2}
     assert dict(zip(rp.model, rp.group)) == dict(zip(ri.model, ri.group))

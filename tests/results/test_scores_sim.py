@@ -59,7 +59,7 @@ def test_model_score_and_maxt_coverage():
         for fit, acc in ((unit, cover_unit), (cells, cover_cells)):
             sc = fit.model_scores()
             acc += ((sc["ci_lower"] <= MU) & (MU <= sc["ci_upper"])).to_numpy()
-        c = unit.contrasts(adjust="maxt", B=2000, rng=rng)
+        c = unit.contrasts(adjust="maxt", draws=2000, rng=rng)
         tr = np.array([truth[(a, b)] for a, b in zip(c["model_a"], c["model_b"])])
         cover_simul += bool(np.all((c["ci_lower"] <= tr) & (tr <= c["ci_upper"])))
     unit_cov = cover_unit / REPS
@@ -100,7 +100,7 @@ def test_maxt_familywise_with_inconsistent_pairs():
             warnings.simplefilter("ignore", mixrank.MixrankWarning)
             fit = mixrank.fit("y ~ model + (1|subject)", df, pair_by=["subject", "question"],
                               df="satterthwaite")    # the Gaussian max-t of the REML contrasts
-        c = fit.contrasts(adjust="maxt", B=2000, rng=rng)
+        c = fit.contrasts(adjust="maxt", draws=2000, rng=rng)
         tr = np.array([truth[(a, b)] for a, b in zip(c["model_a"], c["model_b"])])
         covered += bool(np.all((c["ci_lower"] <= tr) & (tr <= c["ci_upper"])))
         clipped.append(c.attrs["mixrank"]["psd_clipped"])

@@ -58,7 +58,7 @@ def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "bina
             warnings.simplefilter("ignore")
             fit = _with_df(base, how)
             c = fit.contrasts(adjust="holm")
-            mt = fit.contrasts(adjust="maxt", B=2000, rng=seed) if "maxt" in answers else None
+            mt = fit.contrasts(adjust="maxt", draws=2000, rng=seed) if "maxt" in answers else None
         gap = np.array([true[a] - true[b] for a, b in zip(c["model_a"], c["model_b"])])
         null = np.isclose(gap, 0.0)
         # latent gaps: on the 0/1 scale the true difference is 0 exactly when the gap is 0
@@ -69,7 +69,7 @@ def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "bina
             if mt is not None:
                 out[f"{how}_maxt"] = float((mt["p_adjusted"] < 0.05).to_numpy()[null].any())
             if how == "cr2" and "stepdown" in answers:
-                sd = fit.contrasts(adjust="stepdown", B=2000, rng=seed)
+                sd = fit.contrasts(adjust="stepdown", draws=2000, rng=seed)
                 out[f"{how}_stepdown"] = float((sd["p_adjusted"] < 0.05).to_numpy()[null].any())
         if outcome != "binary" or null.all():
             lo, hi = c["ci_lower"].to_numpy(), c["ci_upper"].to_numpy()
@@ -79,7 +79,7 @@ def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "bina
         if ranks and "rank_cover" in answers:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = fit.rank_intervals(coverage="simultaneous", method="maxt", B=2000, rng=seed)
+                r = fit.rank_intervals(coverage="simultaneous", adjust="maxt", draws=2000, rng=seed)
             rank = {m: 1 + sum(true[k] > true[m] for k in names) for m in names}
             lo_ok = [lo <= rank[m] <= hi for m, lo, hi in
                      zip(r["model"], r["rank_lower"], r["rank_upper"])]

@@ -40,7 +40,7 @@ from mixrank.engine.parallel import available_cores, blas_controller, run_pairs
 from mixrank.errors import DesignError, MixrankWarning
 from mixrank.frame import Frame
 
-__all__ = ["refit", "replicate_rows", "gls_weights", "warm_starts", "MakeReplicate"]
+__all__ = ["refit", "replicate_rows", "rows_of", "gls_weights", "warm_starts", "MakeReplicate"]
 
 #: Replicate i -> (kept cell indices, draw number of each kept cell or None)
 MakeReplicate = Callable[[int], tuple[np.ndarray, "np.ndarray | None"]]
@@ -192,8 +192,9 @@ def _weight_factor(frame: Frame, p: PairFit, mask: np.ndarray, method: str,
     return float(w.size * np.dot(w, w))
 
 
-def _rows(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[PairFit | None],
-          method: str, estimand: str) -> list[dict[str, float]]:
+def rows_of(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[PairFit | None],
+            method: str, estimand: str) -> list[dict[str, float]]:
+    """Per pair ``estimate, n, sigma_d, weight_factor, variance`` of the fits ({} if None)."""
     out: list[dict[str, float]] = []
     for (a, b), p in zip(family, fits):
         if p is None:
@@ -264,7 +265,7 @@ def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
         rows, copy = make(item[0])
         sub = subset_frame(frame, rows, copy=copy, unit=unit if copy is not None else None)
         fits = refit(sub, family, method=method, estimand=estimand, starts=starts)
-        return _rows(sub, family, fits, method, estimand)
+        return rows_of(sub, family, fits, method, estimand)
 
     items = [(i, 0) for i in range(n_replicates)]
     cores = available_cores()

@@ -23,6 +23,7 @@ from mixrank._progress import Reporter, as_progress
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
+from mixrank.design.sensitivity.fast import fast_rows
 from mixrank.design.sensitivity.frames import (
     choose_unit,
     regroup_frame,
@@ -40,6 +41,8 @@ __all__ = ["sensitivity_fit", "stability", "KINDS"]
 
 #: The checks, in the order they are run when several are asked for.
 KINDS = ("loso", "bootstrap", "clusterings")
+#: Which path the last run of each replicate check took (for ``attrs["mixrank"]["engine_path"]``).
+_PATHS: dict[str, str] = {}
 
 
 def _k(alpha: float, power: float) -> float:
@@ -90,10 +93,15 @@ def _finish(rows: list[dict], kk: float, full: pd.DataFrame) -> pd.DataFrame:
 
 def _replicate_rows(kind: str, labels: Sequence[str], make: MakeReplicate, fit: Any,
                     frame: Frame, family: list[tuple[str, str]], unit: str,
-                    progress: Callable[[int], Any] | None) -> list[dict]:
-    """Rows of refits of the family on each replicate (docs/sensitivity.md, "Speed")."""
-    res = replicate_rows(frame, family, len(labels), make, unit=unit, method=fit.method,
-                         estimand=fit.estimand, progress=progress, full=fit.pairs)
+                    progress: Callable[[int], Any] | None,
+                    plan: tuple[str, np.ndarray] | None = None) -> list[dict]:
+    """Rows of the family on each replicate: from per-cluster sums where the structure
+    allows (``plan``, docs/sensitivity.md "Several random terms"), else refits ("Speed")."""
+    res = None if plan is None else fast_rows(fit, frame, family, unit, plan, make, progress)
+    _PATHS[kind] = "engine" if res is None else "per-cluster sums"
+    if res is None:
+        res = replicate_rows(frame, family, len(labels), make, unit=unit, method=fit.method,
+                             estimand=fit.estimand, progress=progress, full=fit.pairs)
     return [dict(kind=kind, replicate=i + 1, label=label, model_a=a, model_b=b, **r)
             for i, (label, per_pair) in enumerate(zip(labels, res))
             for (a, b), r in zip(family, per_pair)]
@@ -108,7 +116,7 @@ def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | Non
                           f"estimate its variance); the data have {len(levels)}.")
     labels = [str(frame.term_labels[name][lev]) for lev in levels]
     return _replicate_rows("loso", labels, lambda i: (np.flatnonzero(codes != levels[i]), None),
-                           fit, frame, family, name, progress)
+                           fit, frame, family, name, progress, ("loso", levels))
 
 
 def _pair_cells(frame: Frame, a: str, b: str, codes: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -147,7 +155,8 @@ def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str 
         copy = np.concatenate([np.full(len(members[u]), t) for t, u in enumerate(draws[i])])
         return idx, copy
 
-    return _replicate_rows("bootstrap", ["draw"] * B, make, fit, frame, family, name, progress)
+    return _replicate_rows("bootstrap", ["draw"] * B, make, fit, frame, family, name, progress,
+                           ("bootstrap", draws))
 
 
 def _groupings(frame: Frame, groupings: Any) -> dict[str, np.ndarray]:
@@ -340,6 +349,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     uname, why = choose_unit(frame, unit)
     kk, gen = _k(al, pw), as_rng(rng)
     rows: list[dict] = []
+    _PATHS.clear()
     fast = len(frame.spec.random) == 1 and fit.method == "reml"
     labels = {"loso": "leave-one-out", "bootstrap": "cluster bootstrap"}
     for k in kinds:
@@ -363,8 +373,9 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                 n_units=int(frame.term_levels[uname]), family=family, alpha=al,
                 power=pw, estimand=fit.estimand, method=fit.method, B=B, n_random=n_random,
                 formula=fit.frame.spec.formula,
-                engine_path={"loso": "engine", "clusterings": "engine (named), one-way "
-                             "REML (random)", "bootstrap": "one-way REML" if fast else "engine"},
+                engine_path={"loso": _PATHS.get("loso", "engine"), "clusterings": "engine "
+                             "(named), one-way REML (random)", "bootstrap": "one-way REML"
+                             if fast else _PATHS.get("bootstrap", "engine")},
                 full=full[keep].to_dict("records"))
     tab = tidy(out, **meta)
     return stability(tab) if summary else tab

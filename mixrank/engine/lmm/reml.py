@@ -23,6 +23,10 @@ mkMerMod`` and can be called one by one:
 4. :func:`~mixrank.engine.lmm.satterthwaite.satterthwaite` -- the df of ``Var(mu_hat)``;
 5. :func:`package` -- estimates on the caller's scale and order.
 
+:func:`optimise` and :func:`check_convergence` take any
+:class:`~mixrank.engine.lmm.objective.RemlObjective`: they are also the
+optimiser and certificate of the model x covariate fit
+(:func:`mixrank.engine.lmm.reml_fixed.fit_reml_fixed`).
 :func:`fit_reml` composes them.  Notes: docs/engine.md §1 (stages), §2
 (one start with a KKT certificate, scaling).
 """
@@ -216,7 +220,7 @@ def kkt_verdict(g: np.ndarray, psi: np.ndarray, crit: float, control: Control = 
                 hit_limit: bool = False) -> Convergence:
     """The KKT test of :func:`check_convergence` given the gradient ``g`` in ``psi`` at the optimum.
 
-    Shared with :func:`mixrank.engine.lmm.reml_fixed.fit_reml_fixed`.
+    The one certificate of both fits (through :func:`check_convergence`).
     """
     free = psi > 0
     kkt_ok = not bool(np.any(g[~free] < -control.kkt_tol * max(1.0, abs(crit))))

@@ -1,0 +1,239 @@
+"""One result base (issue 23, items 1-2): every pairwise result derives from PairwiseResult,
+every accessor's default level is the fit's, unsupported options raise the one OptionError,
+the former keyword spellings warn and give the same answer, and the pair lookup has one home.
+
+References: the level actually used is read from what each table states (``level`` column,
+``attrs["mixrank"]["alpha"]``) and compared with an explicit ``level=`` call, which is
+validated against lme4/glmer elsewhere (tests/reference, tests/engine/*reference*).
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mixrank
+from mixrank.arena.result import ArenaResult
+from mixrank.design.resolution import resolution_table
+from mixrank.inference.multiplicity import ADJUST, ADJUST_FOR, check_adjust
+from mixrank.inference.ranks import rank_intervals_from_contrasts
+from mixrank.judge.result import JudgeResult
+from mixrank.results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult
+from mixrank.results.base import PairwiseResult
+
+F = "correct ~ model + (1|subject)"
+FB = "correct ~ model + (1|subject:question:prompt) + (1|subject:model)"
+LEVELS = (0.9, 0.95)
+
+
+def _quiet(fn, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        return fn(*a, **kw)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return mixrank.load_example()
+
+
+@pytest.fixture(scope="module", params=LEVELS)
+def gauss(request, data):
+    return _quiet(mixrank.fit, F, data, level=request.param)
+
+
+@pytest.fixture(scope="module", params=LEVELS)
+def binom(request, data):
+    return _quiet(mixrank.fit, FB, data, family="binomial", nagq=0, level=request.param)
+
+
+def test_every_result_type_derives_from_the_base():
+    for cls in (FitResult, GlmmResult, GlmmByResult, GlmmSlopeResult, JudgeResult, ArenaResult):
+        assert issubclass(cls, PairwiseResult), cls
+        assert "rank_intervals" in cls.OPTIONS and "resolution" in cls.OPTIONS
+
+
+def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+
+
+def test_gaussian_defaults_use_the_fits_level(gauss):
+    lev = gauss.level
+    other = 0.95 if lev == 0.9 else 0.9
+    alpha = round(1 - lev, 12)
+    c = gauss.contrasts()
+    assert (c["level"] == lev).all()
+    _same(c, gauss.contrasts(level=lev))
+    assert not np.allclose(c["ci_lower"], gauss.contrasts(level=other)["ci_lower"])
+    s = gauss.model_scores()
+    assert (s["level"] == lev).all()
+    assert not np.allclose(s["ci_lower"], gauss.model_scores(level=other)["ci_lower"])
+    r = gauss.rank_intervals()
+    assert (r["level"] == lev).all() and r.attrs["mixrank"]["alpha"] == pytest.approx(alpha)
+    _same(r, gauss.rank_intervals(level=lev))
+    v = gauss.resolution()
+    assert v.attrs["mixrank"]["alpha"] == alpha
+    _same(v, gauss.resolution(level=lev))
+    assert not v["mde"].equals(gauss.resolution(level=other)["mde"])
+    sens = gauss.sensitivity("loso", top=3)
+    assert sens.attrs["mixrank"]["alpha"] == alpha
+    _same(sens, gauss.sensitivity("loso", top=3, level=lev))
+    pl = gauss.plan(0.05)
+    assert pl.attrs["mixrank"]["alpha"] == alpha
+    _same(pl, gauss.plan(0.05, level=lev))
+    assert not np.allclose(pl["mde"], gauss.plan(0.05, level=other)["mde"])
+
+
+def test_binomial_defaults_use_the_fits_level(binom):
+    lev = binom.level
+    other = 0.95 if lev == 0.9 else 0.9
+    alpha = round(1 - lev, 12)
+    c = binom.contrasts()
+    assert (c["level"] == lev).all()
+    assert not np.allclose(c["ci_lower"], binom.contrasts(level=other)["ci_lower"])
+    for scale in ("logit", "response"):
+        s = binom.model_scores(scale=scale)
+        assert (s["level"] == lev).all()
+        r = binom.rank_intervals(scale=scale)
+        assert (r["level"] == lev).all() and r.attrs["mixrank"]["alpha"] == pytest.approx(alpha)
+        _same(r, binom.rank_intervals(level=lev, scale=scale))
+    v = binom.resolution()
+    assert v.attrs["mixrank"]["alpha"] == alpha
+    _same(v, binom.resolution(level=lev))
+    assert not v["mde"].equals(binom.resolution(level=other)["mde"])
+
+
+def test_arena_defaults_use_the_fits_level():
+    from tests.arena.conftest import simulate_battles
+
+    beta = np.array([0.6, 0.3, 0.0, -0.4])
+    log = simulate_battles(3000, beta, rng=5, tie_rate=0.1)
+    for lev in LEVELS:
+        res = mixrank.arena(log, level=lev)
+        assert res.rank_intervals().attrs["mixrank"]["alpha"] == pytest.approx(round(1 - lev, 12))
+        assert res.resolution().attrs["mixrank"]["alpha"] == round(1 - lev, 12)
+        assert (res.contrasts()["level"] == lev).all()
+
+
+def test_unsupported_options_raise_one_message(data):
+    g = _quiet(mixrank.fit, F, data)
+    b = _quiet(mixrank.fit, FB, data, family="binomial", nagq=0)
+    with pytest.raises(mixrank.OptionError, match=r"scale='logit' is not supported by "
+                       r"FitResult\.rank_intervals\(\); its options are coverage="):
+        g.rank_intervals(scale="logit")
+    with pytest.raises(mixrank.OptionError, match=r"adjust='stepdown' is not supported by "
+                       r"GlmmResult\.rank_intervals\(\); supported values: \['holm', "
+                       r"'bonferroni', 'bh', 'maxt'\]"):
+        b.rank_intervals(adjust="stepdown")
+    with pytest.raises(mixrank.OptionError, match=r"cluster=False is not supported by "
+                       r"GlmmResult\.resolution\(\)"):
+        b.resolution(cluster=False)
+    with pytest.raises(mixrank.OptionError, match=r"by='x' is not supported by "
+                       r"GlmmResult\.rank_intervals"):
+        b.rank_intervals(by="x")
+    with pytest.raises(mixrank.OptionError, match=r"adjust='maxt' is not supported by "
+                       r"GlmmResult\.contrasts\(\); supported values"):
+        b.contrasts(adjust="maxt")
+    with pytest.raises(mixrank.OptionError, match=r"coverage='joint' is not supported by "
+                       r"FitResult\.rank_intervals\(\); supported values: \['marginal', "
+                       r"'simultaneous'\]"):
+        g.rank_intervals(coverage="joint")
+    with pytest.raises(mixrank.OptionError, match=r"unexpected keyword\(s\) bogus="):
+        g.resolution(bogus=1)
+    with pytest.raises(mixrank.OptionError, match=r"level=1.5 is not a confidence level"):
+        g.rank_intervals(level=1.5)
+    assert FitResult.supported_options("resolution")["adjust"] == ("holm", "bonferroni", "bh",
+                                                                   None)
+    assert GlmmResult.supported_options("sensitivity") == {}
+
+
+def test_the_adjust_registry_has_subsets_of_one_list():
+    for consumer, values in ADJUST_FOR.items():
+        assert set(values) <= set(ADJUST), consumer
+    with pytest.raises(mixrank.OptionError, match=r"adjust='hommel' is not supported by "
+                       r"resolution\(\); supported values: \['holm', 'bonferroni', 'bh'\] "
+                       r"or None"):
+        check_adjust("hommel", "resolution", where="resolution", allow_none=True)
+
+
+def _warns_same(new, old):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.WeakDesignWarning)
+        a = new()
+        with pytest.warns(mixrank.MixrankDeprecationWarning, match="former name of"):
+            b = old()
+    _same(a, b)
+
+
+def test_old_spellings_warn_and_give_the_same_answer(data):
+    g = _quiet(mixrank.fit, F, data)
+    b = _quiet(mixrank.fit, FB, data, family="binomial", nagq=0)
+    _warns_same(lambda: g.rank_intervals(adjust="bonferroni"),
+                lambda: g.rank_intervals(method="bonferroni"))
+    _warns_same(lambda: g.rank_intervals(adjust="maxt", draws=500, rng=1),
+                lambda: g.rank_intervals(adjust="maxt", B=500, rng=1))
+    _warns_same(lambda: b.rank_intervals(adjust="bh"), lambda: b.rank_intervals(method="bh"))
+    _warns_same(lambda: g.resolution(adjust="bh", level=0.9),
+                lambda: g.resolution(multiplicity="bh", alpha=0.1))
+    _warns_same(lambda: b.resolution(adjust="bonferroni", level=0.9),
+                lambda: b.resolution(multiplicity="bonferroni", alpha=0.1))
+    _warns_same(lambda: g.contrasts(adjust="maxt", draws=2000, rng=2),
+                lambda: g.contrasts(adjust="maxt", B=2000, rng=2))
+    _warns_same(lambda: g.rank_probabilities(draws=2000, rng=2),
+                lambda: g.rank_probabilities(B=2000, rng=2))
+    _warns_same(lambda: g.sensitivity("bootstrap", top=3, draws=50, rng=3, level=0.9),
+                lambda: g.sensitivity("bootstrap", top=3, B=50, rng=3, alpha=0.1))
+    _warns_same(lambda: g.plan(0.05, level=0.9), lambda: g.plan(0.05, alpha=0.1))
+    con, sc = g.contrasts(), g.model_scores()
+    _warns_same(lambda: rank_intervals_from_contrasts(sc, con, adjust="bh"),
+                lambda: rank_intervals_from_contrasts(sc, con, method="bh"))
+    pairs = pd.DataFrame(dict(model_a=["a"], model_b=["b"], estimate=[0.1], n=[100],
+                              sigma_d=[0.5], design_effect=[1.2]))
+    _warns_same(lambda: resolution_table(pairs, level=0.9, adjust="bonferroni"),
+                lambda: resolution_table(pairs, alpha=0.1, multiplicity="bonferroni"))
+    _warns_same(lambda: mixrank.paired_bootstrap([1, 0, 1, 1, 0], [0, 0, 1, 0, 0], draws=300,
+                                                 rng=1),
+                lambda: mixrank.paired_bootstrap([1, 0, 1, 1, 0], [0, 0, 1, 0, 0], B=300, rng=1))
+    with pytest.raises(mixrank.OptionError, match="pass only adjust="), \
+            pytest.warns(mixrank.MixrankDeprecationWarning):
+        g.rank_intervals(adjust="bh", method="holm")
+    with pytest.raises(mixrank.OptionError, match="pass only level="), \
+            pytest.warns(mixrank.MixrankDeprecationWarning):
+        g.resolution(level=0.9, alpha=0.05)
+
+
+# ----------------------------------------------------------------- one pair lookup
+ROOT = Path(mixrank.__file__).parent
+#: Modules still building their own pair-keyed dict, owned by another helper of issue 23
+#: (hperf: design/sensitivity/); remove an entry once it goes through engine.records.
+PENDING = {"design/sensitivity/refit.py", "design/sensitivity/run.py"}
+
+
+def _pair_keyed(node: ast.AST) -> bool:
+    """A dict display/comprehension whose key names both ``model_a`` and ``model_b``."""
+    keys = [node.key] if isinstance(node, ast.DictComp) else (
+        [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else [])
+    for k in keys:
+        names = {n.attr for n in ast.walk(k) if isinstance(n, ast.Attribute)}
+        names |= {n.id for n in ast.walk(k) if isinstance(n, ast.Name)}
+        if {"model_a", "model_b"} <= names or (isinstance(k, ast.Call) and any(
+                isinstance(n, ast.Name) and n.id in ("a", "b") for n in ast.walk(k))
+                and isinstance(k.func, ast.Name) and k.func.id == "frozenset"):
+            return True
+    return False
+
+
+def test_the_pair_lookup_is_defined_in_one_module():
+    found = set()
+    for path in ROOT.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(_pair_keyed(n) for n in ast.walk(tree)):
+            found.add(path.relative_to(ROOT).as_posix())
+    assert "engine/records.py" in found
+    assert found - PENDING == {"engine/records.py"}, found
+    assert PENDING <= found, "a pending module was fixed: drop it from PENDING"
