@@ -65,7 +65,7 @@ def fit_interaction(spec: InteractionSpec, data: Any,
                     progress: Callable[[int, int], Any] | None = None
                     ) -> tuple[Frame, list[PairFit], list[tuple[int, int]]]:
     """Frame, per-pair fits and pair indices of an interaction formula
-    (``resolve``: :func:`mixrank.fit.resolve_pairs`).
+    (``resolve``: :func:`mixrank.frame.pairs.resolve_pairs`).
 
     ``progress(done, total)`` is called before and after the pairs are fitted
     (once at the end, as the cross-check engines do).  ``client`` and

@@ -18,6 +18,8 @@ Modules:
 * :mod:`~mixrank.frame.covariates` -- cell-level covariates of a model x
   covariate formula;
 * :mod:`~mixrank.frame.encode` -- fast, canonical integer encoding of key columns;
+* :mod:`~mixrank.frame.pairs` -- which pairs of models of a frame to fit
+  (``fit(pairs=)``);
 * :mod:`~mixrank.frame.memory` -- input size checked before the dense matrices
   are allocated;
 * :mod:`~mixrank.frame.source` -- what an input is, and coercing long input

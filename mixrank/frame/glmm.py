@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, OptionError
 from ..formula.glmm_terms import GlmmFormula
 from .build import build_frame as build_rows
 from .build import default_pair_by, resolve_keys
@@ -188,6 +188,8 @@ def binomial_frame(gf: GlmmFormula, data: Any, *, pair_by: Sequence[str] | None 
 
     Raises
     ------
+    OptionError
+        ``na`` other than ``"error"`` with count columns.
     DataError
         0/1 rows with a score outside {0, 1}; count columns that are not
         whole numbers, with k > n or n = 0; several count rows per (model,
@@ -197,6 +199,10 @@ def binomial_frame(gf: GlmmFormula, data: Any, *, pair_by: Sequence[str] | None 
     if isinstance(data, Frame):
         frame, nobs, lc = data, int(data.n_rows), 0.0
     elif gf.trials is not None or gf.failures is not None:
+        if na != "error":
+            raise OptionError(f"na={na!r} drops rows with a missing 0/1 score; a cbind(...) "
+                              "response has count columns, and a missing count is an error: "
+                              "drop those rows before fitting (and leave na='error')")
         return _count_frame(gf, data, pair_by, replicate)
     else:
         cols = None

@@ -75,3 +75,9 @@ def test_unknown_family_and_count_backends_are_refused():
     with pytest.raises(OptionError, match="cbind.* reads its count columns in memory"):
         mixrank.fit("cbind(k, n - k) ~ model + (1|question)", _counts(), family="binomial",
                     backend="duckdb")
+    with pytest.raises(OptionError, match="na='drop' drops rows with a missing 0/1 score"):
+        mixrank.fit("cbind(k, n - k) ~ model + (1|question)", _counts(), family="binomial",
+                    na="drop")
+    with pytest.raises(OptionError, match="na='drop' drops rows"):
+        mixrank.build_frame(_counts(), "cbind(k, n - k) ~ model + (1|question)",
+                            family="binomial", na="drop")
