@@ -24,7 +24,9 @@ Covered (REML, two or more random terms, the term with most levels the
 Replicates the sums cannot settle exactly as the engine would (too few
 cells, identical differences, a term with one cell per level, two terms
 with equal level counts, a term left with one level, no convergence) are
-refitted with the engine, replicate by replicate.
+refitted with the engine, replicate by replicate.  A ``"copies"`` bootstrap
+draw of one level only (T copies of the same prompt) leaves no residual
+variation: it is reported as not fitted.
 """
 
 from __future__ import annotations
@@ -253,12 +255,13 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
     starts = warm_starts(fit.pairs, family)
     first = frame.spec.term_names[0]
     scale = score_scale(frame)
-    force = None
+    single = np.zeros(R, dtype=bool)
     if case == "copies" and plan[0] == "bootstrap":
-        # one level drawn T times: each block's cells are copies of one cell, so no
-        # residual variation is left; the engine decides what such a replicate gives
+        # one level drawn T times: each block's cells are T copies of one cell, no
+        # residual variation is left and the model is not estimable (the engine ends
+        # at a residual variance of rounding size, after seconds): not fitted
         srt = np.sort(plan[1], axis=1)
-        force = (srt[:, 0] == srt[:, -1])
+        single = srt[:, 0] == srt[:, -1]
     res: list[list[dict[str, float]]] = [[{} for _ in family] for _ in range(R)]
     redo: dict[int, list[int]] = {}
     for h, (a, b) in enumerate(family):
@@ -268,8 +271,10 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
         start = np.maximum(start, 0.05)
         with blas_controller().limit(limits=1, user_api="blas"):   # small products
             st, names, ucols = _pair_sums(frame, a, b, case, big, unit, plan)
-            out, again = _settle(st, names, first, start, fit.estimand, ucols, force)
+            out, again = _settle(st, names, first, start, fit.estimand, ucols, single)
         for i in range(R):
+            if single[i]:
+                continue
             if again[i]:
                 redo.setdefault(i, []).append(h)
                 continue
