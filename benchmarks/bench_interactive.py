@@ -3,6 +3,7 @@
     python benchmarks/bench_interactive.py            # everything (~3-6 min with R)
     python benchmarks/bench_interactive.py --readme   # everything, then rewrite README's table
     python benchmarks/bench_interactive.py --no-r     # without the lme4 + lmerTest peer
+    python benchmarks/bench_interactive.py --only loso,report   # parts 3 and 4 only
 
 Measures in one run, each as a ratio to a peer timed in the same run:
 
@@ -209,15 +210,26 @@ def write_readme(rows: list[tuple[str, str, str, str]], header: str) -> None:
     print(f"wrote {len(rows)} rows to {README}")
 
 
+#: ``--only`` names of the parts.
+_NAMES = {"startup": "1", "leaderboard": "2", "loso": "3", "report": "4", "pair": "5"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--readme", action="store_true", help="rewrite README's table")
     ap.add_argument("--no-r", action="store_true", help="skip the lme4 + lmerTest peer")
     ap.add_argument("--parts", default="1,2,3,4,5", help="comma-separated parts to run")
+    ap.add_argument("--only", default=None, help="comma-separated parts by name instead: "
+                    + ", ".join(f"{k} ({v})" for k, v in _NAMES.items()))
     args = ap.parse_args()
     header = machine()
     print("machine:", header)
     parts = {p.strip() for p in args.parts.split(",")}
+    if args.only is not None:
+        bad = [x for x in args.only.split(",") if x.strip() not in _NAMES]
+        if bad:
+            raise SystemExit(f"--only: unknown part(s) {bad}; expected {list(_NAMES)}")
+        parts = {_NAMES[x.strip()] for x in args.only.split(",")}
     rows: list[tuple[str, str, str, str]] = []
     if "1" in parts:
         part_startup(rows)

@@ -169,3 +169,18 @@ def test_criterion_matches_dense_reml_with_weights():
     rss = float(y @ Vi @ y - (one @ Vi @ y) ** 2 / xx)
     ref = np.linalg.slogdet(V)[1] + np.log(xx) + (len(idx) - 1) * np.log(rss)
     np.testing.assert_allclose(criterion(st, th[None])[0], ref, rtol=1e-12)
+
+
+def test_a_draw_of_one_level_only_is_not_fitted():
+    """Resampling the 3 prompts: a draw of one prompt three times leaves no residual
+    variation (each question's cells are copies of one cell); its rows are not fitted."""
+    data = _design(models=3, questions=10, prompts=3, templates=1, missing=0.0,
+                   sd=(0.8, 0.4, 0.0), seed=9)
+    fit = _quiet(mixrank.fit, TWO, data)
+    B = 40
+    tab = _quiet(fit.sensitivity, "bootstrap", unit="prompt", pairs="all", B=B, rng=5)
+    draws = np.random.default_rng(5).integers(0, 3, size=(B, 3))
+    single = np.flatnonzero((draws == draws[:, :1]).all(axis=1)) + 1
+    assert len(single) >= 1
+    assert not tab[tab["replicate"].isin(single)]["fitted"].any()
+    assert tab[~tab["replicate"].isin(single)]["fitted"].all()

@@ -15,9 +15,10 @@ Modules, by concept:
   engine (warm starts, one call per family, GLS weights);
 * :mod:`~mixrank.design.sensitivity.oneway` -- the vectorised one-way REML
   fast path (one random term);
-* :mod:`~mixrank.design.sensitivity.fast` -- leave-one-out and cluster
-  bootstrap with several random terms from per-cluster sums, without refits,
-  on the batched REML of :mod:`~mixrank.design.sensitivity.crossed`;
+* :mod:`~mixrank.design.sensitivity.fast` and
+  :mod:`~mixrank.design.sensitivity.crossed` -- leave-one-out and the
+  cluster bootstrap with several random terms from per-cluster sums (no
+  refits; the batched REML over all replicates);
 * :mod:`~mixrank.design.sensitivity.stability` -- the per-pair stability
   summary of a replicate table (:func:`stability`).
 """

@@ -150,33 +150,39 @@ def criterion(st: Sums, th: np.ndarray) -> np.ndarray:
 
 def _derivatives(st: Sums, th: np.ndarray, free: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Criterion, finite-difference gradient and Hessian in the free thetas."""
+    """Criterion, finite-difference gradient and Hessian in the free thetas.
+
+    All stencil points of all replicates go through one :func:`criterion`
+    call (the replicates' arrays are small: calls, not arithmetic, cost).
+    """
     R, k = th.shape
     h = np.where(free, 1e-4 * (np.abs(th) + 0.05), 0.0)
-    f0 = criterion(st, th)
+    pts = [np.zeros((R, k))]
+    for i in range(k):
+        for sign in (1.0, -1.0):
+            e = np.zeros((R, k))
+            e[:, i] = sign * h[:, i]
+            pts.append(e)
+    cross = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    for i, j in cross:
+        e = np.zeros((R, k))
+        e[:, i], e[:, j] = h[:, i], h[:, j]
+        pts.append(e)
+    allp = (th[None] + np.stack(pts)).reshape(-1, k)
+    f = criterion(st.take(np.tile(np.arange(R), len(pts))), allp).reshape(len(pts), R)
+    f0 = f[0]
     grad, hess = np.zeros((R, k)), np.zeros((R, k, k))
-    fp = np.zeros((R, k))
-    for i in range(k):
-        if not free[:, i].any():
-            continue
-        e = np.zeros(k)
-        e[i] = 1.0
-        fp[:, i] = criterion(st, th + h[:, i:i + 1] * e)
-        fm = criterion(st, th - h[:, i:i + 1] * e)
-        hi = np.where(free[:, i], h[:, i], 1.0)
-        grad[:, i] = np.where(free[:, i], (fp[:, i] - fm) / (2 * hi), 0.0)
-        hess[:, i, i] = np.where(free[:, i], (fp[:, i] - 2 * f0 + fm) / hi**2, 1.0)
-    for i in range(k):
-        for j in range(i + 1, k):
-            both = free[:, i] & free[:, j]
-            if not both.any():
-                continue
-            step = np.zeros((R, k))
-            step[:, i], step[:, j] = h[:, i], h[:, j]
-            fij = criterion(st, th + step)
-            hij = np.where(both, (fij - fp[:, i] - fp[:, j] + f0)
-                           / np.where(both, h[:, i] * h[:, j], 1.0), 0.0)
-            hess[:, i, j] = hess[:, j, i] = hij
+    hs = np.where(free, h, 1.0)
+    fp = f[1:1 + 2 * k:2].T
+    fm = f[2:2 + 2 * k:2].T
+    grad = np.where(free, (fp - fm) / (2 * hs), 0.0)
+    hess[:, np.arange(k), np.arange(k)] = np.where(free, (fp - 2 * f0[:, None] + fm) / hs**2,
+                                                   1.0)
+    for c, (i, j) in enumerate(cross):
+        both = free[:, i] & free[:, j]
+        hij = np.where(both, (f[1 + 2 * k + c] - fp[:, i] - fp[:, j] + f0)
+                       / (hs[:, i] * hs[:, j]), 0.0)
+        hess[:, i, j] = hess[:, j, i] = hij
     return f0, grad, hess
 
 

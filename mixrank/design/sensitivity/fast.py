@@ -24,7 +24,9 @@ Covered (REML, two or more random terms, the term with most levels the
 Replicates the sums cannot settle exactly as the engine would (too few
 cells, identical differences, a term with one cell per level, two terms
 with equal level counts, a term left with one level, no convergence) are
-refitted with the engine, replicate by replicate.
+refitted with the engine, replicate by replicate.  A ``"copies"`` bootstrap
+draw of one level only (T copies of the same prompt) leaves no residual
+variation: it is reported as not fitted.
 """
 
 from __future__ import annotations
@@ -250,16 +252,27 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
         return None
     case, big = got
     R = len(plan[1])
+    kind, what = plan
+    # a bootstrap replicate is the multiset of its draws: the same multiset in another
+    # order is the same data with the copies renamed, so it is fitted once
+    if kind == "bootstrap":
+        what, inv = np.unique(np.sort(what, axis=1), axis=0, return_inverse=True)
+        inv = inv.ravel()
+    else:
+        inv = np.arange(R)
+    U = len(what)
+    first_of = np.zeros(U, dtype=np.int64)
+    first_of[inv[::-1]] = np.arange(R)[::-1]                # a replicate per multiset
     starts = warm_starts(fit.pairs, family)
     first = frame.spec.term_names[0]
     scale = score_scale(frame)
-    force = None
-    if case == "copies" and plan[0] == "bootstrap":
-        # one level drawn T times: each block's cells are copies of one cell, so no
-        # residual variation is left; the engine decides what such a replicate gives
-        srt = np.sort(plan[1], axis=1)
-        force = (srt[:, 0] == srt[:, -1])
-    res: list[list[dict[str, float]]] = [[{} for _ in family] for _ in range(R)]
+    single = np.zeros(U, dtype=bool)
+    if case == "copies" and kind == "bootstrap":
+        # one level drawn T times: each block's cells are T copies of one cell, no
+        # residual variation is left and the model is not estimable (the engine ends
+        # at a residual variance of rounding size, after seconds): not fitted
+        single = what[:, 0] == what[:, -1]
+    got_u: list[list[dict[str, float]]] = [[{} for _ in family] for _ in range(U)]
     redo: dict[int, list[int]] = {}
     for h, (a, b) in enumerate(family):
         psi = starts.get((a, b), {})
@@ -267,23 +280,26 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
                           for v in (psi.get(t, np.nan) for t in _order(frame, case, big))])
         start = np.maximum(start, 0.05)
         with blas_controller().limit(limits=1, user_api="blas"):   # small products
-            st, names, ucols = _pair_sums(frame, a, b, case, big, unit, plan)
-            out, again = _settle(st, names, first, start, fit.estimand, ucols, force)
-        for i in range(R):
-            if again[i]:
-                redo.setdefault(i, []).append(h)
+            st, names, ucols = _pair_sums(frame, a, b, case, big, unit, (kind, what))
+            out, again = _settle(st, names, first, start, fit.estimand, ucols, single)
+        for u in range(U):
+            if single[u]:
                 continue
-            res[i][h] = dict(estimate=snap_zero(float(out["estimate"][i]), scale),
-                             n=float(out["n"][i]), sigma_d=float(out["sigma_d"][i]),
-                             weight_factor=float(out["weight_factor"][i]),
-                             variance=float(out["variance"][i]))
-    for i, hs in redo.items():                   # the few replicates the sums leave open
-        rows, copy = make(i)
+            if again[u]:
+                redo.setdefault(u, []).append(h)
+                continue
+            got_u[u][h] = dict(estimate=snap_zero(float(out["estimate"][u]), scale),
+                               n=float(out["n"][u]), sigma_d=float(out["sigma_d"][u]),
+                               weight_factor=float(out["weight_factor"][u]),
+                               variance=float(out["variance"][u]))
+    for u, hs in redo.items():                   # the few replicates the sums leave open
+        rows, copy = make(int(first_of[u]))
         sub = subset_frame(frame, rows, copy=copy, unit=unit if copy is not None else None)
         fam = [family[h] for h in hs]
         fits = refit(sub, fam, method=fit.method, estimand=fit.estimand, starts=starts)
         for h, r in zip(hs, rows_of(sub, fam, fits, fit.method, fit.estimand)):
-            res[i][h] = r
+            got_u[u][h] = r
+    res = [[dict(r) for r in got_u[u]] for u in inv]
     if progress is not None:
         progress(R)
     return res

@@ -314,7 +314,10 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     (docs/sensitivity.md).  With one random term and REML, bootstrap and
     random clusterings use a vectorised one-way REML
     (:mod:`mixrank.design.sensitivity.oneway`, checked against the engine);
-    otherwise every replicate goes through the engine.  Validated: LOSO
+    with several terms, leave-one-out and the bootstrap use per-cluster sums
+    where the structure allows (:mod:`mixrank.design.sensitivity.fast`,
+    checked against fresh fits; ``engine_path`` says which); otherwise every
+    replicate goes through the engine.  Validated: LOSO
     against refits of the raw data without the level and a hand-worked
     4-subject example; random clusterings' design effect against its null
     distribution; the cluster-bootstrap N* against N* x DE on a balanced

@@ -115,10 +115,12 @@ def stability(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     kk = float((stats.norm.ppf(1 - meta["alpha"] / 2) + stats.norm.ppf(meta["power"])) ** 2)
     full = {(r["model_a"], r["model_b"]): r for r in meta["full"]}
     lo, hi = (1 - level) / 2, 1 - (1 - level) / 2
-    group = np.where(table["label"].isin(["draw"]) | (table["kind"] == "loso"), meta["unit"],
-                     table["label"])
+    # without the metadata: pandas deep-copies attrs into every slice of the groups
+    plain = pd.DataFrame({c: table[c].to_numpy() for c in table.columns})
+    group = np.where(plain["label"].isin(["draw"]) | (plain["kind"] == "loso"), meta["unit"],
+                     plain["label"])
     rows = []
-    for (kind, grouping, a, b), g in table.assign(grouping=group).groupby(
+    for (kind, grouping, a, b), g in plain.assign(grouping=group).groupby(
             ["kind", "grouping", "model_a", "model_b"], sort=False):
         f = full[(a, b)]
         ok = g[g["fitted"]]
