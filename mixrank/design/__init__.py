@@ -12,7 +12,7 @@ Modules (closed forms first, then what builds on a fit):
   (levels, powers, accuracies, Frechet bounds of a 0/1 correlation);
 * :mod:`~mixrank.design.estimand` -- the estimand of a fitted pair as weights
   over its common cells;
-* :mod:`~mixrank.design.family` -- the family of pairs a verdict table (or a
+* :mod:`~mixrank.design.judged` -- the pairs a verdict table (or a
   sensitivity check) is about;
 * :mod:`~mixrank.design.paradigms` -- per-pair closed forms of the verdict-table
   paradigms;

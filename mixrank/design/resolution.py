@@ -25,7 +25,7 @@ import pandas as pd
 from mixrank._util import tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power
 from mixrank.design.estimand import pair_inputs
-from mixrank.design.family import default_family, select_family
+from mixrank.design.judged import default_pairs, select_pairs
 from mixrank.design.paradigms import (
     anytime_meta,
     bernoulli_columns,
@@ -464,8 +464,8 @@ def resolution_fit(fit: FitResult, *, level: float | None = None, power: float =
     alpha = alpha_from(level, old, default=fit.level, where=where)
     unexpected_keywords(old, where)
     cluster = True if cluster is None else cluster
-    pairs = default_family(fit, pairs, models, top)
-    family = select_family(fit, pairs, models, top)
+    pairs = default_pairs(fit, pairs, models, top)
+    family = select_pairs(fit, pairs, models, top)
     if not family:
         raise DesignError(f"the family is empty: no fitted pair among the selected models "
                           f"with pairs={pairs!r}. Fit the pairs first (mixrank.fit(..., "

@@ -21,7 +21,7 @@ import pandas as pd
 
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
-from mixrank.design.family import select_family
+from mixrank.design.judged import select_pairs
 from mixrank.design.power.audit import shortcut_n
 from mixrank.errors import DesignError
 from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
@@ -195,7 +195,7 @@ def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     gen = as_rng(rng)
     f = fit.frame
     rows = []
-    for a, b in select_family(fit, pairs, models, top):
+    for a, b in select_pairs(fit, pairs, models, top):
         j, k = f.model_index(a), f.model_index(b)
         m = f.common_mask(j, k)
         ya, yb = f.scores[m, j], f.scores[m, k]

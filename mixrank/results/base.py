@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from .._deprecate import level_from_alpha
-from .._util import check_level, check_max_draws, listed
+from .._util import check_level, check_max_draws
+from ..design.judged import JUDGED, judged_pairs
 from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
@@ -46,8 +47,6 @@ __all__ = ["PairwiseResult", "OptionTable", "ANY", "JUDGED", "FIT_OPTIONS", "GLM
 OptionTable = Mapping[str, Mapping[str, "tuple[Any, ...] | None"]]
 #: "Any value" in :attr:`PairwiseResult.OPTIONS` (the accessor checks the value itself).
 ANY: tuple[Any, ...] | None = None
-#: The named sets of judged pairs (``pairs=``); a list of (model_a, model_b) is the third form.
-JUDGED = ("adjacent", "all")
 
 _RANK: dict[str, tuple[Any, ...] | None] = {
     "coverage": COVERAGES, "adjust": adjust_values("rank_intervals"), "draws": ANY,
@@ -188,49 +187,8 @@ class PairwiseResult:
         ``"all"`` (every pair of ``order``, the better-scoring first) or explicit
         ``(model_a, model_b)`` pairs of two different models of the fit, kept as given.
         With ``"adjacent"``/``"all"``, ``models`` keeps only those models of ``order`` and
-        ``top`` the ``top`` best of them."""
-        order = [str(m) for m in order]
-        names = [str(m) for m in self.models]   # type: ignore[attr-defined]
-        if models is not None:
-            unknown = [m for m in models if str(m) not in names]
-            if unknown or isinstance(models, str):
-                raise DesignError(f"models={models!r}: expected a list of models among "
-                                  f"{listed(names)}")
-            keep = {str(m) for m in models}
-            order = [m for m in order if m in keep]
-        if top is not None:
-            if not isinstance(top, (int, np.integer)) or isinstance(top, bool) or top < 2:
-                raise DesignError(f"top={top!r}; expected an integer >= 2")
-            order = order[:top]
-        if (models is not None or top is not None) and not isinstance(pairs, str):
-            raise DesignError("models= and top= select models for pairs='adjacent' or 'all'; "
-                              "with explicit pairs drop them")
-        if isinstance(pairs, str):
-            key = pairs.lower()
-            if key == "adjacent":
-                return list(zip(order[:-1], order[1:]))
-            if key == "all":
-                return [(a, b) for i, a in enumerate(order) for b in order[i + 1:]]
-            raise OptionError(f"pairs={pairs!r} is not supported by {type(self).__name__}; "
-                              f"supported values: {list(JUDGED)} or a list of "
-                              "(model_a, model_b)")
-        try:
-            fam = [(str(p[0]), str(p[1])) for p in pairs]
-            ok = all(len(p) == 2 for p in pairs)
-        except (TypeError, IndexError, KeyError):
-            fam, ok = [], False
-        if not ok:
-            raise DesignError(f"pairs={pairs!r}; expected 'adjacent', 'all' or a list of "
-                              "(model_a, model_b)")
-        for a, b in fam:
-            for m in (a, b):
-                if m not in names:
-                    raise DesignError(f"pair ({a!r}, {b!r}): {m!r} is not a model of the fit "
-                                      f"(models: {listed(names)})")
-            if a == b:
-                raise DesignError(f"pair ({a!r}, {b!r}) compares a model with itself; "
-                                  "expected two different models")
-        return fam
+        ``top`` the ``top`` best of them (the one rule, :func:`mixrank.design.judged.judged_pairs`)."""
+        return judged_pairs(order, self.models, pairs, models, top)   # type: ignore[attr-defined]
 
     # ------------------------------------------------------ shared accessors
     def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
