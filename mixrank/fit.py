@@ -347,7 +347,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                               "unset; docs/interactions.md)")
         return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
                          estimand=estimand, level=level, restricted=pairs is not None,
-                         incomplete=kept[0] if kept else ())
+                         incomplete=kept[0] if kept else (), control=control)
     fitter = _fitter(family, engine, method, estimand)
     if fitter is not _native:
         _refuse_optimiser_control(control, engine)
@@ -375,7 +375,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     how, inference = resolve_df(frame, fits, method=method, estimand=estimand, df=df)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level, incomplete=left_out,
-                     restricted=pairs is not None, df_method=how, inference=inference)
+                     restricted=pairs is not None, df_method=how, inference=inference,
+                     control=control)
 
 
 #: Values of ``fit(incomplete=)``.

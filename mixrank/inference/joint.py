@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from mixrank.engine.lmm.estimand import estimand_weights
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DesignError
 from mixrank.frame import Frame
@@ -87,18 +88,13 @@ def pair_weights(frame: Frame, pairs: Sequence[Any], method: str, estimand: str)
     pos = {m: i for i, m in enumerate(frame.models)}
     W = np.zeros((P, n))
     for h, p in enumerate(pairs):
-        mask = frame.observed[:, pos[p.model_a]] & frame.observed[:, pos[p.model_b]]
-        idx = np.flatnonzero(mask)
+        idx = np.flatnonzero(frame.common_mask(pos[p.model_a], pos[p.model_b]))
         codes = [frame.term_codes[t][idx] for t in names]
         how = "units" if method == "aggregate" else estimand
         if (how == "units" and not names) or p.degenerate:  # degenerate: estimate = mean d
             how = "cells"
-        if how == "cells":
-            w = np.full(len(idx), 1.0 / len(idx))
-        elif how == "units":
-            u, _ = _compact(codes[0])
-            cnt = np.bincount(u)
-            w = 1.0 / (len(cnt) * cnt[u])
+        if how in ("cells", "units"):   # the one definition (engine/lmm/estimand.py)
+            w = estimand_weights(how, len(idx), _compact(codes[0])[0] if how == "units" else None)
         else:
             sigma2 = float(p.components.get("residual", np.nan))
             if not (np.isfinite(sigma2) and sigma2 > 0):

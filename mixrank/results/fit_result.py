@@ -28,6 +28,7 @@ from .._util import check_level, tidy
 from ..design.plan import plan_fit
 from ..design.resolution import resolution_fit
 from ..design.sensitivity import sensitivity_fit
+from ..engine.control import Control
 from ..engine.estimability import (
     MIN_LEVELS,
     WeakTerm,
@@ -65,7 +66,8 @@ class FitResult(PairwiseResult):
     ``contrasts()`` and ``diagnostics()``, left out of everything else;
     docs/messy.md §3).  ``restricted``: the fit was asked for some pairs
     (``fit(..., pairs=...)``); verdict tables, sensitivity and planning then
-    default to those pairs.
+    default to those pairs.  ``control``: the fit's :class:`~mixrank.Control`,
+    which the per-model refits behind ``model_scores()`` use too.
     """
 
     frame: Frame
@@ -78,6 +80,7 @@ class FitResult(PairwiseResult):
     restricted: bool = False
     df_method: str = "satterthwaite"
     inference: tuple[tuple[float, float], ...] = ()
+    control: Control | None = None
     OPTIONS: ClassVar[OptionTable] = FIT_OPTIONS
 
     # ------------------------------------------------------------------ meta
@@ -519,7 +522,8 @@ class FitResult(PairwiseResult):
             sub = tuple(p for p in self.pairs if p.model_a in kept and p.model_b in kept)
             part = FitResult(frame=select_models(self.frame, keep), pairs=sub,
                              method=self.method, engine=self.engine, estimand=self.estimand,
-                             level=self.level, restricted=self.restricted, **self._df_of(sub))
+                             level=self.level, restricted=self.restricted, control=self.control,
+                             **self._df_of(sub))
             hit = _PARTS[self] = (part, drop)
         return hit
 
@@ -542,6 +546,7 @@ class FitResult(PairwiseResult):
                                      method=self.method, engine=self.engine,
                                      estimand=self.estimand, level=self.level,
                                      incomplete=within[1], restricted=self.restricted,
+                                     control=self.control,
                                      **self._df_of(within[0]))))
         return out
 

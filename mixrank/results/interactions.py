@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from .._util import tidy
+from ..engine.control import DEFAULT_CONTROL
 from ..engine.lmm.fixed import Design, FixedPair, build_design, fit_models_fixed
 from ..engine.lmm.native import score_scale, snap_zero
 from ..errors import DataError, DesignError
@@ -196,7 +197,8 @@ def model_scores_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     if design is None:
         design = build_design(fit.frame, fit.frame.spec)  # type: ignore[arg-type]
     rows = []
-    for m in fit_models_fixed(fit.frame, design, estimand=fit.estimand):
+    for m in fit_models_fixed(fit.frame, design, estimand=fit.estimand,
+                              control=DEFAULT_CONTROL if fit.control is None else fit.control):
         rows += _rows(fit, by, m.fixed, level, dict(model=m.model_a), m.model_a, m.degenerate)
     out = pd.DataFrame(rows).drop(columns=["statistic", "p_value"])
     return tidy(out, table="model_scores", formula=fit.frame.spec.formula, by=by,

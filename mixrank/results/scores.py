@@ -38,7 +38,7 @@ def model_fits(fit: FitResult, estimand: str) -> list[ModelFit]:
     per = _CACHE.setdefault(fit, {})
     if estimand not in per:
         per[estimand] = fit_models(fit.frame, method=fit.method, estimand=estimand,
-                                   engine=fit.engine)
+                                   engine=fit.engine, control=fit.control)
     return per[estimand]
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import DesignError, IncompletePairWarning, MixrankWarning
 from ...frame import Frame, compute_stats
+from ..control import DEFAULT_CONTROL, Control
 from ..records import design_effect
 from .native import PairFit, fit_pairs
 
@@ -86,9 +87,11 @@ def model_frame(frame: Frame, j: int) -> Frame:
                  n_rows=frame.n_rows, n_dropped=frame.n_dropped, stats=stats)
 
 
-def _engine_fit(mf: Frame, method: str, estimand: str, engine: str) -> PairFit:
+def _engine_fit(mf: Frame, method: str, estimand: str, engine: str,
+                control: Control | None = None) -> PairFit:
     if engine == "native" or method == "aggregate":
-        return fit_pairs(mf, [(0, 1)], method=method, estimand=estimand)[0]
+        return fit_pairs(mf, [(0, 1)], method=method, estimand=estimand,
+                         control=DEFAULT_CONTROL if control is None else control)[0]
     if engine == "statsmodels":
         from ..crosscheck.statsmodels_engine import fit_pairs_statsmodels
 
@@ -114,7 +117,8 @@ def _reword(msg: str, model: str) -> str:
 
 
 def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "reml",
-               estimand: str = "gls", engine: str = "native") -> list[ModelFit]:
+               estimand: str = "gls", engine: str = "native",
+               control: Control | None = None) -> list[ModelFit]:
     """Fit ``y ~ 1 + (random terms)`` to each model's own cell scores.
 
     Parameters
@@ -124,6 +128,8 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
         Indices into ``frame.models``; default all.
     method, estimand, engine
         As the fit's (see :func:`mixrank.fit`).
+    control : Control, optional
+        The fit's :class:`~mixrank.Control` (native engine); default ``Control()``.
 
     Returns
     -------
@@ -161,7 +167,7 @@ def fit_models(frame: Frame, models: list[int] | None = None, *, method: str = "
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                p = _engine_fit(model_frame(frame, j), method, estimand, engine)
+                p = _engine_fit(model_frame(frame, j), method, estimand, engine, control)
             except DesignError as exc:
                 why = (f"fitting y ~ 1 + random terms to the {len(y)} cells of model {name!r} "
                        f"alone failed: {_reword(str(exc), name)}")
