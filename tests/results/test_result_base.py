@@ -239,3 +239,19 @@ def test_the_pair_lookup_is_defined_in_one_module():
     assert "engine/records.py" in found
     assert found - PENDING == {"engine/records.py"}, found
     assert PENDING <= found, "a pending module was fixed: drop it from PENDING"
+
+
+def test_judge_defaults_use_the_fits_level():
+    from tests.judge.simdata import simulate
+
+    data = simulate(9, models=4, subjects=16, questions=15, frac=0.25)[0]
+    for lev in LEVELS:
+        res = _quiet(mixrank.fit, "score ~ model + (1|subject)", data, gold="human", level=lev)
+        assert isinstance(res, JudgeResult)
+        alpha = round(1 - lev, 12)
+        assert (res.contrasts()["level"] == lev).all()
+        assert res.rank_intervals().attrs["mixrank"]["alpha"] == pytest.approx(alpha)
+        assert res.resolution().attrs["mixrank"]["alpha"] == alpha
+        _same(res.plan(0.2), res.plan(0.2, level=lev))
+        if lev == 0.9:
+            assert not res.plan(0.2).equals(res.plan(0.2, level=0.95))
