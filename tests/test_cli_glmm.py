@@ -96,6 +96,11 @@ def test_resolution(capsys):
                        "--adjust", "bh", "--format", "csv")
     assert code == 0
     assert_same(csv_of(out), api().resolution(pairs="all", adjust="bh"))
+    # --top: the result type declares it (GlmmResult.resolution(top=)), so the CLI passes it
+    code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--top", "3",
+                       "--format", "csv")
+    assert code == 0
+    assert_same(csv_of(out), api().resolution(top=3))
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN)
     assert code == 0
     assert "N*: logit-scale Wald test" in out
@@ -160,7 +165,8 @@ BAD = [
     (["scores", "--score-estimand", "cells"], "--score-estimand cells",
      "not supported by GlmmResult.model_scores(); its options are --scale"),
     (["ranks", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
-    (["resolution", "--top", "3"], "--top 3", "its options are --power, --pairs, --adjust"),
+    (["resolution", "--no-cluster", "--top", "3"], "--no-cluster",
+     "is not supported by GlmmResult.resolution(); its options are --power, --pairs"),
     (["resolution", "--sensitivity", "loso"], "--sensitivity loso",
      "GlmmResult has no sensitivity()"),
     (["resolution", "--no-cluster"], "--no-cluster", "not supported by GlmmResult.resolution()"),

@@ -296,3 +296,11 @@ def test_bad_option_value_names_the_flag(capsys):
     assert code == 2 and err.startswith("error:") and "--input-format" in err
     code, _, err = _run(capsys, "fit", "example", "-f", F1, "--level", "1.5")
     assert code == 2 and err.startswith("error:") and "level" in err
+
+
+def test_former_input_format_lm_eval(capsys):
+    from mixrank.cli.options import input_format
+
+    assert input_format("lm-eval") == "lm_eval"
+    err = capsys.readouterr().err
+    assert "warning: --input-format lm-eval is the former name of --input-format lm_eval" in err
