@@ -19,6 +19,7 @@ from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patter
 from mixrank.arena.estimate import bootstrap, check_graph, fit_bt, sandwich, with_prior
 from mixrank.arena.result import ArenaResult, check_se
 from mixrank.errors import DataError, DesignError
+from mixrank.inference.keywords import former, unexpected_keywords
 
 __all__ = ["arena"]
 
@@ -32,9 +33,9 @@ def _formula_text(winner: str, terms: Sequence[tuple[str, str]]) -> str:
 
 def arena(data: Any, formula: str | None = None, *, ties: str = "half",
           covariates: Sequence[str] | None = None, cluster: str | None = None,
-          se: str | None = None, B: int = 1000, rng: Any = None, prior: float = 0.0,
-          level: float = 0.95, model_a: str = "model_a", model_b: str = "model_b"
-          ) -> ArenaResult:
+          se: str | None = None, draws: int = 1000, rng: Any = None, prior: float = 0.0,
+          level: float = 0.95, model_a: str = "model_a", model_b: str = "model_b",
+          **old: Any) -> ArenaResult:
     """Bradley-Terry leaderboard of a battle log (pairwise preferences, LMArena style).
 
     Parameters
@@ -61,8 +62,8 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     se : {"information", "sandwich", "bootstrap"}, optional
         Default ``"sandwich"`` when ``cluster`` is given, else
         ``"information"`` (inverse observed information).  ``"bootstrap"``:
-        ``B`` multinomial resamples of the battle counts, each refitted.
-    B : int, default 1000
+        ``draws`` multinomial resamples of the battle counts, each refitted.
+    draws : int, default 1000
         Bootstrap resamples (``se="bootstrap"`` only; refused otherwise).
     rng : Generator or int, optional
         Randomness of the bootstrap (``se="bootstrap"`` only; refused otherwise).
@@ -91,8 +92,8 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         missing columns, a disconnected comparison graph (components
         named), strengths running to infinity (models named; ``prior=``).
     DesignError
-        Unknown ``ties``/``se``, bad ``level``, ``B`` or ``prior``;
-        ``se="bootstrap"`` with ``cluster``; ``B``/``rng`` without
+        Unknown ``ties``/``se``, bad ``level``, ``draws`` or ``prior``;
+        ``se="bootstrap"`` with ``cluster``; ``draws``/``rng`` without
         ``se="bootstrap"``.
 
     Notes
@@ -113,6 +114,8 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     >>> res.model_scores()[["model", "n"]].values.tolist()
     [['x', 4], ['y', 4], ['z', 4]]
     """
+    B = former(old, "B", "draws", draws, 1000, where="arena")   # B= kept for one release
+    unexpected_keywords(old, "arena")
     if ties not in TIES:
         raise DesignError(f"ties={ties!r}; expected one of {list(TIES)}")
     lev = check_level(level, DesignError)
@@ -123,7 +126,7 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
                    cluster, B)
     if se_ != "bootstrap" and (rng is not None or not (isinstance(B, (int, np.integer))
                                                        and B == 1000)):
-        raise DesignError(f"B= and rng= set the bootstrap (se='bootstrap'); with se={se_!r} they "
+        raise DesignError(f"draws= and rng= set the bootstrap (se='bootstrap'); with se={se_!r} they "
                           "would be ignored: drop them or pass se='bootstrap'")
     winner, terms = parse_arena_formula(formula, covariates)
     bt = encode_battles(data, winner=winner, terms=terms, ties=ties, cluster=cluster,

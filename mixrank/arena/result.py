@@ -453,6 +453,6 @@ def check_se(se: Any, cluster: str | None, B: Any) -> str:
                         "se='sandwich' (or drop cluster=)")
     if se == "bootstrap" and (not isinstance(B, (int, np.integer)) or isinstance(B, bool)
                               or not 100 <= B <= 100000):
-        raise DesignError(f"B={B!r}; the bootstrap needs an integer number of resamples in "
+        raise DesignError(f"draws={B!r}; the bootstrap needs an integer number of resamples in "
                           "[100, 100000], e.g. 1000")
     return str(se)

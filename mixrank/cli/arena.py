@@ -76,7 +76,7 @@ def cmd_arena(args: argparse.Namespace) -> None:
     if args.from_scores and cluster is None and args.se is None:
         cluster = "cell"   # derived battles on one cell share it (docs/arena.md §2)
     res = arena(_data(args), args.formula, ties=args.ties, covariates=covs, cluster=cluster,
-                se=args.se, B=1000 if args.draws is None else args.draws, rng=args.seed,
+                se=args.se, draws=1000 if args.draws is None else args.draws, rng=args.seed,
                 prior=args.prior, level=args.level)
     if args.report:
         _write_report(res, args)

@@ -49,9 +49,9 @@ def check_adjust(adjust: Any, where: str = "FitResult.contrasts") -> str:
 def check_draws(B: Any) -> int:
     ok = isinstance(B, (int, np.integer)) and not isinstance(B, bool) and int(B) >= 1000
     if not ok:
-        raise DesignError(f"B={B!r} is not a usable number of draws; expected an integer "
+        raise DesignError(f"draws={B!r} is not a usable number of draws; expected an integer "
                           ">= 1000 (default 10000)")
-    check_max_draws("B", B, DesignError)
+    check_max_draws("draws", B, DesignError)
     return int(B)
 
 

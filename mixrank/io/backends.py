@@ -155,14 +155,14 @@ def aggregate_cells(source: Any, formula: str | Spec, *, backend: str = "duckdb"
     src = source if isinstance(source, Source) else resolve_source(source)
     if backend == "duckdb":
         if client is not None:
-            raise DataError("client= is only used by backend='dask'; remove it or pass "
+            raise OptionError("client= is only used by backend='dask'; remove it or pass "
                             "backend='dask'")
         return duckdb_cells(src, spec, pair_by=pair_by, replicate=replicate, na=na, options=opts)
     if backend == "dask":
         return dask_cells(src, spec, pair_by=pair_by, replicate=replicate, na=na, client=client,
                            options=opts)
-    raise DataError(f"backend={backend!r} cannot aggregate out of core; expected 'duckdb' or "
-                    "'dask' (backend='pandas' reads the rows: use load_frame)")
+    raise OptionError(f"backend={backend!r} cannot aggregate out of core; expected 'duckdb' or "
+                      "'dask' (backend='pandas' reads the rows: use load_frame)")
 
 
 def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", client: Any = None,
@@ -197,8 +197,10 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     ------
     DataError
         Everything :func:`~mixrank.frame.build_frame` and
-        :func:`aggregate_cells` raise, an unknown backend, ``client`` with a
-        backend other than ``dask``.
+        :func:`aggregate_cells` raise.
+    OptionError
+        An unknown backend, ``client`` with a backend other than ``dask``,
+        a ``backend_options`` key the backend does not read.
 
     Notes
     -----
@@ -219,12 +221,12 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     (960, 6)
     """
     if backend not in BACKENDS:
-        raise DataError(f"backend={backend!r}; expected one of {BACKENDS}")
+        raise OptionError(f"backend={backend!r}; expected one of {BACKENDS}")
     check_options(backend, options)
     source = read_for_formula(source, formula)  # harness output: the formula's metric
     if backend == "pandas":
         if client is not None:
-            raise DataError("client= is only used by backend='dask'; remove it or pass "
+            raise OptionError("client= is only used by backend='dask'; remove it or pass "
                             "backend='dask'")
         single = isinstance(source, (str, os.PathLike)) and not is_glob(os.fspath(source)) \
             and not Path(source).is_dir()

@@ -127,8 +127,8 @@ def test_missing_columns_and_bad_options():
         mixrank.arena(LOG.assign(p=1), cluster="p", se="information")
     with pytest.raises(DesignError, match="prior"):
         mixrank.arena(LOG, prior=-1)
-    with pytest.raises(DesignError, match="B="):
-        mixrank.arena(LOG, se="bootstrap", B=5)
+    with pytest.raises(DesignError, match="draws="):
+        mixrank.arena(LOG, se="bootstrap", draws=5)
 
 
 @pytest.mark.parametrize("formula, where", [
@@ -164,7 +164,7 @@ def test_encode_never_modifies_input():
 def test_bootstrap_with_prior_resamples_the_battles_only():
     log = pd.concat([LOG] * 30 + [pd.DataFrame({"model_a": ["best"] * 5, "model_b": ["x"] * 5,
                                                 "winner": ["model_a"] * 5})], ignore_index=True)
-    res = mixrank.arena(log, prior=0.5, se="bootstrap", B=200, rng=3)
+    res = mixrank.arena(log, prior=0.5, se="bootstrap", draws=200, rng=3)
     assert res.draws.shape == (200, 4)
     # each resample has N = the real battles; the prior's pseudo-wins are added, not drawn
     info = mixrank.arena(log, prior=0.5)

@@ -149,7 +149,7 @@ def test_counts_are_sufficient_and_invariant_to_row_order_and_sides():
 def test_bootstrap_agrees_with_information_within_mc_error():
     log = simulate_battles(20000, BETA, rng=7)
     B = 1000
-    boot = mixrank.arena(log, se="bootstrap", B=B, rng=11)
+    boot = mixrank.arena(log, se="bootstrap", draws=B, rng=11)
     info = mixrank.arena(log)
     sb = boot.contrasts(adjust="none")["std_error"].to_numpy()
     si = info.contrasts(adjust="none")["std_error"].to_numpy()

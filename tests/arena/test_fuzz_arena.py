@@ -56,7 +56,7 @@ HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 def check_one(df, ties, style, cluster, prior, se):
     before = df.copy()
-    kw = dict(ties=ties, prior=prior, se=se, B=100, rng=1)
+    kw = dict(ties=ties, prior=prior, se=se, draws=100, rng=1)
     if style:
         kw["formula"] = "winner ~ style(len)"
     if cluster and ("prompt" in df.columns or se == "information"):

@@ -70,11 +70,11 @@ def test_report_refuses_table_options(capsys, log_path, tmp_path):
 
 def test_bootstrap_arguments_without_bootstrap_are_refused():
     log = simulate_battles(300, BETA, rng=4)
-    with pytest.raises(DesignError, match="B= and rng= set the bootstrap"):
-        mixrank.arena(log, B=200)
+    with pytest.raises(DesignError, match="draws= and rng= set the bootstrap"):
+        mixrank.arena(log, draws=200)
     with pytest.raises(DesignError, match="would be ignored"):
         mixrank.arena(log, rng=1)
-    mixrank.arena(log, se="bootstrap", B=100, rng=1)   # used there
+    mixrank.arena(log, se="bootstrap", draws=100, rng=1)   # used there
 
 
 def test_model_is_not_a_covariate():
@@ -141,3 +141,15 @@ def test_covariates_table_of_a_fit_without_covariates_is_an_error(capsys, log_pa
     simulate_battles(800, BETA, rng=3, tie_rate=0.2).to_csv(tied, index=False)
     code, out, _ = _run(capsys, "arena", tied, "--table", "covariates", "--ties", "davidson")
     assert code == 0 and "log_nu" in out
+
+
+def test_arena_former_B_keyword_still_works_with_a_deprecation_warning():
+    log = pd.DataFrame({"model_a": ["x", "y", "z", "x", "y", "z"] * 5,
+                        "model_b": ["y", "z", "x", "z", "x", "y"] * 5,
+                        "winner": ["model_a", "model_a", "model_b", "tie", "model_b", "tie"] * 5})
+    new = mixrank.arena(log, se="bootstrap", draws=100, rng=4).contrasts()
+    with pytest.warns(mixrank.MixrankDeprecationWarning, match="B= is the former name of draws="):
+        old = mixrank.arena(log, se="bootstrap", B=100, rng=4).contrasts()
+    pd.testing.assert_frame_equal(new, old)
+    with pytest.raises(mixrank.OptionError, match="unexpected keyword"):
+        mixrank.arena(log, draw=100)

@@ -54,7 +54,7 @@ def test_bad_adjust_lists_valid_values(example_fit, bad):
 
 @pytest.mark.parametrize("bad", [10, 2.5, "many", True])
 def test_bad_draws(example_fit, bad):
-    with pytest.raises(mixrank.DesignError, match="B="):
+    with pytest.raises(mixrank.DesignError, match="draws="):
         example_fit.contrasts(adjust="maxt", draws=bad)
 
 

@@ -269,15 +269,15 @@ def test_cluster_without_workers():
 
 def test_bad_backend_arguments(tmp_path):
     df = mixrank.simulate(3, 4, 5, 1, rng=2)
-    with pytest.raises(DataError, match="backend='spark'; expected one of"):
+    with pytest.raises(mixrank.OptionError, match="backend='spark'; expected one of"):
         mixrank.fit(SUBJ, df, backend="spark")
     for backend in ("pandas", "duckdb"):
-        with pytest.raises(DataError, match="client= is only used by backend='dask'"):
+        with pytest.raises(mixrank.OptionError, match="client= is only used by backend='dask'"):
             mixrank.fit(SUBJ, df, backend=backend, client="tcp://127.0.0.1:1")
     (tmp_path / "x.csv").write_text("a\n1\n")
     with pytest.raises(DataError, match="backend='pandas' for other file types"):
         mixrank.fit(SUBJ, tmp_path / "x.csv", backend="duckdb")
-    with pytest.raises(DataError, match="expected 'duckdb' or 'dask'"):
+    with pytest.raises(mixrank.OptionError, match="expected 'duckdb' or 'dask'"):
         aggregate_cells(df, SUBJ, backend="pandas")
 
 
