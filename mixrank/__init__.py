@@ -85,8 +85,6 @@ _LAZY: dict[str, str] = {
     "sign_flip": ".inference.paired", "wilcoxon": ".inference.paired",
     "list_datasets": ".io.datasets", "load_dataset": ".io.datasets",
     "load_example": ".io.datasets",
-    "read_helm": ".io.helm", "read_inspect": ".io.inspect_logs",
-    "read_lighteval": ".io.lighteval", "read_lm_eval": ".io.lm_eval",
     "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
     "FitResult": ".results", "GlmmResult": ".results", "Summary": ".results",
 }
@@ -113,10 +111,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
         wilcoxon,
     )
     from .io.datasets import list_datasets, load_dataset, load_example
-    from .io.helm import read_helm
-    from .io.inspect_logs import read_inspect
-    from .io.lighteval import read_lighteval
-    from .io.lm_eval import read_lm_eval
     from .io.pass_at_k import pass_at_k
     from .io.read import read
     from .io.wide import read_wide
@@ -132,6 +126,10 @@ _MOVED: dict[str, tuple[str, str, str]] = {
                   "mixrank.engine.fit_pairs (an engine stage: integer index pairs of a Frame)"),
     "load_shared": (".io.datasets", "load_shared",
                     "mixrank.load_dataset (load_shared was its alias)"),
+    **{f"read_{fmt}": (f".io.{mod}", f"read_{fmt}",
+                       f"mixrank.read(path, format={fmt!r}) (or mixrank.io.read_{fmt})")
+       for fmt, mod in (("helm", "helm"), ("inspect", "inspect_logs"),
+                        ("lighteval", "lighteval"), ("lm_eval", "lm_eval"))},
 }
 
 
@@ -188,7 +186,7 @@ __all__ = [
     "fit", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
     "load_dataset", "list_datasets",
     "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read", "pass_at_k", "read_lm_eval", "read_inspect", "read_helm", "read_lighteval", "read_wide", "power",
+    "read", "pass_at_k", "read_wide", "power",
     "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import mixrank
+import mixrank.io
 from mixrank import cli
 from mixrank.cli import Progress, main
 from mixrank.errors import MixrankWarning
@@ -298,7 +299,7 @@ def test_lm_eval_folder(capsys):
                        "csv", "--metric", "arc_easy=acc,gsm8k=exact_match,mmlu_stem_mini=acc",
                        "--filter", "gsm8k=strict-match", "--prompt-label", "default")
     assert code == 0
-    data = mixrank.read_lm_eval(IO_FIXTURES / "lm_eval",
+    data = mixrank.io.read_lm_eval(IO_FIXTURES / "lm_eval",
                                 metric={"arc_easy": "acc", "gsm8k": "exact_match",
                                         "mmlu_stem_mini": "acc"},
                                 filter={"gsm8k": "strict-match"}, prompt="default")

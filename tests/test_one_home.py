@@ -168,6 +168,22 @@ def test_moved_names_resolve_for_one_release_with_a_warning(name, home):
         assert obj is load_shared
 
 
+@pytest.mark.parametrize("fmt, module", [("helm", "helm"), ("inspect", "inspect_logs"),
+                                         ("lighteval", "lighteval"), ("lm_eval", "lm_eval")])
+def test_harness_readers_leave_the_top_level_for_read_format(fmt, module):
+    import importlib
+
+    name = f"read_{fmt}"
+    assert name not in mixrank.__all__
+    with pytest.warns(MixrankDeprecationWarning,
+                      match=rf"mixrank.{name} has moved to mixrank.read\(path, format='{fmt}'\)"):
+        obj = getattr(mixrank, name)
+    assert obj is getattr(importlib.import_module(f"mixrank.io.{module}"), name)
+    from mixrank.io.read import INPUT_FORMATS
+
+    assert fmt in INPUT_FORMATS
+
+
 @pytest.mark.parametrize("engine", ["statsmodels", "lme4"])
 def test_a_cross_check_engine_with_the_aggregate_method_is_refused(engine):
     with pytest.raises(OptionError, match=f"method='aggregate' is computed by the native engine; "

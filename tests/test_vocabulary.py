@@ -21,6 +21,7 @@ from collections.abc import Callable
 import pytest
 
 import mixrank
+import mixrank.io
 from mixrank.cli import SUBCOMMANDS, build_parser, main
 
 F1 = "correct ~ model + (1|subject)"
@@ -79,8 +80,8 @@ def _api() -> dict[str, list[Callable]]:
     from mixrank.report.html import write_report
     from mixrank.results import FitResult, GlmmResult
 
-    readers = [mixrank.read, mixrank.read_wide, mixrank.read_lm_eval, mixrank.read_inspect,
-               mixrank.read_helm, mixrank.read_lighteval]
+    readers = [mixrank.read, mixrank.read_wide, mixrank.io.read_lm_eval, mixrank.io.read_inspect,
+               mixrank.io.read_helm, mixrank.io.read_lighteval]
     fits = [mixrank.fit, *readers]
     return {
         "demo": [],

@@ -3,7 +3,7 @@
 #
 # `lm_eval ... --log_samples --output_path OUT` writes, per model, a results
 # file and one `samples_<task>_<date>.jsonl` per task with the per-document
-# scores.  `mixrank.read_lm_eval(OUT)` turns such a folder into mixrank's long
+# scores.  `mixrank.read(OUT, format="lm_eval")` turns such a folder into mixrank's long
 # format; a fit and `write_report` make a one-file HTML report.
 #
 # This vignette uses the small fixture tree shipped with the tests
@@ -40,8 +40,9 @@ for p in sorted(logs.rglob("*.json*")):
 # read at its latest run; the superseded files are listed in the metadata.
 
 # %%
-data = mixrank.read_lm_eval(
+data = mixrank.read(
     logs,
+    format="lm_eval",
     metric={"arc_easy": "acc", "gsm8k": "exact_match", "mmlu_stem_mini": "acc"},
     filter={"gsm8k": "strict-match"},
     prompt="default",

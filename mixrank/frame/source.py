@@ -135,7 +135,7 @@ def folder_files(folder: str | os.PathLike, kind: str | None = None) -> tuple[st
             ", ".join(SUPPORTED_SUFFIXES)
         raise DataError(f"folder {os.fspath(folder)!r} contains no long-format file ({want}); "
                         "point to the folder holding them, or read harness logs with their "
-                        "reader (mixrank.read_lm_eval, or --input-format lm-eval on the command "
+                        "reader (mixrank.read(path, format='lm_eval'), or --input-format lm_eval on the command "
                         "line)")
     if len(found) > 1:
         raise DataError(f"folder {os.fspath(folder)!r} mixes file types "

@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, OptionError
+from ..errors import OptionError
 from ..formula.spec import Spec
 from ..frame import Frame, build_frame
 from ..frame.build import as_spec
