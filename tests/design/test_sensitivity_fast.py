@@ -76,6 +76,11 @@ CASES = [  # formula, unit, design, estimand
     (NESTED, "subject:question", dict(models=3, questions=12, prompts=3, templates=1,
                                       missing=0.1, sd=(0.8, 0.4, 0.0), seed=7, subjects=3),
      "gls"),
+    # no question effect: the block term's variance is 0 in 31 of the 36 leave-one-out refits
+    (TWO, "question", dict(models=3, questions=12, prompts=4, templates=1, missing=0.1,
+                           sd=(0.0, 0.5, 0.0), seed=12), "gls"),
+    (TWO, "prompt", dict(models=3, questions=12, prompts=4, templates=1, missing=0.1,
+                         sd=(0.0, 0.5, 0.0), seed=13), "gls"),
 ]
 
 
