@@ -211,9 +211,6 @@ def test_old_spellings_warn_and_give_the_same_answer(data):
 
 # ----------------------------------------------------------------- one pair lookup
 ROOT = Path(mixrank.__file__).parent
-#: Modules still building their own pair-keyed dict, owned by another helper of issue 23
-#: (hperf: design/sensitivity/); remove an entry once it goes through engine.records.
-PENDING = {"design/sensitivity/refit.py", "design/sensitivity/run.py"}
 
 
 def _pair_keyed(node: ast.AST) -> bool:
@@ -237,8 +234,7 @@ def test_the_pair_lookup_is_defined_in_one_module():
         if any(_pair_keyed(n) for n in ast.walk(tree)):
             found.add(path.relative_to(ROOT).as_posix())
     assert "engine/records.py" in found
-    assert found - PENDING == {"engine/records.py"}, found
-    assert PENDING <= found, "a pending module was fixed: drop it from PENDING"
+    assert found == {"engine/records.py"}, found
 
 
 def test_judge_defaults_use_the_fits_level():

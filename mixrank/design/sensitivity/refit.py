@@ -37,6 +37,7 @@ from mixrank.design.sensitivity.frames import subset_frame
 from mixrank.engine.control import Control
 from mixrank.engine.lmm.native import PairFit, fit_pairs
 from mixrank.engine.parallel import available_cores, blas_controller, run_pairs
+from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError, MixrankWarning
 from mixrank.frame import Frame
 
@@ -211,10 +212,10 @@ def rows_of(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[Pair
 def warm_starts(full: Sequence[PairFit], family: Sequence[tuple[str, str]]
                 ) -> dict[tuple[str, str], dict[str, float]]:
     """Per family pair, the full fit's ``{term: sigma_r^2 / sigma^2}`` (pairs fitted there)."""
-    by = {frozenset((p.model_a, p.model_b)): p for p in full}
+    by = pair_lookup(full)
     out: dict[tuple[str, str], dict[str, float]] = {}
     for a, b in family:
-        p = by.get(frozenset((a, b)))
+        p = by.get(pair_key(a, b))
         s2 = np.nan if p is None else float(p.components.get("residual", np.nan))
         if p is None or not (np.isfinite(s2) and s2 > 0):
             continue

@@ -84,9 +84,11 @@ def _finish(rows: list[dict], kk: float, full: pd.DataFrame) -> pd.DataFrame:
     ok = np.isfinite(t["q"].to_numpy(float))
     t["resolved"] = np.where(ok, t["q"] >= 1, False)
     t["resolved_cluster"] = np.where(ok, t["q_cluster"] >= 1, False)
-    sign = {(r.model_a, r.model_b): np.sign(r.estimate) for r in full.itertuples()}
-    t["same_sign"] = [bool(np.sign(e) == sign[(a, b)]) if np.isfinite(e) else False
-                      for a, b, e in zip(t["model_a"], t["model_b"], est)]
+    # the full fit's row of each replicate row, matched on (model_a, model_b) by the index
+    ref = full.set_index(["model_a", "model_b"])["estimate"]
+    ref_sign = np.sign(ref.loc[list(zip(t["model_a"], t["model_b"]))].to_numpy(float))
+    t["same_sign"] = [bool(np.sign(e) == s) if np.isfinite(e) else False
+                      for e, s in zip(est, ref_sign)]
     t["fitted"] = ok
     return t.drop(columns=["variance"])
 
