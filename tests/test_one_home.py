@@ -193,3 +193,16 @@ def test_a_cross_check_engine_with_the_aggregate_method_is_refused(engine):
     a = mixrank.fit(SUBJ, _example(), method="aggregate", pairs=[("m01", "m02")])
     b = mixrank.fit(SUBJ, _example(), method="aggregate", engine="native", pairs=[("m01", "m02")])
     assert a.pairs[0].estimate == b.pairs[0].estimate
+
+
+def test_common_cells_of_a_pair_come_from_the_frame():
+    """Only frame/ forms ``observed[:, j] & observed[:, k]``: everything else asks
+    ``Frame.common_mask``, so a compressed frame is not expanded to dense matrices."""
+    import re
+    from pathlib import Path
+
+    root = Path(mixrank.__file__).parent
+    pattern = re.compile(r"observed\[:,\s*\w+\]\s*&\s*[\w.]*observed\[")
+    inline = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")
+                    if pattern.search(p.read_text(encoding="utf-8")))
+    assert inline and all(p.startswith("frame/") for p in inline), inline

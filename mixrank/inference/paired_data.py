@@ -260,7 +260,7 @@ def _from_long(data: pd.DataFrame, *, a: Any, b: Any, model: str, score: str,
     spec = Spec(formula=f"{score} ~ {model}", response=score, comparison=model)
     fr = build_frame(rows, spec, pair_by=frame_keys)
     ja, jb = fr.model_index(str(a)), fr.model_index(str(b))
-    both = fr.observed[:, ja] & fr.observed[:, jb]
+    both = fr.common_mask(ja, jb)
     if frame_keys != keys:
         n_cells = len(fr.cells[keys].drop_duplicates())
         if n_cells != fr.n_cells:

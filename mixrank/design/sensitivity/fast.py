@@ -169,7 +169,7 @@ def _pair_sums(frame: Frame, a: str, b: str, case: str, big: str, unit: str,
                plan: tuple[str, np.ndarray]) -> tuple[Sums, list[str], np.ndarray | None]:
     """The pair's sums for every replicate, the terms in theta order and the unit columns."""
     j, k = frame.model_index(a), frame.model_index(b)
-    mask = frame.observed[:, j] & frame.observed[:, k]
+    mask = frame.common_mask(j, k)
     d = frame.scores[mask, j] - frame.scores[mask, k]
     lv, codes = frame.term_levels, frame.term_codes
     cb = codes[big][mask]

@@ -202,7 +202,7 @@ def rows_of(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[Pair
             out.append({})
             continue
         j, k = frame.model_index(a), frame.model_index(b)
-        mask = frame.observed[:, j] & frame.observed[:, k]
+        mask = frame.common_mask(j, k)
         out.append(dict(estimate=p.estimate, n=p.n, sigma_d=p.sigma_d,
                         weight_factor=_weight_factor(frame, p, mask, method, estimand),
                         variance=p.std_error ** 2))

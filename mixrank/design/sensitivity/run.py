@@ -123,7 +123,7 @@ def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | Non
 
 def _pair_cells(frame: Frame, a: str, b: str, codes: np.ndarray) -> tuple[np.ndarray, ...]:
     j, k = frame.model_index(a), frame.model_index(b)
-    m = frame.observed[:, j] & frame.observed[:, k]
+    m = frame.common_mask(j, k)
     return frame.scores[m, j] - frame.scores[m, k], codes[m]
 
 
@@ -196,7 +196,7 @@ def _clusterings(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: st
     T = frame.term_levels[name]
     for a, b in family:
         j, k = frame.model_index(a), frame.model_index(b)
-        mask = frame.observed[:, j] & frame.observed[:, k]
+        mask = frame.common_mask(j, k)
         d = frame.scores[mask, j] - frame.scores[mask, k]
         sums = [level_sums(d, p[mask], T) for p in perms]
         m, s, ss = (np.stack([x[i] for x in sums]) for i in range(3))
