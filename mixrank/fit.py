@@ -103,7 +103,7 @@ def _is_interaction(formula: Any) -> bool:
 
 @overload
 def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
-        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        estimand: str | None = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int | None = ...,
@@ -115,7 +115,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
 
 @overload
 def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
-        estimand: str = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
+        estimand: str | None = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
         pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
         backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
         family: str = ..., control: Control | GlmmControl | None = ..., nagq: int | None = ...,
@@ -126,7 +126,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
 
 
 def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
-        estimand: str = "cells", pairs: Sequence[tuple[str, str]] | None = None,
+        estimand: str | None = None, pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
         replicate: str | None = None, na: str = "error", backend: str = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
@@ -155,9 +155,10 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
     engine : {"auto", "native", "statsmodels", "lme4"}
         ``auto`` = ``native``.  ``statsmodels`` and ``lme4`` are cross-check
         engines (lme4 needs R with lme4 and lmerTest).
-    estimand : {"gls", "cells", "units"}
+    estimand : {"gls", "cells", "units"}, optional
         ``gls`` (lme4's fixed effect), ``cells`` (micro-average over common
-        cells) or ``units`` (macro-average over the first random term).
+        cells; the default) or ``units`` (macro-average over the first random
+        term; the only estimand of ``method="aggregate"``, its default there).
     pairs : sequence of (str, str), or one (str, str), optional
         Pairs to fit (``model_a``, ``model_b``); default all pairs with at
         least 2 common cells.  A string (e.g. ``"m1,m2"``) is refused.
@@ -289,7 +290,13 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                           "family='binomial'")
     _check_choice("incomplete", incomplete, INCOMPLETE)
     _check_choice("method", method, METHODS)
+    if estimand is None:
+        estimand = "units" if method == "aggregate" else "cells"
     _check_choice("estimand", estimand, ESTIMANDS)
+    if method == "aggregate" and estimand != "units":
+        raise OptionError(f"method='aggregate' averages the differences within the units and "
+                          f"estimates their mean (estimand='units'); estimand={estimand!r} would "
+                          "be ignored: drop estimand= or use method='reml'")
     if df is not None:
         check_df(df)
     if gold is not None or lam is not None:
@@ -300,7 +307,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                          progress=as_progress(progress, "fitting pairs"),
                          changed={k: v for k, v, d in (
                              ("method", method, "reml"), ("engine", engine, "auto"),
-                             ("estimand", estimand, (fit.__kwdefaults__ or {})["estimand"]),
+                             ("estimand", estimand, "cells"),
                              ("backend", backend, "pandas"), ("family", family, "gaussian"),
                              ("control", control, None), ("nagq", nagq, None), ("client", client, None),
                              ("backend_options", backend_options, None),

@@ -206,3 +206,15 @@ def test_common_cells_of_a_pair_come_from_the_frame():
     inline = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")
                     if pattern.search(p.read_text(encoding="utf-8")))
     assert inline and all(p.startswith("frame/") for p in inline), inline
+
+
+def test_the_aggregate_method_estimates_the_units_mean_and_refuses_another_estimand():
+    data = _example()
+    res = mixrank.fit(SUBJ, data, method="aggregate", pairs=[("m01", "m02")])
+    assert res.estimand == "units"
+    units = mixrank.fit(SUBJ, data, method="aggregate", estimand="units", pairs=[("m01", "m02")])
+    pd.testing.assert_frame_equal(res.contrasts(), units.contrasts())
+    for est in ("cells", "gls"):
+        with pytest.raises(OptionError, match=f"method='aggregate'.*estimand={est!r} would be "
+                           "ignored"):
+            mixrank.fit(SUBJ, data, method="aggregate", estimand=est)
