@@ -73,8 +73,10 @@ def as_rng(rng: Any = None) -> np.random.Generator:
 
 def tidy(rows: list[dict] | pd.DataFrame, **meta: Any) -> pd.DataFrame:
     """Build a tidy table (RangeIndex) and store ``meta`` in ``attrs['mixrank']``."""
-    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    df = df.reset_index(drop=True)
+    if isinstance(rows, pd.DataFrame):
+        df = rows.reset_index(drop=True)      # a new frame: the caller's attrs stay as they were
+    else:
+        df = pd.DataFrame(rows)               # built here: already on a RangeIndex
     info = {"version": MIXRANK_VERSION}
     info.update(meta)
     df.attrs["mixrank"] = info

@@ -9,13 +9,11 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._progress import as_progress
 from ._util import check_level
 from .engine.control import DEFAULT_CONTROL, Control, act
-from .engine.crosscheck.lme4_engine import fit_pairs_lme4
-from .engine.crosscheck.statsmodels_engine import fit_pairs_statsmodels
 from .engine.estimability import (
     incomplete_pairs,
     incomplete_row,
@@ -40,14 +38,14 @@ from .errors import (
     UnpairedCellsWarning,
     WeakDesignWarning,
 )
-from .fit_binomial import fit_binomial
-from .fit_fixed import fit_interaction
 from .formula import InteractionSpec, Spec, parse
 from .frame import Frame, refuse_build_options
 from .frame.columns import CompressedFrame
 from .frame.pairs import resolve_pairs
 from .results import FitResult
-from .results.glmm_result import GlmmResult
+
+if TYPE_CHECKING:   # the GLMM result is imported where family='binomial' is fitted
+    from .results.glmm_result import GlmmResult
 
 __all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "ESTIMANDS"]
 
@@ -63,11 +61,15 @@ def _native(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: 
 
 def _statsmodels(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
                  control: Control) -> list[PairFit]:
+    from .engine.crosscheck.statsmodels_engine import fit_pairs_statsmodels
+
     return fit_pairs_statsmodels(frame, idx, estimand=estimand)
 
 
 def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
           control: Control) -> list[PairFit]:
+    from .engine.crosscheck.lme4_engine import fit_pairs_lme4
+
     return fit_pairs_lme4(frame, idx, estimand=estimand)
 
 
@@ -311,6 +313,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
                                         ("progress", progress, None),
                                         ("incomplete", incomplete, "keep"), ("df", df, None))
                    if v != d}
+        from .fit_binomial import fit_binomial
+
         return fit_binomial(formula, data, nagq=1 if nagq is None else nagq, pairs=pairs, level=level, pair_by=pair_by,
                             replicate=replicate, na=na, backend=backend, client=client,
                             backend_options=backend_options, ignored=changed,
@@ -332,6 +336,8 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
             _, good, rows = _screen(fr, resolve_pairs(fr, prs), "keep")
             kept.append(rows)
             return good
+
+        from .fit_fixed import fit_interaction
 
         frame, ifits, iidx = fit_interaction(spec, data, resolve_screened, pairs=pairs,
                                              method=method, engine=engine, family=family,

@@ -16,6 +16,7 @@ Levels of term 1 are grouped by their count ``v`` so that
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, cast
 
 import numpy as np
@@ -115,6 +116,26 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     return out, sums
 
 
+@lru_cache(maxsize=8)
+def _triu(q: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(q)``, kept per size (read-only)."""
+    rows, cols = np.triu_indices(q)
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
+
+
+def _count_groups(c1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(c1, return_inverse=True)`` for level counts: by a bincount when they are
+    small non-negative integers (as counts are), else by sorting."""
+    if len(c1) and 0 <= c1.min() and c1.max() < 1e6:
+        ci = c1.astype(np.int64)
+        if np.array_equal(ci, c1):
+            present = np.bincount(ci) > 0
+            lookup = np.cumsum(present) - 1
+            return np.flatnonzero(present).astype(c1.dtype), lookup[ci]
+    return np.unique(c1, return_inverse=True)
+
+
 def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str],
                     n: int | None = None, counts: list[np.ndarray] | None = None,
                     parents: dict[tuple[str, str], np.ndarray] | None = None) -> Structure:
@@ -153,7 +174,7 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
         return Structure(mode="sparse", ztz=ztz, offsets=tuple(int(o) for o in offs), **base)
     c1 = counts_o[0]
     L1 = levels_o[0]
-    vals, grp = np.unique(c1, return_inverse=True)
+    vals, grp = _count_groups(c1)
     nG = len(vals)
     sizes = np.bincount(grp, minlength=nG).astype(np.float64)
     cc1 = np.bincount(grp, weights=c1 * c1, minlength=nG)
@@ -197,7 +218,7 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
     if nG * q2 * (q2 + 1) * 4 <= GROUP_MEMORY_LIMIT and nG < L1:
         # packed upper triangles: each evaluation streams G once, so half the bytes is
         # half the time of its memory-bound products
-        triu = np.triu_indices(q2)
+        triu = _triu(q2)
         G, zsum = _group_products(zsort, starts, isz, float(cc1.max()), triu)
     else:
         zsum = np.add.reduceat(zsort, starts, axis=0).astype(np.float64)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import warnings
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,8 @@ def _missing_column(col: str, role: str, columns: list[str]) -> DataError:
 
 
 def _score_values(s: pd.Series, name: str) -> np.ndarray:
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf":   # numpy: no NA to map
+        return s.to_numpy().astype(np.float64)
     if pd.api.types.is_bool_dtype(s):
         return s.to_numpy(dtype=np.float64)
     if not pd.api.types.is_numeric_dtype(s):
@@ -215,17 +218,19 @@ def several_rows_error(count: int, where: dict[str, Any], keys: Sequence[str]) -
 
 
 def cell_scores(flat: np.ndarray, n: np.ndarray, sums: np.ndarray, ncell: int, M: int,
-                key_codes: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                          dict[str, np.ndarray]]:
+                key_codes: dict[str, np.ndarray], *, checked: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Average entries into the cells x models score matrix.
 
     ``flat`` is each entry's (cell, model) code, ``n`` its row count and
     ``sums`` its score sum (a row: 1 and its score).  Returns the scores
     (NaN where unobserved), the observed mask, the row counts per (cell,
     model) and each cell's key codes.  Shared by :func:`build_frame` and
-    :func:`mixrank.frame.cells.frame_from_cells`, so both average alike.
+    :func:`mixrank.frame.cells.frame_from_cells`, so both average alike.  ``checked``:
+    the caller has run :func:`check_frame_size` on these sizes already.
     """
-    check_frame_size(ncell, M, dense=True, n_entries=len(flat))   # before allocating
+    if not checked:
+        check_frame_size(ncell, M, dense=True, n_entries=len(flat))   # before allocating
     counts = np.bincount(flat, weights=n, minlength=ncell * M).astype(np.int64)
     total = np.bincount(flat, weights=sums, minlength=ncell * M)
     observed = (counts > 0).reshape(ncell, M)
@@ -275,6 +280,37 @@ def score_kind(y: np.ndarray | None, name: str, *, n_nonbinary: int | None = Non
     return False
 
 
+def _cells_table(keys: Sequence[str], key_levels: dict[str, np.ndarray],
+                 cell_key_codes: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The cells' key values, one column per key (cells in ``cell_key_codes`` order).
+
+    Equal, dtypes included, to ``pd.DataFrame({k: key_levels[k][codes]})``: a key whose
+    levels pandas stores as text gets that array built once over its levels and taken
+    by the codes, instead of inferring the type of every cell's value again.
+    """
+    cols: dict[str, Any] = {}
+    for k in keys:
+        levels, codes = key_levels[k], cell_key_codes[k]
+        text = _text_dtype() if len(levels) < len(codes) else None
+        if text is not None and pd.api.types.infer_dtype(levels, skipna=False) == "string":
+            cols[k] = pd.array(levels, dtype=text).take(codes)
+        else:
+            cols[k] = levels[codes]
+    return pd.DataFrame(cols)
+
+
+@lru_cache(maxsize=4)
+def _text_dtype_for(options: tuple[Any, ...]) -> Any:
+    return pd.DataFrame({"a": np.array(["a"], dtype=object)})["a"].dtype
+
+
+def _text_dtype() -> Any:
+    """The dtype pandas gives a column of text built from an object array (``str`` in
+    pandas 3), or None where it keeps it as object."""
+    dt = _text_dtype_for((pd.get_option("mode.string_storage"),))
+    return dt if isinstance(dt, pd.StringDtype) else None
+
+
 #: Levels of an interaction term up to which its labels are joined in Python, not pandas.
 _SMALL_LABELS = 5000
 
@@ -292,7 +328,7 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
     With ``columns`` (the compressed layout, docs/scale.md) the dense matrices
     are None and a :class:`~mixrank.frame.columns.CompressedFrame` is returned.
     """
-    cells = pd.DataFrame({k: key_levels[k][cell_key_codes[k]] for k in keys})
+    cells = _cells_table(keys, key_levels, cell_key_codes)
     M = len(models)
 
     term_codes: dict[str, np.ndarray] = {}
@@ -313,8 +349,10 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
         if len(term.factors) == 1 and all(isinstance(v, str) for v in key_levels[f0]):
             labels = lab0                     # text levels are their own labels
         elif n <= _SMALL_LABELS:              # a few levels: plain Python beats pandas' set-up
-            parts = [lab0] + [key_levels[f][cell_key_codes[f][first]] for f in term.factors[1:]]
-            labels = np.array([":".join(map(str, t)) for t in zip(*parts)], dtype=object)
+            # each factor's levels as text once, then one join per level of the term
+            parts = [np.array([str(v) for v in key_levels[f]], dtype=object)[cell_key_codes[f][first]]
+                     for f in term.factors]
+            labels = np.array([":".join(t) for t in zip(*parts)], dtype=object)
         else:
             lab = pd.Series(lab0).astype(str)
             for f in term.factors[1:]:
@@ -432,7 +470,8 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
                 f"replicate {replicate!r}={rep_levels[rep_codes[first]]!r} appears more than once "
                 f"for model {models[model_codes[first]]!r} at {where}; replicate values must be "
                 "unique within a (model, cell)")
-    scores, observed, counts, cell_key_codes = cell_scores(flat, ones, y, ncell, M, key_codes)
+    scores, observed, counts, cell_key_codes = cell_scores(flat, ones, y, ncell, M, key_codes,
+                                                           checked=True)
     binary = score_kind(y, spec.response)
     return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
                           cell_key_codes=cell_key_codes, scores=scores, observed=observed,

@@ -41,12 +41,13 @@ def encode_column(s: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
         Missing values, or values of mixed types (e.g. numbers and text).
     """
     if isinstance(s.dtype, pd.CategoricalDtype):
-        raw = s.cat.codes.to_numpy()
+        cat = s.array                          # the Categorical: its codes without a Series
+        raw = np.asarray(cat.codes)
         if (raw < 0).any():
             row = int(np.flatnonzero(raw < 0)[0])
             raise DataError(f"column {name!r} has a missing value (first at row {row}); "
                             "fill or drop rows with missing keys before fitting")
-        cats = np.asarray(s.cat.categories, dtype=object)
+        cats = np.asarray(cat.categories, dtype=object)
         used = np.bincount(raw, minlength=len(cats)) > 0
         cats_used = cats[used]
         order = _sorted_order(cats_used, name)

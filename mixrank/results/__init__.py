@@ -19,10 +19,33 @@ Modules:
   :mod:`~mixrank.results.glmm_slope` (numeric x).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .fit_result import FitResult
-from .glmm_by import GlmmByResult
-from .glmm_result import GlmmResult
-from .glmm_slope import GlmmSlopeResult
 from .summary import Summary
 
+if TYPE_CHECKING:
+    from .glmm_by import GlmmByResult
+    from .glmm_result import GlmmResult
+    from .glmm_slope import GlmmSlopeResult
+
 __all__ = ["FitResult", "GlmmResult", "GlmmByResult", "GlmmSlopeResult", "Summary"]
+
+#: The GLMM results, imported on first access (PEP 562): a gaussian fit does not need them.
+_LAZY = {"GlmmResult": ".glmm_result", "GlmmByResult": ".glmm_by",
+         "GlmmSlopeResult": ".glmm_slope"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from .._util import check_level, tidy
 from ..design.plan import plan_fit
@@ -43,7 +43,12 @@ from ..frame import Frame
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.ranks.intervals import rank_intervals_fit
 from ..inference.sign_exact import degenerate_sign_test
-from ..inference.simultaneous import adjust_contrasts, check_adjust, rank_probabilities_fit
+from ..inference.simultaneous import (
+    adjust_contrasts,
+    adjusted_table,
+    check_adjust,
+    rank_probabilities_fit,
+)
 from .anova import anova_table
 from .base import FIT_OPTIONS, OptionTable, PairwiseResult
 from .interactions import adjust_by_level, contrasts_by, model_scores_by
@@ -52,6 +57,11 @@ from .scores import model_scores_table
 from .summary import Summary
 
 __all__ = ["FitResult"]
+
+
+def _t_sf(x: Any, df: Any) -> Any:
+    """``scipy.stats.t.sf(x, df)``: Student's t survival function."""
+    return special.stdtr(df, -x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,7 +211,10 @@ class FitResult(PairwiseResult):
             return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
         rows = []
         pairs = self.inference_pairs()
-        q = stats.t.ppf(0.5 + lev / 2, [p.df for p in pairs]) if pairs else []
+        # scipy.stats.t's ppf and sf are these special functions (the same values, without
+        # the argument checks of a distribution object: most of a one-pair table's cost)
+        q = special.stdtrit(np.array([p.df for p in pairs], dtype=float), 0.5 + lev / 2) \
+            if pairs else []
         for p, qq in zip(pairs, np.atleast_1d(q)):
             se = p.std_error
             if p.degenerate:  # no variance estimable: the exact sign test (docs/hardening.md §1)
@@ -212,10 +225,10 @@ class FitResult(PairwiseResult):
                                  n=p.n, note=p.message))
                 continue
             rows.append(self.contrast_row(p.model_a, p.model_b, p.estimate, se, p.df, qq,
-                                          partial(stats.t.sf, df=p.df), level=lev,
+                                          partial(_t_sf, df=p.df), level=lev,
                                           n=p.n, zero_se_nan=False, note=""))
-        tab = tidy(rows, **self._meta("contrasts"))
-        out = adjust_contrasts(self, tab, adjust=how, level=lev, B=B, rng=rng)
+        out = adjusted_table(self, rows, self._meta("contrasts"), adjust=how, level=lev, B=B,
+                             rng=rng)
         return self._with_incomplete(out, lev)
 
     def _with_incomplete(self, tab: pd.DataFrame, lev: float) -> pd.DataFrame:

@@ -108,11 +108,38 @@ def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     return out
 
 
+#: The per-pair inputs of :func:`_dense_hessian` that do not depend on ``theta``:
+#: (structure, sums, constants), kept for the pair being optimised.
+_CONST: list[tuple[Structure, PairSums, tuple]] = []
+_PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])
+
+
+def _constants(st: Structure, ps: PairSums) -> tuple:
+    if _CONST and _CONST[0][0] is st and _CONST[0][1] is ps:
+        return _CONST[0][2]
+    R = len(st.levels)
+    sig = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1)])
+    q2 = cast(np.ndarray, st.z22).shape[0]
+    hk2: np.ndarray | None
+    base: np.ndarray | None
+    if q2:
+        hk = np.stack([cast(np.ndarray, st.h), cast(np.ndarray, ps.k)], axis=2)    # (G, q2, 2)
+        hk2 = hk.reshape(len(cast(np.ndarray, st.group_values)), 2 * q2)
+        base = np.stack([cast(np.ndarray, st.c2), cast(np.ndarray, ps.s2)], axis=1)
+    else:
+        hk2 = base = None
+    offs = np.cumsum((0,) + tuple(st.levels[1:]))
+    blocks = [slice(int(offs[i]), int(offs[i + 1])) for i in range(R - 1)]
+    out = (R, sig, q2, hk2, base, blocks, np.array(st.levels[1:]))
+    _CONST[:] = [(st, ps, out)]
+    return out
+
+
 def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    R = len(st.levels)
+    R, sig, q2, hk2, base, blocks, lev2 = _constants(st, ps)
+    hk2, base = cast(np.ndarray, hk2), cast(np.ndarray, base)
     gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
-    sig = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1)])
     a = float(theta[0]) ** 2
     w = 1.0 / (1.0 + a * gv)
     w2 = w * w
@@ -123,16 +150,13 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     val[0], val[1:] = float(gs @ np.log1p(a * gv)), a * (sig @ w)
     grad[0, 0], grad[1:, 0] = float(gs @ (gv * w)), sig @ w2
     hess[0, 0, 0], hess[1:, 0, 0] = -float(gs @ (gv * gv * w2)), -(sig @ w3v)
-    q2 = cast(np.ndarray, st.z22).shape[0]
     if q2 == 0:
         return val, grad, hess
-    lam = np.concatenate([np.full(L, t) for L, t in zip(st.levels[1:], theta[1:])])
+    lam = np.repeat(theta[1:], lev2)
     W = np.stack([w, w2, w3v])
     M2w, P1, P2 = _block2(st, a, W)
     M2 = cast(np.ndarray, st.z22) - a * M2w
-    hk = np.stack([cast(np.ndarray, st.h), cast(np.ndarray, ps.k)], axis=2)    # (G, q2, 2)
-    whk = (W @ hk.reshape(len(w), 2 * q2)).reshape(3, q2, 2)
-    base = np.stack([cast(np.ndarray, st.c2), cast(np.ndarray, ps.s2)], axis=1)
+    whk = (W @ hk2).reshape(3, q2, 2)
     u, du, d2u = base - a * whk[0], -whk[1], whk[2]
     S = lam[:, None] * M2 * lam[None, :]
     S.flat[:: q2 + 1] += 1.0
@@ -160,31 +184,26 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     Qa = du.T @ b + b.T @ du + b.T @ P1 @ b
     Qaa = d2u.T @ b + b.T @ d2u + 2.0 * (r.T @ B @ r) - b.T @ P2 @ b
     npn = np.einsum("ij,ij->i", N @ P1, N)               # diag(N P1 N')
-    for m, (x, y) in enumerate(_PAIRS, start=1):
-        val[m] += Qv[x, y]
-        grad[m, 0] += Qa[x, y]
-        hess[m, 0, 0] += Qaa[x, y]
+    val[1:] += Qv[_PX, _PY]
+    grad[1:, 0] += Qa[_PX, _PY]
+    hess[1:, 0, 0] += Qaa[_PX, _PY]
     grad[0, 0] -= float(np.vdot(B, P1))
     hess[0, 0, 0] += float(np.vdot(B, P2)) - float(np.einsum("ij,ji->", BP1, BP1))
-    offs = np.cumsum((0,) + tuple(st.levels[1:]))
-    blocks = [slice(int(offs[i]), int(offs[i + 1])) for i in range(R - 1)]
     V = [C[:, bi] @ z[bi] for bi in blocks]              # C E_i z
     for i, bi in enumerate(blocks, start=1):
-        Qj = z[bi].T @ z[bi]
-        Qaj = t[bi].T @ z[bi] + z[bi].T @ t[bi]
+        zi = z[bi]
+        Qj = zi.T @ zi
+        Qaj = t[bi].T @ zi + zi.T @ t[bi]
         grad[0, i] = float(np.trace(C[bi, bi]))
         hess[0, 0, i] = hess[0, i, 0] = -float(npn[bi].sum())
-        for m, (x, y) in enumerate(_PAIRS, start=1):
-            grad[m, i] = Qj[x, y]
-            hess[m, 0, i] = hess[m, i, 0] = Qaj[x, y]
-        for j, bj in enumerate(blocks, start=1):
-            if j < i:
-                continue
+        grad[1:, i] = Qj[_PX, _PY]
+        hess[1:, 0, i] = hess[1:, i, 0] = Qaj[_PX, _PY]
+        for j in range(i, R):
+            bj = blocks[j - 1]
             M = V[i - 1][bj].T @ z[bj]
             Qij = -(M + M.T)
             hess[0, i, j] = hess[0, j, i] = -float(np.sum(C[bi, bj] ** 2))
-            for m, (x, y) in enumerate(_PAIRS, start=1):
-                hess[m, i, j] = hess[m, j, i] = Qij[x, y]
+            hess[1:, i, j] = hess[1:, j, i] = Qij[_PX, _PY]
     return val, grad, hess
 
 

@@ -44,8 +44,10 @@ def crossed_terms(frame: Frame, unit: str) -> list[str]:
         if name == unit:
             continue
         t = np.asarray(frame.term_codes[name], dtype=np.int64)
-        pairs = np.unique(t * (int(u.max(initial=0)) + 1) + u)
-        if pairs.size > np.unique(t).size:   # some level of the term meets several units
+        # nested: every cell of a level of the term has the unit that one of them has
+        seen = np.zeros(int(t.max(initial=-1)) + 1, dtype=np.int64)
+        seen[t] = u
+        if not np.array_equal(seen[t], u):   # some level of the term meets several units
             out.append(name)
     return out
 
