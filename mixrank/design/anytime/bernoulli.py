@@ -117,6 +117,9 @@ def _threshold(d: np.ndarray, a: np.ndarray, log_target: float) -> np.ndarray:
     """Smallest |S| in [0, D] with log E >= log_target (inf if even S = D is short)."""
     d, a = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(a, dtype=float))
     out = np.full(d.shape, np.inf)
+    if d.size == 1:     # the solvers' scalar calls: the same arithmetic on floats, no arrays
+        out[...] = _threshold_one(float(d.flat[0]), float(a.flat[0]), float(log_target))
+        return out
     top = _log_e(d, d, a) >= log_target
     if not np.any(top):
         return out
@@ -130,6 +133,29 @@ def _threshold(d: np.ndarray, a: np.ndarray, log_target: float) -> np.ndarray:
         lo = np.where(up, lo, mid)
     out[top] = hi
     return out
+
+
+_LOG2 = float(np.log(2.0))
+
+
+def _threshold_one(d: float, a: float, log_target: float) -> float:
+    """:func:`_threshold` of one (d, a): the same bisection and operation order on floats
+    (bit-identical; ~30x fewer array calls for the tuning and N* solvers)."""
+    betaln = special.betaln
+    base = float(betaln(a, a))
+    dl = d * _LOG2
+    k = (d + d) / 2.0
+    if not dl + float(betaln(a + k, a + d - k)) - base >= log_target:
+        return float("inf")
+    lo, hi = 0.0, d
+    for _ in range(_BISECT):
+        mid = 0.5 * (lo + hi)
+        k = (d + mid) / 2.0
+        if dl + float(betaln(a + k, a + d - k)) - base >= log_target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _tune(d_plan: float, alpha: float) -> float:
