@@ -147,19 +147,19 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         check_graph(pt, bt.models, ties)
         fit_pt = pt
     fit = fit_bt(fit_pt, K, ties=ties, names=bt.features)
-    draws = None
+    resamples = None
     if se_ == "information":
         cov = fit.covariance()
     elif se_ == "sandwich":
         cov = sandwich(pt, fit, bt.outcome, bt.cluster) if prior == 0 else _prior_sandwich()
     else:
-        draws = bootstrap(pt, fit, int(B), rng, prior=float(prior))
-        cov = np.cov(draws, rowvar=False)
+        resamples = bootstrap(pt, fit, int(B), rng, prior=float(prior))
+        cov = np.cov(resamples, rowvar=False)
     notes = []
     if ties == "drop" and bt.n_ties_dropped:
         notes.append(f"{bt.n_ties_dropped} tie(s) dropped")
     return ArenaResult(battles=bt, counts=pt, fit=fit, cov=cov, se=se_, ties=ties, level=lev,
-                       formula=_formula_text(winner, terms), prior=float(prior), draws=draws,
+                       formula=_formula_text(winner, terms), prior=float(prior), draws=resamples,
                        notes=tuple(notes))
 
 
