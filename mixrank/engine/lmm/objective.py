@@ -201,8 +201,23 @@ class RemlObjective(Protocol):
     def moment_start(self) -> np.ndarray: ...
 
 
+class _PairObjective:
+    """What every pair objective derives from its structure ``st`` alone: ``R`` components
+    in block order and whether the gradient is analytic (dense mode)."""
+
+    st: Structure
+
+    @property
+    def R(self) -> int:
+        return len(self.st.levels)
+
+    @property
+    def analytic(self) -> bool:
+        return self.st.mode == "dense"
+
+
 @dataclass(frozen=True, eq=False)
-class Objective:
+class Objective(_PairObjective):
     """The REML objective of one pair: functions of the variance parameters alone.
 
     ``R`` components in block order (``st.names``); ``analytic`` says whether
@@ -215,14 +230,6 @@ class Objective:
     @property
     def n(self) -> int:
         return self.ps.n
-
-    @property
-    def R(self) -> int:
-        return len(self.st.levels)
-
-    @property
-    def analytic(self) -> bool:
-        return self.st.mode == "dense"
 
     @property
     def exact_hessian(self) -> bool:

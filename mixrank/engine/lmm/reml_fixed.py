@@ -52,7 +52,7 @@ from ...errors import DesignError
 from ..control import DEFAULT_CONTROL, Control
 from ..structure import Structure
 from .criterion import reml_criterion, reml_deviance
-from .objective import moment_psi
+from .objective import _PairObjective, moment_psi
 from .reml import check_convergence, optimise
 from .reml_grad import term_parts, unpack
 from .satterthwaite import central_hessian, central_jacobian
@@ -288,7 +288,7 @@ class FixedFit:
 
 
 @dataclass(frozen=True, eq=False)
-class FixedObjective:
+class FixedObjective(_PairObjective):
     """The REML objective of one pair with p fixed columns, as the one optimiser takes it
     (:class:`~mixrank.engine.lmm.objective.RemlObjective`): a function of ``psi`` alone.
 
@@ -304,14 +304,6 @@ class FixedObjective:
     @property
     def n(self) -> int:
         return self.fs.n
-
-    @property
-    def R(self) -> int:
-        return len(self.st.levels)
-
-    @property
-    def analytic(self) -> bool:
-        return self.st.mode == "dense"
 
     @property
     def exact_hessian(self) -> bool:
