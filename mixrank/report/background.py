@@ -7,13 +7,14 @@ page it belongs to.  Outputs: the fragment, the same text the builder returns
 in process (same code, same inputs, same seed), and the warnings it raised,
 re-issued in the parent when the fragment is taken.
 
-The child is a ``fork`` of the page's process (POSIX only): it inherits the
-fitted result, runs the builder and sends the pickled fragment back through a
-pipe, so the refits overlap the other sections' tables and plots on a
-machine with a second core.  Where ``fork`` is not available, when the child
-fails for any reason outside the builder (killed, out of memory, an
-unpicklable answer) or when progress is being reported (a bar in one process
-only), the builder runs in process instead: the page is the same either way.
+The child is a ``fork`` of the page's process (Linux): it inherits the fitted
+result, runs the builder and sends the pickled fragment back through a pipe,
+so the refits overlap the other sections' tables and plots on a machine with
+a second core.  Without ``fork`` (or off Linux, where it is not the usual
+start method), while other threads run (a notebook kernel), when progress is
+being reported (a bar in one process only) or when the child fails for any
+reason outside the builder (killed, out of memory, an unpicklable answer),
+the builder runs in process instead: the page is the same either way.
 Contents: :class:`Background`.
 """
 
@@ -22,13 +23,15 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 
 __all__ = ["Background"]
 
 #: False turns the child off (the builder then runs in process); tests compare both.
-FORK = hasattr(os, "fork")
+#: Linux only (fork is the platform's own multiprocessing start method there).
+FORK = hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
 class Background:
@@ -49,7 +52,7 @@ class Background:
 
     def start(self) -> Background:
         """Fork the child (no-op where fork is unavailable or fails)."""
-        if not FORK:
+        if not FORK or threading.active_count() > 1:   # other threads: a fork may deadlock
             return self
         r, w = os.pipe()
         try:
