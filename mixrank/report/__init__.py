@@ -16,7 +16,8 @@ The section builders: :mod:`~mixrank.report.html_sections` (a linear fit),
 :mod:`~mixrank.report.plots_glmm`), :mod:`~mixrank.report.html_arena` (an arena
 fit), :mod:`~mixrank.report.html_judge` (the judge section, its plot in
 :mod:`~mixrank.report.plots_judge`), with the HTML building blocks in
-:mod:`~mixrank.report.html_format`; further plots:
+:mod:`~mixrank.report.html_format` and the part built in a forked child meanwhile (the
+verdict-stability checks) in :mod:`~mixrank.report.background`; further plots:
 :mod:`~mixrank.report.plots_scores` (the leaderboard),
 :mod:`~mixrank.report.plots_gaps` (where the gaps live, per covariate level),
 :mod:`~mixrank.report.plots_sensitivity` (stability of the clustered verdict).

@@ -35,6 +35,7 @@ from mixrank.errors import DataError
 from mixrank.report import html_arena as arena
 from mixrank.report import html_glmm as glmm
 from mixrank.report import html_sections as linear
+from mixrank.report.background import Background
 from mixrank.report.html_format import format_table_html, html_page
 from mixrank.report.html_judge import is_judge_fit, judge_section
 from mixrank.report.plots_gaps import gaps_section
@@ -279,14 +280,28 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     require("matplotlib", "plot", "the HTML report")
     notes: list[str] = []
     if kind == "fit":
-        ctx["pairs"], pair_note = linear.shown_pairs(fit, int(max_pairs))
+        ctx["pairs"], pair_note = linear.shown_pairs(fit, int(max_pairs), ctx)
         notes = [pair_note] if pair_note else []
     page_title, meta, preamble = _head(fit, kind, title)
     builders = {s.id: s.build for s in shown}
-    return html_page(page_title, meta, [(s.id, s.heading(fit)) for s in shown],
-                     lambda sid: builders[sid](fit, ctx), notes=notes, preamble=preamble,
-                     csv_command="mixrank arena ..." if kind == "arena" else "mixrank ...",
-                     progress=as_progress(progress, "report sections"))
+    # the stability checks refit the model for seconds: in a child while the page is built
+    # (not while a bar is drawn: it reports from one process)
+    job = None
+    if sensitivity and not progress and builders.get("resolution") is linear.resolution:
+        import matplotlib.backends.backend_agg  # noqa: F401 - imported once, before the fork
+        import matplotlib.figure  # noqa: F401
+
+        import mixrank.report.plots_sensitivity  # noqa: F401
+        job = Background(lambda: linear.sensitivity_part(fit, ctx)).start()
+    ctx["sensitivity_job"] = job
+    try:
+        return html_page(page_title, meta, [(s.id, s.heading(fit)) for s in shown],
+                         lambda sid: builders[sid](fit, ctx), notes=notes, preamble=preamble,
+                         csv_command="mixrank arena ..." if kind == "arena" else "mixrank ...",
+                         progress=as_progress(progress, "report sections"))
+    finally:
+        if job is not None:
+            job.cancel()        # a no-op once the resolution section took the fragment
 
 
 def write_report(fit: Any, path: str | Path, *, title: str | None = None,

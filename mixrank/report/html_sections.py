@@ -32,11 +32,15 @@ __all__ = ["shown_pairs", "design", "leaderboard", "components", "contrasts", "r
 
 # ----------------------------------------------------------------- pair choice
 
-def shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None, str | None]:
-    """All pairs when few; otherwise the pairs adjacent in the order of the mean scores."""
+def shown_pairs(fit: Any, max_pairs: int, ctx: dict | None = None
+                ) -> tuple[list[tuple[str, str]] | None, str | None]:
+    """All pairs when few; otherwise the pairs adjacent in the order of the mean scores.
+
+    ``ctx``: the page context, whose scores table the leaderboard then reuses (the order
+    uses only the estimates, which do not depend on the level)."""
     if len(fit.pairs) <= max_pairs:
         return None, None
-    scores = fit.model_scores()
+    scores = fit.model_scores() if ctx is None else _scores(fit, ctx)
     order = scores.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
     models = order["model"].astype(str).tolist()
     fitted = pair_lookup(fit.pairs)
@@ -45,6 +49,33 @@ def shown_pairs(fit: Any, max_pairs: int) -> tuple[list[tuple[str, str]] | None,
             f"{len(adj)} pairs of models adjacent in the order of their mean scores "
             f"(best first). The full tables: mixrank contrasts / components ... --format csv.")
     return adj[:max_pairs], note
+
+
+def _scores(fit: Any, ctx: dict) -> pd.DataFrame:
+    """``fit.model_scores(level=...)`` once per page (the pair choice and the leaderboard)."""
+    key = ("scores", ctx.get("level"))
+    if key not in ctx:
+        ctx[key] = fit.model_scores(level=ctx.get("level"))
+    return ctx[key]
+
+
+def _contrasts(fit: Any, ctx: dict) -> pd.DataFrame:
+    """``fit.contrasts(level=...)`` once per page (the table and the forest plot)."""
+    key = ("contrasts", ctx.get("level"))
+    if key not in ctx:
+        ctx[key] = fit.contrasts(level=ctx.get("level"))
+    return ctx[key]
+
+
+def _light(tab: pd.DataFrame, *drop: str) -> pd.DataFrame:
+    """The same table (no copy of its columns) without the bulky ``attrs["mixrank"]`` entries
+    ``drop``: pandas deep-copies ``attrs`` on every column access and sort."""
+    meta = tab.attrs.get("mixrank", {})
+    if not any(k in meta for k in drop):
+        return tab
+    out = tab.copy(deep=False)
+    out.attrs = {**tab.attrs, "mixrank": {k: v for k, v in meta.items() if k not in drop}}
+    return out
 
 
 def _pair_rows(table: pd.DataFrame, pairs: list[tuple[str, str]] | None) -> pd.DataFrame:
@@ -87,7 +118,7 @@ def _weak_note(fit: Any) -> str:
 
 
 def leaderboard(fit: Any, ctx: dict) -> str:
-    tab = fit.model_scores(level=ctx["level"])
+    tab = _scores(fit, ctx)
     cap = (f"Each model's own scores fitted by {tab.attrs['mixrank']['model']} (estimand "
            f"{tab.attrs['mixrank']['estimand']}); iid: cells independent.")
     notes = _notes(tab.attrs["mixrank"].get("groups_note", ""), _weak_note(fit))
@@ -125,12 +156,12 @@ def _plot(kind: str, fit: Any, ctx: dict) -> Any:
     ax = style.new_axes(n, pyplot=False)
     if kind == "components":
         return plot_components(fit, ax, pairs=ctx["pairs"], title="Variance components")
-    return plot_contrasts(fit.contrasts(level=ctx["level"]), ax, pairs=ctx["pairs"],
+    return plot_contrasts(_contrasts(fit, ctx), ax, pairs=ctx["pairs"],
                           title="Contrasts")
 
 
 def contrasts(fit: Any, ctx: dict) -> str:
-    full = fit.contrasts(level=ctx["level"])
+    full = _contrasts(fit, ctx)
     con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(fit.design_effect(), ctx["pairs"]),
                      full.attrs.get("mixrank", {}))
     parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
@@ -152,7 +183,7 @@ def contrasts(fit: Any, ctx: dict) -> str:
 
 
 def ranks(fit: Any, ctx: dict) -> str:
-    tab = fit.rank_intervals(**ctx["rank_kwargs"])
+    tab = _light(fit.rank_intervals(**ctx["rank_kwargs"]), "pairwise")
     meta = tab.attrs.get("mixrank", {})
     parts = [paragraph(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
                 f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}.")]
@@ -210,8 +241,14 @@ def resolution(fit: Any, ctx: dict) -> str:
                                            "column. Main columns; all of them (MDE, levels, q per "
                                            "paradigm): mixrank resolution ... --format csv."))
     if ctx.get("sensitivity"):
-        parts.append(guard("Verdict sensitivity", lambda: _sensitivity(fit, ctx)))
+        job = ctx.get("sensitivity_job")
+        parts.append(job.result() if job is not None else sensitivity_part(fit, ctx))
     return "".join(parts)
+
+
+def sensitivity_part(fit: Any, ctx: dict) -> str:
+    """The verdict-stability part of the resolution section (guarded: a note on error)."""
+    return guard("Verdict sensitivity", lambda: _sensitivity(fit, ctx))
 
 
 def _sensitivity(fit: Any, ctx: dict) -> str:
