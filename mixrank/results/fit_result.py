@@ -25,9 +25,6 @@ import pandas as pd
 from scipy import special
 
 from .._util import check_level, tidy
-from ..design.plan import plan_fit
-from ..design.resolution import resolution_fit
-from ..design.sensitivity import sensitivity_fit
 from ..engine.control import Control
 from ..engine.estimability import (
     MIN_LEVELS,
@@ -41,7 +38,6 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.keywords import former, unexpected_keywords
-from ..inference.ranks.intervals import rank_intervals_fit
 from ..inference.sign_exact import degenerate_sign_test
 from ..inference.simultaneous import (
     adjust_contrasts,
@@ -49,14 +45,17 @@ from ..inference.simultaneous import (
     check_adjust,
     rank_probabilities_fit,
 )
-from .anova import anova_table
 from .base import FIT_OPTIONS, OptionTable, PairwiseResult
-from .interactions import adjust_by_level, contrasts_by, model_scores_by
-from .ranks_by import rank_intervals_by
 from .scores import model_scores_table
 from .summary import Summary
 
 __all__ = ["FitResult"]
+
+
+def plan_fit(*args: Any, **kw: Any) -> Any:
+    """:func:`mixrank.design.plan.plan_fit`, imported on first use (not needed to fit)."""
+    from ..design.plan import plan_fit as plan
+    return plan(*args, **kw)
 
 
 def _t_sf(x: Any, df: Any) -> Any:
@@ -74,10 +73,9 @@ class FitResult(PairwiseResult):
     ``pairs`` holds the fitted pairs; ``incomplete`` the pairs the formula
     cannot estimate (NaN rows with the reason in ``message``; shown by
     ``contrasts()`` and ``diagnostics()``, left out of everything else;
-    docs/messy.md §3).  ``restricted``: the fit was asked for some pairs
-    (``fit(..., pairs=...)``); verdict tables, sensitivity and planning then
-    default to those pairs.  ``control``: the fit's :class:`~mixrank.Control`,
-    which the per-model refits behind ``model_scores()`` use too.
+    docs/messy.md §3).  ``restricted``: the fit was asked for some pairs (``fit(..., pairs=)``);
+    verdicts, sensitivity and planning then default to those pairs.  ``control``: the
+    fit's :class:`~mixrank.Control`, used by the per-model refits of ``model_scores()`` too.
     """
 
     frame: Frame
@@ -208,6 +206,7 @@ class FitResult(PairwiseResult):
         how = check_adjust(adjust)
         lev = self._level(level)
         if by is not None:
+            from .interactions import adjust_by_level, contrasts_by
             return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
         rows = []
         pairs = self.inference_pairs()
@@ -250,6 +249,7 @@ class FitResult(PairwiseResult):
         ``adjust="holm"`` adds ``p_adjusted`` (Holm across pairs, per term).
         """
         part, left = self.estimable_part()
+        from .anova import anova_table
         return _left_out(anova_table(part, adjust=adjust), left)
 
     def variance_components(self) -> pd.DataFrame:
@@ -358,6 +358,7 @@ class FitResult(PairwiseResult):
         """
         if by is not None:   # model x covariate fits: docs/interactions.md §4
             lev = self.level if level is None else check_level(level, DesignError)
+            from .interactions import model_scores_by
             return model_scores_by(self, by, lev)
         return model_scores_table(self, level=level, estimand=estimand)
 
@@ -377,6 +378,7 @@ class FitResult(PairwiseResult):
         :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
         kw = dict(coverage=coverage, adjust=adjust, draws=draws, rng=rng)
         if by is not None:
+            from .ranks_by import rank_intervals_by
             return rank_intervals_by(self, by, level=level, **kw)
         parts = self.score_group_fits()
         if len(parts) > 1:   # scores on different cells: one ranking per group (docs/messy.md §4)
@@ -390,6 +392,7 @@ class FitResult(PairwiseResult):
                                                   t.attrs.get("mixrank", {}).get("left_out", [])])
             return out
         part, left = self.estimable_part()
+        from ..inference.ranks.intervals import rank_intervals_fit
         return _left_out(rank_intervals_fit(part, level=level, **kw), left)
 
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
@@ -458,6 +461,7 @@ class FitResult(PairwiseResult):
         the paired-Bernoulli e-process for 0/1 scores).  Every column tests the fit's
         estimand (docs/sensitivity.md)."""
         part, left = self.estimable_part()
+        from ..design.resolution import resolution_fit
         return _left_out(resolution_fit(part, level=level, power=power, pairs=pairs,
                                         models=models, top=top, adjust=adjust, anytime=anytime,
                                         cluster=cluster), left)
@@ -486,6 +490,7 @@ class FitResult(PairwiseResult):
         says why that unit, ``left_out`` which models were not estimable.
         """
         part, left = self.estimable_part()
+        from ..design.sensitivity import sensitivity_fit
         tab = sensitivity_fit(part, kind, pairs=pairs, models=models, top=top,
                               level=level, power=power, unit=unit, draws=draws,
                               groupings=groupings, n_random=n_random, rng=rng, summary=summary,

@@ -101,7 +101,7 @@ def projected_newton(derivatives: Derivatives, psi0: Any, *, direction: Directio
 def _direction(g: np.ndarray, H: np.ndarray, free: np.ndarray, psi: np.ndarray) -> np.ndarray:
     """The Newton step on the free components (eigenvalues floored to keep it a descent direction)."""
     step = np.zeros(len(g))
-    gf, Hf = g[free], H[np.ix_(free, free)]
+    gf, Hf = (g, H) if free.all() else (g[free], H[free][:, free])
     try:
         L = np.linalg.cholesky(Hf)
         step[free] = -np.linalg.solve(L.T, np.linalg.solve(L, gf))
