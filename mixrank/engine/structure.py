@@ -15,7 +15,7 @@ Levels of term 1 are grouped by their count ``v`` so that
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, cast
 
@@ -86,6 +86,9 @@ class PairSums:
     cs1: np.ndarray | None = None    # (G,): sum_{i in v} c1_i s1_i
     ss1: np.ndarray | None = None    # (G,): sum_{i in v} s1_i^2
     s2: np.ndarray | None = None     # (q2,) stacked block-2 sums
+    #: what the exact derivatives keep for this pair while it is optimised (its
+    #: constants and its last evaluation; mixrank.engine.lmm.reml_hess)
+    memo: dict = field(default_factory=dict, repr=False, init=False)
 
 
 def _cross_counts(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> np.ndarray:

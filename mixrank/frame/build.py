@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import warnings
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from ..errors import DataError, DataQualityWarning, MissingDataWarning, OptionEr
 from ..formula.spec import Spec
 from .columns import CompressedFrame, ModelColumns
 from .encode import combine_codes, encode_column
-from .frame import Frame, compute_stats
+from .frame import Deferred, Frame, compute_stats
 from .memory import check_frame_size
 from .source import row_origin, to_pandas
 
@@ -315,34 +315,13 @@ def _text_dtype() -> Any:
 _SMALL_LABELS = 5000
 
 
-def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...],
-                   key_levels: dict[str, np.ndarray], cell_key_codes: dict[str, np.ndarray],
-                   scores: np.ndarray | None, observed: np.ndarray | None,
-                   replicates: np.ndarray | None, replicate: str | None, binary: bool,
-                   n_rows: int, n_dropped: int, columns: ModelColumns | None = None) -> Frame:
-    """Random-term codes, sufficient statistics and final checks of an encoded frame.
-
-    Shared by :func:`build_frame` (rows) and :func:`mixrank.frame.cells.frame_from_cells`
-    (an aggregated cell table), so that both give identical frames.  ``cell_key_codes``
-    holds each cell's code of every key (cells in lexicographic key-code order).
-    With ``columns`` (the compressed layout, docs/scale.md) the dense matrices
-    are None and a :class:`~mixrank.frame.columns.CompressedFrame` is returned.
-    """
-    cells = _cells_table(keys, key_levels, cell_key_codes)
-    M = len(models)
-
-    term_codes: dict[str, np.ndarray] = {}
-    term_levels: dict[str, int] = {}
-    term_labels: dict[str, np.ndarray] = {}
+def _term_labels(spec: Spec, key_levels: dict[str, np.ndarray], cell_key_codes: dict[str, np.ndarray],
+                 term_codes: dict[str, np.ndarray], term_levels: dict[str, int]
+                 ) -> dict[str, np.ndarray]:
+    """Each random term's level labels (``"s1:q3"`` for an interaction), in code order."""
+    out: dict[str, np.ndarray] = {}
     for term in spec.random:
-        f0 = term.factors[0]
-        codes, n = cell_key_codes[f0], len(key_levels[f0])
-        for f in term.factors[1:]:
-            codes, n, _ = combine_codes(codes, n, cell_key_codes[f], len(key_levels[f]))
-        if n < 2:
-            raise DataError(f"random term (1|{term.name}) has a single level "
-                            f"({cells[list(term.factors)].iloc[0].tolist()}); a variance needs at "
-                            "least two levels: drop the term or add data")
+        f0, codes, n = term.factors[0], term_codes[term.name], term_levels[term.name]
         first = np.empty(n, dtype=np.int64)
         first[codes[::-1]] = np.arange(len(codes))[::-1]
         lab0 = key_levels[f0][cell_key_codes[f0][first]]
@@ -358,10 +337,47 @@ def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...]
             for f in term.factors[1:]:
                 lab = lab + ":" + pd.Series(key_levels[f][cell_key_codes[f][first]]).astype(str)
             labels = lab.to_numpy(dtype=object)
-        term_codes[term.name], term_levels[term.name], term_labels[term.name] = codes, n, labels
+        out[term.name] = labels
+    return out
 
+
+def assemble_frame(spec: Spec, *, keys: tuple[str, ...], models: tuple[str, ...],
+                   key_levels: dict[str, np.ndarray], cell_key_codes: dict[str, np.ndarray],
+                   scores: np.ndarray | None, observed: np.ndarray | None,
+                   replicates: np.ndarray | None, replicate: str | None, binary: bool,
+                   n_rows: int, n_dropped: int, columns: ModelColumns | None = None) -> Frame:
+    """Random-term codes, sufficient statistics and final checks of an encoded frame.
+
+    Shared by :func:`build_frame` (rows) and :func:`mixrank.frame.cells.frame_from_cells`
+    (an aggregated cell table), so that both give identical frames.  ``cell_key_codes``
+    holds each cell's code of every key (cells in lexicographic key-code order).
+    With ``columns`` (the compressed layout, docs/scale.md) the dense matrices
+    are None and a :class:`~mixrank.frame.columns.CompressedFrame` is returned.
+    """
+    # the key values per cell are a pandas table that no fit reads: built when first read
+    cells = Deferred(partial(_cells_table, keys, key_levels, cell_key_codes))
+    n_cells = len(cell_key_codes[keys[0]])
+    M = len(models)
+
+    term_codes: dict[str, np.ndarray] = {}
+    term_levels: dict[str, int] = {}
+    for term in spec.random:
+        f0 = term.factors[0]
+        codes, n = cell_key_codes[f0], len(key_levels[f0])
+        for f in term.factors[1:]:
+            codes, n, _ = combine_codes(codes, n, cell_key_codes[f], len(key_levels[f]))
+        if n < 2:
+            value = [v.item() if isinstance(v, np.generic) else v
+                     for v in (key_levels[f][cell_key_codes[f][0]] for f in term.factors)]
+            raise DataError(f"random term (1|{term.name}) has a single level ({value}); a variance "
+                            "needs at least two levels: drop the term or add data")
+        term_codes[term.name], term_levels[term.name] = codes, n
+
+    # the level labels are for reading results (random effects, leave-one-out): built when read
+    term_labels = Deferred(partial(_term_labels, spec, key_levels, cell_key_codes, term_codes,
+                                   term_levels))
     if columns is not None:
-        check_frame_size(len(cells), M, dense=False,
+        check_frame_size(n_cells, M, dense=False,
                          n_entries=int(columns.n_observed.sum()))   # the M x M statistics
         stats = columns.stats(term_codes, term_levels)
     else:

@@ -47,8 +47,11 @@ def encode_column(s: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
             row = int(np.flatnonzero(raw < 0)[0])
             raise DataError(f"column {name!r} has a missing value (first at row {row}); "
                             "fill or drop rows with missing keys before fitting")
-        cats = np.asarray(cat.categories, dtype=object)
-        used = np.bincount(raw, minlength=len(cats)) > 0
+        index = cat.categories
+        used = np.bincount(raw, minlength=len(index)) > 0
+        if used.all() and _increasing(index):     # the codes are the sorted order already
+            return raw.astype(np.int32), np.asarray(index, dtype=object)
+        cats = np.asarray(index, dtype=object)
         cats_used = cats[used]
         order = _sorted_order(cats_used, name)
         # old category index -> new sorted index
@@ -70,6 +73,14 @@ def encode_column(s: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
                 + repr(name) + "].astype(str)")
     codes, uniques = pd.factorize(s, sort=True)
     return codes.astype(np.int32), np.asarray(uniques, dtype=object)
+
+
+def _increasing(index: pd.Index) -> bool:
+    """Whether ``index`` is strictly increasing (False where its values do not compare)."""
+    try:
+        return bool(index.is_monotonic_increasing)
+    except TypeError:
+        return False
 
 
 def _sorted_order(values: np.ndarray, name: str) -> np.ndarray:

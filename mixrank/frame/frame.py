@@ -8,7 +8,9 @@ common-cell counts of every pair of models), shared by all pairs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +18,44 @@ import pandas as pd
 from .._util import tidy
 from ..formula.spec import Spec
 
-__all__ = ["Frame", "SufficientStats", "compute_stats"]
+__all__ = ["Frame", "SufficientStats", "compute_stats", "Deferred"]
+
+
+class Deferred:
+    """A value not built yet: ``build()`` makes it (``Frame.cells`` and ``Frame.term_labels``
+    hold one until they are read).
+
+    ``build`` must be picklable (a module-level function or a
+    :func:`functools.partial` of one), so that a frame can go to an engine
+    worker before its table is built.
+    """
+
+    __slots__ = ("build",)
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self.build = build
+
+    def __reduce__(self) -> tuple:
+        return (Deferred, (self.build,))
+
+
+class _Table:
+    """``Frame.cells``, ``Frame.term_labels``: stored as given; a :class:`Deferred` is built on
+    first read and kept."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name]
+        if isinstance(value, Deferred):
+            value = obj.__dict__[self.name] = value.build()
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,10 +105,13 @@ class Frame:
     replicate : str or None
         Column whose values distinguish replicates within a cell.
     cells : pandas.DataFrame
-        One row per cell with the pairing-key values.
+        One row per cell with the pairing-key values (given to the
+        constructor as a table or a :class:`Deferred`, built the first time it
+        is read: a fit never reads it).
     term_codes : dict term name -> ndarray of int64 (n_cells,)
     term_levels : dict term name -> int
     term_labels : dict term name -> ndarray of level labels
+        (like ``cells``, built the first time it is read).
     scores : ndarray (n_cells, n_models)
         Cell score per model (the replicate mean), NaN where not scored.
     observed : ndarray of bool (n_cells, n_models)
@@ -177,3 +219,10 @@ class Frame:
         else:
             lines.append("Pairs: none (a single model)")
         return "\n".join(lines)
+
+
+# After the dataclass is made, so that the fields have no default and its __init__
+# stores through the descriptors.
+for _name in ("cells", "term_labels"):
+    setattr(Frame, _name, _Table())
+    getattr(Frame, _name).__set_name__(Frame, _name)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import numpy as np
+import scipy.linalg as la
 
 from ..structure import Structure
 from .objective import Objective
@@ -45,6 +46,8 @@ from .reml_hess import _packed_index, profiled_derivatives
 
 __all__ = ["projected_newton", "newton_bounded", "newton_one_term", "henderson_start",
            "QUADRATIC_STEP"]
+
+_potrf, _potrs = la.lapack.dpotrf, la.lapack.dpotrs
 
 #: A full Newton step below this (relative to each component) ends the search: the
 #: convergence is quadratic, so the point reached is within ~1e-10 of the optimum.
@@ -102,10 +105,10 @@ def _direction(g: np.ndarray, H: np.ndarray, free: np.ndarray, psi: np.ndarray) 
     """The Newton step on the free components (eigenvalues floored to keep it a descent direction)."""
     step = np.zeros(len(g))
     gf, Hf = (g, H) if free.all() else (g[free], H[free][:, free])
-    try:
-        L = np.linalg.cholesky(Hf)
-        step[free] = -np.linalg.solve(L.T, np.linalg.solve(L, gf))
-    except np.linalg.LinAlgError:
+    L, info = _potrf(Hf, lower=1)
+    if info == 0:
+        step[free] = -_potrs(L, gf, lower=1)[0]
+    else:
         ev, V = np.linalg.eigh(Hf)
         floor = max(1e-8 * float(np.max(np.abs(ev))), 1e-300)
         step[free] = -V @ ((V.T @ gf) / np.maximum(np.abs(ev), floor))

@@ -72,18 +72,12 @@ def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
     return np.stack([z12.T @ (z12 * wm[groups][:, None]) for wm in weights])
 
 
-#: The last evaluation: (structure, sums, theta bytes, result).  The optimiser's
-#: final point is evaluated again by the certificate, the estimates and the df.
-_LAST: list[tuple[Structure, PairSums, bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
-
-
 def last_evaluation(st: Structure, ps: PairSums, theta: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """:func:`dense_hessian`'s result if its last call was at this ``theta`` of this pair, else None."""
-    if _LAST:
-        s, p, key, out = _LAST[0]
-        if s is st and p is ps and key == np.asarray(theta, dtype=float).tobytes():
-            return out
+    last = ps.memo.get("last")
+    if last is not None and last[0] is st and last[1] == np.asarray(theta, dtype=float).tobytes():
+        return last[2]
     return None
 
 
@@ -92,8 +86,8 @@ def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     """``(values (4,), gradient (4, R), Hessian (4, R, R))`` of the quadratic forms in ``psi``.
 
     The forms are those of :func:`mixrank.engine.lmm.reml_grad.dense_parts`.
-    The last result is kept (:func:`last_evaluation`): the caller must not
-    modify the arrays.
+    The last result is kept on ``ps`` (:func:`last_evaluation`): the caller
+    must not modify the arrays.
 
     Raises
     ------
@@ -104,19 +98,18 @@ def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     out = last_evaluation(st, ps, theta)
     if out is None:
         out = _dense_hessian(st, ps, theta)
-        _LAST[:] = [(st, ps, theta.tobytes(), out)]
+        ps.memo["last"] = (st, theta.tobytes(), out)
     return out
 
 
-#: The per-pair inputs of :func:`_dense_hessian` that do not depend on ``theta``:
-#: (structure, sums, constants), kept for the pair being optimised.
-_CONST: list[tuple[Structure, PairSums, tuple]] = []
 _PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])
 
 
 def _constants(st: Structure, ps: PairSums) -> tuple:
-    if _CONST and _CONST[0][0] is st and _CONST[0][1] is ps:
-        return _CONST[0][2]
+    """The inputs of :func:`_dense_hessian` that do not depend on ``theta``, kept on the pair's sums."""
+    kept = ps.memo.get("constants")
+    if kept is not None and kept[0] is st:
+        return kept[1]
     R = len(st.levels)
     sig = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1)])
     q2 = cast(np.ndarray, st.z22).shape[0]
@@ -128,16 +121,16 @@ def _constants(st: Structure, ps: PairSums) -> tuple:
         base = np.stack([cast(np.ndarray, st.c2), cast(np.ndarray, ps.s2)], axis=1)
     else:
         hk2 = base = None
-    offs = np.cumsum((0,) + tuple(st.levels[1:]))
-    blocks = [slice(int(offs[i]), int(offs[i + 1])) for i in range(R - 1)]
-    out = (R, sig, q2, hk2, base, blocks, np.array(st.levels[1:]))
-    _CONST[:] = [(st, ps, out)]
+    lev2 = np.array(st.levels[1:], dtype=np.intp)
+    E = (np.repeat(np.arange(R - 1), lev2)[:, None] == np.arange(R - 1)[None, :]).astype(float)
+    out = (R, sig, q2, hk2, base, E, lev2)
+    ps.memo["constants"] = (st, out)
     return out
 
 
 def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    R, sig, q2, hk2, base, blocks, lev2 = _constants(st, ps)
+    R, sig, q2, hk2, base, E, lev2 = _constants(st, ps)
     hk2, base = cast(np.ndarray, hk2), cast(np.ndarray, base)
     gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
     a = float(theta[0]) ** 2
@@ -189,21 +182,15 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     hess[1:, 0, 0] += Qaa[_PX, _PY]
     grad[0, 0] -= float(np.vdot(B, P1))
     hess[0, 0, 0] += float(np.vdot(B, P2)) - float(np.einsum("ij,ji->", BP1, BP1))
-    V = [C[:, bi] @ z[bi] for bi in blocks]              # C E_i z
-    for i, bi in enumerate(blocks, start=1):
-        zi = z[bi]
-        Qj = zi.T @ zi
-        Qaj = t[bi].T @ zi + zi.T @ t[bi]
-        grad[0, i] = float(np.trace(C[bi, bi]))
-        hess[0, 0, i] = hess[0, i, 0] = -float(npn[bi].sum())
-        grad[1:, i] = Qj[_PX, _PY]
-        hess[1:, 0, i] = hess[1:, i, 0] = Qaj[_PX, _PY]
-        for j in range(i, R):
-            bj = blocks[j - 1]
-            M = V[i - 1][bj].T @ z[bj]
-            Qij = -(M + M.T)
-            hess[0, i, j] = hess[0, j, i] = -float(np.sum(C[bi, bj] ** 2))
-            hess[1:, i, j] = hess[1:, j, i] = Qij[_PX, _PY]
+    # the block-2 terms at once: E (q2 x R-1) is the terms' indicator matrix
+    grad[0, 1:] = C.diagonal() @ E                       # tr(C E_i)
+    hess[0, 0, 1:] = hess[0, 1:, 0] = -(npn @ E)
+    grad[1:, 1:] = (E.T @ (z[:, _PX] * z[:, _PY])).T      # z' E_i z
+    hess[1:, 0, 1:] = hess[1:, 1:, 0] = (E.T @ (t[:, _PX] * z[:, _PY] + z[:, _PX] * t[:, _PY])).T
+    hess[0, 1:, 1:] = -(E.T @ (C * C) @ E)               # -sum_{l in i, m in j} C_lm^2
+    A = np.concatenate([z[:, :1] * E, z[:, 1:] * E], axis=1)
+    K = (A.T @ C @ A).reshape(2, R - 1, 2, R - 1)        # K[x, i, y, j] = (E_i z_x)' C (E_j z_y)
+    hess[1:, 1:, 1:] = -(K[_PX, :, _PY, :] + K[_PY, :, _PX, :])
     return val, grad, hess
 
 
@@ -216,10 +203,12 @@ def _chain(ps: PairSums, val: np.ndarray, grad: np.ndarray, hess: np.ndarray):
     r2 = ps.sumsq_d - val[3] - e * e / rx2
     if not (r2 > 0 and math.isfinite(r2)):
         return None
-    r2_g = -grad[3] - 2.0 * e * e_g / rx2 + e * e * rx2_g / rx2 ** 2
-    r2_h = (-hess[3] - 2.0 * (np.outer(e_g, e_g) + e * e_h) / rx2
-            + 2.0 * e * (np.outer(e_g, rx2_g) + np.outer(rx2_g, e_g)) / rx2 ** 2
-            + e * e * rx2_h / rx2 ** 2 - 2.0 * e * e * np.outer(rx2_g, rx2_g) / rx2 ** 3)
+    # r^2 = q - e^2 / rx2 (q = sumsq_d - val[3]); with c = e / rx2 and w = e' - c rx2':
+    # (r^2)' = q' - 2 c e' + c^2 rx2',  (r^2)'' = q'' - 2 c e'' + c^2 rx2'' - (2 / rx2) w w'
+    c = e / rx2
+    r2_g = -grad[3] - 2.0 * c * e_g + c * c * rx2_g
+    w = e_g - c * rx2_g
+    r2_h = -hess[3] - 2.0 * c * e_h + c * c * rx2_h - (2.0 / rx2) * np.outer(w, w)
     return (val[0], grad[0], hess[0]), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h)
 
 
