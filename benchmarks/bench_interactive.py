@@ -4,6 +4,8 @@
     python benchmarks/bench_interactive.py --readme   # everything, then rewrite README's table
     python benchmarks/bench_interactive.py --no-r     # without the lme4 + lmerTest peer
     python benchmarks/bench_interactive.py --only loso,report   # parts 3 and 4 only
+    python benchmarks/bench_interactive.py --only pair --against ../old   # part 5, and against
+                                                         # a checkout of earlier code
 
 Measures in one run, each as a ratio to a peer timed in the same run:
 
@@ -35,6 +37,7 @@ cores, load and date; compare the ratios.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -194,6 +197,53 @@ def part_pair(rows: list[tuple[str, str, str, str]], with_r: bool) -> None:
                  "`fit(data).contrasts()` best of 10", f"{s * 1e3:.2f} ms (≤ 3 ms)", peer, ratio))
 
 
+_PAIR_SCRIPT = r"""
+import sys, time, warnings
+sys.path.insert(0, sys.argv[1])
+from _common import big_design
+import mixrank
+warnings.simplefilter("ignore")
+f = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
+d = big_design(models=2, subjects=35, questions=10, prompts=10, missing=0.2, seed=1)
+mixrank.fit(f, d, estimand="gls").contrasts()
+best = float("inf")
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    mixrank.fit(f, d, estimand="gls").contrasts()
+    best = min(best, time.perf_counter() - t)
+print(mixrank.__file__, best)
+"""
+
+
+def pair_in(root: Path, repeats: int) -> float:
+    """Best seconds of the pair's ``fit(...).contrasts()`` with the mixrank of checkout ``root``
+    (a fresh interpreter with ``root`` first on the path)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    p = subprocess.run([sys.executable, "-c", _PAIR_SCRIPT, str(ROOT / "benchmarks"),
+                        str(repeats)], capture_output=True, text=True, env=env, cwd=root,
+                       check=True)
+    where, best = p.stdout.split()
+    if not Path(where).resolve().is_relative_to(root.resolve()):
+        raise SystemExit(f"--against {root}: imported mixrank from {where}, not that checkout")
+    return float(best)
+
+
+def part_against(rows: list[tuple[str, str, str, str]], base: Path, rounds: int = 5) -> None:
+    print(f"== 5b. the same pair against the code of {base}, alternately ==")
+    new, old = [], []
+    for _ in range(rounds):
+        old.append(pair_in(base, 20))
+        new.append(pair_in(ROOT, 20))
+    rev = subprocess.run(["git", "-C", str(base), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip() or str(base)
+    n, o = min(new), min(old)
+    print(f"this code {n * 1e3:.2f} ms, {rev} {o * 1e3:.2f} ms (best of {rounds} x 20 each, "
+          f"alternating) -> {n / o:.2f}x")
+    rows.append((f"the same pair, this code against commit {rev} (alternating fresh "
+                 f"interpreters, best of {rounds} × 20 each)", f"{n * 1e3:.2f} ms",
+                 f"{rev} {o * 1e3:.2f} ms", f"{n / o:.2f}×"))
+
+
 def write_readme(rows: list[tuple[str, str, str, str]], header: str) -> None:
     table = "\n".join(["| what | mixrank | peer | ratio (target) |", "|---|---|---|---|"]
                       + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
@@ -218,6 +268,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--readme", action="store_true", help="rewrite README's table")
     ap.add_argument("--no-r", action="store_true", help="skip the lme4 + lmerTest peer")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="a checkout of earlier code (e.g. a git worktree): part 5 also times "
+                    "the pair with it, alternately with this code")
     ap.add_argument("--parts", default="1,2,3,4,5", help="comma-separated parts to run")
     ap.add_argument("--only", default=None, help="comma-separated parts by name instead: "
                     + ", ".join(f"{k} ({v})" for k, v in _NAMES.items()))
@@ -240,6 +293,8 @@ def main() -> None:
         part_report(rows, board)
     if "5" in parts:
         part_pair(rows, not args.no_r)
+        if args.against is not None:
+            part_against(rows, args.against)
     if args.readme:
         write_readme(rows, header)
 

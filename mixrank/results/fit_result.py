@@ -52,12 +52,6 @@ from .summary import Summary
 __all__ = ["FitResult"]
 
 
-def plan_fit(*args: Any, **kw: Any) -> Any:
-    """:func:`mixrank.design.plan.plan_fit`, imported on first use (not needed to fit)."""
-    from ..design.plan import plan_fit as plan
-    return plan(*args, **kw)
-
-
 def _t_sf(x: Any, df: Any) -> Any:
     """``scipy.stats.t.sf(x, df)``: Student's t survival function."""
     return special.stdtr(df, -x)
@@ -512,6 +506,8 @@ class FitResult(PairwiseResult):
         ``roles``; the ``grid`` of multiples tried; ``labels=True``, a label
         budget, needs a judge-corrected fit, ``mixrank.fit(..., gold=)``).
         """
+        from ..design.plan import plan_fit  # on first use: a fit does not need it
+
         part, left = self.estimable_part()
         return _left_out(plan_fit(part, delta, subjects=subjects, questions=questions,
                                   prompts=prompts, power=power, level=level, pair=pair,
