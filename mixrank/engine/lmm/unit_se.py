@@ -69,7 +69,9 @@ def pair_unit_data(frame: Frame, pair: PairFit, unit: str) -> tuple[np.ndarray, 
     cells = _columns(frame).pair(j, k)
     codes = frame.term_codes[unit]
     codes = codes if cells.idx is None else codes[cells.idx]
-    return np.asarray(cells.d, dtype=float), np.unique(codes, return_inverse=True)[1]
+    # the levels present, renumbered in order: np.unique's inverse, by a count instead of a sort
+    present = np.bincount(codes, minlength=frame.term_levels[unit]) > 0
+    return np.asarray(cells.d, dtype=float), (np.cumsum(present) - 1)[codes]
 
 
 def unit_weights(estimand: str, codes: np.ndarray, pair: PairFit, unit: str) -> np.ndarray:
@@ -95,30 +97,49 @@ def unit_weights(estimand: str, codes: np.ndarray, pair: PairFit, unit: str) -> 
     return w / w.sum()
 
 
+def cr2_df_parts(codes: np.ndarray, w: np.ndarray, T: int
+                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float, float]]:
+    """What the CR2 variance and its Bell-McCaffrey df need of the cells' units and weights
+    alone: the units' weights ``W``, ``1 - W`` and the traces of ``M = M0 + r M1``
+    (:func:`cr2_bell_mccaffrey`) as a polynomial in ``r``: ``tr M0, tr M1, tr M0^2,
+    tr M0 M1, tr M1^2``.  Pairs on the same cells with the same weights share them."""
+    W = np.bincount(codes, weights=w, minlength=T)
+    one_minus = np.clip(1.0 - W, 1e-12, None)
+    Q = np.bincount(codes, weights=w * w, minlength=T)
+    Qs, WW = float(Q.sum()), float(W @ W)
+    s = 1.0 / np.sqrt(one_minus)
+    S = np.outer(s, s)
+    WWt = np.outer(W, W)
+    M0 = (np.diag(Q) - np.outer(W, Q) - np.outer(Q, W) + WWt * Qs) * S
+    M1 = WWt * (np.eye(T) - W[:, None] - W[None, :] + WW) * S
+    traces = (float(np.trace(M0)), float(np.trace(M1)), float(np.sum(M0 * M0)),
+              float(np.sum(M0 * M1)), float(np.sum(M1 * M1)))
+    return W, one_minus, traces
+
+
 def cr2_bell_mccaffrey(d: np.ndarray, codes: np.ndarray, w: np.ndarray,
-                       tau2_ratio: float = 0.0) -> tuple[float, float]:
+                       tau2_ratio: float = 0.0,
+                       parts: tuple[np.ndarray, np.ndarray, tuple[float, ...]] | None = None
+                       ) -> tuple[float, float]:
     """CR2 variance of ``w'd`` clustered by ``codes`` and its Bell-McCaffrey df.
 
     With ``W_t`` the weight of unit t and ``e_t = sum_{i in t} w_i (d_i - w'd)``,
     ``V = sum_t e_t^2 / (1 - W_t)``.  The df are ``tr(M)^2 / tr(M^2)`` with
     ``M = C' Omega C`` (``C`` the CR2 contrast vectors, ``Omega = I + tau2_ratio Z Z'``
     the working covariance in units of the residual variance); closed form, O(T^2).
+    ``M = M0 + tau2_ratio M1`` with ``M0``, ``M1`` positive semi-definite, so
+    ``tr(M^2)`` is a sum of non-negative terms in ``tau2_ratio``; ``parts``:
+    :func:`cr2_df_parts` of these ``codes`` and ``w``, when the caller has them.
     """
     T = int(codes.max()) + 1
-    W = np.bincount(codes, weights=w, minlength=T)
+    W, one_minus, (t0, t1, b00, b01, b11) = cr2_df_parts(codes, w, T) if parts is None \
+        else parts
     est = float(w @ d)
     e = np.bincount(codes, weights=w * d, minlength=T) - W * est
-    one_minus = np.clip(1.0 - W, 1e-12, None)
     var = float(np.sum(e * e / one_minus))
-    Q = np.bincount(codes, weights=w * w, minlength=T)
-    Qs, WW = float(Q.sum()), float(W @ W)
-    M = (np.diag(Q) - np.outer(W, Q) - np.outer(Q, W) + np.outer(W, W) * Qs)
-    if tau2_ratio > 0:
-        M += tau2_ratio * np.outer(W, W) * (np.eye(T) - W[:, None] - W[None, :] + WW)
-    s = 1.0 / np.sqrt(one_minus)
-    M *= np.outer(s, s)
-    tr2 = float(np.sum(M * M))
-    df = float(np.trace(M) ** 2 / tr2) if tr2 > 0 else float("nan")
+    r = tau2_ratio if tau2_ratio > 0 else 0.0
+    tr2 = b00 + r * (2.0 * b01 + r * b11)
+    df = float((t0 + r * t1) ** 2 / tr2) if tr2 > 0 else float("nan")
     return var, df
 
 
@@ -130,6 +151,7 @@ def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: s
     keeps the engine's variance and df (the caller warns).
     """
     out: list[tuple[float, float, int]] = []
+    shared: dict[tuple[bytes, bytes], tuple] = {}    # cr2_df_parts by (cells' units, weights)
     for p in pairs:
         if how == "satterthwaite" or p.degenerate:
             out.append((p.variance, p.df, 0))
@@ -147,7 +169,10 @@ def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: s
         tau2 = comps.get(unit, 0.0)
         other = sum(v for k, v in comps.items() if k != unit and np.isfinite(v))
         ratio = tau2 / other if other > 0 and math.isfinite(tau2) else 0.0
-        var, df = cr2_bell_mccaffrey(d, codes, w, ratio)
+        key = (codes.tobytes(), w.tobytes())
+        if key not in shared:
+            shared[key] = cr2_df_parts(codes, w, T)
+        var, df = cr2_bell_mccaffrey(d, codes, w, ratio, shared[key])
         out.append((var, min(df, float(T - 1)), T))
     return out
 
