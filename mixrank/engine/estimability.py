@@ -127,8 +127,10 @@ def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, in
     """Per model, its scored cells left out of at least one of its pairs in ``idx``.
 
     A cell of model j is left out of the pair (j, k) when model k has no
-    score there.  Models with no such cell are omitted.  Reads the common
-    cells pair by pair (no dense matrix for a compressed frame).
+    score there.  Models with no such cell are omitted.  Counts model by
+    model how many of its partners score each cell (no dense matrix for a
+    compressed frame); a model paired with every other one needs only the
+    cells every model is scored on, counted once.
     """
     partners: dict[int, set[int]] = {}
     for j, k in idx:
@@ -136,17 +138,45 @@ def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, in
         partners.setdefault(k, set()).add(j)
     n_obs = frame.n_observed()
     out = {}
+    everyone: int | None = None          # cells scored by every model, counted once
     for j in sorted(partners):
         ks = [k for k in sorted(partners[j]) if frame.stats.n_common[j, k] < n_obs[j]]
         if not ks:
             continue
-        paired = frame.common_mask(j, ks[0])
-        for k in ks[1:]:
-            paired = paired & frame.common_mask(j, k)
-        cnt = int(n_obs[j]) - int(np.count_nonzero(paired))
+        if len(partners[j]) == frame.n_models - 1:
+            # paired with every other model: its cells left in all its pairs are the
+            # cells every model is scored on
+            everyone = _scored_by_all(frame) if everyone is None else everyone
+            if int(n_obs[j]) - everyone:
+                out[frame.models[j]] = int(n_obs[j]) - everyone
+            continue
+        cnt = int(n_obs[j]) - _scored_by_every(frame, j, ks)
         if cnt:
             out[frame.models[j]] = cnt
     return out
+
+
+def _scored_by_every(frame: Frame, j: int, ks: Sequence[int]) -> int:
+    """The cells of model ``j`` that every model of ``ks`` is scored on too."""
+    columns = getattr(frame, "columns", None)
+    if columns is None:
+        return int(np.count_nonzero(frame.observed[:, j] & frame.observed[:, list(ks)].all(axis=1)))
+    scored = np.zeros(frame.n_cells, dtype=np.int32)
+    for k in ks:
+        scored[columns.cells[k]] += 1      # a model's cells are distinct
+    return int(np.count_nonzero(scored[columns.cells[j]] == len(ks)))
+
+
+def _scored_by_all(frame: Frame) -> int:
+    """The number of cells every model of ``frame`` is scored on (no cells x models matrix
+    for a compressed frame: each model's cell list is counted in)."""
+    columns = getattr(frame, "columns", None)
+    if columns is None:
+        return int(np.count_nonzero(frame.observed.all(axis=1)))
+    scored = np.zeros(frame.n_cells, dtype=np.int32)
+    for cells in columns.cells:
+        scored[cells] += 1                 # a model's cells are distinct
+    return int(np.count_nonzero(scored == frame.n_models))
 
 
 def incomplete_pairs(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[int, str]:
