@@ -21,24 +21,26 @@ def _integral(x: np.ndarray) -> bool:
     return bool(np.all(x == np.rint(x))) and float(np.abs(x).sum()) < 2.0 ** 52
 
 
-def exact_sum(x: Any) -> float:
+def exact_sum(x: Any, whole: bool | None = None) -> float:
     """The sum of ``x`` correctly rounded, whatever the order of its values.
 
     Whole numbers (0/1 scores, counts, their differences) are summed exactly by
     numpy; other values by :func:`math.fsum`.  So identical multisets of
     values give bit-identical sums, and a sum that is exactly 0 is 0
-    (docs/hardening.md §9: exact ties stay exact).
+    (docs/hardening.md §9: exact ties stay exact).  ``whole=True``: the caller
+    knows the values are such whole numbers (differences of 0/1 cell scores),
+    so they are not checked again.
     """
     a = np.asarray(x, dtype=float).ravel()
     if a.size == 0:
         return 0.0
-    return float(a.sum()) if _integral(a) else math.fsum(a.tolist())
+    return float(a.sum()) if whole or _integral(a) else math.fsum(a.tolist())
 
 
-def exact_mean(x: Any) -> float:
+def exact_mean(x: Any, whole: bool | None = None) -> float:
     """:func:`exact_sum` divided by the count (NaN for no values)."""
     a = np.asarray(x, dtype=float).ravel()
-    return exact_sum(a) / a.size if a.size else float("nan")
+    return exact_sum(a, whole) / a.size if a.size else float("nan")
 
 
 def exact_group_sums(codes: np.ndarray, x: np.ndarray, minlength: int = 0) -> np.ndarray:

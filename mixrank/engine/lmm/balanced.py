@@ -187,7 +187,8 @@ def build_lattice(frame: Frame, orthogonality_tol: float = 1e-9) -> Lattice | No
                    groups=groups, group_terms=group_terms, design=design)
 
 
-def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> RemlFit | None:
+def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray,
+                 whole: bool | None = None) -> RemlFit | None:
     """Closed-form REML fit of the pair (j, k), or None when a component would be < 0."""
     n = frame.n_cells
     terms = list(frame.spec.term_names)
@@ -217,7 +218,7 @@ def fit_balanced(frame: Frame, lat: Lattice, j: int, k: int, d: np.ndarray) -> R
     # lambda_U as a linear combination of the group eigenvalues
     a = np.append(m, 1.0) @ np.linalg.inv(lat.design)
     df = balanced_df(lam_u, a, lam, dfg)
-    mu = exact_mean(d)   # order-free: ties stay exact (docs/hardening.md §9)
+    mu = exact_mean(d, whole)   # order-free: ties stay exact (docs/hardening.md §9)
     # lme4's REML criterion: sum_F df_F log lambda_F + SS_F/lambda_F + log N + (N-1) log 2 pi
     crit = float(np.sum(dfg * np.log(lam)) + np.sum(dfg) + math.log(n) + (n - 1) * LOG2PI)
     sigma2 = comps[-1]

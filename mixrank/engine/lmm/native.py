@@ -62,6 +62,24 @@ SNAP_ULPS = 8
 _SCALE: weakref.WeakKeyDictionary[Frame, float] = weakref.WeakKeyDictionary()
 
 
+_WHOLE: weakref.WeakKeyDictionary[Frame, bool] = weakref.WeakKeyDictionary()
+
+
+def whole_scores(frame: Frame) -> bool:
+    """Whether every cell score is a whole number small enough that any pair's differences
+    sum exactly in binary64 (0/1 scores; computed once per frame), so the exact means of
+    :mod:`mixrank._util` need not check each pair's differences again."""
+    w = _WHOLE.get(frame)
+    if w is None:
+        cols = _columns(frame)
+        vals = cols.values if isinstance(cols, ModelColumns) else (cols.scores,)
+        w = all(bool(np.all(np.isnan(v) | (v == np.rint(v)))) for v in
+                (np.asarray(x, dtype=float) for x in vals))
+        w = w and 2.0 * score_scale(frame) * max(frame.n_cells, 1) < 2.0 ** 52
+        _WHOLE[frame] = w
+    return w
+
+
 def score_scale(frame: Frame) -> float:
     """The largest absolute cell score of ``frame`` (computed once per frame)."""
     s = _SCALE.get(frame)
@@ -119,7 +137,7 @@ def degenerate_row(frame: Frame, j: int, k: int, d: np.ndarray, idx: np.ndarray 
     ``idx`` (None: every cell), so a fitter that has ``d`` computes it once; likewise
     ``ss`` (``sum (d - mean)^2``) and the unit's level counts over the cells."""
     n = int(d.size)
-    mean = snap_zero(exact_mean(d), score_scale(frame))   # docs/hardening.md §9
+    mean = snap_zero(exact_mean(d, whole_scores(frame)), score_scale(frame))   # hardening.md §9
     ss = float(np.sum((d - mean) ** 2)) if ss is None else ss
     reason, estimate = "", mean
     if ss <= 2 * ZERO_VARIANCE_RTOL * float(d @ d):
@@ -294,7 +312,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
 
     if full and lattice is not None:
         # balanced: every estimand is the plain mean and the strata give the closed form
-        r_bal = fit_balanced(frame, lattice, j, k, d)
+        r_bal = fit_balanced(frame, lattice, j, k, d, whole=whole_scores(frame))
         if r_bal is not None:
             comps = dict(zip(r_bal.names, (float(v) for v in r_bal.variances)))
             return PairFit(model_a=a, model_b=b, n=n, only_a=only_a, only_b=only_b,
