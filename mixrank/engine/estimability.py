@@ -146,37 +146,15 @@ def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, in
         if len(partners[j]) == frame.n_models - 1:
             # paired with every other model: its cells left in all its pairs are the
             # cells every model is scored on
-            everyone = _scored_by_all(frame) if everyone is None else everyone
+            everyone = frame.n_scored_by_all(range(frame.n_models)) if everyone is None \
+                else everyone
             if int(n_obs[j]) - everyone:
                 out[frame.models[j]] = int(n_obs[j]) - everyone
             continue
-        cnt = int(n_obs[j]) - _scored_by_every(frame, j, ks)
+        cnt = int(n_obs[j]) - frame.n_scored_by_all([j, *ks])
         if cnt:
             out[frame.models[j]] = cnt
     return out
-
-
-def _scored_by_every(frame: Frame, j: int, ks: Sequence[int]) -> int:
-    """The cells of model ``j`` that every model of ``ks`` is scored on too."""
-    columns = getattr(frame, "columns", None)
-    if columns is None:
-        return int(np.count_nonzero(frame.observed[:, j] & frame.observed[:, list(ks)].all(axis=1)))
-    scored = np.zeros(frame.n_cells, dtype=np.int32)
-    for k in ks:
-        scored[columns.cells[k]] += 1      # a model's cells are distinct
-    return int(np.count_nonzero(scored[columns.cells[j]] == len(ks)))
-
-
-def _scored_by_all(frame: Frame) -> int:
-    """The number of cells every model of ``frame`` is scored on (no cells x models matrix
-    for a compressed frame: each model's cell list is counted in)."""
-    columns = getattr(frame, "columns", None)
-    if columns is None:
-        return int(np.count_nonzero(frame.observed.all(axis=1)))
-    scored = np.zeros(frame.n_cells, dtype=np.int32)
-    for cells in columns.cells:
-        scored[cells] += 1                 # a model's cells are distinct
-    return int(np.count_nonzero(scored == frame.n_models))
 
 
 def incomplete_pairs(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[int, str]:

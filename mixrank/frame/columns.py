@@ -23,6 +23,7 @@ Contents: :class:`ModelColumns`, :class:`PairCells`, :class:`CompressedFrame`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
@@ -238,6 +239,14 @@ class CompressedFrame(Frame):
 
     def common_mask(self, j: int, k: int) -> np.ndarray:
         return super().common_mask(j, k) if self.columns is None else self.columns.common_mask(j, k)
+
+    def n_scored_by_all(self, models: Sequence[int]) -> int:
+        if self.columns is None:
+            return super().n_scored_by_all(models)
+        scored = np.zeros(self.n_cells, dtype=np.int32)
+        for m in models:
+            scored[self.columns.cells[m]] += 1          # a model's cells are distinct
+        return int(np.count_nonzero(scored == len(models)))
 
 
 def compress_frame(frame: Frame) -> CompressedFrame:

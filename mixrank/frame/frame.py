@@ -8,7 +8,7 @@ common-cell counts of every pair of models), shared by all pairs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,6 +167,10 @@ class Frame:
     def common_mask(self, j: int, k: int) -> np.ndarray:
         """Boolean mask over the cells: models ``j`` and ``k`` both scored."""
         return self.observed[:, j] & self.observed[:, k]
+
+    def n_scored_by_all(self, models: Sequence[int]) -> int:
+        """The number of cells every model of ``models`` (positions) is scored on."""
+        return int(np.count_nonzero(self.observed[:, list(models)].all(axis=1)))
 
     def balance(self) -> pd.DataFrame:
         """Balance report per pair of models.
