@@ -59,40 +59,42 @@ ZERO_VARIANCE_RTOL = 1e-12
 #: averages to 0 -- and is reported as 0 (docs/hardening.md §9).
 SNAP_ULPS = 8
 
-_SCALE: weakref.WeakKeyDictionary[Frame, float] = weakref.WeakKeyDictionary()
+#: Per frame: (largest absolute cell score, every cell score a whole number), one pass.
+_SCORES: weakref.WeakKeyDictionary[Frame, tuple[float, bool]] = weakref.WeakKeyDictionary()
 
 
-_WHOLE: weakref.WeakKeyDictionary[Frame, bool] = weakref.WeakKeyDictionary()
+def _score_facts(frame: Frame) -> tuple[float, bool]:
+    """:func:`score_scale` and whether every cell score is a whole number, read in one pass
+    over the frame's scores and kept per frame."""
+    facts = _SCORES.get(frame)
+    if facts is None:
+        cols = _columns(frame)
+        tops: list[float] = []
+        whole = True
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN: no scores
+            for v in (cols.values if isinstance(cols, ModelColumns) else (cols.scores,)):
+                v = np.asarray(v, dtype=float)                # one column at a time
+                if v.size:
+                    tops.append(float(np.nanmax(np.abs(v))))
+                whole = whole and bool(np.all(np.isnan(v) | (v == np.rint(v))))
+        s = max(tops, default=0.0)
+        s = s if math.isfinite(s) else 0.0
+        facts = _SCORES[frame] = (s, whole)
+    return facts
 
 
 def whole_scores(frame: Frame) -> bool:
     """Whether every cell score is a whole number small enough that any pair's differences
     sum exactly in binary64 (0/1 scores; computed once per frame), so the exact means of
     :mod:`mixrank._util` need not check each pair's differences again."""
-    w = _WHOLE.get(frame)
-    if w is None:
-        cols = _columns(frame)
-        vals = cols.values if isinstance(cols, ModelColumns) else (cols.scores,)
-        w = all(bool(np.all(np.isnan(v) | (v == np.rint(v)))) for v in
-                (np.asarray(x, dtype=float) for x in vals))
-        w = w and 2.0 * score_scale(frame) * max(frame.n_cells, 1) < 2.0 ** 52
-        _WHOLE[frame] = w
-    return w
+    s, whole = _score_facts(frame)
+    return whole and 2.0 * s * max(frame.n_cells, 1) < 2.0 ** 52
 
 
 def score_scale(frame: Frame) -> float:
     """The largest absolute cell score of ``frame`` (computed once per frame)."""
-    s = _SCALE.get(frame)
-    if s is None:
-        cols = _columns(frame)
-        vals = cols.values if isinstance(cols, ModelColumns) else (cols.scores,)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN: no scores
-            s = max((float(np.nanmax(np.abs(v.astype(float)))) for v in vals if v.size),
-                    default=0.0)
-        s = s if math.isfinite(s) else 0.0
-        _SCALE[frame] = s
-    return s
+    return _score_facts(frame)[0]
 
 
 def snap_zero(x: float, scale: float) -> float:
