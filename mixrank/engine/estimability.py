@@ -24,7 +24,7 @@ import numpy as np
 from ..frame import Frame, compute_stats
 from .records import PairFit
 
-__all__ = ["WeakTerm", "levels_used", "pair_levels", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
+__all__ = ["WeakTerm", "levels_used", "pair_levels", "level_bounds", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
            "incomplete_pairs", "incomplete_row", "models_to_drop", "select_models",
            "score_groups"]
 
@@ -40,23 +40,58 @@ def levels_used(frame: Frame, term: str, mask: np.ndarray | None = None) -> int:
     return int(np.count_nonzero(np.bincount(codes, minlength=frame.term_levels[term])))
 
 
-#: ``[weak reference to the frame, {(j, k): levels per term}]``: the per-pair counts of the
-#: last frame seen, shared by the estimability check before the fit and the weak-design
-#: check after it (one common-cell mask per pair instead of one per check).
+#: ``[weak reference to the frame, {key: value}]``: the per-pair counts (``(j, k)``) and
+#: bounds (``("bounds", j, k)``) of the last frame seen, shared by the estimability check
+#: before the fit and the weak-design check after it.
 _PAIR_LEVELS: list = [None, {}]
+
+
+def _memo(frame: Frame) -> dict:
+    """The per-pair counts and bounds kept for ``frame`` (the last frame seen)."""
+    if _PAIR_LEVELS[0] is None or _PAIR_LEVELS[0]() is not frame:
+        _PAIR_LEVELS[:] = [weakref.ref(frame), {}]
+    return _PAIR_LEVELS[1]
 
 
 def pair_levels(frame: Frame, j: int, k: int) -> tuple[int, ...]:
     """Per random term (formula order), :func:`levels_used` among the common cells of the
     pair (j, k).  Pairs sharing every cell share the whole frame's counts."""
-    if _PAIR_LEVELS[0] is None or _PAIR_LEVELS[0]() is not frame:
-        _PAIR_LEVELS[:] = [weakref.ref(frame), {}]
-    memo: dict[tuple[int, int] | str, tuple[int, ...]] = _PAIR_LEVELS[1]
+    memo = _memo(frame)
     key: tuple[int, int] | str = (j, k) if frame.stats.n_common[j, k] < frame.n_cells else "all"
     if key not in memo:
         mask = None if key == "all" else frame.common_mask(j, k)
         memo[key] = tuple(levels_used(frame, t, mask) for t in frame.spec.term_names)
     return memo[key]
+
+
+def level_bounds(frame: Frame, j: int, k: int
+                 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[bool, ...]]:
+    """Per random term (formula order), bounds on :func:`pair_levels` without the pair's
+    common-cell mask: ``(lower, upper, some level holds >= 2 common cells)``.
+
+    From the frame's per-model level counts (:meth:`~mixrank.frame.Frame.level_counts`):
+    a level of ``c`` cells of which model j scores ``c_j`` and model k ``c_k`` holds
+    between ``max(0, c_j + c_k - c)`` and ``min(c_j, c_k)`` common cells.  The checks
+    below decide from the bounds when they can and count exactly otherwise, so their
+    answers are those of the exact counts.
+    """
+    memo = _memo(frame)
+    if ("bounds", j, k) in memo:
+        return memo[("bounds", j, k)]
+    lo, hi, two = [], [], []
+    for t in frame.spec.term_names:
+        total, per = frame.level_counts(t)
+        a, b = per[:, j], per[:, k]
+        least = a + b - total
+        lo.append(int(np.count_nonzero(least > 0)))
+        hi.append(int(np.count_nonzero(np.minimum(a, b))))
+        two.append(bool(np.any(least >= 2)))
+    out = memo[("bounds", j, k)] = (tuple(lo), tuple(hi), tuple(two))
+    return out
+
+
+def _shares_all(frame: Frame, j: int, k: int) -> bool:
+    return bool(frame.stats.n_common[j, k] == frame.n_cells)
 
 
 def not_estimable(frame: Frame, j: int, k: int) -> str:
@@ -73,7 +108,16 @@ def not_estimable(frame: Frame, j: int, k: int) -> str:
     n = int(frame.stats.n_common[j, k])
     if n < 2:
         return (f"{a!r} and {b!r} share {n} cell(s); at least 2 common cells are needed")
-    for t, used in zip(frame.spec.term_names, pair_levels(frame, j, k)):
+    if _shares_all(frame, j, k):
+        levels = pair_levels(frame, j, k)
+    else:
+        lo, hi, two = level_bounds(frame, j, k)
+        # confounded needs 2 <= used == n: excluded by used <= hi < n, used <= hi < 2 or a
+        # level holding two common cells
+        if all(h < n or h < 2 or tw for h, tw in zip(hi, two)):
+            return ""
+        levels = pair_levels(frame, j, k)
+    for t, used in zip(frame.spec.term_names, levels):
         if used >= 2 and used == n:
             return (f"random term (1|{t}) has one cell per level among the {n} common cells of "
                     f"{a!r} vs {b!r}, so it is confounded with the residual")
@@ -110,7 +154,7 @@ def weak_terms(frame: Frame, idx: Sequence[tuple[int, int]],
     Returned in the formula's term order; pairs in ``idx`` order.
     """
     out = []
-    levels = [pair_levels(frame, j, k) for j, k in idx]
+    levels = [_levels_below(frame, j, k, threshold) for j, k in idx]
     for i, t in enumerate(frame.spec.term_names):
         few: list[tuple[int, tuple[str, str]]] = []
         for (j, k), per in zip(idx, levels):
@@ -121,6 +165,17 @@ def weak_terms(frame: Frame, idx: Sequence[tuple[int, int]],
             out.append(WeakTerm(term=t, levels=min(u for u, _ in few), n_pairs=len(few),
                                 examples=tuple(p for _, p in few[:3]), threshold=threshold))
     return out
+
+
+def _levels_below(frame: Frame, j: int, k: int, threshold: int) -> tuple[int, ...]:
+    """:func:`pair_levels`, or the lower bounds of :func:`level_bounds` when every one is
+    at least ``threshold`` (then no term is weak in the pair and the exact counts are not
+    needed)."""
+    if not _shares_all(frame, j, k):
+        lo = level_bounds(frame, j, k)[0]
+        if min(lo, default=threshold) >= threshold:
+            return lo
+    return pair_levels(frame, j, k)
 
 
 def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, int]:

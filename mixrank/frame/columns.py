@@ -240,6 +240,9 @@ class CompressedFrame(Frame):
     def common_mask(self, j: int, k: int) -> np.ndarray:
         return super().common_mask(j, k) if self.columns is None else self.columns.common_mask(j, k)
 
+    def _scored_cells(self, j: int) -> np.ndarray:
+        return super()._scored_cells(j) if self.columns is None else self.columns.cells[j]
+
     def n_scored_by_all(self, models: Sequence[int]) -> int:
         if self.columns is None:
             return super().n_scored_by_all(models)

@@ -172,6 +172,24 @@ class Frame:
         """The number of cells every model of ``models`` (positions) is scored on."""
         return int(np.count_nonzero(self.observed[:, list(models)].all(axis=1)))
 
+    def level_counts(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """Cells per level of the random term ``term`` (``(L,)``) and each model's scored
+        cells per level (``(L, M)``), both int64; counted model by model once per frame
+        and kept (bounds on a pair's levels without its common-cell mask,
+        :mod:`mixrank.engine.estimability`)."""
+        memo = self.__dict__.setdefault("_level_counts", {})
+        if term not in memo:
+            codes, L = self.term_codes[term], self.term_levels[term]
+            per = np.empty((L, self.n_models), dtype=np.int64)
+            for j in range(self.n_models):
+                per[:, j] = np.bincount(codes[self._scored_cells(j)], minlength=L)
+            memo[term] = (np.bincount(codes, minlength=L).astype(np.int64), per)
+        return memo[term]
+
+    def _scored_cells(self, j: int) -> np.ndarray:
+        """The cells model ``j`` is scored on (a boolean mask or cell indices)."""
+        return self.observed[:, j]
+
     def balance(self) -> pd.DataFrame:
         """Balance report per pair of models.
 
