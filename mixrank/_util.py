@@ -43,11 +43,13 @@ def exact_mean(x: Any, whole: bool | None = None) -> float:
     return exact_sum(a, whole) / a.size if a.size else float("nan")
 
 
-def exact_group_sums(codes: np.ndarray, x: np.ndarray, minlength: int = 0) -> np.ndarray:
-    """Per-code sums of ``x`` (as ``np.bincount(codes, weights=x)``), each correctly rounded."""
+def exact_group_sums(codes: np.ndarray, x: np.ndarray, minlength: int = 0,
+                     whole: bool | None = None) -> np.ndarray:
+    """Per-code sums of ``x`` (as ``np.bincount(codes, weights=x)``), each correctly rounded
+    (``whole=True``: as in :func:`exact_sum`, the values are known to be whole numbers)."""
     a = np.asarray(x, dtype=float)
     L = max(int(minlength), int(codes.max()) + 1 if codes.size else 0)
-    if a.size == 0 or _integral(a):
+    if a.size == 0 or whole or _integral(a):
         return np.bincount(codes, weights=a, minlength=L)
     order = np.argsort(codes, kind="stable")
     cuts = np.flatnonzero(np.diff(codes[order])) + 1

@@ -151,3 +151,35 @@ def test_crossed_term_keeps_satterthwaite_by_default_and_refuses_cr2():
                            d).df_method == "cr2"
         with pytest.raises(mixrank.DesignError, match=r"\['prompt'\] are crossed with it"):
             mixrank.fit(crossed, d, df="cr2")
+
+
+@pytest.mark.parametrize("estimand", ["cells", "units", "gls"])
+@pytest.mark.parametrize("missing", [0.0, 0.15])
+def test_complete_pairs_batched_equal_the_pair_by_pair_cr2(estimand, missing, monkeypatch):
+    """The CR2 variance and df of the pairs scored on every cell, formed for many pairs at
+    once (unit_se._complete_cr2), are those of the pair-by-pair path, bit for bit."""
+    from mixrank.engine.lmm import unit_se
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for m in range(7):
+        for s in range(6):
+            u = rng.normal(0, 0.5)
+            for q in range(rng.integers(3, 9) if m == 0 else 8):
+                if m >= 4 and rng.random() < missing:
+                    continue
+                rows.append((f"m{m}", f"s{s}", f"s{s}q{q}", float(u + rng.normal() + m / 5)))
+    data = pd.DataFrame(rows, columns=["model", "subject", "question", "correct"])
+    data = data[data.groupby(["subject", "question"]).model.transform("size") > 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mixrank.fit("correct ~ model + (1|subject)", data, estimand=estimand)
+    fits = list(res.pairs)
+    assert sum(p.n == res.frame.n_cells for p in fits) >= 2
+    complete = sum(p.n == res.frame.n_cells for p in fits)
+    assert len(unit_se._complete_cr2(res.frame, fits, estimand, "subject")) == \
+        (0 if estimand == "gls" else complete)
+    batched = unit_se.unit_inference(res.frame, fits, estimand, "cr2", "subject")
+    monkeypatch.setattr(unit_se, "_complete_cr2", lambda *a, **k: {})
+    single = unit_se.unit_inference(res.frame, fits, estimand, "cr2", "subject")
+    assert batched == single

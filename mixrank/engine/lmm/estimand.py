@@ -52,12 +52,14 @@ def estimand_weights(estimand: str, n: int, unit_codes: np.ndarray | None = None
     return 1.0 / (T * counts[unit_codes])
 
 
-def estimand_estimate(d: np.ndarray, unit_codes: np.ndarray | None) -> float:
+def estimand_estimate(d: np.ndarray, unit_codes: np.ndarray | None,
+                      whole: bool | None = None) -> float:
     """``w'd`` of the ``cells`` (``unit_codes`` None) or ``units`` estimand, from correctly
     rounded sums: identical score vectors give exactly equal values and a zero gap exactly
-    0, whatever the order of the cells (docs/hardening.md §9)."""
+    0, whatever the order of the cells (docs/hardening.md §9).  ``whole=True``: the caller
+    knows ``d`` holds whole numbers summing exactly (differences of 0/1 scores)."""
     if unit_codes is None:
-        return exact_mean(d)
+        return exact_mean(d, whole)
     cnt = np.bincount(unit_codes)
     used = cnt > 0
-    return exact_mean(exact_group_sums(unit_codes, d)[used] / cnt[used])
+    return exact_mean(exact_group_sums(unit_codes, d, whole=whole)[used] / cnt[used])

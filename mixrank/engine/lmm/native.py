@@ -337,7 +337,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     if estimand == "units" and spec.unit is not None:
         unit_codes = frame.term_codes[spec.unit] if full else frame.term_codes[spec.unit][mask]
     w = estimand_weights(estimand, n, unit_codes)
-    est_w = None if w is None else estimand_estimate(d, unit_codes)
+    est_w = None if w is None else estimand_estimate(d, unit_codes, whole_scores(frame))
     if len(used) == 1:
         codes1 = frame.term_codes[used[0]] if idx is None else frame.term_codes[used[0]][idx]
         row = _zero_residual(codes1, d, w, est_w, used[0], names, a, b, n, only_a, only_b,
@@ -376,12 +376,12 @@ def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None,
     """
     cnt = np.bincount(codes)
     used = cnt > 0
-    means = exact_group_sums(codes, d)[used] / cnt[used]
+    T = int(np.count_nonzero(used))
     within = float(np.sum((d - (np.bincount(codes, weights=d) / np.maximum(cnt, 1))[codes]) ** 2))
     total = float(np.sum((d - d.mean()) ** 2))
-    T = len(means)
     if T < 2 or total <= 0 or within > 1e-20 * total:
         return None
+    means = exact_group_sums(codes, d)[used] / cnt[used]
     tau2 = float(np.var(means, ddof=1))
     if tau2 <= 0:
         return None

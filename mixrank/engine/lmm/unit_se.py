@@ -152,9 +152,13 @@ def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: s
     """
     out: list[tuple[float, float, int]] = []
     shared: dict[tuple[bytes, bytes], tuple] = {}    # cr2_df_parts by (cells' units, weights)
-    for p in pairs:
+    batched = _complete_cr2(frame, pairs, estimand, unit) if how == "cr2" else {}
+    for i, p in enumerate(pairs):
         if how == "satterthwaite" or p.degenerate:
             out.append((p.variance, p.df, 0))
+            continue
+        if i in batched:
+            out.append(batched[i])
             continue
         d, codes = pair_unit_data(frame, p, unit)
         T = int(codes.max()) + 1 if codes.size else 0
@@ -165,15 +169,76 @@ def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: s
             out.append((p.variance, float(T - 1), T))
             continue
         w = unit_weights(estimand, codes, p, unit)
-        comps = {k: float(v) for k, v in p.components.items()}
-        tau2 = comps.get(unit, 0.0)
-        other = sum(v for k, v in comps.items() if k != unit and np.isfinite(v))
-        ratio = tau2 / other if other > 0 and math.isfinite(tau2) else 0.0
+        ratio = _unit_ratio(p, unit)
         key = (codes.tobytes(), w.tobytes())
         if key not in shared:
             shared[key] = cr2_df_parts(codes, w, T)
         var, df = cr2_bell_mccaffrey(d, codes, w, ratio, shared[key])
         out.append((var, min(df, float(T - 1)), T))
+    return out
+
+
+def _unit_ratio(p: PairFit, unit: str) -> float:
+    """The unit's fitted component over the sum of the others (the CR2 working covariance)."""
+    comps = {k: float(v) for k, v in p.components.items()}
+    tau2 = comps.get(unit, 0.0)
+    other = sum(v for k, v in comps.items() if k != unit and np.isfinite(v))
+    return tau2 / other if other > 0 and math.isfinite(tau2) else 0.0
+
+
+#: Cells x pairs entries of paired differences formed at once by :func:`_complete_cr2`.
+_BATCH_ENTRIES = 1 << 22
+
+
+def _complete_cr2(frame: Frame, pairs: Sequence[PairFit], estimand: str, unit: str
+                  ) -> dict[int, tuple[float, float, int]]:
+    """:func:`cr2_bell_mccaffrey` of the pairs scored on every cell of a dense frame, many
+    pairs at once: ``{position in pairs: (variance, df, units)}``.
+
+    Such pairs share their cells' units and (for the ``cells`` and ``units`` estimands)
+    weights, so :func:`cr2_df_parts` is computed once and the per-unit sums of all
+    their differences in blocks of pairs; each unit's sum runs over its cells in cell
+    order as :func:`numpy.bincount` does pair by pair, so the numbers are those of the
+    pair-by-pair path.  Empty for a compressed frame, the ``gls`` estimand (weights
+    from each pair's components) or fewer than 3 units.
+    """
+    from ...frame.columns import CompressedFrame
+    from .native import _columns
+
+    if estimand == "gls" or (isinstance(frame, CompressedFrame) and frame.columns is not None):
+        return {}
+    n = frame.n_cells
+    todo = [i for i, p in enumerate(pairs) if not p.degenerate and p.n == n]
+    if len(todo) < 2:
+        return {}
+    codes = frame.term_codes[unit]
+    present = np.bincount(codes, minlength=frame.term_levels[unit]) > 0
+    codes = (np.cumsum(present) - 1)[codes]
+    T = int(codes.max()) + 1 if codes.size else 0
+    if T < 3:
+        return {}
+    w = unit_weights(estimand, codes, pairs[todo[0]], unit)
+    W, one_minus, (t0, t1, b00, b01, b11) = cr2_df_parts(codes, w, T)
+    cols = _columns(frame)
+    index = {m: i for i, m in enumerate(frame.models)}
+    out: dict[int, tuple[float, float, int]] = {}
+    step = max(1, _BATCH_ENTRIES // max(n, 1))
+    for start in range(0, len(todo), step):
+        block = todo[start:start + step]
+        a = np.array([index[pairs[i].model_a] for i in block])
+        b = np.array([index[pairs[i].model_b] for i in block])
+        D = cols.scores[a] - cols.scores[b]                          # (pairs, cells)
+        est = np.array([float(w @ d) for d in D])
+        flat = (codes[None, :] + T * np.arange(len(block))[:, None]).ravel()
+        e = np.bincount(flat, weights=(D * w).ravel(), minlength=T * len(block))
+        e = e.reshape(len(block), T) - W[None, :] * est[:, None]
+        var = np.sum(e * e / one_minus[None, :], axis=1)
+        for i, v in zip(block, var):
+            r = _unit_ratio(pairs[i], unit)
+            r = r if r > 0 else 0.0
+            tr2 = b00 + r * (2.0 * b01 + r * b11)
+            df = float((t0 + r * t1) ** 2 / tr2) if tr2 > 0 else float("nan")
+            out[i] = (float(v), min(df, float(T - 1)), T)
     return out
 
 
