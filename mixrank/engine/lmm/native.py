@@ -344,7 +344,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                              sigma_d)
         if row is not None:
             return row
-    var_fn = None if w is None else LinearVariance(st, w)
+    var_fn = None if w is None else LinearVariance(st, w, uniform=estimand == "cells")
     psi0 = None if start is None else np.array([start.get(t, np.nan) for t in st.names])
     r: RemlFit = fit_reml(st, ps, used, control=control, var_fn=var_fn, start=psi0)
     estimate, variance, df = r.mu, r.var_mu, r.df

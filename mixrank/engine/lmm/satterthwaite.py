@@ -220,8 +220,13 @@ class LinearVariance:
     analytic :meth:`gradient` cost O(R).
     """
 
-    def __init__(self, st: Structure, w: np.ndarray) -> None:
+    def __init__(self, st: Structure, w: np.ndarray, uniform: bool = False) -> None:
         self.ww = float(w @ w)
+        if uniform:             # w = 1/n on every cell (the cells estimand): Z_r'w = counts / n
+            n = float(len(w))
+            self.zw2 = np.array([float(np.sum((np.asarray(c, dtype=float) / n) ** 2))
+                                 for c in st.counts])
+            return
         self.zw2 = np.array([float(np.sum(np.bincount(c, weights=w, minlength=L) ** 2))
                              for c, L in zip(st.codes, st.levels)])
 
