@@ -203,7 +203,7 @@ def _complete_cr2(frame: Frame, pairs: Sequence[PairFit], estimand: str, unit: s
     from each pair's components) or fewer than 3 units.
     """
     from ...frame.columns import CompressedFrame
-    from .native import _columns
+    from .native import _Columns, _columns
 
     if estimand == "gls" or (isinstance(frame, CompressedFrame) and frame.columns is not None):
         return {}
@@ -220,6 +220,7 @@ def _complete_cr2(frame: Frame, pairs: Sequence[PairFit], estimand: str, unit: s
     w = unit_weights(estimand, codes, pairs[todo[0]], unit)
     W, one_minus, (t0, t1, b00, b01, b11) = cr2_df_parts(codes, w, T)
     cols = _columns(frame)
+    assert isinstance(cols, _Columns)            # a dense frame: model-major matrices
     index = {m: i for i, m in enumerate(frame.models)}
     out: dict[int, tuple[float, float, int]] = {}
     step = max(1, _BATCH_ENTRIES // max(n, 1))
