@@ -81,7 +81,7 @@ def level_bounds(frame: Frame, j: int, k: int
     lo, hi, two = [], [], []
     for t in frame.spec.term_names:
         total, per = frame.level_counts(t)
-        a, b = per[:, j], per[:, k]
+        a, b = per[j].astype(np.int64), per[k].astype(np.int64)
         least = a + b - total
         lo.append(int(np.count_nonzero(least > 0)))
         hi.append(int(np.count_nonzero(np.minimum(a, b))))

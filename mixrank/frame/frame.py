@@ -173,17 +173,22 @@ class Frame:
         return int(np.count_nonzero(self.observed[:, list(models)].all(axis=1)))
 
     def level_counts(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """Cells per level of the random term ``term`` (``(L,)``) and each model's scored
-        cells per level (``(L, M)``), both int64; counted model by model once per frame
-        and kept (bounds on a pair's levels without its common-cell mask,
-        :mod:`mixrank.engine.estimability`)."""
+        """Cells per level of the random term ``term`` (``(L,)``, int64) and each model's
+        scored cells per level (``(M, L)``, the smallest unsigned integer type that holds
+        the largest level: one byte per level and model for a term of small levels);
+        counted model by model once per frame and kept (bounds on a pair's levels without
+        its common-cell mask, :mod:`mixrank.engine.estimability`)."""
         memo = self.__dict__.setdefault("_level_counts", {})
         if term not in memo:
             codes, L = self.term_codes[term], self.term_levels[term]
-            per = np.empty((L, self.n_models), dtype=np.int64)
+            total = np.bincount(codes, minlength=L).astype(np.int64)
+            top = int(total.max(initial=0))
+            kind = next(t for t in (np.uint8, np.uint16, np.uint32, np.int64)
+                        if top <= np.iinfo(t).max)
+            per = np.empty((self.n_models, L), dtype=kind)
             for j in range(self.n_models):
-                per[:, j] = np.bincount(codes[self._scored_cells(j)], minlength=L)
-            memo[term] = (np.bincount(codes, minlength=L).astype(np.int64), per)
+                per[j] = np.bincount(codes[self._scored_cells(j)], minlength=L)
+            memo[term] = (total, per)
         return memo[term]
 
     def _scored_cells(self, j: int) -> np.ndarray:

@@ -90,4 +90,5 @@ def test_level_counts_are_each_models_cells_per_level():
             assert total.tolist() == np.bincount(codes, minlength=frame.term_levels[t]).tolist()
             for j in range(frame.n_models):
                 want = np.bincount(codes[frame.observed[:, j]], minlength=frame.term_levels[t])
-                assert per[:, j].tolist() == want.tolist()
+                assert per[j].tolist() == want.tolist()
+            assert per.dtype == np.uint8       # levels of at most 255 cells: one byte each
