@@ -209,3 +209,23 @@ def test_dense_layout_refused_the_compressed_way_out_works(monkeypatch):
     monkeypatch.setenv("MIXRANK_MEMORY_BYTES", "lots")
     with pytest.raises(mixrank.DataError, match="MIXRANK_MEMORY_BYTES='lots'"):
         mixrank.frame.build_frame(df.head(10), "correct ~ model")
+
+
+def test_small_frames_skip_the_memory_query_unless_a_limit_is_set(monkeypatch):
+    """A frame needing at most SMALL_FRAME_BYTES does not read the OS's available memory
+    (a per-fit cost); $MIXRANK_MEMORY_BYTES is still honoured for any size."""
+    from mixrank.frame import memory
+
+    def refuse():
+        raise AssertionError("available memory queried for a small frame")
+
+    monkeypatch.delenv("MIXRANK_MEMORY_BYTES", raising=False)
+    monkeypatch.setattr(memory, "available_memory", refuse)
+    df = _one_item_each(4)
+    df = pd.concat([df, df.assign(question="q0")], ignore_index=True).drop_duplicates(
+        ["model", "question"])
+    assert mixrank.frame.build_frame(df, "correct ~ model").n_models == 4
+    monkeypatch.undo()
+    monkeypatch.setenv("MIXRANK_MEMORY_BYTES", "100")
+    with pytest.raises(mixrank.DataError, match="need about .* are available"):
+        mixrank.frame.build_frame(df, "correct ~ model")

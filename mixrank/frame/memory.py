@@ -27,6 +27,9 @@ __all__ = ["check_frame_size", "available_memory", "BYTES_PER_ENTRY", "BYTES_PER
 BYTES_PER_ENTRY = 48
 #: Bytes per (model, model) entry of the pair statistics (``m'm`` and its integer copy).
 BYTES_PER_PAIR = 24
+#: Frames needing at most this many bytes are not checked against the available memory
+#: (unless ``$MIXRANK_MEMORY_BYTES`` is set): any machine that runs Python has it.
+SMALL_FRAME_BYTES = 64 * 2**20
 #: Environment variable overriding the memory mixrank may use (bytes), e.g. for a job
 #: whose memory limit is below what the machine reports.
 MEMORY_ENV = "MIXRANK_MEMORY_BYTES"
@@ -77,11 +80,13 @@ def check_frame_size(n_cells: int, n_models: int, *, dense: bool, n_entries: int
         The estimated peak exceeds :func:`available_memory`; the message gives
         the sizes and the ways out (fewer models, ``backend="duckdb"``).
     """
+    need_pairs = BYTES_PER_PAIR * n_models * n_models
+    need = need_pairs + (BYTES_PER_ENTRY * n_cells * n_models if dense else 0)
+    if need <= SMALL_FRAME_BYTES and not os.environ.get(MEMORY_ENV, "").strip():
+        return                  # no need to ask the operating system (a read of /proc/meminfo)
     avail = available_memory()
     if avail is None:
         return
-    need_pairs = BYTES_PER_PAIR * n_models * n_models
-    need = need_pairs + (BYTES_PER_ENTRY * n_cells * n_models if dense else 0)
     if need <= avail:
         return
     sparse = ""
