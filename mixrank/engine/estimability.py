@@ -57,7 +57,7 @@ def pair_levels(frame: Frame, j: int, k: int) -> tuple[int, ...]:
     """Per random term (formula order), :func:`levels_used` among the common cells of the
     pair (j, k).  Pairs sharing every cell share the whole frame's counts."""
     memo = _memo(frame)
-    key: tuple[int, int] | str = (j, k) if frame.stats.n_common[j, k] < frame.n_cells else "all"
+    key: tuple[int, int] | str = "all" if _shares_all(frame, j, k) else (j, k)
     if key not in memo:
         mask = None if key == "all" else frame.common_mask(j, k)
         memo[key] = tuple(levels_used(frame, t, mask) for t in frame.spec.term_names)
@@ -91,6 +91,7 @@ def level_bounds(frame: Frame, j: int, k: int
 
 
 def _shares_all(frame: Frame, j: int, k: int) -> bool:
+    """Whether models j and k are both scored on every cell of the frame."""
     return bool(frame.stats.n_common[j, k] == frame.n_cells)
 
 
@@ -220,7 +221,7 @@ def incomplete_pairs(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[int, 
     out: dict[int, str] = {}
     full: str | None = None
     for i, (j, k) in enumerate(idx):
-        if frame.stats.n_common[j, k] == frame.n_cells:
+        if _shares_all(frame, j, k):
             if full is None:
                 full = not_estimable(frame, j, k)
             why = full.replace(f"{frame.models[j]!r} vs {frame.models[k]!r}", "the pair") \

@@ -69,9 +69,14 @@ def pair_unit_data(frame: Frame, pair: PairFit, unit: str) -> tuple[np.ndarray, 
     cells = _columns(frame).pair(j, k)
     codes = frame.term_codes[unit]
     codes = codes if cells.idx is None else codes[cells.idx]
-    # the levels present, renumbered in order: np.unique's inverse, by a count instead of a sort
-    present = np.bincount(codes, minlength=frame.term_levels[unit]) > 0
-    return np.asarray(cells.d, dtype=float), (np.cumsum(present) - 1)[codes]
+    return np.asarray(cells.d, dtype=float), _renumbered(codes, frame.term_levels[unit])
+
+
+def _renumbered(codes: np.ndarray, levels: int) -> np.ndarray:
+    """The levels present in ``codes`` renumbered 0..T-1 in order: np.unique's inverse, by a
+    count instead of a sort."""
+    present = np.bincount(codes, minlength=levels) > 0
+    return (np.cumsum(present) - 1)[codes]
 
 
 def unit_weights(estimand: str, codes: np.ndarray, pair: PairFit, unit: str) -> np.ndarray:
@@ -137,10 +142,15 @@ def cr2_bell_mccaffrey(d: np.ndarray, codes: np.ndarray, w: np.ndarray,
     est = float(w @ d)
     e = np.bincount(codes, weights=w * d, minlength=T) - W * est
     var = float(np.sum(e * e / one_minus))
+    return var, _bell_mccaffrey_df((t0, t1, b00, b01, b11), tau2_ratio)
+
+
+def _bell_mccaffrey_df(traces: tuple[float, ...], tau2_ratio: float) -> float:
+    """``tr(M)^2 / tr(M^2)`` at ``M = M0 + r M1`` from the traces of :func:`cr2_df_parts`."""
+    t0, t1, b00, b01, b11 = traces
     r = tau2_ratio if tau2_ratio > 0 else 0.0
     tr2 = b00 + r * (2.0 * b01 + r * b11)
-    df = float((t0 + r * t1) ** 2 / tr2) if tr2 > 0 else float("nan")
-    return var, df
+    return float((t0 + r * t1) ** 2 / tr2) if tr2 > 0 else float("nan")
 
 
 def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: str,
@@ -211,14 +221,12 @@ def _complete_cr2(frame: Frame, pairs: Sequence[PairFit], estimand: str, unit: s
     todo = [i for i, p in enumerate(pairs) if not p.degenerate and p.n == n]
     if len(todo) < 2:
         return {}
-    codes = frame.term_codes[unit]
-    present = np.bincount(codes, minlength=frame.term_levels[unit]) > 0
-    codes = (np.cumsum(present) - 1)[codes]
+    codes = _renumbered(frame.term_codes[unit], frame.term_levels[unit])
     T = int(codes.max()) + 1 if codes.size else 0
     if T < 3:
         return {}
     w = unit_weights(estimand, codes, pairs[todo[0]], unit)
-    W, one_minus, (t0, t1, b00, b01, b11) = cr2_df_parts(codes, w, T)
+    W, one_minus, traces = cr2_df_parts(codes, w, T)
     cols = _columns(frame)
     assert isinstance(cols, _Columns)            # a dense frame: model-major matrices
     index = {m: i for i, m in enumerate(frame.models)}
@@ -235,10 +243,7 @@ def _complete_cr2(frame: Frame, pairs: Sequence[PairFit], estimand: str, unit: s
         e = e.reshape(len(block), T) - W[None, :] * est[:, None]
         var = np.sum(e * e / one_minus[None, :], axis=1)
         for i, v in zip(block, var):
-            r = _unit_ratio(pairs[i], unit)
-            r = r if r > 0 else 0.0
-            tr2 = b00 + r * (2.0 * b01 + r * b11)
-            df = float((t0 + r * t1) ** 2 / tr2) if tr2 > 0 else float("nan")
+            df = _bell_mccaffrey_df(traces, _unit_ratio(pairs[i], unit))
             out[i] = (float(v), min(df, float(T - 1)), T)
     return out
 
