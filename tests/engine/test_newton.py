@@ -109,3 +109,51 @@ def test_extreme_trial_step_is_no_descent_not_a_crash():
     means = df.groupby("model")["correct"].mean()
     np.testing.assert_allclose(scores["estimate"], means[scores.index], rtol=0, atol=1e-12)
     assert np.isfinite(scores["std_error"]).all() and (scores["std_error"] > 0).all()
+
+
+def _one_term_pair(seed: int, sd: float, missing: float):
+    """A one-term pair, ``(1|subject)``, with unequal level sizes."""
+    rng = np.random.default_rng(100 + seed)
+    sub = rng.integers(0, 12, 400)
+    keep = rng.random(sub.size) >= missing
+    sub = sub[keep]
+    d = 0.1 + rng.normal(0, 1.0, sub.size) + rng.normal(0, sd, 12)[sub]
+    st = build_structure([sub], [12], ["subject"])
+    return reml.make_objective(st, pair_sums(st, d))
+
+
+@pytest.mark.parametrize("seed,sd,missing", [(s, sd, m) for s in range(4)
+                                             for sd, m in ((0.5, 0.0), (0.2, 0.3), (0.05, 0.5))])
+def test_one_term_quadratic_stop_lands_on_the_tight_optimum(seed, sd, missing, monkeypatch):
+    """The one-term search stops after a full step below QUADRATIC_STEP (relative); the point
+    is the one the step-below-1e-12 rule reaches, to ~1e-10 relative (quadratic convergence)."""
+    from mixrank.engine.lmm import newton
+
+    obj = _one_term_pair(seed, sd, missing)
+    x0 = float(reml.moment_start(obj)[0])
+    fast = newton.newton_one_term(obj, x0)
+    monkeypatch.setattr(newton, "QUADRATIC_STEP", 0.0)
+    tight = newton.newton_one_term(_one_term_pair(seed, sd, missing), x0)
+    assert fast is not None and tight is not None
+    assert fast[2] <= tight[2]
+    np.testing.assert_allclose(fast[0], tight[0], rtol=1e-9, atol=1e-14)
+    assert fast[1] == pytest.approx(tight[1], rel=1e-14, abs=1e-12)
+
+
+def test_one_term_last_evaluation_is_the_one_a_fresh_evaluation_gives():
+    """The certificate, sigma, the estimates and the df reuse the search's last evaluation
+    (kept on the pair's sums): it equals an evaluation from scratch."""
+    from mixrank.engine.lmm.objective import core
+    from mixrank.engine.lmm.reml_grad import dense_parts
+
+    obj = _one_term_pair(1, 0.3, 0.2)
+    fit = reml.fit_reml(obj.st, obj.ps, ["subject"])
+    theta = np.asarray(fit.theta_block)
+    assert obj.ps.memo["last"][1] == theta.tobytes()         # kept at the optimum
+    kept = core(obj.st, obj.ps, theta)
+    fresh_obj = _one_term_pair(1, 0.3, 0.2)
+    (logdet, cAc, cAs, sAs), g = dense_parts(fresh_obj.st, fresh_obj.ps, theta, grad=True)
+    assert "last" not in fresh_obj.ps.memo
+    fresh = core(fresh_obj.st, fresh_obj.ps, theta)
+    np.testing.assert_allclose(kept, fresh, rtol=1e-13)
+    np.testing.assert_allclose(obj.ps.memo["last"][2][1][:, 0], np.asarray(g)[:, 0], rtol=1e-12)

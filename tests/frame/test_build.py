@@ -317,3 +317,25 @@ def test_pair_by_as_one_column_name():
     """pair_by="question" used to be split into the characters 'q', 'u', ..."""
     fr = build_frame(mixrank.simulate(3, 4, 5, 1, rng=7), "correct ~ model", pair_by="question")
     assert fr.pair_by == ("question",)
+
+
+@pytest.mark.parametrize("M", [1, 2, 8, 9, 20])
+def test_level_sums_are_the_per_model_level_sums_in_cell_order(M):
+    """compute_stats counts model by model up to 8 models and through one (level, model)
+    index above: both add each level's cells in cell order, so the sums are exactly the
+    per-model weighted counts (and n_common the pairwise common-cell counts)."""
+    from mixrank.frame.frame import compute_stats
+
+    rng = np.random.default_rng(M)
+    n, L = 500, 37
+    scores = rng.random((n, M)) * rng.choice([1e-3, 1.0, 1e3], (n, M))
+    observed = rng.random((n, M)) > 0.3
+    scores[~observed] = np.nan
+    codes = rng.integers(0, L, n).astype(np.int32)
+    st = compute_stats(scores, observed, {"t": codes}, {"t": L})
+    y0 = np.where(observed, scores, 0.0)
+    want = np.stack([np.bincount(codes, weights=y0[:, j], minlength=L) for j in range(M)], axis=1)
+    assert st.level_sums["t"].shape == (L, M)
+    assert np.array_equal(st.level_sums["t"], want)
+    m = observed.astype(int)
+    assert np.array_equal(st.n_common, m.T @ m)

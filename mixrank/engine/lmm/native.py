@@ -30,7 +30,7 @@ from ...frame.columns import CompressedFrame, ModelColumns, PairCells
 from ...frame.encode import combine_codes
 from ..control import DEFAULT_CONTROL, Control
 from ..records import PairFit, RemlFit
-from ..structure import Structure, build_structure, pair_sums
+from ..structure import PairSums, Structure, build_structure, pair_sums
 from .balanced import Lattice, build_lattice, fit_balanced
 from .driver import (
     StructureCache,
@@ -338,7 +338,7 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
         unit_codes = frame.term_codes[spec.unit] if full else frame.term_codes[spec.unit][mask]
     w = estimand_weights(estimand, n, unit_codes)
     est_w = None if w is None else estimand_estimate(d, unit_codes, whole_scores(frame))
-    if len(used) == 1:
+    if len(used) == 1 and _may_be_constant_within(st, ps):
         codes1 = frame.term_codes[used[0]] if idx is None else frame.term_codes[used[0]][idx]
         row = _zero_residual(codes1, d, w, est_w, used[0], names, a, b, n, only_a, only_b,
                              sigma_d)
@@ -358,6 +358,16 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
                    criterion=r.criterion, converged=r.converged, boundary=r.boundary,
                    gradient=r.gradient, message=r.message, nfev=r.nfev,
                    gls_estimate=r.mu, gls_variance=r.var_mu)
+
+
+def _may_be_constant_within(st: Structure, ps: PairSums) -> bool:
+    """False when the differences clearly vary within the one term's levels (then
+    :func:`_zero_residual` does not apply): the within-level sum of squares from the pair's
+    level sums, ``sum d^2 - sum_l s_l^2 / c_l``, above ``1e-8 sum d^2``, far beyond its
+    rounding error, so only pairs near the limit pay for the exact check."""
+    c, s = st.counts[0], ps.s[0]
+    used = c > 0
+    return ps.sumsq_d - float(np.sum(s[used] ** 2 / c[used])) <= 1e-8 * ps.sumsq_d
 
 
 def _zero_residual(codes: np.ndarray, d: np.ndarray, w: np.ndarray | None,

@@ -25,7 +25,8 @@ until the criterion does not increase.  Its two specialisations:
   floats, with the exact scalar derivatives of
   :func:`mixrank.engine.lmm.one_term.one_term_derivatives`, the step
   ``-f'/f''`` (a gradient step where the curvature is not positive); it
-  stops after a step below ``tol`` relative to ``max(1, psi)``.
+  stops after a step below ``tol`` relative to ``max(1, psi)``, or after a
+  full step below :data:`QUADRATIC_STEP` relative to ``psi`` (as above).
 
 :func:`henderson_start` gives the several-term search its start.  Notes:
 docs/speed.md §3.
@@ -141,7 +142,8 @@ def newton_one_term(obj: Objective, a0: float, *, tol: float = 1e-12,
     on floats)."""
 
     def stop(a: float, a_new: float, lam: float) -> bool:
-        return abs(a_new - a) <= tol * max(1.0, a)
+        step = abs(a_new - a)
+        return step <= tol * max(1.0, a) or (lam == 1.0 and step <= QUADRATIC_STEP * a_new)
 
     out = projected_newton(lambda a: one_term_derivatives(obj, a), max(float(a0), 0.0),
                            direction=_one_term_direction, stop=stop,

@@ -28,35 +28,64 @@ from typing import cast
 import numpy as np
 
 from .objective import Objective, criterion
+from .reml_hess import keep_evaluation
 
 __all__ = ["one_term_parts", "one_term_derivatives", "one_term_hessian"]
 
 
-def one_term_parts(obj: Objective, a: float) -> tuple[float, ...] | None:
-    """``(log|A|, its a-derivatives 1, 2, R_X^2, derivatives 1, 2, r^2, derivatives 1, 2)`` at ``psi = a``.
+def _forms(obj: Objective, a: float, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(log|A|, cAc, cAs, sAs)`` with their first and second ``a``-derivatives at ``a``
+    (``theta = sqrt(a)``, the key under which the evaluation is kept).
 
-    None where ``R_X^2 <= 0`` or ``r^2`` is not positive (degenerate input).
+    Kept on the pair's sums in :func:`mixrank.engine.lmm.reml_hess.dense_hessian`'s
+    form, so that the certificate, ``sigma``, the estimates and the df at
+    the optimiser's last point (:func:`mixrank.engine.lmm.objective.core`,
+    :func:`one_term_hessian`) reuse it instead of evaluating it again.
     """
     st, ps = obj.st, obj.ps
+    key = np.float64(theta).tobytes()
+    last = ps.memo.get("last")
+    if last is not None and last[0] is st and last[1] == key:
+        val, grad, hess = last[2]
+        return val, grad[:, 0], hess[:, 0, 0]
+    sums = ps.memo.get("sums3")
+    if sums is None:
+        sums = ps.memo["sums3"] = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1),
+                                            cast(np.ndarray, ps.ss1)])
     v = cast(np.ndarray, st.group_values)
     ng = cast(np.ndarray, st.group_sizes)
-    sums = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1)])
     w = 1.0 / (1.0 + a * v)
     w2 = w * w
-    q0, q1, q2 = a * (sums @ w), sums @ w2, sums @ (-2.0 * v * w2 * w)   # cAc, cAs, sAs and derivatives
-    logdet = float(ng @ np.log1p(a * v))
-    ld1, ld2 = float(ng @ (v * w)), float(-(ng @ (v * v * w2)))
-    rx2, rx2_1, rx2_2 = ps.n - q0[0], -q1[0], -q2[0]
-    e, e1, e2 = ps.sum_d - q0[1], -q1[1], -q2[1]
+    # rows: log|A|, cAc, cAs, sAs; the value, d/da, d^2/da^2
+    val = np.empty(4)
+    d1 = np.empty(4)
+    d2 = np.empty(4)
+    val[0], d1[0], d2[0] = ng @ np.log1p(a * v), ng @ (v * w), -(ng @ (v * v * w2))
+    val[1:], d1[1:], d2[1:] = a * (sums @ w), sums @ w2, sums @ (-2.0 * v * w2 * w)
+    keep_evaluation(st, ps, key, (val, d1[:, None], d2[:, None, None]))
+    return val, d1, d2
+
+
+def one_term_parts(obj: Objective, a: float, theta: float | None = None) -> tuple[float, ...] | None:
+    """``(log|A|, its a-derivatives 1, 2, R_X^2, derivatives 1, 2, r^2, derivatives 1, 2)`` at ``psi = a``.
+
+    ``theta`` (``sqrt(a)``) when the caller has it.  None where ``R_X^2 <= 0``
+    or ``r^2`` is not positive (degenerate input).
+    """
+    ps = obj.ps
+    val, q1, q2 = _forms(obj, a, math.sqrt(a) if theta is None else theta)
+    logdet, ld1, ld2 = float(val[0]), float(q1[0]), float(q2[0])
+    rx2, rx2_1, rx2_2 = ps.n - float(val[1]), -float(q1[1]), -float(q2[1])
+    e, e1, e2 = ps.sum_d - float(val[2]), -float(q1[2]), -float(q2[2])
     if rx2 <= 0:
         return None
-    r2 = ps.sumsq_d - q0[2] - e * e / rx2                               # S - sAs - e^2 / rx2
+    r2 = ps.sumsq_d - float(val[3]) - e * e / rx2                       # S - sAs - e^2 / rx2
     if not (r2 > 0 and math.isfinite(r2)):
         return None
     t1 = (2 * e * e1 * rx2 - e * e * rx2_1) / rx2 ** 2
     t2 = (2 * (e1 * e1 + e * e2) / rx2 - 4 * e * e1 * rx2_1 / rx2 ** 2
           - e * e * rx2_2 / rx2 ** 2 + 2 * e * e * rx2_1 ** 2 / rx2 ** 3)
-    return logdet, ld1, ld2, rx2, rx2_1, rx2_2, r2, -q1[2] - t1, -q2[2] - t2
+    return logdet, ld1, ld2, rx2, rx2_1, rx2_2, r2, -float(q1[3]) - t1, -float(q2[3]) - t2
 
 
 def one_term_derivatives(obj: Objective, a: float) -> tuple[float, float, float] | None:
@@ -80,7 +109,7 @@ def one_term_hessian(obj: Objective, theta: float, sigma: float) -> tuple[np.nda
     ``D_ts = -4 theta r^2_psi / sigma^3``, ``D_ss = -2 nu / sigma^2 + 6 r^2 / sigma^4``;
     ``Var(mu_hat) = sigma^2 / R_X^2``.
     """
-    parts = one_term_parts(obj, theta * theta)
+    parts = one_term_parts(obj, theta * theta, theta)
     if parts is None:
         return None
     _, ld1, ld2, rx2, rx2_1, rx2_2, r2, r2_1, r2_2 = parts

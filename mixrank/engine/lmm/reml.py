@@ -222,10 +222,13 @@ def kkt_verdict(g: np.ndarray, psi: np.ndarray, crit: float, control: Control = 
 
     The one certificate of both fits (through :func:`check_convergence`).
     """
-    free = psi > 0
-    kkt_ok = not bool(np.any(g[~free] < -control.kkt_tol * max(1.0, abs(crit))))
-    gmax = float(np.max(np.abs(g[free]))) if free.any() else 0.0
-    scale = max(1.0, 1.0 / max(float(np.min(psi[free])) if free.any() else 1.0, 1e-12))
+    # on Python floats: a pair has a handful of components, where numpy's per-call cost dominates
+    gl, pl = g.tolist(), psi.tolist()
+    floor = -control.kkt_tol * max(1.0, abs(crit))
+    kkt_ok = not any(gi < floor for gi, p in zip(gl, pl) if not p > 0)
+    gfree = [abs(gi) for gi, p in zip(gl, pl) if p > 0]
+    gmax = (math.nan if any(math.isnan(x) for x in gfree) else max(gfree)) if gfree else 0.0
+    scale = max(1.0, 1.0 / max(min(p for p in pl if p > 0) if gfree else 1.0, 1e-12))
     converged = kkt_ok and gmax < control.gradient_tol * scale
     if converged:
         msg = "ok"
@@ -245,10 +248,12 @@ def package(obj: Objective, optimum: Optimum, conv: Convergence, names: list[str
     theta_b = np.sqrt(optimum.psi)
     _, rx2, r2, mu = obj.core(theta_b)
     sigma2 = r2 / (n - 1)
-    inv = np.argsort(st.order)          # block order -> caller's order
-    theta_c = theta_b[inv]
-    variances = np.append(sigma2 * theta_c ** 2, sigma2)
-    boundary = tuple(names[i] for i in range(R) if theta_c[i] == 0.0)
+    # block order -> caller's order
+    theta_c = theta_b.copy() if st.order == tuple(range(R)) else theta_b[np.argsort(st.order)]
+    variances = np.empty(R + 1)
+    variances[:R] = sigma2 * theta_c ** 2
+    variances[R] = sigma2
+    boundary = tuple(names[i] for i, t in enumerate(theta_c.tolist()) if t == 0.0)
     return RemlFit(names=tuple(names) + ("residual",), variances=variances, theta=theta_c,
                    sigma=math.sqrt(sigma2), mu=mu, var_mu=sigma2 / rx2, df=df,
                    criterion=optimum.criterion, n=n, boundary=boundary, gradient=conv.gradient,

@@ -41,7 +41,7 @@ import scipy.linalg as la
 from ..structure import PairSums, Structure
 from .criterion import reml_criterion
 
-__all__ = ["dense_hessian", "last_evaluation", "profiled_derivatives", "deviance_hessian",
+__all__ = ["dense_hessian", "keep_evaluation", "last_evaluation", "profiled_derivatives", "deviance_hessian",
            "unpack_many"]
 
 _potrf, _potri = la.lapack.dpotrf, la.lapack.dpotri
@@ -98,8 +98,15 @@ def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     out = last_evaluation(st, ps, theta)
     if out is None:
         out = _dense_hessian(st, ps, theta)
-        ps.memo["last"] = (st, theta.tobytes(), out)
+        keep_evaluation(st, ps, theta.tobytes(), out)
     return out
+
+
+def keep_evaluation(st: Structure, ps: PairSums, key: bytes,
+                    out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Keep ``out`` (:func:`dense_hessian`'s form) as the pair's last evaluation, at ``theta``
+    whose bytes are ``key``; read back by :func:`last_evaluation`."""
+    ps.memo["last"] = (st, key, out)
 
 
 _PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])

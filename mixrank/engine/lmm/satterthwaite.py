@@ -35,6 +35,7 @@ Notes: docs/engine.md §3.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -194,14 +195,25 @@ def satterthwaite(obj: Objective, theta: np.ndarray, sigma: float, var_fn: VarFn
         H = fd_hessian(obj.full_deviance, x, control.fd_steps)
     if g is None:
         g = fd_gradient(lambda z: vf(z[:-1], z[-1]), x, control.fd_steps)
-    try:
-        A = 2.0 * np.linalg.inv(H)
-    except np.linalg.LinAlgError:
-        A = 2.0 * np.linalg.pinv(H)
+    A = 2.0 * _inverse(H)
     v = vf(theta, sigma)
     denom = float(g @ A @ g)
     df = 2.0 * v * v / denom if denom > 0 else float("nan")
     return df, g, A
+
+
+def _inverse(H: np.ndarray) -> np.ndarray:
+    """``H^-1`` (the pseudo-inverse where ``H`` is singular); a 2 x 2 (one random term) in
+    closed form, where ``numpy.linalg.inv``'s fixed cost is most of a small pair's df."""
+    if H.shape == (2, 2):
+        (a, b), (c, d) = H.tolist()
+        det = a * d - b * c
+        if det != 0.0 and math.isfinite(det):
+            return np.array([[d, -b], [-c, a]]) / det
+    try:
+        return np.linalg.inv(H)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(H)
 
 
 def balanced_df(lam_u: float, coef: np.ndarray, lam: np.ndarray, dfg: np.ndarray) -> float:
