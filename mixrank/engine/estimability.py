@@ -90,6 +90,16 @@ def level_bounds(frame: Frame, j: int, k: int
     return out
 
 
+#: Up to this many models the pairs' exact counts are cheaper than the bounds (the per-model
+#: level counts serve at most 3 pairs); the answers are the same either way.
+BOUNDS_FROM_MODELS = 4
+
+
+def _bounds_pay(frame: Frame) -> bool:
+    """Whether :func:`level_bounds` pays for its per-model level counts on ``frame``."""
+    return frame.n_models >= BOUNDS_FROM_MODELS
+
+
 def _shares_all(frame: Frame, j: int, k: int) -> bool:
     """Whether models j and k are both scored on every cell of the frame."""
     return bool(frame.stats.n_common[j, k] == frame.n_cells)
@@ -109,7 +119,7 @@ def not_estimable(frame: Frame, j: int, k: int) -> str:
     n = int(frame.stats.n_common[j, k])
     if n < 2:
         return (f"{a!r} and {b!r} share {n} cell(s); at least 2 common cells are needed")
-    if _shares_all(frame, j, k):
+    if _shares_all(frame, j, k) or not _bounds_pay(frame):
         levels = pair_levels(frame, j, k)
     else:
         lo, hi, two = level_bounds(frame, j, k)
@@ -172,7 +182,7 @@ def _levels_below(frame: Frame, j: int, k: int, threshold: int) -> tuple[int, ..
     """:func:`pair_levels`, or the lower bounds of :func:`level_bounds` when every one is
     at least ``threshold`` (then no term is weak in the pair and the exact counts are not
     needed)."""
-    if not _shares_all(frame, j, k):
+    if not _shares_all(frame, j, k) and _bounds_pay(frame):
         lo = level_bounds(frame, j, k)[0]
         if min(lo, default=threshold) >= threshold:
             return lo

@@ -54,12 +54,30 @@ def test_bounds_bracket_the_exact_counts_and_the_screens_agree(seed):
         with pytest.raises(mixrank.DataError, match="share no cell"):
             mixrank.build_frame(data, FORMULA)
         return
+    _check_screens(data)
+
+
+@pytest.mark.parametrize("seed", [s for s in range(60) if s % 3 == 0])
+def test_few_models_count_exactly_with_the_same_answers(seed):
+    """Up to BOUNDS_FROM_MODELS - 1 models the screens count each pair exactly (cheaper than
+    the per-model level counts there): the same answers."""
+    data = _design(seed, models=int(2 + seed % 2))
+    try:
+        frame = mixrank.build_frame(data, FORMULA)
+    except mixrank.DataError:        # a model sharing no cell: refused (tested above)
+        return
+    assert not es._bounds_pay(frame)
+    _check_screens(data)
+
+
+def _check_screens(data: pd.DataFrame) -> None:
     dense = mixrank.build_frame(data, FORMULA)
     for frame in (dense, compress_frame(dense)):
         es._PAIR_LEVELS[:] = [None, {}]
         idx = list(itertools.combinations(range(frame.n_models), 2))
         for j, k in idx:
             exact = _exact_levels(dense, j, k)
+            assert bool(es.not_estimable(frame, j, k)) == _exact_reason(dense, j, k)
             assert es.pair_levels(frame, j, k) == exact
             lo, hi, two = es.level_bounds(frame, j, k)
             assert all(a <= e <= b for a, e, b in zip(lo, exact, hi))
