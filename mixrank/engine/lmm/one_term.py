@@ -28,14 +28,14 @@ from typing import cast
 import numpy as np
 
 from .objective import Objective, criterion
-from .reml_hess import keep_evaluation
+from .reml_hess import keep_evaluation, last_evaluation
 
 __all__ = ["one_term_parts", "one_term_derivatives", "one_term_hessian"]
 
 
 def _forms(obj: Objective, a: float, theta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(log|A|, cAc, cAs, sAs)`` with their first and second ``a``-derivatives at ``a``
-    (``theta = sqrt(a)``, the key under which the evaluation is kept).
+    (``theta = sqrt(a)``, where the evaluation is kept).
 
     Kept on the pair's sums in :func:`mixrank.engine.lmm.reml_hess.dense_hessian`'s
     form, so that the certificate, ``sigma``, the estimates and the df at
@@ -43,10 +43,9 @@ def _forms(obj: Objective, a: float, theta: float) -> tuple[np.ndarray, np.ndarr
     :func:`one_term_hessian`) reuse it instead of evaluating it again.
     """
     st, ps = obj.st, obj.ps
-    key = np.float64(theta).tobytes()
-    last = ps.memo.get("last")
-    if last is not None and last[0] is st and last[1] == key:
-        val, grad, hess = last[2]
+    last = last_evaluation(st, ps, theta)
+    if last is not None:
+        val, grad, hess = last
         return val, grad[:, 0], hess[:, 0, 0]
     sums = ps.memo.get("sums3")
     if sums is None:
@@ -62,7 +61,7 @@ def _forms(obj: Objective, a: float, theta: float) -> tuple[np.ndarray, np.ndarr
     d2 = np.empty(4)
     val[0], d1[0], d2[0] = ng @ np.log1p(a * v), ng @ (v * w), -(ng @ (v * v * w2))
     val[1:], d1[1:], d2[1:] = a * (sums @ w), sums @ w2, sums @ (-2.0 * v * w2 * w)
-    keep_evaluation(st, ps, key, (val, d1[:, None], d2[:, None, None]))
+    keep_evaluation(st, ps, theta, (val, d1[:, None], d2[:, None, None]))
     return val, d1, d2
 
 

@@ -72,9 +72,10 @@ def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
     return np.stack([z12.T @ (z12 * wm[groups][:, None]) for wm in weights])
 
 
-def last_evaluation(st: Structure, ps: PairSums, theta: np.ndarray
+def last_evaluation(st: Structure, ps: PairSums, theta: np.ndarray | float
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`dense_hessian`'s result if its last call was at this ``theta`` of this pair, else None."""
+    """:func:`dense_hessian`'s result (or the one-term search's, in its form) if the pair's last
+    evaluation was at this ``theta`` (an array, or a float for one term), else None."""
     last = ps.memo.get("last")
     if last is not None and last[0] is st and last[1] == np.asarray(theta, dtype=float).tobytes():
         return last[2]
@@ -98,15 +99,15 @@ def dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     out = last_evaluation(st, ps, theta)
     if out is None:
         out = _dense_hessian(st, ps, theta)
-        keep_evaluation(st, ps, theta.tobytes(), out)
+        keep_evaluation(st, ps, theta, out)
     return out
 
 
-def keep_evaluation(st: Structure, ps: PairSums, key: bytes,
+def keep_evaluation(st: Structure, ps: PairSums, theta: np.ndarray | float,
                     out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-    """Keep ``out`` (:func:`dense_hessian`'s form) as the pair's last evaluation, at ``theta``
-    whose bytes are ``key``; read back by :func:`last_evaluation`."""
-    ps.memo["last"] = (st, key, out)
+    """Keep ``out`` (:func:`dense_hessian`'s form) as the pair's last evaluation at ``theta``;
+    read back by :func:`last_evaluation`."""
+    ps.memo["last"] = (st, np.asarray(theta, dtype=float).tobytes(), out)
 
 
 _PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])
