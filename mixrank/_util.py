@@ -75,12 +75,37 @@ def as_rng(rng: Any = None) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
+def _typed_column(values: list) -> Any:
+    """``values`` (one column of a table's rows) as the array pandas would infer from them when
+    they are all text, all floats or all 64-bit integers (bools excluded); else the list itself,
+    for pandas to infer as from rows."""
+    kinds = {type(v) for v in values}
+    if kinds <= {float, np.float64}:
+        return np.array(values, dtype=np.float64)
+    if kinds <= {int, np.int64} and all(-2 ** 63 <= v < 2 ** 63 for v in values):
+        return np.array(values, dtype=np.int64)
+    if kinds == {str}:
+        return np.array(values, dtype=object)
+    return values
+
+
+def _frame_of_rows(rows: list[dict]) -> pd.DataFrame:
+    """``pd.DataFrame(rows)``, built column by column when every row has the same keys in the
+    same order (the same table, without pandas' per-value inference over the rows)."""
+    if not rows or not isinstance(rows[0], dict):
+        return pd.DataFrame(rows)
+    keys = tuple(rows[0])
+    if any(tuple(r) != keys for r in rows):
+        return pd.DataFrame(rows)
+    return pd.DataFrame({k: _typed_column([r[k] for r in rows]) for k in keys}, copy=False)
+
+
 def tidy(rows: list[dict] | pd.DataFrame, **meta: Any) -> pd.DataFrame:
     """Build a tidy table (RangeIndex) and store ``meta`` in ``attrs['mixrank']``."""
     if isinstance(rows, pd.DataFrame):
         df = rows.reset_index(drop=True)      # a new frame: the caller's attrs stay as they were
     else:
-        df = pd.DataFrame(rows)               # built here: already on a RangeIndex
+        df = _frame_of_rows(rows)             # built here: already on a RangeIndex
     info = {"version": MIXRANK_VERSION}
     info.update(meta)
     df.attrs["mixrank"] = info

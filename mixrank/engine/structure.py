@@ -98,7 +98,7 @@ def _cross_counts(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> np.ndarray:
 def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bound: float,
                     triu: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Packed upper triangles of ``sum_{i in g} z_i z_i'`` for each group of rows of ``zsort``,
-    and the groups' row sums ``sum_{i in g} z_i`` (read while the rows are at hand).
+    and the groups' row sums ``sum_{i in g} z_i``.
 
     The entries are sums of products of counts, each at most ``bound``
     (``max_g sum_{i in g} c1_i^2``); below 2^24 every partial sum is an
@@ -109,14 +109,13 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     z = zsort.astype(np.float32) if bound < 2.0 ** 24 and zsort.dtype != np.float32 else zsort
     flat = triu[0] * q2 + triu[1]
     out = np.empty((len(starts), len(flat)))
-    sums = np.empty((len(starts), q2))
     buf = np.empty((q2, q2), dtype=z.dtype)          # one product at a time: no (G, q2, q2) copy
     for g, (a, m) in enumerate(zip(starts, sizes)):
         zz = z[a:a + m]
         np.matmul(zz.T, zz, out=buf)
         out[g] = buf.ravel().take(flat)
-        zz.sum(axis=0, dtype=np.float64, out=sums[g])
-    return out, sums
+    # sums of whole counts, exact in either precision (each below the bound)
+    return out, np.add.reduceat(z, starts, axis=0, dtype=np.float64)
 
 
 @lru_cache(maxsize=8)

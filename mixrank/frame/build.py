@@ -217,8 +217,9 @@ def several_rows_error(count: int, where: dict[str, Any], keys: Sequence[str]) -
         "generations) to average them, or add the distinguishing column to pair_by")
 
 
-def cell_scores(flat: np.ndarray, n: np.ndarray, sums: np.ndarray, ncell: int, M: int,
-                key_codes: dict[str, np.ndarray], *, checked: bool = False
+def cell_scores(flat: np.ndarray, n: np.ndarray | None, sums: np.ndarray, ncell: int, M: int,
+                key_codes: dict[str, np.ndarray], *, checked: bool = False,
+                rows: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Average entries into the cells x models score matrix.
 
@@ -227,11 +228,13 @@ def cell_scores(flat: np.ndarray, n: np.ndarray, sums: np.ndarray, ncell: int, M
     (NaN where unobserved), the observed mask, the row counts per (cell,
     model) and each cell's key codes.  Shared by :func:`build_frame` and
     :func:`mixrank.frame.cells.frame_from_cells`, so both average alike.  ``checked``:
-    the caller has run :func:`check_frame_size` on these sizes already.
+    the caller has run :func:`check_frame_size` on these sizes already.  ``rows``:
+    the row counts per (cell, model) when the caller has them (then ``n`` may be None).
     """
     if not checked:
         check_frame_size(ncell, M, dense=True, n_entries=len(flat))   # before allocating
-    counts = np.bincount(flat, weights=n, minlength=ncell * M).astype(np.int64)
+    counts = (np.bincount(flat, weights=n, minlength=ncell * M).astype(np.int64) if rows is None
+              else rows.astype(np.int64, copy=False))
     total = np.bincount(flat, weights=sums, minlength=ncell * M)
     observed = (counts > 0).reshape(ncell, M)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -432,7 +435,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
     """
     spec = as_spec(formula)
     df = to_pandas(data)
-    columns = [str(c) for c in df.columns]
+    columns = [str(c) for c in df.columns.tolist()]
     keys = resolve_keys(spec, columns, pair_by=pair_by, replicate=replicate, na=na)
 
     y = _score_values(df[spec.response], spec.response)
@@ -470,10 +473,10 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
     flat = cell.astype(np.int64) * M
     flat += model_codes
     del cell
-    ones = np.ones(len(flat))
+    rows = np.bincount(flat, minlength=ncell * M)          # rows per (cell, model)
     if replicate is None:
-        err = duplicate_cells_error(np.bincount(flat)[flat], flat, spec, keys, models,
-                                    model_codes, key_codes, key_levels)
+        err = duplicate_cells_error(rows[flat], flat, spec, keys, models, model_codes,
+                                    key_codes, key_levels) if rows.max() > 1 else None
         if err is not None:
             raise err
     else:
@@ -486,8 +489,8 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
                 f"replicate {replicate!r}={rep_levels[rep_codes[first]]!r} appears more than once "
                 f"for model {models[model_codes[first]]!r} at {where}; replicate values must be "
                 "unique within a (model, cell)")
-    scores, observed, counts, cell_key_codes = cell_scores(flat, ones, y, ncell, M, key_codes,
-                                                           checked=True)
+    scores, observed, counts, cell_key_codes = cell_scores(flat, None, y, ncell, M, key_codes,
+                                                           checked=True, rows=rows)
     binary = score_kind(y, spec.response)
     return assemble_frame(spec, keys=keys, models=models, key_levels=key_levels,
                           cell_key_codes=cell_key_codes, scores=scores, observed=observed,

@@ -81,7 +81,7 @@ def attach_covariates(frame: Frame, data: Any, spec: InteractionSpec, *,
         within a cell; a covariate with a single value over all cells.
     """
     df = to_pandas(data)
-    columns = [str(c) for c in df.columns]
+    columns = [str(c) for c in df.columns.tolist()]
     for c in spec.covariates:
         if c not in columns:
             raise DataError(f"column {c!r} (a covariate of the fixed part) is not in the data. "

@@ -8,8 +8,9 @@ common-cell counts of every pair of models), shared by all pairs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 from .._util import tidy
 from ..formula.spec import Spec
 
-__all__ = ["Frame", "SufficientStats", "compute_stats", "Deferred"]
+__all__ = ["Frame", "SufficientStats", "LevelSums", "compute_stats", "Deferred"]
 
 
 class Deferred:
@@ -64,23 +65,46 @@ class SufficientStats:
 
     Attributes
     ----------
-    level_sums : dict term name -> ndarray (n_levels, n_models)
+    level_sums : mapping term name -> ndarray (n_levels, n_models)
         Sum of each model's cell scores per level of each random term (the
-        balanced closed form of :mod:`mixrank.engine.lmm.balanced` reads them).
+        balanced closed form of :mod:`mixrank.engine.lmm.balanced` reads them; a
+        :class:`LevelSums`, computed when first read).
     n_common : ndarray (M, M)
         Number of cells where both models are scored.
     """
 
-    level_sums: dict[str, np.ndarray]
+    level_sums: Mapping[str, np.ndarray]
     n_common: np.ndarray
 
 
-def compute_stats(scores: np.ndarray, observed: np.ndarray,
-                  term_codes: dict[str, np.ndarray],
-                  term_levels: dict[str, int]) -> SufficientStats:
-    """Compute :class:`SufficientStats` from the cells x models matrix."""
+class LevelSums(Mapping):
+    """``{term name: (levels, models) sums}``, computed (every term at once) when first read
+    -- an unbalanced pair's fit never reads them -- and kept.
+
+    ``compute()`` must be picklable (a :func:`functools.partial` of a module-level
+    function), so that a frame can go to an engine worker.
+    """
+
+    def __init__(self, compute: Callable[[], dict[str, np.ndarray]], names: Iterable[str]) -> None:
+        self._compute, self._names = compute, tuple(names)
+        self._done: dict[str, np.ndarray] | None = None
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if self._done is None:
+            self._done = self._compute()
+        return self._done[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def _level_sums(scores: np.ndarray, observed: np.ndarray, term_codes: dict[str, np.ndarray],
+                term_levels: dict[str, int]) -> dict[str, np.ndarray]:
+    """Each model's summed cell scores per level of each term: (levels, models) per term."""
     y0 = np.where(observed, scores, 0.0)
-    m = observed.astype(np.float64)
     n_models = scores.shape[1]
     sums: dict[str, np.ndarray] = {}
     for name, codes in term_codes.items():
@@ -95,6 +119,16 @@ def compute_stats(scores: np.ndarray, observed: np.ndarray,
         # same order within each level and model)
         idx = (codes[:, None] * n_models + np.arange(n_models)[None, :]).ravel()
         sums[name] = np.bincount(idx, weights=y0.ravel(), minlength=L * n_models).reshape(L, n_models)
+    return sums
+
+
+def compute_stats(scores: np.ndarray, observed: np.ndarray,
+                  term_codes: dict[str, np.ndarray],
+                  term_levels: dict[str, int]) -> SufficientStats:
+    """Compute :class:`SufficientStats` from the cells x models matrix (the level sums when
+    first read)."""
+    m = observed.astype(np.float64)
+    sums = LevelSums(partial(_level_sums, scores, observed, term_codes, term_levels), term_codes)
     return SufficientStats(level_sums=sums, n_common=np.rint(m.T @ m).astype(np.int64))
 
 
@@ -169,7 +203,7 @@ class Frame:
 
     def n_observed(self) -> np.ndarray:
         """Cells scored per model (int64, in the order of :attr:`models`)."""
-        return self.observed.sum(axis=0).astype(np.int64)
+        return np.diagonal(self.stats.n_common).astype(np.int64)   # m.T @ m: counted already
 
     def common_mask(self, j: int, k: int) -> np.ndarray:
         """Boolean mask over the cells: models ``j`` and ``k`` both scored."""

@@ -70,7 +70,7 @@ def _count_frame(gf: GlmmFormula, data: Any, pair_by: Sequence[str] | None,
     """Frame from count columns; also the number of count rows and sum log C(n, k)."""
     spec = gf.spec
     df = to_pandas(data)
-    columns = [str(c) for c in df.columns]
+    columns = [str(c) for c in df.columns.tolist()]
     k = _count_values(df, spec.response, "successes")
     if gf.trials is not None:
         n = _count_values(df, gf.trials, "trials")

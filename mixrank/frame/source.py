@@ -146,8 +146,10 @@ def folder_files(folder: str | os.PathLike, kind: str | None = None) -> tuple[st
 
 def check_unique_columns(columns: Iterable[Any], where: str = "the data") -> list[str]:
     """Column names as text; a :class:`DataError` naming any name that occurs twice."""
-    cols = [str(c) for c in columns]
-    dup = sorted(c for c, k in Counter(cols).items() if k > 1)
+    # an Index's own list: iterating a text Index value by value is slow
+    cols = [str(c) for c in (columns.tolist() if hasattr(columns, "tolist") else columns)]
+    dup = sorted(c for c, k in Counter(cols).items() if k > 1) if len(set(cols)) < len(cols) \
+        else []
     if dup:
         raise DataError(f"{where} has several columns named {dup}; every column name must be "
                         "unique: rename or drop the duplicates")

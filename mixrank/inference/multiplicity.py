@@ -167,7 +167,7 @@ def adjust(p: Any, method: str = "holm") -> np.ndarray:
     m = arr.shape[0]
     if m == 0:
         return arr.copy()
-    if how == "bonferroni":
+    if how == "bonferroni" or m == 1:          # one p-value: every method leaves it as it is
         return np.minimum(1.0, m * arr)
     order = np.argsort(arr, kind="stable")
     out = np.empty(m)

@@ -255,7 +255,7 @@ def _key_columns(df: pd.DataFrame, items: str | Sequence[str], label: str
         raise DataError(f"read_wide: items= must name one or more key columns, got {items!r}")
     if len(set(keys)) != len(keys):
         raise DataError(f"read_wide: items= names a column twice: {keys}")
-    columns = [str(c) for c in df.columns]
+    columns = [str(c) for c in df.columns.tolist()]
     if len(set(columns)) != len(columns):
         dup = sorted({c for c in columns if columns.count(c) > 1})
         raise DataError(f"read_wide: {label}: duplicated column names {dup}; rename them")

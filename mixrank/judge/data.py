@@ -113,7 +113,7 @@ def judge_data(data: Any, spec: Spec, gold: Any, *, pair_by: Sequence[str] | Non
         raise DesignError("gold= needs the rows (a DataFrame or a file), not a prebuilt Frame: "
                           "a Frame holds the judge's cell scores only, not the labels")
     df = to_pandas(data)
-    columns = [str(c) for c in df.columns]
+    columns = [str(c) for c in df.columns.tolist()]
     if gold not in columns:
         close = difflib.get_close_matches(gold, columns, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -71,13 +70,13 @@ def _score_facts(frame: Frame) -> tuple[float, bool]:
         cols = _columns(frame)
         tops: list[float] = []
         whole = True
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN: no scores
-            for v in (cols.values if isinstance(cols, ModelColumns) else (cols.scores,)):
-                v = np.asarray(v, dtype=float)                # one column at a time
-                if v.size:
-                    tops.append(float(np.nanmax(np.abs(v))))
-                whole = whole and bool(np.all(np.isnan(v) | (v == np.rint(v))))
+        for v in (cols.values if isinstance(cols, ModelColumns) else (cols.scores,)):
+            v = np.asarray(v, dtype=float)                    # one column at a time
+            if v.size:
+                top = float(np.fmax.reduce(np.abs(v), axis=None))   # NaN only if all are
+                if top == top:
+                    tops.append(top)
+            whole = whole and bool(np.all(np.isnan(v) | (v == np.rint(v))))
         s = max(tops, default=0.0)
         s = s if math.isfinite(s) else 0.0
         facts = _SCORES[frame] = (s, whole)

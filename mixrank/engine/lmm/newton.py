@@ -48,7 +48,7 @@ from .reml_hess import _packed_index, profiled_derivatives
 __all__ = ["projected_newton", "newton_bounded", "newton_one_term", "henderson_start",
            "QUADRATIC_STEP"]
 
-_potrf, _potrs = la.lapack.dpotrf, la.lapack.dpotrs
+_potrf, _potrs, _gesv = la.lapack.dpotrf, la.lapack.dpotrs, la.lapack.dgesv
 
 #: A full Newton step below this (relative to each component) ends the search: the
 #: convergence is quadratic, so the point reached is within ~1e-10 of the optimum.
@@ -180,38 +180,33 @@ def henderson_start(obj: Objective) -> np.ndarray | None:
     """
     st, ps = obj.st, obj.ps
     R, n = obj.R, float(ps.n)
-    counts = [np.asarray(c, dtype=float) for c in st.counts]
-    sq_over_n = np.array([float(c @ c) / n for c in counts])
+    c1, c2 = np.asarray(st.counts[0], dtype=float), cast(np.ndarray, st.c2)
+    z22, s1, s2 = cast(np.ndarray, st.z22), np.asarray(ps.s[0]), cast(np.ndarray, ps.s2)
+    # the block-2 terms at once: E (q2 x R-1) is the terms' indicator matrix
+    E = np.repeat(np.eye(R - 1), st.levels[1:], axis=0)
+    inv2 = 1.0 / np.maximum(c2, 1.0)                      # empty levels: their sums are 0
     sq, sq_w = _square_sums(st)
-    z22, c2 = cast(np.ndarray, st.z22), cast(np.ndarray, st.c2)
-    offs = np.cumsum((0,) + tuple(st.levels[1:]))
-    blk = [slice(int(offs[j]), int(offs[j + 1])) for j in range(R - 1)]
+    sq_over_n = np.empty(R)
+    sq_over_n[0] = float(c1 @ c1) / n
+    sq_over_n[1:] = (c2 * c2) @ E / n
+    S2n = ps.sum_d ** 2 / n
     K = np.empty((R + 1, R + 1))
     rhs = np.empty(R + 1)
-    S2n = ps.sum_d ** 2 / n
-    for r in range(R):
-        L_r = int(np.count_nonzero(counts[r]))
-        used = counts[r] > 0
-        rhs[r] = float(np.sum(ps.s[r][used] ** 2 / counts[r][used])) - S2n
-        K[r, R] = L_r - 1
-        for t in range(R):
-            if t == r:
-                cross = n
-            elif r == 0:
-                cross = float(sq_w[blk[t - 1]].sum())
-            elif t == 0:
-                cross = float(np.sum(sq[blk[r - 1]] / np.maximum(c2[blk[r - 1]], 1.0)))
-            else:
-                cross = float(np.sum(z22[blk[r - 1], blk[t - 1]] ** 2
-                                     / np.maximum(c2[blk[r - 1]], 1.0)[:, None]))
-            K[r, t] = cross - sq_over_n[t]
+    used1 = c1 > 0
+    rhs[0] = float(np.sum(s1[used1] ** 2 / c1[used1]))
+    rhs[1:R] = (s2 * s2 * inv2) @ E
+    rhs[:R] -= S2n
+    K[0, 0] = n
+    K[0, 1:R] = sq_w @ E                                  # term 1 against each block-2 term
+    K[1:R, 0] = (sq * inv2) @ E
+    K[1:R, 1:R] = E.T @ (z22 * z22 * inv2[:, None]) @ E   # its diagonal: n
+    K[:R, :R] -= sq_over_n[None, :]
+    K[0, R] = np.count_nonzero(used1) - 1                 # levels used - 1
+    K[1:R, R] = (c2 > 0) @ E - 1.0
     K[R, :R] = n - sq_over_n
     K[R, R] = n - 1
     rhs[R] = ps.sumsq_d - S2n
-    try:
-        x = np.linalg.solve(K, rhs)
-    except np.linalg.LinAlgError:
-        return None
-    if not (np.all(np.isfinite(x)) and x[R] > 0):
+    x, info = _gesv(K, rhs)[2:]
+    if info != 0 or not (np.all(np.isfinite(x)) and x[R] > 0):
         return None
     return np.maximum(x[:R], 0.0) / x[R]

@@ -130,12 +130,11 @@ def _minimise(obj: RemlObjective, x0: np.ndarray, control: Control,
     return expand(res.x), float(res.fun), nfev, res.nit >= control.max_iterations
 
 
-def _newton_start(obj: Objective, x0: np.ndarray, control: Control) -> np.ndarray:
-    """Henderson's method-1 estimates where the first start is the moment one and they exist."""
-    if control.starts[0] != "moment":
-        return x0
-    h = henderson_start(obj)
-    return x0 if h is None else h
+def _newton_start(obj: Objective, x0: Callable[[], np.ndarray], control: Control) -> np.ndarray:
+    """Henderson's method-1 estimates where the first start is the moment one and they exist,
+    else the first start ``x0()`` (computed only then)."""
+    h = henderson_start(obj) if control.starts[0] == "moment" else None
+    return x0() if h is None else h
 
 
 def optimise(obj: RemlObjective, control: Control = DEFAULT_CONTROL,
@@ -167,19 +166,25 @@ def optimise(obj: RemlObjective, control: Control = DEFAULT_CONTROL,
         return x, fx
 
     warm = start is not None and len(start) == R and bool(np.all(np.isfinite(start)))
-    x0 = np.maximum(np.asarray(start, dtype=float), 0.0) if warm else \
-        starts[control.starts[0]]()
+    kept: list[np.ndarray] = []
+
+    def x0() -> np.ndarray:              # the first start, computed once and only when used
+        if not kept:
+            kept.append(np.maximum(np.asarray(start, dtype=float), 0.0) if warm else
+                        starts[control.starts[0]]())
+        return kept[0]
+
     newton = None
     if obj.exact_hessian:                # exact Newton instead of L-BFGS-B (docs/speed.md §3)
         assert isinstance(obj, Objective)
-        newton = newton_one_term(obj, float(x0[0]), max_iterations=control.max_iterations) \
-            if R == 1 else newton_bounded(obj, x0 if warm else _newton_start(obj, x0, control),
+        newton = newton_one_term(obj, float(x0()[0]), max_iterations=control.max_iterations) \
+            if R == 1 else newton_bounded(obj, x0() if warm else _newton_start(obj, x0, control),
                                           max_iterations=control.max_iterations)
     if newton is not None:
         best = (newton[0], newton[1])
         nfev, limit = newton[2], newton[3]
     else:
-        best = run(x0)
+        best = run(x0())
     if control.certify:
         first = Optimum(psi=best[0], criterion=best[1], nfev=nfev, hit_limit=limit)
         conv = check_convergence(obj, first, control)

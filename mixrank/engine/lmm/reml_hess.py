@@ -32,6 +32,7 @@ Validated against central differences of the analytic gradient
 from __future__ import annotations
 
 import math
+import weakref
 from functools import lru_cache
 from typing import cast
 
@@ -44,7 +45,7 @@ from .criterion import reml_criterion
 __all__ = ["dense_hessian", "keep_evaluation", "last_evaluation", "profiled_derivatives", "deviance_hessian",
            "unpack_many"]
 
-_potrf, _potri = la.lapack.dpotrf, la.lapack.dpotri
+_potrf, _trtri = la.lapack.dpotrf, la.lapack.dtrtri
 _PAIRS = ((0, 0), (0, 1), (1, 1))        # (x, y) of cAc, cAs, sAs: columns of u (c, s)
 
 
@@ -61,15 +62,6 @@ def _packed_index(q: int) -> np.ndarray:
 def unpack_many(V: np.ndarray, q: int) -> np.ndarray:
     """The symmetric q x q matrices whose packed upper triangles are the rows of ``V``."""
     return V.take(_packed_index(q), axis=1).reshape(len(V), q, q)
-
-
-def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
-    """``sum_g weights[m, g] G_g`` for each row m, as (m, q2, q2)."""
-    q2 = cast(np.ndarray, st.z22).shape[0]
-    if st.G is not None:
-        return unpack_many(weights @ st.G, q2)
-    z12, groups = cast(np.ndarray, st.z12), cast(np.ndarray, st.groups)
-    return np.stack([z12.T @ (z12 * wm[groups][:, None]) for wm in weights])
 
 
 def last_evaluation(st: Structure, ps: PairSums, theta: np.ndarray | float
@@ -112,6 +104,26 @@ def keep_evaluation(st: Structure, ps: PairSums, theta: np.ndarray | float,
 
 _PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])
 
+#: Entries of the unpacked ``G`` (groups x q2 x q2) kept per structure for the exact
+#: derivatives: below this, one product with it replaces a product with the packed form
+#: and its unpacking at every evaluation.
+UNPACKED_G_LIMIT = 1_000_000
+_UNPACKED: weakref.WeakKeyDictionary[Structure, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
+    """``sum_g weights[m, g] G_g`` for each row m, as (m, q2, q2)."""
+    q2 = cast(np.ndarray, st.z22).shape[0]
+    if st.G is not None:
+        full = _UNPACKED.get(st)
+        if full is None and st.G.shape[0] * q2 * q2 <= UNPACKED_G_LIMIT:
+            full = _UNPACKED[st] = unpack_many(st.G, q2).reshape(st.G.shape[0], q2 * q2)
+        if full is not None:
+            return (weights @ full).reshape(len(weights), q2, q2)
+        return unpack_many(weights @ st.G, q2)
+    z12, groups = cast(np.ndarray, st.z12), cast(np.ndarray, st.groups)
+    return np.stack([z12.T @ (z12 * wm[groups][:, None]) for wm in weights])
+
 
 def _constants(st: Structure, ps: PairSums) -> tuple:
     """The inputs of :func:`_dense_hessian` that do not depend on ``theta``, kept on the pair's sums."""
@@ -119,42 +131,51 @@ def _constants(st: Structure, ps: PairSums) -> tuple:
     if kept is not None and kept[0] is st:
         return kept[1]
     R = len(st.levels)
-    sig = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1)])
+    gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
+    # rows: the sums of term 1's forms (cc1, cs1, ss1), then gs * gv and gs * gv^2 -- one
+    # product with (w, w^2, 2 v w^3) gives every term-1-only value, gradient and Hessian
+    sig = np.stack([cast(np.ndarray, st.cc1), cast(np.ndarray, ps.cs1), cast(np.ndarray, ps.ss1),
+                    gs * gv, gs * gv * gv])
     q2 = cast(np.ndarray, st.z22).shape[0]
     hk2: np.ndarray | None
     base: np.ndarray | None
     if q2:
         hk = np.stack([cast(np.ndarray, st.h), cast(np.ndarray, ps.k)], axis=2)    # (G, q2, 2)
-        hk2 = hk.reshape(len(cast(np.ndarray, st.group_values)), 2 * q2)
+        hk2 = hk.reshape(len(gv), 2 * q2)
         base = np.stack([cast(np.ndarray, st.c2), cast(np.ndarray, ps.s2)], axis=1)
     else:
         hk2 = base = None
     lev2 = np.array(st.levels[1:], dtype=np.intp)
     E = (np.repeat(np.arange(R - 1), lev2)[:, None] == np.arange(R - 1)[None, :]).astype(float)
-    out = (R, sig, q2, hk2, base, E, lev2)
+    out = (R, sig, q2, hk2, base, E, lev2, 2.0 * gv)
     ps.memo["constants"] = (st, out)
     return out
 
 
 def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    R, sig, q2, hk2, base, E, lev2 = _constants(st, ps)
+    R, sig, q2, hk2, base, E, lev2, gv2 = _constants(st, ps)
     hk2, base = cast(np.ndarray, hk2), cast(np.ndarray, base)
     gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
     a = float(theta[0]) ** 2
-    w = 1.0 / (1.0 + a * gv)
-    w2 = w * w
-    w3v = 2.0 * gv * w2 * w
+    W = np.empty((3, len(gv)))                           # w, w^2, 2 v w^3 with w = 1 / (1 + a v)
+    w = W[0]
+    np.multiply(gv, a, out=w)
+    w += 1.0
+    np.reciprocal(w, out=w)
+    np.multiply(w, w, out=W[1])
+    np.multiply(W[1], w, out=W[2])
+    W[2] *= gv2
+    X = sig @ W.T                                        # (5, 3)
     val = np.empty(4)
     grad = np.zeros((4, R))
     hess = np.zeros((4, R, R))
-    val[0], val[1:] = float(gs @ np.log1p(a * gv)), a * (sig @ w)
-    grad[0, 0], grad[1:, 0] = float(gs @ (gv * w)), sig @ w2
-    hess[0, 0, 0], hess[1:, 0, 0] = -float(gs @ (gv * gv * w2)), -(sig @ w3v)
+    val[0], val[1:] = float(gs @ np.log1p(a * gv)), a * X[:3, 0]
+    grad[0, 0], grad[1:, 0] = X[3, 0], X[:3, 1]
+    hess[0, 0, 0], hess[1:, 0, 0] = -X[4, 1], -X[:3, 2]
     if q2 == 0:
         return val, grad, hess
     lam = np.repeat(theta[1:], lev2)
-    W = np.stack([w, w2, w3v])
     M2w, P1, P2 = _block2(st, a, W)
     M2 = cast(np.ndarray, st.z22) - a * M2w
     whk = (W @ hk2).reshape(3, q2, 2)
@@ -164,16 +185,14 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     L, info = _potrf(S, lower=1, clean=1, overwrite_a=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"Schur complement not positive definite (potrf info {info})")
-    Sinv, info = _potri(L, lower=1)
+    val[0] += 2.0 * float(np.log(L.diagonal()).sum())
+    Li, info = _trtri(L, lower=1, overwrite_c=1)         # S^-1 = L^-T L^-1
     if info != 0:
-        raise np.linalg.LinAlgError(f"Schur complement inverse failed (potri info {info})")
-    Sinv += Sinv.T
-    Sinv.flat[:: q2 + 1] *= 0.5
-    val[0] += 2.0 * float(np.sum(np.log(L.diagonal())))
-    B = lam[:, None] * Sinv * lam[None, :]
-    T = (M2 * lam[None, :]) @ Sinv                       # M2 Lam S^-1
-    MB = T * lam[None, :]                                # M2 B
-    C = M2 - T @ (lam[:, None] * M2)                     # N M2 = M2 - M2 B M2
+        raise np.linalg.LinAlgError(f"Schur complement inverse failed (trtri info {info})")
+    Li *= lam[None, :]                                   # L^-1 Lam
+    B = Li.T @ Li                                        # Lam S^-1 Lam
+    MB = M2 @ B
+    C = M2 - MB @ M2                                     # N M2 = M2 - M2 B M2
     N = -MB
     N.flat[:: q2 + 1] += 1.0                             # I - M2 B
     b = B @ u
@@ -227,20 +246,36 @@ def profiled_derivatives(st: Structure, ps: PairSums, psi: np.ndarray
     None where the floors on ``R_X^2`` or ``r^2`` would be active, or where the
     Schur complement is numerically not positive definite (a trial step far
     out on a tiny design): the caller treats that point as no descent.
+
+    The chain rule of :func:`_chain` written out: with ``c = e / R_X^2`` and
+    ``k = nu / r^2``, gradient and Hessian are the combination
+    ``(1, -1 / R_X^2 - k c^2, 2 k c, -k)`` of the four forms' gradients and
+    Hessians, the Hessian less ``g1 g1' / R_X^4 + 2 k w w' / R_X^2 + k r2' r2'' / r^2``
+    (``g1``: the gradient of ``c'L A^-1 L c``; ``w = -g2 + c g1``; ``r2'`` the
+    gradient of ``r^2``): a few array operations, where most of a small
+    pair's cost is per operation.
     """
     try:
-        dense = dense_hessian(st, ps, np.sqrt(np.maximum(psi, 0.0)))
+        val, grad, hess = dense_hessian(st, ps, np.sqrt(np.maximum(psi, 0.0)))
     except np.linalg.LinAlgError:
         return None
-    parts = _chain(ps, *dense)
-    if parts is None:
+    rx2 = ps.n - float(val[1])
+    if rx2 <= 0:
         return None
-    (ld, ld_g, ld_h), (rx2, rx2_g, rx2_h), (r2, r2_g, r2_h) = parts
+    e = ps.sum_d - float(val[2])
+    r2 = ps.sumsq_d - float(val[3]) - e * e / rx2
+    if not (r2 > 0 and math.isfinite(r2)):
+        return None
     nu = ps.n - 1
-    f = reml_criterion(ld, math.log(rx2), r2, ps.n)
-    g = ld_g + rx2_g / rx2 + nu * r2_g / r2
-    H = (ld_h + rx2_h / rx2 - np.outer(rx2_g, rx2_g) / rx2 ** 2
-         + nu * (r2_h / r2 - np.outer(r2_g, r2_g) / r2 ** 2))
+    c, k = e / rx2, nu / r2
+    coef = np.array([1.0, -1.0 / rx2 - k * c * c, 2.0 * k * c, -k])
+    g = coef @ grad
+    V = np.array([[0.0, 1.0, 0.0, 0.0],                  # g1, w = -g2 + c g1, r2' = -g3 + 2c g2 - c^2 g1
+                  [0.0, c, -1.0, 0.0],
+                  [0.0, -c * c, 2.0 * c, -1.0]]) @ grad
+    wts = np.array([1.0 / (rx2 * rx2), 2.0 * k / rx2, k / r2])
+    H = np.tensordot(coef, hess, 1) - (V.T * wts) @ V
+    f = reml_criterion(float(val[0]), math.log(rx2), r2, ps.n)
     return f, g, 0.5 * (H + H.T)
 
 

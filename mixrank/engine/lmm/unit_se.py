@@ -37,11 +37,24 @@ UNIT_METHODS = ("cr2", "containment")
 
 
 def crossed_terms(frame: Frame, unit: str) -> list[str]:
-    """The random terms whose levels are not nested in one level of ``unit`` (crossed with it)."""
+    """The random terms whose levels are not nested in one level of ``unit`` (crossed with it).
+
+    A term with more levels than the unit is nested exactly when the frame's nesting map
+    (found once per frame for the fits) says so; one with fewer levels cannot be; one with
+    as many is checked here.
+    """
+    from .native import _nesting
+
+    nest = _nesting(frame)
+    lv = frame.term_levels
     u = np.asarray(frame.term_codes[unit], dtype=np.int64)
     out = []
     for name in frame.spec.term_names:
         if name == unit:
+            continue
+        if lv[name] != lv[unit]:
+            if (name, unit) not in nest:
+                out.append(name)
             continue
         t = np.asarray(frame.term_codes[name], dtype=np.int64)
         # nested: every cell of a level of the term has the unit that one of them has
