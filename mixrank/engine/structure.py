@@ -248,13 +248,11 @@ def pair_sums(st: Structure, d: np.ndarray) -> PairSums:
     s1 = s[0]
     nG = len(group_values)
     if st.zsort is not None:
-        # k_g = sum_{i in g} s1_i z_i: one small product per group over the grouped rows
+        # k_g = sum_{i in g} s1_i z_i: the grouped rows scaled, summed group by group
         zsort, starts = st.zsort, cast(np.ndarray, st.starts)
         s1p = s1[cast(np.ndarray, st.perm)]
-        ends = np.append(starts[1:], len(s1p))
-        k = np.empty((nG, zsort.shape[1]))
-        for g, (lo, hi) in enumerate(zip(starts, ends)):
-            k[g] = s1p[lo:hi] @ zsort[lo:hi]
+        k = np.add.reduceat(zsort * s1p[:, None], starts, axis=0) if zsort.shape[1] \
+            else np.zeros((nG, 0))
     else:
         z12 = cast(np.ndarray, st.z12)
         k = np.asarray(cast(sp.csr_matrix, st.onehot) @ (z12 * s1[:, None])) if z12.shape[1] \

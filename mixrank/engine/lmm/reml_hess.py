@@ -196,13 +196,17 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     N = -MB
     N.flat[:: q2 + 1] += 1.0                             # I - M2 B
     b = B @ u
-    z = u - MB @ u
-    r = P1 @ b + du
-    t = r - MB @ r
+    z = u - M2 @ b                                       # N u
+    P1b = P1 @ b
+    r = P1b + du
+    Br = B @ r
+    t = r - M2 @ Br                                      # N r
     BP1 = B @ P1
-    Qv = u.T @ b
-    Qa = du.T @ b + b.T @ du + b.T @ P1 @ b
-    Qaa = d2u.T @ b + b.T @ d2u + 2.0 * (r.T @ B @ r) - b.T @ P2 @ b
+    # u'b, du'b, d2u'b, b'P1 b and b'P2 b in one product
+    Q = np.concatenate([u, du, d2u, P1b, P2 @ b], axis=1).T @ b
+    Qv, Qdu, Qd2u = Q[0:2], Q[2:4], Q[4:6]
+    Qa = Qdu + Qdu.T + Q[6:8]
+    Qaa = Qd2u + Qd2u.T + 2.0 * (r.T @ Br) - Q[8:10]
     npn = np.einsum("ij,ij->i", N @ P1, N)               # diag(N P1 N')
     val[1:] += Qv[_PX, _PY]
     grad[1:, 0] += Qa[_PX, _PY]
