@@ -22,10 +22,15 @@ from typing import Any, cast
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Structure", "PairSums", "build_structure", "pair_sums", "DENSE_Q2_LIMIT"]
+__all__ = ["Structure", "PairSums", "build_structure", "pair_sums", "DENSE_Q2_LIMIT",
+           "FULL_G_LIMIT"]
 
 DENSE_Q2_LIMIT = 3000          # block 2 above this size: sparse LU path
 GROUP_MEMORY_LIMIT = 400e6     # bytes for the grouped G_v matrices
+#: Entries of the unpacked ``G`` kept beside the packed one (2 MB): below it the exact
+#: derivatives (mixrank.engine.lmm.reml_hess) take one product with it per evaluation
+#: instead of a product with the packed form and its unpacking.
+FULL_G_LIMIT = 250_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +51,7 @@ class Structure:
     group_sizes: np.ndarray | None = None   # (G,) levels per group
     group_values: np.ndarray | None = None  # (G,) the count value of each group
     G: np.ndarray | None = None     # (G, q2 (q2 + 1) / 2) packed upper triangles, or None (ungrouped)
+    G_full: np.ndarray | None = None  # (G, q2 * q2) the same sums unpacked, when small (FULL_G_LIMIT)
     perm: np.ndarray | None = None  # (L1,) term-1 levels ordered by group (stable)
     starts: np.ndarray | None = None       # (G,) first row of each group in ``zsort``
     zsort: np.ndarray | None = None        # (L1, q2) rows of z12 in ``perm`` order (float32 if exact)
@@ -96,9 +102,11 @@ def _cross_counts(a: np.ndarray, la: int, b: np.ndarray, lb: int) -> np.ndarray:
 
 
 def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bound: float,
-                    triu: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+                    triu: tuple[np.ndarray, np.ndarray], unpacked: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Packed upper triangles of ``sum_{i in g} z_i z_i'`` for each group of rows of ``zsort``,
-    and the groups' row sums ``sum_{i in g} z_i``.
+    the groups' row sums ``sum_{i in g} z_i`` and, with ``unpacked``, the whole matrices
+    (``(G, q2 * q2)``; else None).
 
     The entries are sums of products of counts, each at most ``bound``
     (``max_g sum_{i in g} c1_i^2``); below 2^24 every partial sum is an
@@ -108,14 +116,21 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     q2 = zsort.shape[1]
     z = zsort.astype(np.float32) if bound < 2.0 ** 24 and zsort.dtype != np.float32 else zsort
     flat = triu[0] * q2 + triu[1]
+    # sums of whole counts, exact in either precision (each below the bound)
+    sums = np.add.reduceat(z, starts, axis=0, dtype=np.float64)
+    if unpacked:                                      # every product whole, then one take
+        prods = np.empty((len(starts), q2, q2), dtype=z.dtype)
+        for g, (a, m) in enumerate(zip(starts, sizes)):
+            np.matmul(z[a:a + m].T, z[a:a + m], out=prods[g])
+        full = prods.reshape(len(starts), q2 * q2).astype(np.float64)
+        return full.take(flat, axis=1), sums, full
     out = np.empty((len(starts), len(flat)))
     buf = np.empty((q2, q2), dtype=z.dtype)          # one product at a time: no (G, q2, q2) copy
     for g, (a, m) in enumerate(zip(starts, sizes)):
         zz = z[a:a + m]
         np.matmul(zz.T, zz, out=buf)
         out[g] = buf.ravel().take(flat)
-    # sums of whole counts, exact in either precision (each below the bound)
-    return out, np.add.reduceat(z, starts, axis=0, dtype=np.float64)
+    return out, sums, None
 
 
 @lru_cache(maxsize=8)
@@ -214,19 +229,20 @@ def build_structure(codes: list[np.ndarray], levels: list[int], names: list[str]
             z22[off[a - 1]:off[a], off[b - 1]:off[b]] = blk
             z22[off[b - 1]:off[b], off[a - 1]:off[a]] = blk.T
     c2 = np.concatenate(counts_o[1:])
-    G = None
+    G = G_full = None
     isz = sizes.astype(np.int64)
     starts = np.cumsum(isz) - isz
     if nG * q2 * (q2 + 1) * 4 <= GROUP_MEMORY_LIMIT and nG < L1:
         # packed upper triangles: each evaluation streams G once, so half the bytes is
         # half the time of its memory-bound products
         triu = _triu(q2)
-        G, zsum = _group_products(zsort, starts, isz, float(cc1.max()), triu)
+        G, zsum, G_full = _group_products(zsort, starts, isz, float(cc1.max()), triu,
+                                          unpacked=nG * q2 * q2 <= FULL_G_LIMIT)
     else:
         zsum = np.add.reduceat(zsort, starts, axis=0).astype(np.float64)
     # c1 is the group's count value on every level of a group: h_g = v_g sum_{i in g} z_i
     h = vals[:, None] * zsum
-    return Structure(mode="dense", c1=c1, z22=z22, c2=c2, G=G,
+    return Structure(mode="dense", c1=c1, z22=z22, c2=c2, G=G, G_full=G_full,
                      triu=triu if G is not None else None, h=h, perm=perm, starts=starts,
                      zsort=zsort, parents=par, **grouping, **base)
 

@@ -6,7 +6,7 @@ References, each independent of the code it checks:
   (``SSB_r`` and ``k_rt`` of :func:`mixrank.engine.lmm.newton.henderson_start`'s
   docstring, with explicit cell-count tables) against the vectorised solve;
 * the derivatives of the dense mode from the packed ``G`` (each evaluation
-  unpacking it) against the unpacked copy kept per structure;
+  unpacking it) against the unpacked copy a small structure keeps;
 * the contrasts table built column by column against ``pandas.DataFrame(rows)``;
 * the lazily computed level sums against the sums computed cell by cell;
 * ``Frame.n_observed`` against a count over the observed mask;
@@ -17,6 +17,7 @@ References, each independent of the code it checks:
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 
 import numpy as np
@@ -26,6 +27,7 @@ from statsmodels.stats.multitest import multipletests
 
 from mixrank import build_frame
 from mixrank._util import tidy
+from mixrank.engine import structure
 from mixrank.engine.lmm import reml, reml_hess
 from mixrank.engine.lmm.newton import henderson_start
 from mixrank.engine.lmm.unit_se import crossed_terms
@@ -87,18 +89,24 @@ def test_henderson_start_equals_the_system_written_from_its_definition(seed, R):
 
 
 @pytest.mark.parametrize("seed", range(2))
-def test_unpacked_g_gives_the_derivatives_of_the_packed_one(seed, monkeypatch):
+def test_unpacked_g_gives_the_derivatives_of_the_packed_one(seed):
     st, ps, *_ = _design(seed, 3, missing=0.25)
-    assert st.G is not None
+    assert st.G is not None and st.G_full is not None
+    q2 = st.z22.shape[0]
+    np.testing.assert_array_equal(st.G_full.reshape(-1, q2, q2), reml_hess.unpack_many(st.G, q2))
     theta = np.array([0.7, 0.4, 0.3])
-    kept = reml_hess._dense_hessian(st, ps, theta)          # the unpacked copy, kept for st
-    assert st in reml_hess._UNPACKED
-    st2, ps2, *_ = _design(seed, 3, missing=0.25)
-    monkeypatch.setattr(reml_hess, "UNPACKED_G_LIMIT", 0)   # unpack at every evaluation
-    packed = reml_hess._dense_hessian(st2, ps2, theta)
-    assert st2 not in reml_hess._UNPACKED
+    kept = reml_hess._dense_hessian(st, ps, theta)
+    packed_only = dataclasses.replace(st, G_full=None)   # unpacks at every evaluation
+    ps.memo.clear()
+    packed = reml_hess._dense_hessian(packed_only, ps, theta)
     for a, b in zip(kept, packed):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+def test_large_structures_keep_only_the_packed_g(monkeypatch):
+    monkeypatch.setattr(structure, "FULL_G_LIMIT", 10)
+    st, *_ = _design(0, 3, missing=0.25)
+    assert st.G is not None and st.G_full is None
 
 
 ROW_SETS = [

@@ -32,7 +32,6 @@ Validated against central differences of the analytic gradient
 from __future__ import annotations
 
 import math
-import weakref
 from functools import lru_cache
 from typing import cast
 
@@ -104,22 +103,12 @@ def keep_evaluation(st: Structure, ps: PairSums, theta: np.ndarray | float,
 
 _PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])
 
-#: Entries of the unpacked ``G`` (groups x q2 x q2) kept per structure for the exact
-#: derivatives: below this, one product with it replaces a product with the packed form
-#: and its unpacking at every evaluation.
-UNPACKED_G_LIMIT = 1_000_000
-_UNPACKED: weakref.WeakKeyDictionary[Structure, np.ndarray] = weakref.WeakKeyDictionary()
-
-
 def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
     """``sum_g weights[m, g] G_g`` for each row m, as (m, q2, q2)."""
     q2 = cast(np.ndarray, st.z22).shape[0]
+    if st.G_full is not None:                     # kept unpacked (a small structure)
+        return (weights @ st.G_full).reshape(len(weights), q2, q2)
     if st.G is not None:
-        full = _UNPACKED.get(st)
-        if full is None and st.G.shape[0] * q2 * q2 <= UNPACKED_G_LIMIT:
-            full = _UNPACKED[st] = unpack_many(st.G, q2).reshape(st.G.shape[0], q2 * q2)
-        if full is not None:
-            return (weights @ full).reshape(len(weights), q2, q2)
         return unpack_many(weights @ st.G, q2)
     z12, groups = cast(np.ndarray, st.z12), cast(np.ndarray, st.groups)
     return np.stack([z12.T @ (z12 * wm[groups][:, None]) for wm in weights])
@@ -278,7 +267,8 @@ def profiled_derivatives(st: Structure, ps: PairSums, psi: np.ndarray
                   [0.0, c, -1.0, 0.0],
                   [0.0, -c * c, 2.0 * c, -1.0]]) @ grad
     wts = np.array([1.0 / (rx2 * rx2), 2.0 * k / rx2, k / r2])
-    H = np.tensordot(coef, hess, 1) - (V.T * wts) @ V
+    R = len(g)
+    H = (coef @ hess.reshape(4, R * R)).reshape(R, R) - (V.T * wts) @ V
     f = reml_criterion(float(val[0]), math.log(rx2), r2, ps.n)
     return f, g, 0.5 * (H + H.T)
 
