@@ -117,7 +117,7 @@ def _group_products(zsort: np.ndarray, starts: np.ndarray, sizes: np.ndarray, bo
     z = zsort.astype(np.float32) if bound < 2.0 ** 24 and zsort.dtype != np.float32 else zsort
     flat = triu[0] * q2 + triu[1]
     # sums of whole counts, exact in either precision (each below the bound)
-    sums = np.add.reduceat(z, starts, axis=0, dtype=np.float64)
+    sums = np.add.reduceat(z, starts, axis=0).astype(np.float64)
     if unpacked:                                      # every product whole, then one take
         prods = np.empty((len(starts), q2, q2), dtype=z.dtype)
         for g, (a, m) in enumerate(zip(starts, sizes)):

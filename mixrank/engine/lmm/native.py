@@ -302,7 +302,8 @@ def _fit_one(frame: Frame, j: int, k: int, method: str, estimand: str,
     # a new common-cell pattern: its codes and level counts serve the checks and the structure
     pre = _gather(frame, idx, names) if method == "reml" and idx is not None \
         and key not in cache else None
-    ss = float(np.sum((d - float(d.mean())) ** 2))
+    dc = d - float(d.mean())
+    ss = float(dc @ dc)
     unit_counts = pre[1].get(spec.random[0].name) if pre is not None and spec.random else None
     if flag_degenerate and (row := degenerate_row(frame, j, k, d, idx, method, ss=ss,
                                                   unit_counts=unit_counts)) is not None:

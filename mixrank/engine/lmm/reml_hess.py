@@ -202,11 +202,15 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     hess[1:, 0, 0] += Qaa[_PX, _PY]
     grad[0, 0] -= float(np.vdot(B, P1))
     hess[0, 0, 0] += float(np.vdot(B, P2)) - float(np.einsum("ij,ji->", BP1, BP1))
-    # the block-2 terms at once: E (q2 x R-1) is the terms' indicator matrix
-    grad[0, 1:] = C.diagonal() @ E                       # tr(C E_i)
-    hess[0, 0, 1:] = hess[0, 1:, 0] = -(npn @ E)
-    grad[1:, 1:] = (E.T @ (z[:, _PX] * z[:, _PY])).T      # z' E_i z
-    hess[1:, 0, 1:] = hess[1:, 1:, 0] = (E.T @ (t[:, _PX] * z[:, _PY] + z[:, _PX] * t[:, _PY])).T
+    # the block-2 terms at once: E (q2 x R-1) is the terms' indicator matrix; one product
+    # gives tr(C E_i), diag(N P1 N')'s sums, z' E_i z and t' E_i z + z' E_i t
+    zx, zy = z[:, _PX], z[:, _PY]
+    Y = E.T @ np.concatenate([C.diagonal()[:, None], npn[:, None], zx * zy,
+                              t[:, _PX] * zy + zx * t[:, _PY]], axis=1)
+    grad[0, 1:] = Y[:, 0]
+    hess[0, 0, 1:] = hess[0, 1:, 0] = -Y[:, 1]
+    grad[1:, 1:] = Y[:, 2:5].T
+    hess[1:, 0, 1:] = hess[1:, 1:, 0] = Y[:, 5:8].T
     hess[0, 1:, 1:] = -(E.T @ (C * C) @ E)               # -sum_{l in i, m in j} C_lm^2
     A = np.concatenate([z[:, :1] * E, z[:, 1:] * E], axis=1)
     K = (A.T @ C @ A).reshape(2, R - 1, 2, R - 1)        # K[x, i, y, j] = (E_i z_x)' C (E_j z_y)
