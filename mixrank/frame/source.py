@@ -144,8 +144,11 @@ def folder_files(folder: str | os.PathLike, kind: str | None = None) -> tuple[st
     return t, files
 
 
-def check_unique_columns(columns: Iterable[Any], where: str = "the data") -> list[str]:
-    """Column names as text; a :class:`DataError` naming any name that occurs twice."""
+def check_unique_columns(columns: Iterable[Any], where: str = "the data") -> None:
+    """A :class:`DataError` naming any column name that occurs twice (compared as text)."""
+    if isinstance(columns, pd.Index) and isinstance(columns.dtype, pd.StringDtype) \
+            and columns.is_unique:
+        return                  # text names, unique: the Index knows (and keeps) the answer
     # an Index's own list: iterating a text Index value by value is slow
     cols = [str(c) for c in (columns.tolist() if hasattr(columns, "tolist") else columns)]
     dup = sorted(c for c, k in Counter(cols).items() if k > 1) if len(set(cols)) < len(cols) \
@@ -153,7 +156,6 @@ def check_unique_columns(columns: Iterable[Any], where: str = "the data") -> lis
     if dup:
         raise DataError(f"{where} has several columns named {dup}; every column name must be "
                         "unique: rename or drop the duplicates")
-    return cols
 
 
 def read_csv(source: str | os.PathLike | io.StringIO, where: str, **kw: Any) -> pd.DataFrame:
