@@ -29,7 +29,7 @@ DENSE_Q2_LIMIT = 3000          # block 2 above this size: sparse LU path
 GROUP_MEMORY_LIMIT = 400e6     # bytes for the grouped G_v matrices
 #: Entries of the unpacked ``G`` kept beside the packed one (2 MB): below it the exact
 #: derivatives (mixrank.engine.lmm.reml_hess) take one product with it per evaluation
-#: instead of a product with the packed form and its unpacking.
+#: instead of a product with the packed form and its unpacking (docs/speed.md §7).
 FULL_G_LIMIT = 250_000
 
 

@@ -79,7 +79,7 @@ class SufficientStats:
 
 class LevelSums(Mapping):
     """``{term name: (levels, models) sums}``, computed (every term at once) when first read
-    -- an unbalanced pair's fit never reads them -- and kept.
+    -- an unbalanced pair's fit never reads them -- and kept (docs/speed.md §7).
 
     ``compute()`` must be picklable (a :func:`functools.partial` of a module-level
     function), so that a frame can go to an engine worker.

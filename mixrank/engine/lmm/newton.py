@@ -178,7 +178,8 @@ def henderson_start(obj: Objective) -> np.ndarray | None:
     alone), which count a nesting term's variance twice.  Negative estimates
     are set to 0.  None when the system is singular or the residual estimate
     is not positive.  Only a start: the optimum is found and certified as
-    from any other (docs/speed.md §3).
+    from any other (docs/speed.md §3).  The system is formed from block sums with the
+    block-2 terms' indicator matrix (docs/speed.md §7).
     """
     st, ps = obj.st, obj.ps
     R, n = obj.R, float(ps.n)

@@ -143,6 +143,8 @@ def _constants(st: Structure, ps: PairSums) -> tuple:
 
 def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One evaluation of :func:`dense_hessian`, written with as few array operations as the
+    forms allow: a small pair's time is their count (docs/speed.md §7)."""
     R, sig, q2, hk2, base, E, lev2, gv2 = _constants(st, ps)
     hk2, base = cast(np.ndarray, hk2), cast(np.ndarray, base)
     gv, gs = cast(np.ndarray, st.group_values), cast(np.ndarray, st.group_sizes)
