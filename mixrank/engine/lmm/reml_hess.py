@@ -44,7 +44,7 @@ from .criterion import reml_criterion
 __all__ = ["dense_hessian", "keep_evaluation", "last_evaluation", "profiled_derivatives", "deviance_hessian",
            "unpack_many"]
 
-_potrf, _trtri = la.lapack.dpotrf, la.lapack.dtrtri
+_potrf, _trtrs = la.lapack.dpotrf, la.lapack.dtrtrs
 _PAIRS = ((0, 0), (0, 1), (1, 1))        # (x, y) of cAc, cAs, sAs: columns of u (c, s)
 
 
@@ -177,10 +177,9 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     if info != 0:
         raise np.linalg.LinAlgError(f"Schur complement not positive definite (potrf info {info})")
     val[0] += 2.0 * float(np.log(L.diagonal()).sum())
-    Li, info = _trtri(L, lower=1, overwrite_c=1)         # S^-1 = L^-T L^-1
+    Li, info = _trtrs(L, np.diag(lam), lower=1, overwrite_b=1)   # L^-1 Lam (S^-1 = L^-T L^-1)
     if info != 0:
-        raise np.linalg.LinAlgError(f"Schur complement inverse failed (trtri info {info})")
-    Li *= lam[None, :]                                   # L^-1 Lam
+        raise np.linalg.LinAlgError(f"Schur complement inverse failed (trtrs info {info})")
     B = Li.T @ Li                                        # Lam S^-1 Lam
     MB = M2 @ B
     C = M2 - MB @ M2                                     # N M2 = M2 - M2 B M2
