@@ -263,8 +263,9 @@ def score_kind(y: np.ndarray | None, name: str, *, n_nonbinary: int | None = Non
     (docs/hardening.md §3).
     """
     if y is not None:
-        stray = ~((y == 0) | (y == 1))
-        k, total = int(stray.sum()), len(y)
+        # count first (two comparisons and two counts): the mask only when there are strays
+        k, total = len(y) - np.count_nonzero(y == 0) - np.count_nonzero(y == 1), len(y)
+        stray = ~((y == 0) | (y == 1)) if k else None
     else:
         k, total = int(n_nonbinary or 0), int(n or 0)
     if k == 0:
@@ -441,8 +442,8 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
     y = _score_values(df[spec.response], spec.response)
     n_dropped = 0
     keep = None
-    nan = np.isnan(y)
-    if nan.any():
+    nan = np.isnan(y) if not np.isfinite(y).all() else None     # one pass when all are finite
+    if nan is not None and nan.any():
         if na == "error":
             row = int(np.flatnonzero(nan)[0])
             raise DataError(
@@ -453,7 +454,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
         warnings.warn(f"dropped {n_dropped} row(s) with a missing {spec.response!r} score",
                       MissingDataWarning, stacklevel=2)
         y = y[keep]
-    if np.isinf(y).any():
+    if nan is not None and np.isinf(y).any():
         row = int(np.flatnonzero(np.isinf(y))[0])
         if keep is not None:
             row = int(np.flatnonzero(keep)[row])
