@@ -43,7 +43,7 @@ import scipy.linalg as la
 from ..structure import Structure
 from .objective import Objective
 from .one_term import one_term_derivatives
-from .reml_hess import _packed_index, profiled_derivatives
+from .reml_hess import _packed_index, block_indicator, profiled_derivatives
 
 __all__ = ["projected_newton", "newton_bounded", "newton_one_term", "henderson_start",
            "QUADRATIC_STEP"]
@@ -186,7 +186,7 @@ def henderson_start(obj: Objective) -> np.ndarray | None:
     c1, c2 = np.asarray(st.counts[0], dtype=float), cast(np.ndarray, st.c2)
     z22, s1, s2 = cast(np.ndarray, st.z22), np.asarray(ps.s[0]), cast(np.ndarray, ps.s2)
     # the block-2 terms at once: E (q2 x R-1) is the terms' indicator matrix
-    E = np.repeat(np.eye(R - 1), st.levels[1:], axis=0)
+    E = block_indicator(tuple(st.levels[1:]))
     inv2 = 1.0 / np.maximum(c2, 1.0)                      # empty levels: their sums are 0
     sq, sq_w = _square_sums(st)
     sq_over_n = np.empty(R)

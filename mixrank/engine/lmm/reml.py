@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
 
 import numpy as np
 import scipy.optimize as opt
@@ -166,13 +167,11 @@ def optimise(obj: RemlObjective, control: Control = DEFAULT_CONTROL,
         return x, fx
 
     warm = start is not None and len(start) == R and bool(np.all(np.isfinite(start)))
-    kept: list[np.ndarray] = []
 
+    @cache
     def x0() -> np.ndarray:              # the first start, computed once and only when used
-        if not kept:
-            kept.append(np.maximum(np.asarray(start, dtype=float), 0.0) if warm else
-                        starts[control.starts[0]]())
-        return kept[0]
+        return np.maximum(np.asarray(start, dtype=float), 0.0) if warm else \
+            starts[control.starts[0]]()
 
     newton = None
     if obj.exact_hessian:                # exact Newton instead of L-BFGS-B (docs/speed.md §3)

@@ -42,7 +42,7 @@ from ..structure import PairSums, Structure
 from .criterion import reml_criterion
 
 __all__ = ["dense_hessian", "keep_evaluation", "last_evaluation", "profiled_derivatives", "deviance_hessian",
-           "unpack_many"]
+           "unpack_many", "block_indicator"]
 
 _potrf, _trtrs = la.lapack.dpotrf, la.lapack.dtrtrs
 _PAIRS = ((0, 0), (0, 1), (1, 1))        # (x, y) of cAc, cAs, sAs: columns of u (c, s)
@@ -106,6 +106,16 @@ _PX, _PY = np.array([x for x, _ in _PAIRS]), np.array([y for _, y in _PAIRS])
 # fancy index (a third of its cost on arrays this small)
 _PXY, _PYX = 2 * _PX + _PY, 2 * _PY + _PX
 
+
+@lru_cache(maxsize=8)
+def block_indicator(levels: tuple[int, ...]) -> np.ndarray:
+    """``E`` (q2 x R-1): which block-2 term each block-2 level belongs to, for the block-2
+    ``levels`` of a structure (read-only; shared by the exact derivatives and Henderson's start)."""
+    E = np.repeat(np.eye(len(levels)), levels, axis=0)
+    E.flags.writeable = False
+    return E
+
+
 def _block2(st: Structure, a: float, weights: np.ndarray) -> np.ndarray:
     """``sum_g weights[m, g] G_g`` for each row m, as (m, q2, q2)."""
     q2 = cast(np.ndarray, st.z22).shape[0]
@@ -138,7 +148,7 @@ def _constants(st: Structure, ps: PairSums) -> tuple:
     else:
         hk2 = base = None
     lev2 = np.array(st.levels[1:], dtype=np.intp)
-    E = (np.repeat(np.arange(R - 1), lev2)[:, None] == np.arange(R - 1)[None, :]).astype(float)
+    E = block_indicator(tuple(st.levels[1:]))
     out = (R, sig, q2, hk2, base, E, lev2, 2.0 * gv)
     ps.memo["constants"] = (st, out)
     return out
@@ -223,15 +233,26 @@ def _dense_hessian(st: Structure, ps: PairSums, theta: np.ndarray
     return val, grad, hess
 
 
-def _chain(ps: PairSums, val: np.ndarray, grad: np.ndarray, hess: np.ndarray):
-    """``log|A|``, ``R_X^2``, ``r^2`` with their psi-gradients and Hessians from the four forms."""
-    rx2, rx2_g, rx2_h = ps.n - val[1], -grad[1], -hess[1]
-    e, e_g, e_h = ps.sum_d - val[2], -grad[2], -hess[2]
+def _ingredients(ps: PairSums, val: np.ndarray) -> tuple[float, float, float] | None:
+    """``(R_X^2, e, r^2)`` from the four forms' values (``e = sum d - c'L A^-1 L s``), or None
+    where the floors on ``R_X^2`` or ``r^2`` would be active."""
+    rx2 = ps.n - float(val[1])
     if rx2 <= 0:
         return None
-    r2 = ps.sumsq_d - val[3] - e * e / rx2
+    e = ps.sum_d - float(val[2])
+    r2 = ps.sumsq_d - float(val[3]) - e * e / rx2
     if not (r2 > 0 and math.isfinite(r2)):
         return None
+    return rx2, e, r2
+
+
+def _chain(ps: PairSums, val: np.ndarray, grad: np.ndarray, hess: np.ndarray):
+    """``log|A|``, ``R_X^2``, ``r^2`` with their psi-gradients and Hessians from the four forms."""
+    ing = _ingredients(ps, val)
+    if ing is None:
+        return None
+    rx2, e, r2 = ing
+    rx2_g, rx2_h, e_g, e_h = -grad[1], -hess[1], -grad[2], -hess[2]
     # r^2 = q - e^2 / rx2 (q = sumsq_d - val[3]); with c = e / rx2 and w = e' - c rx2':
     # (r^2)' = q' - 2 c e' + c^2 rx2',  (r^2)'' = q'' - 2 c e'' + c^2 rx2'' - (2 / rx2) w w'
     c = e / rx2
@@ -261,13 +282,10 @@ def profiled_derivatives(st: Structure, ps: PairSums, psi: np.ndarray
         val, grad, hess = dense_hessian(st, ps, np.sqrt(np.maximum(psi, 0.0)))
     except np.linalg.LinAlgError:
         return None
-    rx2 = ps.n - float(val[1])
-    if rx2 <= 0:
+    ing = _ingredients(ps, val)
+    if ing is None:
         return None
-    e = ps.sum_d - float(val[2])
-    r2 = ps.sumsq_d - float(val[3]) - e * e / rx2
-    if not (r2 > 0 and math.isfinite(r2)):
-        return None
+    rx2, e, r2 = ing
     nu = ps.n - 1
     c, k = e / rx2, nu / r2
     coef = np.array([1.0, -1.0 / rx2 - k * c * c, 2.0 * k * c, -k])
