@@ -24,9 +24,9 @@ Module map (stages lowest first, as in ``tests/test_import_graph.py``):
   monitoring, sensitivity), :mod:`~mixrank.change` (item-level reliable change),
   :mod:`~mixrank.results` (FitResult, GlmmResult), :mod:`~mixrank.arena`
   (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits);
-* composition: :mod:`~mixrank.fit` (:func:`fit`), :mod:`~mixrank.fit_binomial`
-  (``family="binomial"``), :mod:`~mixrank.fit_fixed` (model x covariate
-  formulas), :mod:`~mixrank.power` (the closed forms in one namespace);
+* composition: :mod:`~mixrank.fit` (:func:`fit`), :mod:`~mixrank.routes`
+  (its routes, one module each: gaussian, binomial, interaction, judge),
+  :mod:`~mixrank.power` (the closed forms in one namespace);
 * presentation: :mod:`~mixrank.report` (plots, HTML), :mod:`~mixrank.cli` (the
   ``mixrank`` command, run by :mod:`~mixrank.__main__`).
 """

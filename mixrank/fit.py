@@ -1,106 +1,39 @@
-"""Composition of the public stages: formula -> frame -> engine -> FitResult.
+"""Stage fit (composition): :func:`fit`, the one entry point -- options, then a route.
 
-Inputs: a formula and long-format data (or a prebuilt Frame).
-Outputs: :class:`~mixrank.results.FitResult`.
+Inputs: a formula and long-format data (or a prebuilt Frame) with the
+keywords of :func:`fit`.  Outputs: the result of the route that applies
+(:class:`~mixrank.results.FitResult`, :class:`~mixrank.results.GlmmResult`
+and its ``model * x`` subclasses, :class:`~mixrank.judge.result.JudgeResult`).
+The keywords become one checked record
+(:class:`~mixrank.routes.options.FitOptions`); the routes, one module each,
+are :mod:`mixrank.routes` (gaussian, binomial, interaction, judge).  The
+registries: :data:`FAMILIES` (response family -> engine -> fitter, from the
+routes) and :data:`ENGINES` (the gaussian family's).
 """
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._progress import as_progress
-from ._util import check_level
-from .engine.control import DEFAULT_CONTROL, Control, act
-from .engine.estimability import (
-    incomplete_pairs,
-    incomplete_row,
-    models_to_drop,
-    select_models,
-    unpaired_cells,
-    weak_terms,
-)
+from .engine.control import Control
 from .engine.glmm.control import GlmmControl
-from .engine.lmm.native import ESTIMANDS, METHODS, PairFit, degenerate_pair, fit_pairs
-from .engine.lmm.unit_se import check_df, resolve_df
-from .errors import (
-    ConvergenceError,
-    ConvergenceWarning,
-    DataError,
-    DegeneratePairWarning,
-    DesignError,
-    FormulaError,
-    IncompletePairWarning,
-    OptionError,
-    SingularFitWarning,
-    UnpairedCellsWarning,
-    WeakDesignWarning,
-)
-from .formula import InteractionSpec, Spec, parse
-from .frame import Frame, refuse_build_options
-from .frame.columns import CompressedFrame
+from .engine.lmm.native import ESTIMANDS, METHODS
+from .formula import Spec
 from .frame.pairs import resolve_pairs
-from .results import FitResult
+from .routes import FitOptions, families, route_for
+from .routes.gaussian import ENGINES, Fitter
 
-if TYPE_CHECKING:   # the GLMM result is imported where family='binomial' is fitted
+if TYPE_CHECKING:   # the results are imported by the routes that build them
+    from .results import FitResult
     from .results.glmm_result import GlmmResult
 
-__all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "ESTIMANDS"]
+__all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "ESTIMANDS",
+           "FitOptions"]
 
-#: ``fitter(frame, index_pairs, method=, estimand=, control=) -> [PairFit]``
-Fitter = Callable[..., list[PairFit]]
-
-
-def _native(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
-            control: Control) -> list[PairFit]:
-    return fit_pairs(frame, idx, method=method, estimand=estimand, control=control,
-                     flag_degenerate=True)
-
-
-def _statsmodels(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
-                 control: Control) -> list[PairFit]:
-    from .engine.crosscheck.statsmodels_engine import fit_pairs_statsmodels
-
-    return fit_pairs_statsmodels(frame, idx, estimand=estimand)
-
-
-def _lme4(frame: Frame, idx: list[tuple[int, int]], *, method: str, estimand: str,
-          control: Control) -> list[PairFit]:
-    from .engine.crosscheck.lme4_engine import fit_pairs_lme4
-
-    return fit_pairs_lme4(frame, idx, estimand=estimand)
-
-
-#: Control fields every engine honours (the per-check actions, applied by check_fits).
-_CHECK_FIELDS = ("singular", "convergence", "small_sample", "min_units")
-
-
-def _refuse_optimiser_control(control: Control, engine: str) -> None:
-    """A cross-check engine runs its own optimiser: non-default optimiser fields are refused."""
-    base = Control()
-    set_ = [f for f in vars(base) if f not in _CHECK_FIELDS and getattr(control, f) !=
-            getattr(base, f)]
-    if set_:
-        raise OptionError(f"Control({', '.join(set_)}=...) sets the native engine's optimiser, "
-                          f"which engine={engine!r} does not use; with this engine only "
-                          f"Control({', '.join(_CHECK_FIELDS)}) apply, or use engine='native'")
-
-
-#: engine name -> fitter for the gaussian family ("auto" is "native").
-ENGINES: dict[str, Fitter] = {"native": _native, "statsmodels": _statsmodels, "lme4": _lme4}
-#: family -> {engine name -> fitter}.  A new family registers one line here.
-FAMILIES: dict[str, dict[str, Fitter]] = {"gaussian": ENGINES}
-
-
-def _is_interaction(formula: Any) -> bool:
-    """Whether ``formula`` has covariates in its fixed part (binomial responses such as
-    ``cbind(k, n - k)`` are parsed by the binomial path, not here)."""
-    try:
-        return isinstance(parse(formula) if isinstance(formula, str) else formula, InteractionSpec)
-    except FormulaError:
-        return False
+#: family -> {engine name -> fitter}, one entry per route that fits a family
+#: (:func:`mixrank.routes.families`: ``gaussian``, ``binomial``).
+FAMILIES: dict[str, Mapping[str, Callable[..., Any]]] = families()
 
 
 @overload
@@ -283,260 +216,9 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
       model_a model_b    n
     0     m01     m02  960
     """
-    level = check_level(level, DesignError)
-    refuse_build_options(data, pair_by=pair_by, replicate=replicate, na=na, backend=backend,
-                         client=client, backend_options=backend_options)
-    if nagq is not None and family != "binomial":
-        raise OptionError(f"nagq={nagq!r} sets glmer's nAGQ of the binomial GLMM; with "
-                          f"family={family!r} it would be ignored: drop it or pass "
-                          "family='binomial'")
-    _check_choice("incomplete", incomplete, INCOMPLETE)
-    _check_choice("method", method, METHODS)
-    if estimand is None:
-        estimand = "units" if method == "aggregate" else "cells"
-    _check_choice("estimand", estimand, ESTIMANDS)
-    if method == "aggregate" and estimand != "units":
-        raise OptionError(f"method='aggregate' averages the differences within the units and "
-                          f"estimates their mean (estimand='units'); estimand={estimand!r} would "
-                          "be ignored: drop estimand= or use method='reml'")
-    if df is not None:
-        check_df(df)
-    if gold is not None or lam is not None:
-        from .judge.result import fit_judge  # docs/judge.md
-
-        return fit_judge(formula, data, gold, lam=lam, level=level, pairs=pairs, pair_by=pair_by,
-                         replicate=replicate, na=na, resolve=resolve_pairs,
-                         progress=as_progress(progress, "fitting pairs"),
-                         changed={k: v for k, v, d in (
-                             ("method", method, "reml"), ("engine", engine, "auto"),
-                             ("estimand", estimand, "cells"),
-                             ("backend", backend, "pandas"), ("family", family, "gaussian"),
-                             ("control", control, None), ("nagq", nagq, None), ("client", client, None),
-                             ("backend_options", backend_options, None),
-                             ("incomplete", incomplete, "keep"), ("df", df, None)) if v != d})
-    if family == "binomial":
-        changed = {k: v for k, v, d in (("method", method, "reml"), ("engine", engine, "auto"),
-                                        ("estimand", estimand, "cells"),
-                                        ("progress", progress, None),
-                                        ("incomplete", incomplete, "keep"), ("df", df, None))
-                   if v != d}
-        from .fit_binomial import fit_binomial
-
-        return fit_binomial(formula, data, nagq=1 if nagq is None else nagq, pairs=pairs, level=level, pair_by=pair_by,
-                            replicate=replicate, na=na, backend=backend, client=client,
-                            backend_options=backend_options, ignored=changed,
-                            control=control)
-    control = DEFAULT_CONTROL if control is None else control
-    if isinstance(control, GlmmControl):
-        raise OptionError("control=GlmmControl(...) sets the binomial GLMM; pass "
-                          "family='binomial', or a mixrank.Control(...) for the linear engine")
-    if not isinstance(control, Control):
-        raise OptionError(f"control={control!r}; expected a mixrank.Control(...)")
-    spec = parse(formula) if isinstance(formula, str) else formula
-    if isinstance(spec, InteractionSpec):   # model x covariate: docs/interactions.md
-        if incomplete != "keep":
-            raise DesignError(f"incomplete={incomplete!r} is not available for model x covariate "
-                              "formulas yet; filter the incomplete models out of the data")
-        kept: list[tuple[PairFit, ...]] = []
-
-        def resolve_screened(fr: Frame, prs: Any) -> list[tuple[int, int]]:
-            _, good, rows = _screen(fr, resolve_pairs(fr, prs), "keep")
-            kept.append(rows)
-            return good
-
-        from .fit_fixed import fit_interaction
-
-        frame, ifits, iidx = fit_interaction(spec, data, resolve_screened, pairs=pairs,
-                                             method=method, engine=engine, family=family,
-                                             estimand=estimand, backend=backend,
-                                             pair_by=pair_by, replicate=replicate, na=na,
-                                             control=control, client=client,
-                                             backend_options=backend_options,
-                                             progress=as_progress(progress, "fitting pairs"))
-        check_fits(ifits, frame, iidx, control)
-        if df not in (None, "satterthwaite"):
-            raise DesignError(f"df={df!r} is not available for model x covariate formulas; "
-                              "they report Satterthwaite df (df='satterthwaite' or leave df "
-                              "unset; docs/interactions.md)")
-        return FitResult(frame=frame, pairs=tuple(ifits), method=method, engine="native",
-                         estimand=estimand, level=level, restricted=pairs is not None,
-                         incomplete=kept[0] if kept else (), control=control)
-    fitter = _fitter(family, engine, method, estimand)
-    if fitter is not _native:
-        _refuse_optimiser_control(control, engine)
-    reporter = as_progress(progress, "fitting pairs")
-    if isinstance(data, Frame):
-        frame = data
-        if formula is not None and (parse(formula) if isinstance(formula, str) else formula) != frame.spec:
-            raise DataError("the Frame was built for a different formula; rebuild it or pass the "
-                            "raw data")
-    else:
-        from .io.backends import load_frame
-
-        frame = load_frame(data, formula, backend=backend, client=client, pair_by=pair_by,
-                           replicate=replicate, na=na, options=backend_options)
-    idx = resolve_pairs(frame, pairs)
-    frame, idx, left_out = _screen(frame, idx, incomplete)
-    eng = "native" if engine == "auto" or method == "aggregate" else engine
-    try:
-        fits = _fit_all(frame, idx, fitter, dict(method=method, estimand=estimand,
-                                                 control=control), reporter, chunked=eng == "native")
-    finally:
-        if reporter is not None:
-            reporter.close()
-    check_fits(fits, frame, idx, control)
-    how, inference = resolve_df(frame, fits, method=method, estimand=estimand, df=df)
-    return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
-                     estimand=estimand, level=level, incomplete=left_out,
-                     restricted=pairs is not None, df_method=how, inference=inference,
-                     control=control)
-
-
-#: Values of ``fit(incomplete=)``.
-INCOMPLETE = ("keep", "drop")
-
-
-def _screen(frame: Frame, idx: list[tuple[int, int]], incomplete: str
-            ) -> tuple[Frame, list[tuple[int, int]], tuple[PairFit, ...]]:
-    """Split off the pairs the formula cannot estimate (docs/messy.md §3).
-
-    Returns the frame (without the dropped models for ``incomplete="drop"``),
-    the estimable index pairs and the NaN rows of the others (``keep``).  All
-    pairs not estimable is a DesignError: the formula does not fit the data.
-    """
-    bad = incomplete_pairs(frame, idx)
-    if not bad:
-        return frame, idx, ()
-    if len(bad) == len(idx):
-        why = next(iter(bad.values()))
-        raise DesignError(f"no pair can be estimated under the formula: {why}. Drop the term, "
-                          "add the key that distinguishes the cells within its levels, or "
-                          "check the pairing keys")
-    names = frame.models
-    badpairs = [idx[i] for i in bad]
-    per: dict[str, int] = {}
-    for pr in badpairs:
-        for m in pr:
-            per[names[m]] = per.get(names[m], 0) + 1
-    affected = ", ".join(f"{m} ({c} pair(s))" for m, c in sorted(per.items()))
-    shown = "; ".join(f"{names[j]} vs {names[k]}: {bad[i]}" for i, (j, k) in
-                      list(zip(bad, badpairs))[:3])
-    if incomplete == "drop":
-        if isinstance(frame, CompressedFrame):
-            raise DesignError(f"incomplete='drop' on an out-of-core (compressed) frame would "
-                              f"build its dense matrix; filter these models out of the data "
-                              f"instead: {affected}")
-        drop = models_to_drop(names, badpairs)
-        keep = [j for j, m in enumerate(names) if m not in drop]
-        new = {j: i for i, j in enumerate(keep)}
-        warnings.warn(f"incomplete='drop' removed {len(drop)} model(s) {drop} before fitting: "
-                      f"{len(bad)} pair(s) cannot be estimated under the "
-                      f"formula (affected models: {affected}; e.g. {shown}); docs/messy.md §3",
-                      IncompletePairWarning,
-                      stacklevel=3)
-        idx2 = [(new[j], new[k]) for j, k in idx if j in new and k in new]
-        if not idx2:
-            raise DesignError(f"incomplete='drop' would remove {drop}, leaving no pair to fit; "
-                              f"{shown}")
-        return select_models(frame, keep), idx2, ()
-    warnings.warn(f"{len(bad)} pair(s) cannot be estimated under the formula and are kept as "
-                  f"rows with NaN estimate (reason in contrasts()['note']); affected models: "
-                  f"{affected}; pairs: {shown}{'; ...' if len(bad) > 3 else ''}. "
-                  "fit(..., incomplete='drop') removes those models (docs/messy.md §3)",
-                  IncompletePairWarning, stacklevel=3)
-    rows = tuple(incomplete_row(frame, j, k, bad[i]) for i, (j, k) in enumerate(idx) if i in bad)
-    return frame, [p for i, p in enumerate(idx) if i not in bad], rows
-
-
-def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
-    """The registered fitter for (family, engine, method); DesignError naming valid values."""
-    _check_choice("family", family, (*FAMILIES, "binomial"))
-    engines = FAMILIES[family]
-    _check_choice("engine", engine, ("auto", *engines), f" for family={family!r}")
-    _check_choice("method", method, METHODS)
-    _check_choice("estimand", estimand, ESTIMANDS)
-    if method == "aggregate" and engine not in ("auto", "native"):
-        raise OptionError(f"method='aggregate' is computed by the native engine; engine={engine!r} "
-                          "would be ignored: drop engine= (or pass 'native'), or use method='reml'")
-    return engines["native" if engine == "auto" or method == "aggregate" else engine]
-
-
-def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
-    if not isinstance(value, str) or value not in valid:
-        raise DesignError(f"{option}={value!r} is not an option; expected one of "
-                          f"{', '.join(repr(v) for v in valid)}{where}")
-
-
-def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[str, Any],
-             progress: Callable[[int, int], Any] | None, chunked: bool) -> list[PairFit]:
-    """Every pair of ``idx`` in order: degenerate pairs as flagged rows, the rest by ``fitter``.
-
-    The native fitter flags degenerate pairs itself, on the differences it
-    computes for the fit (``flag_degenerate``); for the other engines they
-    are found here first (:func:`~mixrank.engine.lmm.native.degenerate_pair`).
-    With ``progress`` and ``chunked`` the fitter runs on about 50 chunks of
-    pairs, reporting after each; otherwise in one call.
-    """
-    deg = {} if fitter is _native else {
-        i: pf for i, (j, k) in enumerate(idx)
-        if (pf := degenerate_pair(frame, j, k, kw["method"])) is not None}
-    fits = _fit_regular(frame, idx, deg, fitter, kw, progress, chunked)
-    flagged = [p for p in fits if p.degenerate]
-    if flagged:
-        names = [f"{p.model_a} vs {p.model_b} ({p.degenerate})" for p in flagged]
-        warnings.warn(f"{len(flagged)} degenerate pair(s) kept without a variance, flagged in "
-                      "diagnostics(); contrasts() tests them with the exact sign test (p = 1 "
-                      "for a zero gap, 2 * 0.5^n when all n units favour one model; "
-                      f"docs/hardening.md §1): {'; '.join(names[:3])}"
-                      f"{'; ...' if len(names) > 3 else ''}", DegeneratePairWarning, stacklevel=3)
-    return fits
-
-
-def _fit_regular(frame: Frame, idx: list[tuple[int, int]], deg: dict[int, PairFit], fitter: Fitter,
-                 kw: dict[str, Any], progress: Callable[[int, int], Any] | None,
-                 chunked: bool) -> list[PairFit]:
-    """The pairs of ``idx`` not in ``deg`` by ``fitter`` (in chunks with ``progress``), merged with ``deg``."""
-    regular = [pr for i, pr in enumerate(idx) if i not in deg]
-    total = len(idx)
-    if progress is not None:
-        progress(len(deg), total)
-    step = max(1, math.ceil(len(regular) / 50)) if progress is not None and chunked \
-        else max(1, len(regular))
-    fitted: list[PairFit] = []
-    for i in range(0, len(regular), step):
-        fitted += fitter(frame, regular[i:i + step], **kw)
-        if progress is not None:
-            progress(len(deg) + len(fitted), total)
-    it = iter(fitted)
-    return [deg[i] if i in deg else next(it) for i in range(total)]
-
-
-def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, int]],
-               control: Control = DEFAULT_CONTROL) -> None:
-    """Apply the control's actions to singular, non-converged and weak-design pairs; warn once
-    about cells left out of the pairs (:func:`~mixrank.engine.estimability.unpaired_cells`)."""
-    nb = [f"{p.model_a} vs {p.model_b}: {', '.join(p.boundary)}" for p in fits if p.boundary]
-    if nb and control.singular != "ignore":
-        act(control.singular, f"boundary (singular) fit in {len(nb)} pair(s), variance estimated "
-            f"at 0 ({'; '.join(nb[:3])}{'; ...' if len(nb) > 3 else ''})",
-            SingularFitWarning, DesignError, stacklevel=4)
-    bad = [f"{p.model_a} vs {p.model_b}: {p.message}" for p in fits if not p.converged]
-    if bad and control.convergence != "ignore":
-        act(control.convergence, f"the optimum of {len(bad)} pair(s) failed the convergence check "
-            f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}); adjust Control(ftol=, "
-            "gtol=, max_iterations=, starts=) or check the design", ConvergenceWarning,
-            ConvergenceError, stacklevel=4)
-    left = unpaired_cells(frame, idx)
-    if left:
-        shown = ", ".join(f"{m}: {c}" for m, c in list(left.items())[:8])
-        warnings.warn(f"cells scored for one model only were left out of its pairs (each pair "
-                      f"uses the cells both models were scored on; docs/methods.md §1): cells left "
-                      f"out per model {{{shown}{', ...' if len(left) > 8 else ''}}}; "
-                      "diagnostics() has only_a/only_b per pair", UnpairedCellsWarning,
-                      stacklevel=4)
-    if control.small_sample != "ignore":
-        weak = weak_terms(frame, idx, control.min_units)
-        if weak:
-            act(control.small_sample, "weak design: " + "; ".join(w.message() for w in weak)
-                + f" [threshold Control(min_units={control.min_units})]", WeakDesignWarning,
-                DesignError, stacklevel=4)
+    opts = FitOptions(method=method, engine=engine, estimand=estimand, pairs=pairs, level=level,
+                      pair_by=pair_by, replicate=replicate, na=na, backend=backend,
+                      client=client, backend_options=backend_options, family=family,
+                      control=control, nagq=nagq, progress=progress, gold=gold, lam=lam,
+                      incomplete=incomplete, df=df).checked(data)
+    return route_for(opts, formula).run(formula, data, opts)

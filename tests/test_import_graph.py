@@ -34,8 +34,8 @@ and of lower stages, never of a higher one:
    ``judge`` (PPI++ judge-corrected fits) sits beside ``results``: its
    ``JudgeResult`` subclasses ``FitResult``, and nothing in ``results``
    imports it;
-7. ``fit``, ``fit_binomial``, ``fit_fixed``, ``power`` and the package ``mixrank`` itself --
-   the public entry points that compose the stages;
+7. ``fit``, ``routes`` (one module per route of ``fit()``), ``power`` and the package
+   ``mixrank`` itself -- the public entry points that compose the stages;
 8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
    them, and ``report`` does not import ``cli``.
 
@@ -61,7 +61,7 @@ STAGES: dict[str, int] = {
     "engine": 4,
     "inference": 5, "design": 5, "change": 5,
     "results": 6, "arena": 6, "judge": 6,
-    "fit": 7, "fit_binomial": 7, "fit_fixed": 7, "power": 7, "": 7,
+    "fit": 7, "routes": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
 }
 

@@ -47,7 +47,7 @@ def _binomial(formula=GLMM, data=None, **kw):
 def test_moved_warnings_and_errors_live_in_errors_and_are_exported():
     from mixrank.engine.glmm.fit import GlmmConvergenceWarning as old_conv
     from mixrank.engine.glmm.pirls import PirlsError as old_pirls
-    from mixrank.fit_binomial import UnitOfInferenceWarning as old_unit
+    from mixrank.routes.binomial import UnitOfInferenceWarning as old_unit
 
     assert old_conv is errors.GlmmConvergenceWarning is mixrank.GlmmConvergenceWarning
     assert old_unit is errors.UnitOfInferenceWarning is mixrank.UnitOfInferenceWarning

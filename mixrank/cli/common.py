@@ -521,6 +521,7 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
     family does not take (``--method`` with ``--family binomial``, ...).
     """
     from ..fit import fit
+    from ..routes import FitOptions
 
     binomial = is_binomial(args)
     if getattr(args, "nagq", None) is not None and not binomial:
@@ -534,19 +535,17 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         from .pass_at import apply_pass_at
 
         args.formula, data = apply_pass_at(args, data, UsageError)
-    changed: dict[str, Any] = {k: v for k, v, default in (
-        ("family", getattr(args, "family", "gaussian"), "gaussian"),
-        ("nagq", getattr(args, "nagq", None), None), ("method", args.method, "reml"),
-        ("estimand", args.estimand, "cells"), ("df", getattr(args, "df", None), None),
-        ("incomplete", "drop" if getattr(args, "drop_incomplete", False) else "keep", "keep"),
-        ("gold", getattr(args, "gold", None), None), ("lam", getattr(args, "lam", None), None))
-        if v != default}
+    # the fit options as the one record fit() builds; those set away from their defaults go on
+    opts = FitOptions(family=getattr(args, "family", "gaussian"), nagq=getattr(args, "nagq", None),
+                      method=args.method, estimand=args.estimand, df=getattr(args, "df", None),
+                      incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep",
+                      gold=getattr(args, "gold", None), lam=getattr(args, "lam", None))
     # the GLMM is one joint fit: no per-pair progress to draw
     bar = _Bar() if show_progress(args) and not binomial else None
     try:
         return fit(args.formula, data, level=args.level, pairs=pairs, pair_by=pair_by,
                    replicate=args.replicate, na=args.na,
-                   backend=getattr(args, "backend", "pandas"), progress=bar, **changed)
+                   backend=getattr(args, "backend", "pandas"), progress=bar, **opts.changed())
     finally:
         if bar is not None:
             bar.close()

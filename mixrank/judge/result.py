@@ -2,8 +2,8 @@
 
 Inputs: a formula, long data whose response is the judge's score, the
 reference-label column (``gold``), the pairs, lambda and level.
-Outputs: :class:`JudgeResult` (from :func:`fit_judge`, what
-``mixrank.fit(..., gold=)`` returns) -- a :class:`~mixrank.results.FitResult`
+Outputs: :class:`JudgeResult` (what ``mixrank.fit(..., gold=)`` returns,
+built by the judge route, :mod:`mixrank.routes.judge`) -- a :class:`~mixrank.results.FitResult`
 whose pairs are the PPI++ corrected contrasts, so ``contrasts(adjust=)``,
 ``rank_intervals``, ``rank_probabilities``, ``resolution`` and the report
 work on them unchanged; it adds ``judge()`` (diagnostics) and
@@ -13,7 +13,6 @@ corrected scores.
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,21 +24,19 @@ import pandas as pd
 from scipy import stats
 
 from .._util import check_level, listed, tidy
-from ..engine.estimability import MIN_LEVELS
 from ..engine.records import PairFit, pair_key, pair_lookup
-from ..errors import DataError, DesignError, MixrankWarning, WeakDesignWarning
-from ..formula import InteractionSpec, Spec, parse
+from ..errors import DataError, DesignError
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
 from ..results.base import OptionTable, PairEstimates, with_options
 from ..results.fit_result import FIT_OPTIONS
-from .data import JudgeData, judge_data
+from .data import JudgeData
 from .diagnostics import judge_table
-from .estimate import Corrected, model_estimate, pair_estimate, pair_record
+from .estimate import Corrected
 from .joint import contrast_covariance_ppi
 from .plan import n_labels_star
 
-__all__ = ["JudgeResult", "fit_judge", "check_lam"]
+__all__ = ["JudgeResult", "check_lam"]
 
 _NO_COMPONENTS = ("a judge-corrected fit (gold=) has no variance components: PPI++ estimates "
                   "its uncertainty cluster-robustly at the unit (docs/judge.md §3)")
@@ -323,58 +320,3 @@ class JudgeResult(FitResult):
 _LOOKUP: weakref.WeakKeyDictionary[JudgeResult, tuple[dict[frozenset[str], PairFit],
                                                       dict[int, Corrected]]] = \
     weakref.WeakKeyDictionary()
-
-
-def fit_judge(formula: str | Spec, data: Any, gold: Any, *, lam: Any, level: float, pairs: Any,
-              pair_by: Sequence[str] | None, replicate: str | None, na: str,
-              resolve: Callable[..., list[tuple[int, int]]],
-              progress: Callable[[int, int], Any] | None = None,
-              changed: Mapping[str, Any] | None = None) -> JudgeResult:
-    """``mixrank.fit(..., gold=)``: build the judge data, correct every model and pair.
-
-    ``changed`` holds the options of :func:`mixrank.fit` set away from their
-    defaults that a judge fit cannot honour (refused, named); ``resolve`` is
-    :func:`mixrank.fit.resolve_pairs`.
-    """
-    if gold is None:
-        raise DesignError(f"lam={lam!r} needs gold=: the reference-label column of a "
-                          "judge-scored benchmark (docs/judge.md)")
-    bad = {k: v for k, v in (changed or {}).items() if not (k == "estimand" and v == "cells")}
-    if bad:
-        raise DesignError(f"gold= (judge correction, PPI++) does not take "
-                          f"{', '.join(f'{k}={v!r}' for k, v in bad.items())}: its estimate "
-                          "is the plain mean of the reference labels (estimand='cells'), its "
-                          "uncertainty cluster-robust at the unit, from in-memory data; drop "
-                          "those options")
-    spec = parse(formula) if isinstance(formula, str) else formula
-    if isinstance(spec, InteractionSpec):
-        raise DesignError("gold= takes a formula without covariates, e.g. "
-                          "'score ~ model + (1|subject)'")
-    if progress is not None and not callable(progress):
-        raise DesignError(f"progress={progress!r} is not callable; expected a function "
-                          "progress(done, total) or None")
-    lam = check_lam(lam)
-    jd = judge_data(data, spec, gold, pair_by=pair_by, replicate=replicate, na=na)
-    fr = jd.frame
-    idx = resolve(fr, pairs)
-    scores = tuple(model_estimate(jd, j, lam) for j in range(fr.n_models))
-    corr = []
-    for i, (j, k) in enumerate(idx):
-        corr.append(pair_estimate(jd, j, k, lam))
-        if progress is not None and (i + 1 == len(idx) or (i + 1) % 50 == 0):
-            progress(i + 1, len(idx))
-    missing = [f"{m} ({c.note})" for m, c in zip(fr.models, scores) if c.ppi is None]
-    if missing:
-        warnings.warn(f"{len(missing)} model(s) have too few reference labels to be corrected "
-                      f"and get NaN rows: {listed(missing)}", MixrankWarning, stacklevel=3)
-    few = sorted({c.ppi.n_units for c in (*scores, *corr)
-                  if c.ppi is not None and c.ppi.n_units < MIN_LEVELS})
-    if few and fr.spec.unit is not None:
-        warnings.warn(f"weak design: the reference labels cover only {few[0]} level(s) of the "
-                      f"unit {fr.spec.unit!r} for some scores or pairs (fewer than {MIN_LEVELS}); "
-                      "their cluster-robust intervals rest on that many units -- label cells "
-                      "in more units (docs/judge.md §3)", WeakDesignWarning, stacklevel=3)
-    recs = tuple(pair_record(jd, j, k, c) for (j, k), c in zip(idx, corr))
-    return JudgeResult(frame=fr, pairs=recs, method="ppi", engine="native", estimand="cells",
-                       level=level, restricted=pairs is not None, data=jd, lam=lam,
-                       scores=scores, corrections=tuple(corr))

@@ -196,7 +196,7 @@ def test_unsupported_options_with_covariates():
 def test_direct_engine_call_matches_fit():
     df = _data()
     res = mixrank.fit("correct ~ model * difficulty + (1|subject)", df, pairs=[("a", "c")])
-    from mixrank.fit_fixed import interaction_frame
+    from mixrank.routes.interaction import interaction_frame
 
     frame, design = interaction_frame(res.frame.spec, df, method="reml", engine="auto",
                                       backend="pandas", pair_by=None, replicate=None, na="error")

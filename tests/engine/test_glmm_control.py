@@ -15,7 +15,7 @@ from scipy.special import expit
 import mixrank
 from mixrank import GlmmControl
 from mixrank.engine.glmm.fit import GlmmConvergenceWarning
-from mixrank.fit_binomial import UnitOfInferenceWarning
+from mixrank.routes.binomial import UnitOfInferenceWarning
 
 FU = "correct ~ model + (1|subject:question:prompt) + (1|subject:model)"
 

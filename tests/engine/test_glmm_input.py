@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.fit_binomial import UnitOfInferenceWarning
 from mixrank.results.glmm_result import GlmmResult
+from mixrank.routes.binomial import UnitOfInferenceWarning
 
 REF = "tests/reference/glmm_cases/"
 

@@ -161,9 +161,9 @@ def test_planned_and_general_assembly_agree(name):
     """The slope columns in both assemblies of the PIRLS system (docs/glmm.md §3, §11)."""
     from mixrank.engine.glmm.problem import build_problem
     from mixrank.engine.glmm.system import assemble
-    from mixrank.fit_binomial import covariate_levels
     from mixrank.formula.glmm_terms import parse_glmm
     from mixrank.frame.glmm import binomial_frame
+    from mixrank.routes.binomial import covariate_levels
 
     gf = parse_glmm(CASES[name]["formula"])
     df = data(name)
