@@ -87,6 +87,9 @@ _LAZY: dict[str, str] = {
     "load_example": ".io.datasets",
     "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
     "FitResult": ".results", "GlmmResult": ".results", "Summary": ".results",
+    "GlmmByResult": ".results", "GlmmSlopeResult": ".results",
+    "GlmmSummary": ".results.glmm_result", "PairFit": ".engine.records",
+    "WeakTerm": ".engine.estimability",
 }
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
@@ -97,7 +100,9 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .design.power import mde, n_star, power_summary, sigma_d
     from .design.simulate import simulate
     from .engine.control import Control
+    from .engine.estimability import WeakTerm
     from .engine.glmm.control import GlmmControl
+    from .engine.records import PairFit
     from .fit import fit
     from .formula import RandomTerm, Spec, parse
     from .frame import Frame, build_frame
@@ -116,7 +121,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .io.wide import read_wide
     from .judge.plan import plan_labels
     from .judge.result import JudgeResult
-    from .results import FitResult, GlmmResult, Summary
+    from .results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult, Summary
+    from .results.glmm_result import GlmmSummary
 
 
 #: Former top-level names -> (module, attribute, new home).  They still resolve for one
@@ -190,6 +196,7 @@ __all__ = [
     "n_star", "mde", "sigma_d", "power_summary", "monitor",
     "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
     "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",
+    "GlmmByResult", "GlmmSlopeResult", "GlmmSummary", "PairFit", "WeakTerm",
     "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
     "MissingDependencyError", "OptionError", "MixrankDeprecationWarning", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",

@@ -1,4 +1,4 @@
-"""Hostile fits of issue 22 (§5, §7): exact ties stay exact, a consistent non-zero gap
+"""Hostile fits: exact ties stay exact, a consistent non-zero gap
 is evidence (the exact sign test, checked against ``mixrank.mcnemar`` and
 ``scipy.stats.binomtest``), identical vectors stay p = 1, and the bootstrap stability
 summary survives an estimate of exactly 0.  Each case failed before its fix."""
@@ -182,7 +182,7 @@ def test_hundred_thousand_models_with_one_item_each_is_a_data_error(monkeypatch,
     with pytest.raises(mixrank.DataError, match=r"100,000 models x 100,000 cells need about "
                        r"670\.6 GiB.*16\.0 GiB are available.*1\.0 cell\(s\) each.*Way out"):
         mixrank.fit("correct ~ model", df)
-    from tests.test_cli import run
+    from tests.cli.test_cli import run
 
     path = tmp_path / "wide.csv"
     df.to_csv(path, index=False)

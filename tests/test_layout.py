@@ -1,4 +1,4 @@
-"""The package layout (issue 23, "Structure"; docs/methods.md §0): no module over 600
+"""The package layout (docs/architecture.md): no module over 600
 lines, and the engine in its concept subpackages."""
 
 from __future__ import annotations

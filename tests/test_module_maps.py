@@ -1,4 +1,4 @@
-"""Package docstrings' module maps are complete (issue 23, item 6).
+"""Package docstrings' module maps are complete.
 
 Every package of mixrank (the root and each subpackage: a folder with an
 ``__init__.py``) lists its modules in its docstring: each module file and

@@ -1,4 +1,4 @@
-"""One home each (issue 23, items 5-7): every warning and error in mixrank.errors, in one
+"""One home each: every warning and error in mixrank.errors, in one
 hierarchy and exported; no argument of the Python API silently ignored; the top-level
 namespace holds user-level names (moved names resolve for one release with a warning)."""
 

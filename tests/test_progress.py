@@ -1,4 +1,4 @@
-"""Progress on the long steps (issue 25, part 4): ``progress=`` in the API, bars in the CLI.
+"""Progress on the long steps: ``progress=`` in the API, bars in the CLI.
 
 The API takes ``progress=`` on the fit, the sensitivity refits and the report:
 a callable receives ``(done, total)`` after each chunk, ending at

@@ -1,4 +1,4 @@
-"""Start-up of the command line and of ``import mixrank`` (issue 25, part 1).
+"""Start-up of the command line and of ``import mixrank``.
 
 ``mixrank --version``, ``mixrank --help`` and every subcommand's ``--help``
 are answered without importing numpy, pandas, scipy or any statistics module

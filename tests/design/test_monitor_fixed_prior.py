@@ -1,4 +1,4 @@
-"""The monitor's plan is fixed before the data (issue 21; docs/anytime.md, "A plan fixed
+"""The monitor's plan is fixed before the data (docs/anytime.md, "A plan fixed
 before the data").
 
 References: prefix consistency is an identity (the first n rows of ``monitor(d)`` equal

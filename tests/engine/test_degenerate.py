@@ -67,7 +67,7 @@ def test_constant_nonzero_difference_and_estimate_reported():
     with pytest.warns(DegeneratePairWarning, match=r"identical \(0\.5\)"):
         res = mixrank.fit(F1, d)
     c = res.contrasts().iloc[0]
-    # issue 22: a consistent non-zero gap is evidence -- all 6 subjects agree on its sign
+    # a consistent non-zero gap is evidence -- all 6 subjects agree on its sign
     assert c.estimate == pytest.approx(0.5) and c.p_value == 2 * 0.5 ** 6
     assert c.p_greater == 0.5 ** 6
     # the resolution verdict reports the observed difference but has no variance for N*

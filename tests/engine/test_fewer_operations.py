@@ -1,4 +1,4 @@
-"""The small-pair path computed with fewer array operations (issue 25, docs/speed.md §7).
+"""The small-pair path computed with fewer array operations (docs/speed.md §7).
 
 References, each independent of the code it checks:
 

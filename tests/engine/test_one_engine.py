@@ -1,4 +1,4 @@
-"""One LMM engine for p >= 1 fixed columns (issue 23, item 3) and one home for estimand weights.
+"""One LMM engine for p >= 1 fixed columns and one home for estimand weights.
 
 Structure (parsed from the source with :mod:`ast`, every module of mixrank/):
 
@@ -19,7 +19,7 @@ Structure (parsed from the source with :mod:`ast`, every module of mixrank/):
 * an **estimand-weights function** is a function named ``estimand_weights``;
   exactly one module defines one (engine/lmm/estimand.py).
 
-On the tree before issue 23 each count was two or more (objective.py,
+Before the engines were merged each count was two or more (objective.py,
 reml_fixed.py and reml_hess.py each wrote the criterion; newton.py and
 newton1d.py each had a Newton loop; reml.py and reml_fixed.py each ran
 L-BFGS-B; design/estimand.py and engine/lmm/satterthwaite.py each defined

@@ -1,4 +1,4 @@
-"""One frame builder with a family argument (issue 23, item 4): ``mixrank.build_frame(...,
+"""One frame builder with a family argument: ``mixrank.build_frame(...,
 family=)`` builds the frame each family's fit works from -- binomial data (0/1 rows or cbind
 counts) and model x covariate formulas included -- and a prebuilt frame fits like the data."""
 

@@ -1,4 +1,4 @@
-"""Hostile inputs at the readers (issue 22 §7): archive members are read with a
+"""Hostile inputs at the readers (docs/hardening.md §7): archive members are read with a
 decompressed-size cap, zstandard is a core dependency, and a parquet folder
 with a non-finite score names the file and the column."""
 

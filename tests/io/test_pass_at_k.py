@@ -16,7 +16,7 @@ import pytest
 
 import mixrank
 from mixrank.errors import DataError
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 
 def exact(c: int, n: int, k: int) -> float:

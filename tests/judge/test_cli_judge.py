@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import mixrank
+from tests.cli.test_cli import run
 from tests.judge.simdata import simulate
-from tests.test_cli import run
 
 F = "score ~ model + (1|subject)"
 

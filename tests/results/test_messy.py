@@ -1,6 +1,6 @@
 """Messy leaderboards (docs/messy.md): the defaults on public-shaped data built here.
 
-Shapes of the five public leaderboards of issue 22: difficulty with 3 levels
+Shapes of the five public leaderboards (docs/messy.md): difficulty with 3 levels
 as the subject, 2 prompt modes, models missing a prompt mode, models judged
 by disjoint annotators, one unpaired cell, a fit restricted to one pair.
 References are plain pandas means (the leaderboard numbers), never mixrank.

@@ -1,4 +1,4 @@
-"""One result base (issue 23, items 1-2): every pairwise result derives from PairwiseResult,
+"""One result base: every pairwise result derives from PairwiseResult,
 every accessor's default level is the fit's, unsupported options raise the one OptionError,
 the former keyword spellings warn and give the same answer, and the pair lookup has one home.
 

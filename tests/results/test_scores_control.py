@@ -1,5 +1,5 @@
-"""The per-model refits behind ``model_scores()`` use the fit's ``Control`` (issue 23 item 7:
-no argument silently ignored), on the intercept-only and the model x covariate paths."""
+"""The per-model refits behind ``model_scores()`` use the fit's ``Control``
+(no argument silently ignored), on the intercept-only and the model x covariate paths."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_familywise_ten_models_gaussian_model_by_question():
 
 
 def test_satterthwaite_reproduces_the_inflated_familywise_error():
-    """The same 6 x 8 design under lme4 + lmerTest: max-t and Holm above 0.05 (issue 21)."""
+    """The same 6 x 8 design under lme4 + lmerTest: max-t and Holm above 0.05."""
     R = 300
     res = run(range(R), 6, 8, methods=("satterthwaite",), answers=("pair", "holm", "maxt"))
     print({k: round(v[0], 3) for k, v in res.items()})

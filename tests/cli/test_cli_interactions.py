@@ -10,7 +10,7 @@ import warnings
 import pandas as pd
 
 import mixrank
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 F = "correct ~ model * prompt + (1|subject)"
 

@@ -30,7 +30,7 @@ import mixrank
 from mixrank.cli import build_parser, main
 
 F = "correct ~ model + (1|subject)"
-LM_EVAL = Path(__file__).parent / "io" / "fixtures" / "lm_eval"
+LM_EVAL = Path(__file__).parents[1] / "io" / "fixtures" / "lm_eval"
 
 #: Values for required options (a new subcommand's required option goes here).
 REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m02"}

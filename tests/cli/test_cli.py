@@ -23,7 +23,7 @@ from mixrank.errors import MixrankWarning
 
 F1 = "correct ~ model + (1|subject)"
 F2 = "correct ~ model + (1|subject) + (1|prompt)"
-IO_FIXTURES = Path(__file__).parent / "io" / "fixtures"
+IO_FIXTURES = Path(__file__).parents[1] / "io" / "fixtures"
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -15,7 +15,7 @@ import pytest
 
 import mixrank
 from mixrank.cli import main
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 F1 = "correct ~ model + (1|subject)"
 
@@ -184,7 +184,7 @@ def test_lm_eval_with_invalid_utf8_exits_2(capsys, tmp_path):
     import shutil
     from pathlib import Path
 
-    src = Path(__file__).parent / "io" / "fixtures" / "lm_eval"
+    src = Path(__file__).parents[1] / "io" / "fixtures" / "lm_eval"
     dst = tmp_path / "lm"
     shutil.copytree(src, dst)
     f = sorted(dst.rglob("samples_arc_easy_*.jsonl"))[0]

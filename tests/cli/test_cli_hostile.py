@@ -1,4 +1,4 @@
-"""Hostile command lines of issue 22 (§7, §8): every option has help text, ``--pair``
+"""Hostile command lines: every option has help text, ``--pair``
 repeats and spaces, ``--draws`` above its bound, ``report -o`` on a full device,
 ``anova`` refused before any fit.  Each failed before its fix."""
 
@@ -15,7 +15,7 @@ import pytest
 import mixrank
 from mixrank._util import MAX_DRAWS
 from mixrank.cli import build_parser
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 F1 = "correct ~ model + (1|subject)"
 

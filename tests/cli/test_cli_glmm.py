@@ -13,8 +13,8 @@ import pytest
 
 import mixrank
 from mixrank.cli import build_parser
-from tests.test_cli import assert_same as cli_assert_same
-from tests.test_cli import csv_of, run
+from tests.cli.test_cli import assert_same as cli_assert_same
+from tests.cli.test_cli import csv_of, run
 
 FU = "correct ~ model + (1|subject) + (1|subject:model)"   # subject is the unit
 FC = "correct ~ model + (1|subject)"                       # cells are the unit (warns)

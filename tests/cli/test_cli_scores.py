@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import mixrank
-from tests.test_cli import run
+from tests.cli.test_cli import run
 
 F1 = "correct ~ model + (1|subject)"
 
