@@ -40,7 +40,7 @@ from mixrank.frame import Frame
 from mixrank.inference.joint import pair_weights
 
 if TYPE_CHECKING:
-    from mixrank.results import FitResult
+    from mixrank.engine.records import FittedPairs
 
 __all__ = ["pair_estimand_weights", "weight_factor", "pair_inputs", "pair_inputs_from"]
 
@@ -57,7 +57,7 @@ def _find(fits: Sequence[PairFit], a: str, b: str) -> PairFit:
     return p
 
 
-def pair_estimand_weights(fit: FitResult, model_a: str, model_b: str) -> np.ndarray:
+def pair_estimand_weights(fit: FittedPairs, model_a: str, model_b: str) -> np.ndarray:
     """Weights of the pair's estimate over its common cells (frame order).
 
     Parameters
@@ -108,7 +108,7 @@ def _factor(frame: Frame, p: PairFit, method: str, estimand: str) -> float:
     return float(w.size * np.dot(w, w))
 
 
-def weight_factor(fit: FitResult, model_a: str, model_b: str) -> float:
+def weight_factor(fit: FittedPairs, model_a: str, model_b: str) -> float:
     """``n sum w_c^2``: the estimand's iid variance over ``sigma_d^2 / n`` (1 for cells).
 
     Kish's weighting effect: how much unequal weights inflate the variance of
@@ -117,7 +117,7 @@ def weight_factor(fit: FitResult, model_a: str, model_b: str) -> float:
     return _factor(fit.frame, _find(fit.pairs, model_a, model_b), fit.method, fit.estimand)
 
 
-def pair_inputs(fit: FitResult, model_a: str, model_b: str) -> dict[str, Any]:
+def pair_inputs(fit: FittedPairs, model_a: str, model_b: str) -> dict[str, Any]:
     """The numbers one verdict row needs, for the pair oriented ``model_a - model_b``.
 
     Returns

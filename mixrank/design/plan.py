@@ -38,7 +38,7 @@ from mixrank.errors import DesignError, MixrankWarning
 from mixrank.inference.keywords import alpha_from, unexpected_keywords
 
 if TYPE_CHECKING:
-    from mixrank.results import FitResult
+    from mixrank.engine.records import FittedPairs
 
 __all__ = ["plan_fit", "plan_divisors", "smallest_count", "MAX_COUNT", "ROLES"]
 
@@ -244,7 +244,7 @@ def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
     return hi
 
 
-def plan_fit(fit: FitResult, delta: float, *, subjects: int | None = None,
+def plan_fit(fit: FittedPairs, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              level: float | None = None, pair: tuple[str, str] | None = None,
              roles: Mapping[str, str] | None = None,

@@ -41,7 +41,7 @@ from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
 from mixrank.inference.multiplicity import adjust_values, check_adjust
 
 if TYPE_CHECKING:
-    from mixrank.results import FitResult
+    from mixrank.engine.records import FittedPairs
 
 __all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS",
            "ANYTIME_METHODS"]
@@ -367,7 +367,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     )
 
 
-def resolution_fit(fit: FitResult, *, level: float | None = None, power: float = 0.8,
+def resolution_fit(fit: FittedPairs, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    adjust: str | None = "holm", anytime: bool | str = "auto",

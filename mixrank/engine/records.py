@@ -11,6 +11,10 @@ read-only mapping and the arrays of :class:`RemlFit` are read-only, so a
 Use :func:`dataclasses.replace` to derive a modified copy.  Every record
 pickles and deep-copies (its mappings travel as plain dicts).
 
+:class:`FittedPairs`: the narrow protocol of a fit's pairs (``frame``,
+``pairs``, ``method``, ``estimand``) that the inference and design stages are
+typed against, so they never name the result classes above them.
+
 The one order-insensitive pair lookup: :func:`pair_key`, :func:`pair_lookup`
 and :func:`missing_pairs` (a pair fitted as ``(a, b)`` is found as ``(b, a)``).
 
@@ -26,12 +30,49 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-__all__ = ["PairFit", "CrossCheck", "RemlFit", "design_effect", "pair_key", "pair_lookup",
-           "missing_pairs"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..frame import Frame
+
+__all__ = ["PairFit", "CrossCheck", "RemlFit", "FittedPairs", "design_effect", "pair_key",
+           "pair_lookup", "missing_pairs"]
+
+
+class FittedPairs(Protocol):
+    """What the inference and design stages need of a fit (results satisfy it structurally).
+
+    The narrow part -- ``frame`` (the :class:`~mixrank.frame.Frame`), ``pairs``
+    (the :class:`PairFit` records), ``method`` and ``estimand`` -- plus the few
+    accessors those stages call back (``engine``, ``level``, ``models``, ``contrasts``,
+    ``model_scores``, ``inference_pairs``).  :class:`~mixrank.results.FitResult`
+    and :class:`~mixrank.judge.result.JudgeResult` satisfy it.
+    """
+
+    @property
+    def frame(self) -> Frame: ...
+    @property
+    def pairs(self) -> tuple[PairFit, ...]: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def estimand(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def level(self) -> float: ...
+    @property
+    def models(self) -> tuple[str, ...]: ...
+
+    def contrasts(self, level: float | None = None, **options: Any) -> pd.DataFrame: ...
+
+    def model_scores(self, level: float | None = None) -> pd.DataFrame: ...
+
+    def inference_pairs(self) -> tuple[PairFit, ...]: ...
 
 
 def design_effect(variance: float, sigma: float, n: int) -> float:

@@ -7,9 +7,9 @@ the accessors computed by the inference and design stages
 (``rank_intervals``, ``rank_probabilities``, ``resolution``, ``plan``).
 
 Import order: results is the facade over the stages below it.  It imports
-inference and design at module level; they take a ``FitResult`` as an
-argument and name its type only under ``TYPE_CHECKING``, so the graph has no
-cycle (``tests/test_import_graph.py``).
+inference and design; they take a ``FitResult`` as an argument typed as the
+protocol :class:`~mixrank.engine.records.FittedPairs`, so no package cycle
+exists even at type-check time (``tests/test_import_graph.py``).
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ from mixrank.inference.ranks.data import rank_intervals
 from mixrank.inference.ranks.maxt import contrast_matrices, joint_covariance, stepdown_maxt
 
 if TYPE_CHECKING:
-    from mixrank.results import FitResult
+    from mixrank.engine.records import FittedPairs
 
 __all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrasts",
            "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
@@ -155,7 +155,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
                      coverage=coverage, method=method, extra=extra, source="contrasts", **meta)
 
 
-def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "marginal",
+def rank_intervals_fit(fit: FittedPairs, *, level: float = 0.95, coverage: str = "marginal",
                        adjust: str = "holm", draws: int = 2000, rng: Any = None,
                        **old: Any) -> pd.DataFrame:
     """Rank confidence intervals of a fitted :class:`~mixrank.results.FitResult`.
@@ -232,7 +232,7 @@ def rank_intervals_fit(fit: FitResult, *, level: float = 0.95, coverage: str = "
     return tab
 
 
-def _randomization_ranks(fit: FitResult, *, level: float, coverage: str, B: int,
+def _randomization_ranks(fit: FittedPairs, *, level: float, coverage: str, B: int,
                          rng: Any) -> pd.DataFrame:
     """Rank intervals from the unit sign-flip step-down (``df="cr2"`` fits, ``method="maxt"``)."""
     from mixrank.inference.randomization import directed_stepdown
