@@ -11,11 +11,12 @@ naming the new one.  Passing both spellings is an :class:`OptionError`.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import MixrankDeprecationWarning, OptionError
 
-__all__ = ["renamed", "warn_renamed", "warn_moved", "level_from_alpha"]
+__all__ = ["renamed", "warn_renamed", "warn_moved", "level_from_alpha", "former_names"]
 
 #: Sentinel default for a keyword that was not passed.
 _UNSET: Any = object()
@@ -34,6 +35,21 @@ def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
     warnings.warn(f"{old} has moved to {new}; the old name still works in this release and "
                   "will be removed in the next (docs/vocabulary.md)", MixrankDeprecationWarning,
                   stacklevel=stacklevel)
+
+
+def former_names(module: str, names: Mapping[str, str],
+                 namespace: Mapping[str, Any]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) resolving the former names of its functions
+    (``{old: new}``) for one release, with a :class:`MixrankDeprecationWarning`."""
+
+    def __getattr__(name: str) -> Any:
+        new = names.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warn_moved(f"{module}.{name}", f"{module}.{new}")
+        return namespace[new]
+
+    return __getattr__
 
 
 def renamed(kwargs: dict[str, Any], old: str, new: str, value: Any, *, default: Any = None,

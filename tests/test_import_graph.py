@@ -200,8 +200,8 @@ def test_no_import_cycle():
         " <-> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("method, function", [("resolution", "resolution_fit"),
-                                              ("plan", "plan_fit")])
+@pytest.mark.parametrize("method, function", [("resolution", "resolution_of"),
+                                              ("plan", "plan_of")])
 def test_fit_result_methods_spell_out_their_parameters(method, function):
     # help(FitResult.resolution) lists the parameters; they stay those of the design function
     import inspect

@@ -305,3 +305,59 @@ def test_former_input_format_lm_eval(capsys):
     assert input_format("lm-eval") == "lm_eval"
     err = capsys.readouterr().err
     assert "warning: --input-format lm-eval is the former name of --input-format lm_eval" in err
+
+
+# --------------------------------------------------------------------------- nouns
+# One meaning per noun (docs/vocabulary.md): a suffix, a keyword or a word in a function's name
+# means one thing across the API.
+
+def _public_functions() -> list[tuple[str, Callable]]:
+    """Every public function of every module of mixrank (arena aside: it joins later)."""
+    import importlib
+    import pkgutil
+
+    out = []
+    for info in pkgutil.walk_packages(mixrank.__path__, "mixrank."):
+        if ".arena" in info.name or info.name.endswith("__main__") or ".cli" in info.name:
+            continue
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if (inspect.isfunction(obj) and not name.startswith("_")
+                    and obj.__module__ == info.name):
+                out.append((f"{info.name}.{name}", obj))
+    return out
+
+
+def test_the_fit_suffix_is_not_computed_from_a_fit():
+    """``X_of(fit)`` is computed from a fit; a ``_fit`` suffix names something that fits (or,
+    after ``check_``/``is_``, the fit a predicate is about)."""
+    bad = [n for n, f in _public_functions()
+           if n.endswith("_fit") and next(iter(inspect.signature(f).parameters), "") == "fit"
+           and not n.rsplit(".", 1)[1].startswith(("check_", "is_"))]
+    assert not bad, bad
+    from mixrank.design.resolution import resolution_of
+    with pytest.warns(mixrank.MixrankDeprecationWarning, match="resolution_fit has moved to "
+                                                               ".*resolution_of"):
+        from mixrank.design.resolution import resolution_fit
+    assert resolution_fit is resolution_of
+
+
+def test_the_anytime_boundary_has_one_keyword():
+    from mixrank.results.base import PairwiseResult
+
+    assert "anytime" in inspect.signature(mixrank.monitor).parameters
+    assert "anytime" in inspect.signature(PairwiseResult.resolution).parameters
+    assert inspect.signature(mixrank.monitor).parameters["kind"].default is None   # former
+    x, y = [1, 0, 1, 1, 0, 1] * 5, [0, 0, 1, 0, 0, 1] * 5
+    with pytest.warns(mixrank.MixrankDeprecationWarning, match="kind= is the former name of "
+                                                               "anytime="):
+        old = mixrank.monitor(x, y, kind="normal")
+    assert old.equals(mixrank.monitor(x, y, anytime="normal"))
+
+
+def test_family_means_the_response_distribution():
+    """``family=`` is a keyword only where it names the response distribution."""
+    with_family = sorted(n for n, f in _public_functions()
+                         if "family" in inspect.signature(f).parameters)
+    assert with_family == ["mixrank.design.simulate.simulate", "mixrank.fit.fit",
+                           "mixrank.frame.family.build_frame"], with_family

@@ -8,7 +8,7 @@ Outputs: a tidy table of alternative designs -- the current one, a grid
 varying one factor at a time, and the smallest number of subjects,
 questions or prompts that resolves ``delta`` with the others held fixed,
 flagged ``unreachable`` when no number of that factor can do it.
-Contents (docs/methods.md §6, "Design planning"): :func:`plan_fit` and the
+Contents (docs/methods.md §6, "Design planning"): :func:`plan_of` and the
 helper :func:`plan_divisors` (which factors of the design divide each
 variance component).
 """
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from mixrank._deprecate import former_names
 from mixrank._util import tidy
 from mixrank.design.checks import (
     check_alpha,
@@ -40,7 +41,7 @@ from mixrank.inference.keywords import alpha_from, unexpected_keywords
 if TYPE_CHECKING:
     from mixrank.engine.records import FittedPairs
 
-__all__ = ["plan_fit", "plan_divisors", "smallest_count", "MAX_COUNT", "ROLES"]
+__all__ = ["plan_of", "plan_divisors", "smallest_count", "MAX_COUNT", "ROLES"]
 
 #: The design factors a hypothetical design is described by, and their argument names.
 ROLES = ("subject", "question", "prompt")
@@ -244,7 +245,7 @@ def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
     return hi
 
 
-def plan_fit(fit: FittedPairs, delta: float, *, subjects: int | None = None,
+def plan_of(fit: FittedPairs, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              level: float | None = None, pair: tuple[str, str] | None = None,
              roles: Mapping[str, str] | None = None,
@@ -423,7 +424,7 @@ def plan_fit(fit: FittedPairs, delta: float, *, subjects: int | None = None,
 
 def _plan_options(delta: Any, alpha: Any, power: Any,
                   grid: Sequence[float]) -> tuple[float, float, float, list[float]]:
-    """``|delta|``, alpha, power and the grid multiples of :func:`plan_fit`, checked."""
+    """``|delta|``, alpha, power and the grid multiples of :func:`plan_of`, checked."""
     for name, v in (("delta", delta), ("alpha", alpha), ("power", power)):
         _scalar(name, v)
     d = abs(float(check_delta(delta)))
@@ -525,3 +526,7 @@ class _Planner:
             return c if t == "1" else f"{c}/{t}" if len(self.divs[c]) == 1 else f"{c}/({t})"
 
         return " + ".join(shown(c) for c in self.comps)
+
+
+#: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.
+__getattr__ = former_names('mixrank.design.plan', {'plan_fit': 'plan_of'}, globals())

@@ -1,7 +1,7 @@
 """Resolution verdict tables for a family of pairs (design stage).
 
 Stage: design (on top of a fitted model, or of per-pair numbers).
-Inputs: a :class:`~mixrank.results.FitResult` (:func:`resolution_fit`) or a
+Inputs: a :class:`~mixrank.results.FitResult` (:func:`resolution_of`) or a
 table with one row per pair -- ``model_a, model_b, estimate, n, sigma_d`` and,
 for the clustered paradigm, ``design_effect`` (:func:`resolution_table`).
 Outputs: a tidy verdict table, one row per pair, with N*, MDE, the resolution
@@ -9,7 +9,7 @@ ratio q and a resolved/unresolved verdict under four paradigms (fixed n,
 multiplicity-adjusted, anytime-valid, clustered), plus the counts per paradigm
 in ``attrs["mixrank"]``.
 Contents (docs/methods.md §6, "Verdict table"): :func:`resolution_table`,
-:func:`resolution_fit`.  The closed forms come from
+:func:`resolution_of`.  The closed forms come from
 :mod:`mixrank.design.power`, :mod:`mixrank.design.power.audit` (multiplicity) and
 :mod:`mixrank.design.anytime` (the normal-mixture boundary).
 """
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from mixrank._deprecate import former_names
 from mixrank._util import tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power
 from mixrank.design.estimand import pair_inputs
@@ -43,7 +44,7 @@ from mixrank.inference.multiplicity import adjust_values, check_adjust
 if TYPE_CHECKING:
     from mixrank.engine.records import FittedPairs
 
-__all__ = ["resolution_table", "resolution_fit", "PARADIGMS", "MULTIPLICITY_METHODS",
+__all__ = ["resolution_table", "resolution_of", "PARADIGMS", "MULTIPLICITY_METHODS",
            "ANYTIME_METHODS"]
 
 #: Paradigm names, in table order (the keys of ``attrs["mixrank"]["unresolved"]``).
@@ -98,7 +99,7 @@ def _column(table: pd.DataFrame, name: str, *, lo: float | None = None, lo_open:
         raise DesignError(
             f"the pair table lacks column {name!r} ({what}); expected columns "
             f"['model_a', 'model_b', 'estimate', 'n', 'sigma_d'] (+ 'design_effect' with "
-            f"cluster=True). Build it from a fit with resolution_fit()."
+            f"cluster=True). Build it from a fit with resolution_of()."
         )
     try:
         a = table[name].to_numpy(dtype=float)
@@ -297,7 +298,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     if not isinstance(pairs, pd.DataFrame):
         raise DesignError(
             f"pairs must be a DataFrame with one row per pair; received "
-            f"{type(pairs).__name__}. Use resolution_fit(fit) to build it from a fit."
+            f"{type(pairs).__name__}. Use resolution_of(fit) to build it from a fit."
         )
     _check_scalar("power", power)
     al = float(check_alpha(alpha))
@@ -367,7 +368,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     )
 
 
-def resolution_fit(fit: FittedPairs, *, level: float | None = None, power: float = 0.8,
+def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    adjust: str | None = "holm", anytime: bool | str = "auto",
@@ -512,3 +513,7 @@ def resolution_fit(fit: FittedPairs, *, level: float | None = None, power: float
                 model_order=scores["model"].astype(str).tolist())
     out.attrs["mixrank"] = meta
     return out
+
+
+#: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.
+__getattr__ = former_names('mixrank.design.resolution', {'resolution_fit': 'resolution_of'}, globals())

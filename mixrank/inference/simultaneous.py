@@ -4,9 +4,9 @@ Inputs: a :class:`~mixrank.results.FitResult` and its contrasts table.
 Outputs: the table with ``p_adjusted`` (Holm, BH or single-step max-t across
 the pairs shown) and, for max-t, simultaneous confidence intervals
 (:func:`adjust_contrasts`); the distribution of each model's rank from the
-same Gaussian draws (:func:`rank_probabilities_fit`).  Contents:
+same Gaussian draws (:func:`rank_probabilities_of`).  Contents:
 :data:`ADJUST`, :func:`adjust_contrasts`, :func:`contrast_draws`,
-:func:`rank_probabilities_fit`.
+:func:`rank_probabilities_of`.
 
 Draws (docs/model_scores.md §3-§4): ``Z ~ N(0, R)`` with ``R`` the correlation
 of the joint covariance of all contrasts
@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
+from mixrank._deprecate import former_names
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
@@ -35,7 +36,7 @@ from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.multiplicity import check_adjust as _check_adjust
 from mixrank.inference.randomization import flip_draws, randomization_maxt
 
-__all__ = ["ADJUST", "adjust_contrasts", "adjusted_table", "contrast_draws", "rank_probabilities_fit"]
+__all__ = ["ADJUST", "adjust_contrasts", "adjusted_table", "contrast_draws", "rank_probabilities_of"]
 
 #: Adjustments of ``FitResult.contrasts(adjust=...)``.
 ADJUST = adjust_values("contrasts")
@@ -220,7 +221,7 @@ def adjusted_table(fit: Any, rows: list[dict[str, Any]], meta: dict[str, Any], *
     return tab
 
 
-def rank_probabilities_fit(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
+def rank_probabilities_of(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
     """P(rank = r) and P(best) per model from the max-t draws of the contrasts.
 
     See :meth:`mixrank.results.FitResult.rank_probabilities`.
@@ -275,3 +276,7 @@ def _rank_draws(fit: Any, pairs: tuple, B: int, rng: Any) -> Iterator[np.ndarray
         d = np.tile(est, (len(z), 1))
         d[:, live] += se[live] * special.stdtrit(df[live], special.ndtr(z))
         yield d
+
+
+#: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.
+__getattr__ = former_names('mixrank.inference.simultaneous', {'rank_probabilities_fit': 'rank_probabilities_of'}, globals())

@@ -1,7 +1,7 @@
 """Stage report: plot of rank confidence intervals.
 
 Inputs: a rank-interval table from :func:`mixrank.inference.ranks.rank_intervals`,
-:func:`~mixrank.inference.ranks.rank_intervals_fit` or
+:func:`~mixrank.inference.ranks.rank_intervals_of` or
 ``FitResult.rank_intervals`` (columns ``model, estimate, rank, rank_lower,
 rank_upper``).  Outputs: a matplotlib Axes in the shared look of :mod:`mixrank.report.style`.  Contents:
 :func:`plot_rank_intervals`.  Draws only; computes no statistics.

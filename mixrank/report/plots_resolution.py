@@ -1,7 +1,7 @@
 """Stage report: plots of resolution diagnostics.
 
 Inputs: a verdict table from :func:`mixrank.design.resolution.resolution_table`,
-:func:`~mixrank.design.resolution.resolution_fit` or ``FitResult.resolution``
+:func:`~mixrank.design.resolution.resolution_of` or ``FitResult.resolution``
 (columns ``model_a, model_b, q`` and any of ``q_multiplicity, q_anytime,
 q_cluster``); for the power curve, effects and a paired SD.
 Outputs: matplotlib Axes in the shared look of :mod:`mixrank.report.style`.

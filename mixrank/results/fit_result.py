@@ -40,7 +40,7 @@ from ..frame import Frame
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
 from ..inference.sign_exact import degenerate_sign_test
-from ..inference.simultaneous import rank_probabilities_fit
+from ..inference.simultaneous import rank_probabilities_of
 from .base import (
     ANY,
     RANK_OPTIONS,
@@ -330,7 +330,7 @@ class FitResult(PairwiseResult):
     def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
                         rng: Any, by: str | None = None) -> pd.DataFrame:
         """The rank intervals of :meth:`PairwiseResult.rank_intervals`: through
-        :func:`mixrank.inference.ranks.rank_intervals_fit` (``by``: per level of a covariate,
+        :func:`mixrank.inference.ranks.rank_intervals_of` (``by``: per level of a covariate,
         :func:`mixrank.results.ranks_by.rank_intervals_by`)."""
         kw = dict(coverage=coverage, adjust=adjust, draws=draws, rng=rng)
         if by is not None:
@@ -348,8 +348,8 @@ class FitResult(PairwiseResult):
                                                   t.attrs.get("mixrank", {}).get("left_out", [])])
             return out
         part, left = self.estimable_part()
-        from ..inference.ranks.intervals import rank_intervals_fit
-        return _left_out(rank_intervals_fit(part, level=level, **kw), left)
+        from ..inference.ranks.intervals import rank_intervals_of
+        return _left_out(rank_intervals_of(part, level=level, **kw), left)
 
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
                            **old: Any) -> pd.DataFrame:
@@ -406,19 +406,19 @@ class FitResult(PairwiseResult):
             out.attrs["mixrank"] = dict(tabs[0].attrs.get("mixrank", {}), groups=len(parts))
             return out
         part, left = self.estimable_part()
-        return _left_out(rank_probabilities_fit(part, B=B, rng=rng), left)
+        return _left_out(rank_probabilities_of(part, B=B, rng=rng), left)
 
     def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
                     anytime: bool | str, models: Sequence[str] | None = None,
                     top: int | None = None, cluster: bool = True) -> pd.DataFrame:
         """The verdicts of :meth:`PairwiseResult.resolution` through
-        :func:`mixrank.design.resolution.resolution_fit` (``pairs=None``: the fitted pairs of
+        :func:`mixrank.design.resolution.resolution_of` (``pairs=None``: the fitted pairs of
         a fit restricted with ``fit(..., pairs=)``, else ``"adjacent"``; ``anytime="auto"``:
         the paired-Bernoulli e-process for 0/1 scores).  Every column tests the fit's
         estimand (docs/sensitivity.md)."""
         part, left = self.estimable_part()
-        from ..design.resolution import resolution_fit
-        return _left_out(resolution_fit(part, level=level, power=power, pairs=pairs,
+        from ..design.resolution import resolution_of
+        return _left_out(resolution_of(part, level=level, power=power, pairs=pairs,
                                         models=models, top=top, adjust=adjust, anytime=anytime,
                                         cluster=cluster), left)
 
@@ -432,7 +432,7 @@ class FitResult(PairwiseResult):
         """How robust is the clustered verdict? (docs/sensitivity.md §2).
 
         Parameters, returned columns, errors and validation: see
-        :func:`mixrank.design.sensitivity.sensitivity_fit`, which this calls
+        :func:`mixrank.design.sensitivity.sensitivity_of`, which this calls
         with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
         ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
         ``level`` -- default the fit's --, ``power``, ``unit``, ``draws``, ``groupings``,
@@ -446,8 +446,8 @@ class FitResult(PairwiseResult):
         says why that unit, ``left_out`` which models were not estimable.
         """
         part, left = self.estimable_part()
-        from ..design.sensitivity import sensitivity_fit
-        tab = sensitivity_fit(part, kind, pairs=pairs, models=models, top=top,
+        from ..design.sensitivity import sensitivity_of
+        tab = sensitivity_of(part, kind, pairs=pairs, models=models, top=top,
                               level=level, power=power, unit=unit, draws=draws,
                               groupings=groupings, n_random=n_random, rng=rng, summary=summary,
                               progress=progress, **old)
@@ -461,17 +461,17 @@ class FitResult(PairwiseResult):
         """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
 
         Parameters, returned columns, errors and validation: see
-        :func:`mixrank.design.plan.plan_fit`, which this calls with the same
+        :func:`mixrank.design.plan.plan_of`, which this calls with the same
         arguments (``delta``; the hypothetical ``subjects``, ``questions``,
         ``prompts``; ``power``, ``level`` -- default the fit's, alpha = 1 - level --;
         whose components, ``pair``; column
         ``roles``; the ``grid`` of multiples tried; ``labels=True``, a label
         budget, needs a judge-corrected fit, ``mixrank.fit(..., gold=)``).
         """
-        from ..design.plan import plan_fit  # on first use: a fit does not need it
+        from ..design.plan import plan_of  # on first use: a fit does not need it
 
         part, left = self.estimable_part()
-        return _left_out(plan_fit(part, delta, subjects=subjects, questions=questions,
+        return _left_out(plan_of(part, delta, subjects=subjects, questions=questions,
                                   prompts=prompts, power=power, level=level, pair=pair,
                                   roles=roles, grid=grid, labels=labels, **old), left)
 

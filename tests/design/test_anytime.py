@@ -154,7 +154,7 @@ def test_monitor_detects_a_real_effect():
     rng = np.random.default_rng(11)
     x, y = _paired_bernoulli(rng, 4000, 0.66, 0.58, 0.3)
     x0, y0 = x.copy(), y.copy()
-    tab = monitor(x, y, kind="normal")  # 0/1 scores default to the Bernoulli e-process
+    tab = monitor(x, y, anytime="normal")  # 0/1 scores default to the Bernoulli e-process
     meta = tab.attrs["mixrank"]
     assert list(tab.columns) == ["n", "estimate", "sum", "variance", "boundary", "crossed"]
     assert isinstance(tab.index, pd.RangeIndex) and len(tab) == 4000
@@ -166,7 +166,7 @@ def test_monitor_detects_a_real_effect():
     np.testing.assert_array_equal(x, x0)  # inputs not modified
     np.testing.assert_array_equal(y, y0)
     # differences passed directly give the same table
-    pd.testing.assert_frame_equal(monitor(x - y, kind="normal"), tab)
+    pd.testing.assert_frame_equal(monitor(x - y, anytime="normal"), tab)
     # the known-sigma boundary is anytime_threshold with rho0 tuned for the plan: n_plan,
     # else the data-independent default (never the stream length)
     sd = float(np.std(x - y, ddof=1))
@@ -186,7 +186,7 @@ def test_monitor_without_effect_on_identical_outputs_never_crosses():
     tab = monitor(x, x.copy(), sigma=0.5)
     assert tab.attrs["mixrank"]["resolved_at"] is None
     assert not tab["crossed"].any()
-    est = monitor(x, x.copy(), kind="normal")  # estimated variance is 0: boundary undefined, no crossing
+    est = monitor(x, x.copy(), anytime="normal")  # estimated variance is 0: boundary undefined, no crossing
     assert est["boundary"].isna().all() and est.attrs["mixrank"]["resolved_at"] is None
 
 

@@ -127,7 +127,7 @@ def test_monitor_bernoulli_is_the_default_for_binary_streams():
     assert at is not None and not tab["crossed"].iloc[: at - 1].any()
     assert abs(tab["sum"].iloc[at - 1]) >= tab["boundary"].iloc[at - 1]
     # explicit choice, and the plan through n_plan (the planning discordance share x N)
-    same = monitor(x, y, kind="bernoulli", n_plan=DEFAULT_D_PLAN / PLAN_DISCORDANCE)
+    same = monitor(x, y, anytime="bernoulli", n_plan=DEFAULT_D_PLAN / PLAN_DISCORDANCE)
     pd.testing.assert_frame_equal(same, tab)
     planned = monitor(x, y, d_plan=4000 * 0.2)
     assert planned.attrs["mixrank"]["a"] == pytest.approx(tune_beta(800.0))
@@ -139,9 +139,9 @@ def test_monitor_bernoulli_is_the_default_for_binary_streams():
 
 
 @pytest.mark.parametrize("call, error, fragment", [
-    (lambda: monitor([0.5, 1.0], [0, 1], kind="bernoulli"), DataError, "{-1, 0, 1}"),
-    (lambda: monitor([1, 0], kind="bayes"), DesignError, "'bernoulli'"),
-    (lambda: monitor([1, 0], kind="bernoulli", sigma=0.5), DesignError, "normal mixture"),
+    (lambda: monitor([0.5, 1.0], [0, 1], anytime="bernoulli"), DataError, "{-1, 0, 1}"),
+    (lambda: monitor([1, 0], anytime="bayes"), DesignError, "'bernoulli'"),
+    (lambda: monitor([1, 0], anytime="bernoulli", sigma=0.5), DesignError, "normal mixture"),
     (lambda: bernoulli_log_e(5, 3, a=1.0), DesignError, "|s| <= d"),
     (lambda: bernoulli_threshold(10, a=1.0, d_plan=10), DesignError, "not both"),
     (lambda: tune_beta(0), DesignError, "> 0"),

@@ -23,8 +23,8 @@ ALPHA = 0.05
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(n_plan=500), dict(d_plan=80),
-                                dict(kind="normal"), dict(kind="normal", sigma=0.7),
-                                dict(kind="normal", variance="sample")])
+                                dict(anytime="normal"), dict(anytime="normal", sigma=0.7),
+                                dict(anytime="normal", variance="sample")])
 def test_prefix_gives_the_same_path(kw):
     rng = np.random.default_rng(21)
     x = rng.binomial(1, 0.62, 700)
@@ -79,18 +79,18 @@ def test_resolution_anytime_column_states_its_cell_level_null():
     assert "null" not in (cells.resolution().attrs["mixrank"]["anytime"] or {})
 
 
-def test_monitor_kind_is_the_one_entry_and_anytime_still_works():
+def test_monitor_anytime_is_the_one_keyword_and_kind_still_works():
     from mixrank import MixrankDeprecationWarning, OptionError
     from mixrank.design.anytime.bernoulli import monitor_bernoulli
 
     rng = np.random.default_rng(3)
     x, y = rng.binomial(1, 0.6, 300), rng.binomial(1, 0.5, 300)
     d = (x - y).astype(float)
-    pd.testing.assert_frame_equal(monitor(x, y, kind="bernoulli"), monitor_bernoulli(d))
-    normal = monitor(x, y, kind="normal")
+    pd.testing.assert_frame_equal(monitor(x, y, anytime="bernoulli"), monitor_bernoulli(d))
+    normal = monitor(x, y, anytime="normal")
     assert normal.attrs["mixrank"]["method"] == "normal_mixture"
-    with pytest.warns(MixrankDeprecationWarning, match="anytime= is the former name of kind="):
-        old = monitor(x, y, anytime="normal")
+    with pytest.warns(MixrankDeprecationWarning, match="kind= is the former name of anytime="):
+        old = monitor(x, y, kind="normal")
     pd.testing.assert_frame_equal(old, normal)
-    with pytest.raises(OptionError, match=r"kind='gauss'.*'auto', 'normal', 'bernoulli'"):
-        monitor(x, y, kind="gauss")
+    with pytest.raises(OptionError, match=r"anytime='gauss'.*'auto', 'normal', 'bernoulli'"):
+        monitor(x, y, anytime="gauss")

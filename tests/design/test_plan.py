@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import mixrank
-from mixrank.design.plan import plan_divisors, plan_fit
+from mixrank.design.plan import plan_divisors, plan_of
 from mixrank.errors import DesignError, MixrankWarning, SingularFitWarning
 
 K = (stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) ** 2
@@ -195,13 +195,13 @@ def test_single_level_factor_is_not_planned_unless_asked():
 def test_bad_arguments(full_fit, kwargs, match):
     delta = kwargs.pop("delta")
     with pytest.raises(DesignError, match=match):
-        plan_fit(full_fit, delta, **kwargs)
+        plan_of(full_fit, delta, **kwargs)
 
 
 def test_bad_fits():
     df = _sim()
     with pytest.raises(DesignError, match="FitResult"):
-        plan_fit(df, 0.1)
+        plan_of(df, 0.1)
     agg = mixrank.fit("correct ~ model + (1|subject)", df, method="aggregate")
     with pytest.raises(DesignError, match="method='reml'"):
         agg.plan(0.1)

@@ -23,7 +23,7 @@ import mixrank
 from mixrank.design.anytime import anytime_n_star
 from mixrank.design.power import n_star
 from mixrank.design.power.audit import multiplicity_alpha, n_star_scale
-from mixrank.design.resolution import resolution_fit, resolution_table
+from mixrank.design.resolution import resolution_of, resolution_table
 from mixrank.errors import DesignError, SingularFitWarning
 
 Z975 = stats.norm.ppf(0.975)
@@ -334,7 +334,7 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
 
 
 # ---------------------------------------------------------------------------
-# resolution_fit on a fit
+# resolution_of on a fit
 # ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -353,7 +353,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"
     assert meta["estimand"] == "cells" and meta["model_order"] == order
-    assert resolution_fit(small_fit).equals(tab)
+    assert resolution_of(small_fit).equals(tab)
     # q_cluster = delta^2 / (K Var_REML)
     var = np.array([small_fit.pair(a, b).variance for a, b in zip(tab["model_a"], tab["model_b"])])
     np.testing.assert_allclose(tab["q_cluster"], tab["estimate"] ** 2 / (K * np.maximum(
@@ -378,7 +378,7 @@ def test_resolution_fit_family_options(small_fit):
 
 def test_resolution_fit_errors(small_fit):
     with pytest.raises(DesignError, match="FitResult"):
-        resolution_fit(pd.DataFrame())
+        resolution_of(pd.DataFrame())
     with pytest.raises(DesignError, match="'adjacent'.*'all'"):
         small_fit.resolution(pairs="neighbours")
     with pytest.raises(DesignError, match="not levels"):

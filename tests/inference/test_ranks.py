@@ -26,9 +26,9 @@ import mixrank
 from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.inference.ranks import (
     rank_intervals,
-    rank_intervals_fit,
     rank_intervals_from_contrasts,
     rank_intervals_from_tests,
+    rank_intervals_of,
 )
 from mixrank.inference.ranks.maxt import joint_covariance, stepdown_maxt
 
@@ -369,7 +369,7 @@ def test_fit_path_matches_contrasts(example_fit):
 
 def test_fit_method_delegates(example_fit):
     a = example_fit.rank_intervals(0.9, coverage="marginal", adjust="maxt", draws=500, rng=3)
-    b = rank_intervals_fit(example_fit, level=0.9, coverage="marginal", adjust="maxt", draws=500,
+    b = rank_intervals_of(example_fit, level=0.9, coverage="marginal", adjust="maxt", draws=500,
                            rng=3)
     pd.testing.assert_frame_equal(a, b)
     assert (a["level"] == 0.9).all()

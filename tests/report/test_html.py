@@ -125,7 +125,7 @@ def test_missing_backend_is_a_visible_note(res, monkeypatch):
     def unavailable(*args, **kwargs):
         raise ImportError("No module named 'mixrank.design.plan'", name="mixrank.design.plan")
 
-    monkeypatch.setattr("mixrank.design.plan.plan_fit", unavailable)  # backend missing
+    monkeypatch.setattr("mixrank.design.plan.plan_of", unavailable)  # backend missing
     text = render_report(res)
     plan = _section(text, "plan")
     assert 'class="omitted"' in plan and "mixrank.design.plan" in plan

@@ -3,7 +3,7 @@
 Stage: design (needs no fitted model).  docs/anytime.md and docs/methods.md §6
 describe the statistics.
 
-The public entry is one :func:`monitor` (``kind="normal" | "bernoulli" | "auto"``);
+The public entry is one :func:`monitor` (``anytime="normal" | "bernoulli" | "auto"``);
 the functions of the two boundaries stay importable from here.
 
 Modules:

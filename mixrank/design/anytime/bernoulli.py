@@ -410,7 +410,7 @@ def _ternary(d: np.ndarray) -> np.ndarray:
         i = int(np.flatnonzero(~ok)[0])
         raise DataError(
             f"the Bernoulli e-process needs paired 0/1 scores (differences in {{-1, 0, 1}}); "
-            f"position {i} has difference {d[i]!r}. Use monitor(kind='normal') for continuous scores."
+            f"position {i} has difference {d[i]!r}. Use monitor(anytime='normal') for continuous scores."
         )
     return d
 
@@ -419,7 +419,7 @@ def monitor_bernoulli(d: np.ndarray, *, alpha: float = 0.05,
                       d_plan: float | None = None) -> pd.DataFrame:
     """Monitor paired 0/1 outcomes with the Bernoulli mixture e-process.
 
-    Called by :func:`mixrank.design.anytime.monitor` with ``kind="bernoulli"``.
+    Called by :func:`mixrank.design.anytime.monitor` with ``anytime="bernoulli"``.
 
     Parameters
     ----------

@@ -53,7 +53,7 @@ DEFAULT_N_PLAN = 1000.0
 #: discordant cells when ``d_plan`` is not given (a planning value, never the
 #: stream's own share).
 PLAN_DISCORDANCE = 0.25
-#: Values of ``monitor(kind=)``.
+#: Values of ``monitor(anytime=)`` (and ``resolution(anytime=)``).
 KINDS = ("auto", "normal", "bernoulli")
 
 __all__ = [
@@ -377,8 +377,8 @@ def _differences(x: Any, y: Any) -> np.ndarray:
 
 def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None = None,
             n_plan: float | None = None, rho0: float | None = None,
-            variance: str = "null", kind: str = "auto",
-            d_plan: float | None = None, anytime: str | None = None) -> pd.DataFrame:
+            variance: str = "null", anytime: str = "auto",
+            d_plan: float | None = None, kind: str | None = None) -> pd.DataFrame:
     """Monitor a stream of paired outcomes with an anytime-valid boundary.
 
     Parameters
@@ -405,7 +405,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
         paired variance under H0 (delta = 0), ``sigma_hat_n^2 = sum d_i^2 / n``;
         ``"sample"`` -- the running sample variance (ddof = 1).  Ignored when
         ``sigma`` is given.
-    kind : {"auto", "normal", "bernoulli"}, default "auto"
+    anytime : {"auto", "normal", "bernoulli"}, default "auto"
         Which boundary (the one public monitor of both).  ``"bernoulli"``: the paired-Bernoulli mixture e-process
         (:func:`mixrank.design.anytime.bernoulli.monitor_bernoulli`; 0/1 scores,
         prior tuned for ``d_plan`` discordant cells, else ``n_plan`` times
@@ -416,9 +416,10 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     d_plan : float, optional
         Bernoulli e-process only: the planned number of discordant cells its
         prior is tuned for (overrides ``n_plan``).
-    anytime : str, optional
-        Former name of ``kind`` (works for one release, with a
-        :class:`~mixrank.errors.MixrankDeprecationWarning`).
+    kind : str, optional
+        Former name of ``anytime`` (the one keyword of the anytime boundary,
+        as ``resolution(anytime=)`` and ``--anytime``); works for one release,
+        with a :class:`~mixrank.errors.MixrankDeprecationWarning`.
 
     Returns
     -------
@@ -502,13 +503,13 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     al = float(check_alpha(alpha))
     if np.ndim(alpha) != 0:
         raise DesignError(f"alpha must be a scalar; received shape {np.shape(alpha)}.")
-    if anytime is not None:
-        kind = renamed({"anytime": anytime}, "anytime", "kind", kind, default="auto",
-                       where="monitor")
-    if kind not in KINDS:
-        raise OptionError(f"monitor(kind={kind!r}): expected one of {KINDS} (the boundary: "
-                          "'normal' mixture, 'bernoulli' e-process for 0/1 scores, 'auto').")
-    anytime = kind
+    if kind is not None:
+        anytime = renamed({"kind": kind}, "kind", "anytime", anytime, default="auto",
+                          where="monitor")
+    if anytime not in KINDS:
+        raise OptionError(f"monitor(anytime={anytime!r}): expected one of {KINDS} (the "
+                          "boundary: 'normal' mixture, 'bernoulli' e-process for 0/1 scores, "
+                          "'auto').")
     if variance not in ("null", "sample"):
         raise DesignError(
             f"variance must be 'null' (running variance under H0, the default) or 'sample' "
@@ -519,7 +520,7 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
                                   and rho0 is None):
         if sigma is not None or rho0 is not None:
             raise DesignError("sigma and rho0 belong to the normal mixture; the Bernoulli "
-                              "e-process needs no variance. Drop them or use kind='normal'.")
+                              "e-process needs no variance. Drop them or use anytime='normal'.")
         plan_d = d_plan
         if plan_d is None and n_plan is not None:     # the plan, never the stream's share
             plan_d = float(check_positive("n_plan", n_plan, hint="n_plan is the benchmark's "

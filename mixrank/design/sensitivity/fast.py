@@ -2,7 +2,7 @@
 
 Stage: design (per-cluster sums of each pair, then the batched REML of
 :mod:`mixrank.design.sensitivity.crossed` over all replicates at once).
-Inputs: the fit, its (model-restricted) frame, the family, the resampled
+Inputs: the fit, its (model-restricted) frame, the judged, the resampled
 unit and the replicates (left-out levels, or the bootstrap's draws).
 Outputs: per replicate, one dict per pair with ``estimate, n, sigma_d,
 weight_factor, variance`` -- as :func:`~mixrank.design.sensitivity.refit.replicate_rows`
@@ -234,7 +234,7 @@ def _settle(st: Sums, names: list[str], first: str, start: np.ndarray, estimand:
     return out, refit_me
 
 
-def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: str,
+def fast_rows(fit: Any, frame: Frame, judged: Sequence[tuple[str, str]], unit: str,
               plan: tuple[str, np.ndarray], make: MakeReplicate,
               progress: Callable[[int], Any] | None = None
               ) -> list[list[dict[str, float]]] | None:
@@ -263,7 +263,7 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
     U = len(what)
     first_of = np.zeros(U, dtype=np.int64)
     first_of[inv[::-1]] = np.arange(R)[::-1]                # a replicate per multiset
-    starts = warm_starts(fit.pairs, family)
+    starts = warm_starts(fit.pairs, judged)
     first = frame.spec.term_names[0]
     scale = score_scale(frame)
     single = np.zeros(U, dtype=bool)
@@ -272,9 +272,9 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
         # residual variation is left and the model is not estimable (the engine ends
         # at a residual variance of rounding size, after seconds): not fitted
         single = what[:, 0] == what[:, -1]
-    got_u: list[list[dict[str, float]]] = [[{} for _ in family] for _ in range(U)]
+    got_u: list[list[dict[str, float]]] = [[{} for _ in judged] for _ in range(U)]
     redo: dict[int, list[int]] = {}
-    for h, (a, b) in enumerate(family):
+    for h, (a, b) in enumerate(judged):
         psi = starts.get((a, b), {})
         start = np.array([math.sqrt(v) if np.isfinite(v) and v > 0 else 0.0
                           for v in (psi.get(t, np.nan) for t in _order(frame, case, big))])
@@ -295,7 +295,7 @@ def fast_rows(fit: Any, frame: Frame, family: Sequence[tuple[str, str]], unit: s
     for u, hs in redo.items():                   # the few replicates the sums leave open
         rows, copy = make(int(first_of[u]))
         sub = subset_frame(frame, rows, copy=copy, unit=unit if copy is not None else None)
-        fam = [family[h] for h in hs]
+        fam = [judged[h] for h in hs]
         fits = refit(sub, fam, method=fit.method, estimand=fit.estimand, starts=starts)
         for h, r in zip(hs, rows_of(sub, fam, fits, fit.method, fit.estimand)):
             got_u[u][h] = r

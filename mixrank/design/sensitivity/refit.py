@@ -1,7 +1,7 @@
 """Replicate refits of the sensitivity checks at interactive speed (design stage).
 
 Stage: design (drives the native engine over many replicate frames).
-Inputs: a (model-restricted) :class:`~mixrank.frame.Frame`, the family of
+Inputs: a (model-restricted) :class:`~mixrank.frame.Frame`, the judged
 pairs, the fit's method and estimand, and a list of replicates (the cells
 each keeps, with the draw numbers of a cluster bootstrap).
 Outputs: per replicate, one row per pair with ``estimate, n, sigma_d,
@@ -12,7 +12,7 @@ Contents (docs/sensitivity.md, "Speed"): :func:`refit` (one frame),
 
 Three things make a replicate cheap (docs/sensitivity.md, "Speed"):
 
-* the family is fitted in **one** engine call per replicate, so pairs on the
+* the judged pairs are fitted in **one** engine call per replicate, so pairs on the
   same common cells (all of them in a complete leaderboard) share one
   random-effects structure (:func:`refit`);
 * the estimand's weight factor ``n sum w_c^2`` of a GLS estimate is solved
@@ -58,25 +58,25 @@ _PARALLEL_MIN = 200
 _SERIAL = Control(workers=1)
 
 
-def refit(frame: Frame, family: Sequence[tuple[str, str]], *, method: str,
+def refit(frame: Frame, judged: Sequence[tuple[str, str]], *, method: str,
           estimand: str, control: Control | None = None,
           starts: Mapping[tuple[str, str], Mapping[str, float]] | None = None
           ) -> list[PairFit | None]:
-    """Fit each pair of the family on ``frame`` (None where it cannot be fitted there).
+    """Fit each judged pair on ``frame`` (None where it cannot be fitted there).
 
     A pair without two common cells, or whose random term has a single level
     left, cannot be compared on the frame; it gets None (counted by the
     caller) instead of stopping the whole check.  Warnings of the engine
     (boundary fits, dropped terms) are expected across many replicates and
-    silenced.  ``starts``: per pair of the family, a warm start for its
+    silenced.  ``starts``: per pair of the judged, a warm start for its
     fit (:func:`mixrank.engine.lmm.native.fit_pairs`).
     """
     control = _SERIAL if control is None else control
-    idx = [(frame.model_index(a), frame.model_index(b)) for a, b in family]
+    idx = [(frame.model_index(a), frame.model_index(b)) for a, b in judged]
     ok = [h for h, (j, k) in enumerate(idx) if frame.stats.n_common[j, k] >= 3]
-    warm = None if starts is None else {idx[h]: starts[family[h]] for h in ok
-                                        if family[h] in starts}
-    out: list[PairFit | None] = [None] * len(family)
+    warm = None if starts is None else {idx[h]: starts[judged[h]] for h in ok
+                                        if judged[h] in starts}
+    out: list[PairFit | None] = [None] * len(judged)
     fits: list[PairFit | None]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
@@ -193,11 +193,11 @@ def _weight_factor(frame: Frame, p: PairFit, mask: np.ndarray, method: str,
     return float(w.size * np.dot(w, w))
 
 
-def rows_of(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[PairFit | None],
+def rows_of(frame: Frame, judged: Sequence[tuple[str, str]], fits: Sequence[PairFit | None],
             method: str, estimand: str) -> list[dict[str, float]]:
     """Per pair ``estimate, n, sigma_d, weight_factor, variance`` of the fits ({} if None)."""
     out: list[dict[str, float]] = []
-    for (a, b), p in zip(family, fits):
+    for (a, b), p in zip(judged, fits):
         if p is None:
             out.append({})
             continue
@@ -209,12 +209,12 @@ def rows_of(frame: Frame, family: Sequence[tuple[str, str]], fits: Sequence[Pair
     return out
 
 
-def warm_starts(full: Sequence[PairFit], family: Sequence[tuple[str, str]]
+def warm_starts(full: Sequence[PairFit], judged: Sequence[tuple[str, str]]
                 ) -> dict[tuple[str, str], dict[str, float]]:
-    """Per family pair, the full fit's ``{term: sigma_r^2 / sigma^2}`` (pairs fitted there)."""
+    """Per judged pair, the full fit's ``{term: sigma_r^2 / sigma^2}`` (pairs fitted there)."""
     by = pair_lookup(full)
     out: dict[tuple[str, str], dict[str, float]] = {}
-    for a, b in family:
+    for a, b in judged:
         p = by.get(pair_key(a, b))
         s2 = np.nan if p is None else float(p.components.get("residual", np.nan))
         if p is None or not (np.isfinite(s2) and s2 > 0):
@@ -223,17 +223,17 @@ def warm_starts(full: Sequence[PairFit], family: Sequence[tuple[str, str]]
     return out
 
 
-def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
+def replicate_rows(frame: Frame, judged: Sequence[tuple[str, str]],
                    n_replicates: int, make: MakeReplicate, *, unit: str, method: str, estimand: str,
                    progress: Callable[[int], Any] | None = None,
                    full: Sequence[PairFit] | None = None) -> list[list[dict[str, float]]]:
-    """Refit the family on each replicate frame; per replicate, one dict per pair.
+    """Refit the judged pairs on each replicate frame; per replicate, one dict per pair.
 
     Parameters
     ----------
     frame : Frame
-        The fit's frame restricted to the family's models.
-    family : sequence of (model_a, model_b)
+        The fit's frame restricted to the judged pairs' models.
+    judged : sequence of (model_a, model_b)
     n_replicates : int
     make : callable
         ``make(i) -> (rows, copy)``: the cells replicate ``i`` keeps
@@ -260,17 +260,17 @@ def replicate_rows(frame: Frame, family: Sequence[tuple[str, str]],
         :func:`~mixrank.design.estimand.pair_inputs_from` on refits of each
         replicate frame (tests/design/test_sensitivity_refit.py).
     """
-    starts = None if full is None else warm_starts(full, family)
+    starts = None if full is None else warm_starts(full, judged)
 
     def task(item: tuple[int, int]) -> list[dict[str, float]]:
         rows, copy = make(item[0])
         sub = subset_frame(frame, rows, copy=copy, unit=unit if copy is not None else None)
-        fits = refit(sub, family, method=method, estimand=estimand, starts=starts)
-        return rows_of(sub, family, fits, method, estimand)
+        fits = refit(sub, judged, method=method, estimand=estimand, starts=starts)
+        return rows_of(sub, judged, fits, method, estimand)
 
     items = [(i, 0) for i in range(n_replicates)]
     cores = available_cores()
-    workers = cores if cores > 1 and len(items) * len(family) >= _PARALLEL_MIN else 1
+    workers = cores if cores > 1 and len(items) * len(judged) >= _PARALLEL_MIN else 1
     rounds = 1 if progress is None else min(len(items), 10)
     out: list[list[dict[str, float]]] = []
     for r in range(rounds):

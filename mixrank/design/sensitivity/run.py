@@ -1,13 +1,13 @@
 """Sensitivity of the clustered verdict: leave-one-out, cluster bootstrap, other clusterings (design stage).
 
 Stage: design (on top of a fitted model; refits with the native engine).
-Inputs: a :class:`~mixrank.results.FitResult`, a family of pairs (as in
+Inputs: a :class:`~mixrank.results.FitResult`, the judged pairs (as in
 :meth:`FitResult.resolution`) and the kind of check.
 Outputs: a tidy table with one row per (replicate, pair) -- the estimate, its
 variances, q and the fixed-n and clustered verdicts in that replicate -- or,
 with ``summary=True``, one row per (check, pair) with the verdict's
 stability (:func:`stability`).
-Contents (docs/sensitivity.md): :func:`sensitivity_fit` (``kind="loso"``,
+Contents (docs/sensitivity.md): :func:`sensitivity_of` (``kind="loso"``,
 ``"bootstrap"``, ``"clusterings"``), :func:`stability`, :data:`KINDS`.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mixrank._deprecate import former_names
 from mixrank._progress import Reporter, as_progress
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
@@ -37,7 +38,7 @@ from mixrank.errors import DesignError
 from mixrank.frame import Frame
 from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
 
-__all__ = ["sensitivity_fit", "stability", "KINDS"]
+__all__ = ["sensitivity_of", "stability", "KINDS"]
 
 #: The checks, in the order they are run when several are asked for.
 KINDS = ("loso", "bootstrap", "clusterings")
@@ -49,13 +50,13 @@ def _k(alpha: float, power: float) -> float:
     return float((z_upper(alpha / 2) + z_quantile(power)) ** 2)
 
 
-def _rows_from_fits(fit: Any, frame: Frame, family: list[tuple[str, str]], *, kind: str,
+def _rows_from_fits(fit: Any, frame: Frame, judged: list[tuple[str, str]], *, kind: str,
                     replicate: int, label: str) -> list[dict]:
     """One row per pair from an engine refit of ``frame`` (NaN where it could not be fitted)."""
-    fits = refit(frame, family, method=fit.method, estimand=fit.estimand)
+    fits = refit(frame, judged, method=fit.method, estimand=fit.estimand)
     done = [p for p in fits if p is not None]
     rows = []
-    for (a, b), p in zip(family, fits):
+    for (a, b), p in zip(judged, fits):
         row = dict(kind=kind, replicate=replicate, label=label, model_a=a, model_b=b)
         if p is None:
             rows.append(row)
@@ -94,22 +95,22 @@ def _finish(rows: list[dict], kk: float, full: pd.DataFrame) -> pd.DataFrame:
 
 
 def _replicate_rows(kind: str, labels: Sequence[str], make: MakeReplicate, fit: Any,
-                    frame: Frame, family: list[tuple[str, str]], unit: str,
+                    frame: Frame, judged: list[tuple[str, str]], unit: str,
                     progress: Callable[[int], Any] | None,
                     plan: tuple[str, np.ndarray] | None = None) -> list[dict]:
-    """Rows of the family on each replicate: from per-cluster sums where the structure
+    """Rows of the judged pairs on each replicate: from per-cluster sums where the structure
     allows (``plan``, docs/sensitivity.md "Several random terms"), else refits ("Speed")."""
-    res = None if plan is None else fast_rows(fit, frame, family, unit, plan, make, progress)
+    res = None if plan is None else fast_rows(fit, frame, judged, unit, plan, make, progress)
     _PATHS[kind] = "engine" if res is None else "per-cluster sums"
     if res is None:
-        res = replicate_rows(frame, family, len(labels), make, unit=unit, method=fit.method,
+        res = replicate_rows(frame, judged, len(labels), make, unit=unit, method=fit.method,
                              estimand=fit.estimand, progress=progress, full=fit.pairs)
     return [dict(kind=kind, replicate=i + 1, label=label, model_a=a, model_b=b, **r)
             for i, (label, per_pair) in enumerate(zip(labels, res))
-            for (a, b), r in zip(family, per_pair)]
+            for (a, b), r in zip(judged, per_pair)]
 
 
-def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
+def _loso(fit: Any, frame: Frame, judged: list[tuple[str, str]], unit: str | None,
           progress: Callable[[int], Any] | None = None) -> list[dict]:
     name, codes = unit_codes(frame, unit)
     levels = np.unique(codes)
@@ -118,7 +119,7 @@ def _loso(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | Non
                           f"estimate its variance); the data have {len(levels)}.")
     labels = [str(frame.term_labels[name][lev]) for lev in levels]
     return _replicate_rows("loso", labels, lambda i: (np.flatnonzero(codes != levels[i]), None),
-                           fit, frame, family, name, progress, ("loso", levels))
+                           fit, frame, judged, name, progress, ("loso", levels))
 
 
 def _pair_cells(frame: Frame, a: str, b: str, codes: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -134,7 +135,7 @@ def _fast_rows(kind: str, label: str, a: str, b: str, r: dict[str, np.ndarray]) 
             for i in range(len(r["n"]))]
 
 
-def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
+def _bootstrap(fit: Any, frame: Frame, judged: list[tuple[str, str]], unit: str | None,
                B: int, gen: np.random.Generator,
                progress: Callable[[int], Any] | None = None) -> list[dict]:
     name, codes = unit_codes(frame, unit)
@@ -142,7 +143,7 @@ def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str 
     draws = gen.integers(0, T, size=(B, T))
     if len(frame.spec.random) == 1 and fit.method == "reml":
         rows: list[dict] = []
-        for a, b in family:                      # fast path: one random term, same draws
+        for a, b in judged:                      # fast path: one random term, same draws
             d, c = _pair_cells(frame, a, b, codes)
             m, s, ss = level_sums(d, c, T)
             r = oneway_fit(m[draws], s[draws], ss[draws], estimand=fit.estimand)
@@ -157,7 +158,7 @@ def _bootstrap(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str 
         copy = np.concatenate([np.full(len(members[u]), t) for t, u in enumerate(draws[i])])
         return idx, copy
 
-    return _replicate_rows("bootstrap", ["draw"] * B, make, fit, frame, family, name, progress,
+    return _replicate_rows("bootstrap", ["draw"] * B, make, fit, frame, judged, name, progress,
                            ("bootstrap", draws))
 
 
@@ -184,17 +185,17 @@ def _groupings(frame: Frame, groupings: Any) -> dict[str, np.ndarray]:
     return out
 
 
-def _clusterings(fit: Any, frame: Frame, family: list[tuple[str, str]], unit: str | None,
+def _clusterings(fit: Any, frame: Frame, judged: list[tuple[str, str]], unit: str | None,
                  groupings: Any, n_random: int,
                  gen: np.random.Generator) -> list[dict]:
     rows: list[dict] = []
     for name, labels in _groupings(frame, groupings).items():
-        rows += _rows_from_fits(fit, regroup_frame(frame, name, labels), family,
+        rows += _rows_from_fits(fit, regroup_frame(frame, name, labels), judged,
                                 kind="clusterings", replicate=0, label=name)
     name, codes = unit_codes(frame, unit)
     perms = np.stack([gen.permutation(codes) for _ in range(n_random)])   # same cluster sizes
     T = frame.term_levels[name]
-    for a, b in family:
+    for a, b in judged:
         j, k = frame.model_index(a), frame.model_index(b)
         mask = frame.common_mask(j, k)
         d = frame.scores[mask, j] - frame.scores[mask, k]
@@ -233,19 +234,19 @@ def _whole(name: str, value: Any, lo: int) -> int:
     return int(value)
 
 
-def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
+def sensitivity_of(fit: Any, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
                     level: float | None = None, power: float = 0.8, unit: str | None = None,
                     draws: int = 1000, groupings: Any = None, n_random: int = 200,
                     rng: Any = None, summary: bool = False,
                     progress: Any = None, **old: Any) -> pd.DataFrame:
-    """How robust is the clustered verdict? Refit the family under perturbed clusterings.
+    """How robust is the clustered verdict? Refit the judged pairs under perturbed clusterings.
 
     Parameters
     ----------
     fit : FitResult
-        From :func:`mixrank.fit` with the family's pairs fitted.
+        From :func:`mixrank.fit` with the judged pairs fitted.
     kind : {"loso", "bootstrap", "clusterings"} or a list / comma-separated string
         ``"loso"``: leave one level of the unit out and refit (one replicate
         per level); ``"bootstrap"``: cluster bootstrap over the unit's levels
@@ -255,7 +256,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
         clusterings of the cells that keep the unit's cluster sizes (the null
         reference: their design effect centres on 1).
     pairs, models, top
-        The family, as in :meth:`FitResult.resolution`.
+        The judged, as in :meth:`FitResult.resolution`.
     level : float, optional
         Confidence level of the verdicts, default the fit's (two-sided
         ``alpha = 1 - level``; former keyword ``alpha=``, deprecated).
@@ -290,14 +291,14 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
         One row per (replicate, pair): ``kind``, ``replicate`` (1, 2, ...; 0
         for a named grouping), ``label`` (the left-out level, ``"draw"``,
         the grouping's name or ``"random"``), ``model_a, model_b`` (as in the
-        family), ``estimate`` (the fit's estimand on the replicate),
+        judged), ``estimate`` (the fit's estimand on the replicate),
         ``n, sigma_d, weight_factor`` (as in the verdict table),
         ``std_error`` (model-based), ``design_effect`` (over the estimand's
         iid variance), ``q`` (fixed n), ``q_cluster``, ``resolved``,
         ``resolved_cluster``, ``same_sign`` (estimate has the full fit's
         sign) and ``fitted`` (False where the pair could not be fitted on
         the replicate, e.g. no common cells left).  ``attrs["mixrank"]``
-        holds ``kinds``, ``unit``, ``family``, ``alpha``, ``power``,
+        holds ``kinds``, ``unit``, ``judged``, ``alpha``, ``power``,
         ``estimand``, ``B``, ``n_random``, ``engine_path`` per kind and
         ``full`` (the full fit's verdict rows as records).
 
@@ -306,7 +307,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     DesignError
         Unknown kind; no random term (and no ``unit``); a unit with fewer
         than 3 levels (loso); bad B / n_random; unknown grouping columns;
-        every error of :meth:`FitResult.resolution` for the family.
+        every error of :meth:`FitResult.resolution` for the judged pairs.
 
     Notes
     -----
@@ -349,8 +350,8 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     B, n_random = _whole("draws", B, 2), _whole("n_random", n_random, 1)
     full = fit.resolution(pairs=pairs, models=models, top=top, level=1.0 - al, power=pw,
                           adjust=None, anytime=False)
-    family = [(str(a), str(b)) for a, b in zip(full["model_a"], full["model_b"])]
-    frame = restrict_models(fit.frame, sorted({m for p in family for m in p}))
+    judged = [(str(a), str(b)) for a, b in zip(full["model_a"], full["model_b"])]
+    frame = restrict_models(fit.frame, sorted({m for p in judged for m in p}))
     uname, why = choose_unit(frame, unit)
     kk, gen = _k(al, pw), as_rng(rng)
     rows: list[dict] = []
@@ -363,11 +364,11 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                                                  len(np.unique(unit_codes(frame, unit)[1])))
         try:
             if k == "loso":
-                rows += _loso(fit, frame, family, unit, tick)
+                rows += _loso(fit, frame, judged, unit, tick)
             elif k == "bootstrap":
-                rows += _bootstrap(fit, frame, family, unit, B, gen, tick)
+                rows += _bootstrap(fit, frame, judged, unit, B, gen, tick)
             else:
-                rows += _clusterings(fit, frame, family, unit, groupings, n_random, gen)
+                rows += _clusterings(fit, frame, judged, unit, groupings, n_random, gen)
         finally:
             if rep is not None:
                 rep.close()
@@ -375,7 +376,9 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
     keep = ["model_a", "model_b", "estimate", "n", "sigma_d", "weight_factor", "std_error",
             "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]
     meta = dict(table="sensitivity", kinds=kinds, unit=uname, unit_reason=why,
-                n_units=int(frame.term_levels[uname]), family=family, alpha=al,
+                n_units=int(frame.term_levels[uname]), judged=judged,
+                family=judged,   # former key of ``judged``: kept for one release (CHANGELOG.md)
+                alpha=al,
                 power=pw, estimand=fit.estimand, method=fit.method, B=B, n_random=n_random,
                 formula=fit.frame.spec.formula,
                 engine_path={"loso": _PATHS.get("loso", "engine"), "clusterings": "engine "
@@ -384,3 +387,7 @@ def sensitivity_fit(fit: Any, kind: str | Sequence[str] = "loso", *,
                 full=full[keep].to_dict("records"))
     tab = tidy(out, **meta)
     return stability(tab) if summary else tab
+
+
+#: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.
+__getattr__ = former_names('mixrank.design.sensitivity.run', {'sensitivity_fit': 'sensitivity_of'}, globals())

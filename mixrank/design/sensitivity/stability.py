@@ -1,6 +1,6 @@
 """Per-pair stability of the clustered verdict across sensitivity replicates (design stage).
 
-Stage: design (summarises a table of :func:`mixrank.design.sensitivity.sensitivity_fit`).
+Stage: design (summarises a table of :func:`mixrank.design.sensitivity.sensitivity_of`).
 Inputs: the replicate table (one row per replicate and pair) with its
 ``attrs["mixrank"]["full"]`` (the full fit's rows).
 Outputs: one row per (check, pair) (:func:`stability`).
@@ -63,7 +63,7 @@ def stability(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     Parameters
     ----------
     table : pandas.DataFrame
-        From :func:`mixrank.design.sensitivity.sensitivity_fit` (not modified).
+        From :func:`mixrank.design.sensitivity.sensitivity_of` (not modified).
     level : float, default 0.95
         Coverage of the replicate quantile interval of the estimate.
 
@@ -102,7 +102,7 @@ def stability(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     ``variance_bootstrap`` and ``n_star_bootstrap`` carry the correction
     :func:`small_cluster_factor` (docs/sensitivity.md, "Small-cluster
     correction").  Validated by the tests of
-    :func:`~mixrank.design.sensitivity.sensitivity_fit` (balanced: ratio 1 to the
+    :func:`~mixrank.design.sensitivity.sensitivity_of` (balanced: ratio 1 to the
     model; 12 unequal clusters: variance ratio to the true variance 1 within
     Monte Carlo error).
     """

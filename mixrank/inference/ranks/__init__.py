@@ -5,7 +5,7 @@ docs/methods.md describes the statistics.
 Modules:
 
 * :mod:`~mixrank.inference.ranks.intervals` -- the entry points
-  ``rank_intervals_fit`` (from a fit) and ``rank_intervals_from_contrasts``
+  ``rank_intervals_of`` (from a fit) and ``rank_intervals_from_contrasts``
   (from a contrasts table);
 * :mod:`~mixrank.inference.ranks.core` -- ``rank_intervals_from_tests``: the
   rank table from directional tests, and the option checks shared by all;
@@ -17,14 +17,19 @@ Modules:
   tests of the raw-data procedure.
 """
 
+from mixrank._deprecate import former_names
 from mixrank.inference.ranks.intervals import (
     COVERAGES,
     RANK_METHODS,
     rank_intervals,
-    rank_intervals_fit,
     rank_intervals_from_contrasts,
     rank_intervals_from_tests,
+    rank_intervals_of,
 )
 
-__all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrasts",
+__all__ = ["rank_intervals", "rank_intervals_of", "rank_intervals_from_contrasts",
            "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
+
+
+#: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.
+__getattr__ = former_names('mixrank.inference.ranks', {'rank_intervals_fit': 'rank_intervals_of'}, globals())

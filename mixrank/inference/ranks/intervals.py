@@ -9,7 +9,7 @@ the rank interval ``[rank_lower, rank_upper]``; the directed hypotheses
 behind it in ``attrs["mixrank"]["pairwise"]`` (a list of records:
 ``pd.DataFrame(tab.attrs["mixrank"]["pairwise"])`` gives the table).
 
-Contents: :func:`rank_intervals_fit` (what ``FitResult.rank_intervals``
+Contents: :func:`rank_intervals_of` (what ``FitResult.rank_intervals``
 calls) and :func:`rank_intervals_from_contrasts`; re-exported here so that
 this module stays the one public home of rank intervals:
 :func:`rank_intervals` (from raw data, no mixed model;
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from mixrank._deprecate import former_names
 from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
@@ -50,7 +51,7 @@ from mixrank.inference.ranks.maxt import contrast_matrices, joint_covariance, st
 if TYPE_CHECKING:
     from mixrank.engine.records import FittedPairs
 
-__all__ = ["rank_intervals", "rank_intervals_fit", "rank_intervals_from_contrasts",
+__all__ = ["rank_intervals", "rank_intervals_of", "rank_intervals_from_contrasts",
            "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
 
 
@@ -155,7 +156,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
                      coverage=coverage, method=method, extra=extra, source="contrasts", **meta)
 
 
-def rank_intervals_fit(fit: FittedPairs, *, level: float = 0.95, coverage: str = "marginal",
+def rank_intervals_of(fit: FittedPairs, *, level: float = 0.95, coverage: str = "marginal",
                        adjust: str = "holm", draws: int = 2000, rng: Any = None,
                        **old: Any) -> pd.DataFrame:
     """Rank confidence intervals of a fitted :class:`~mixrank.results.FitResult`.
@@ -207,9 +208,9 @@ def rank_intervals_fit(fit: FittedPairs, *, level: float = 0.95, coverage: str =
     >>> list(tab.columns)
     ['model', 'estimate', 'rank', 'rank_lower', 'rank_upper', 'level', 'n']
     """
-    method = former(old, "method", "adjust", adjust, "holm", where="rank_intervals_fit")
-    B = former(old, "B", "draws", draws, 2000, where="rank_intervals_fit")
-    unexpected_keywords(old, "rank_intervals_fit")
+    method = former(old, "method", "adjust", adjust, "holm", where="rank_intervals_of")
+    B = former(old, "B", "draws", draws, 2000, where="rank_intervals_of")
+    unexpected_keywords(old, "rank_intervals_of")
     models = list(fit.models)
     if len(models) < 2:
         raise DataError(f"rank intervals need at least two models; the fit has {models}")
@@ -249,6 +250,10 @@ def _randomization_ranks(fit: FittedPairs, *, level: float, coverage: str, B: in
                     reference="randomization: sign flips of the unit's contrast totals")
 
 
-for _f in (rank_intervals_from_contrasts, rank_intervals_fit):
+for _f in (rank_intervals_from_contrasts, rank_intervals_of):
     if _f.__doc__:
         _f.__doc__ = fill_doc(_f.__doc__)
+
+
+#: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.
+__getattr__ = former_names('mixrank.inference.ranks.intervals', {'rank_intervals_fit': 'rank_intervals_of'}, globals())

@@ -11,7 +11,7 @@ model's two side families (marginal coverage).  Contents:
 covariance, projected to PSD) and :func:`stepdown_maxt` (adjusted p-values
 from standardised Gaussian null draws of the pairwise differences).
 
-The public entry points are :func:`mixrank.inference.ranks.rank_intervals_fit`
+The public entry points are :func:`mixrank.inference.ranks.rank_intervals_of`
 and :func:`~mixrank.inference.ranks.rank_intervals_from_contrasts` (with
 ``method="maxt"``); these helpers are pure numpy and are tested directly.
 """
