@@ -9,36 +9,11 @@ pkg import name`` points at ``pkg.name`` when that is a module, else at
 ``a.b``; those implicit parent imports are not edges (otherwise every module
 would depend on ``mixrank/__init__``, which re-exports everything).
 
-The stages, lowest first.  A module may import modules of its own stage
-and of lower stages, never of a higher one:
-
-0. ``_util``, ``_version``, ``_progress``, ``errors``, ``_deprecate`` -- shared helpers, the
-   version, progress reporting, the exception tree and the former spellings of arguments;
-1. ``formula`` -- text -> Spec;
-2. ``frame`` -- data + Spec -> Frame;
-3. ``io`` -- readers and out-of-core backends: they produce the long data
-   (or, through ``io.backends``, a Frame), so they sit above ``frame`` and
-   below everything that fits (the engine's GLMM data path loads through
-   ``io.backends``);
-4. ``engine`` -- Frame -> per-pair fits (records);
-5. ``inference``, ``design``, ``change`` -- computations on engine records,
-   frames or raw data; ``change`` (reliable change) needs only stage 0;
-6. ``results`` -- :class:`~mixrank.results.FitResult`, the facade whose
-   accessors call inference and design.  Data flows engine -> results ->
-   inference/design (a FitResult is passed in), but the imports go the
-   other way: inference and design are typed against the narrow protocol
-   :class:`~mixrank.engine.records.FittedPairs` (stage 4), so there is no
-   cycle even counting ``TYPE_CHECKING`` imports (checked between packages);
-   ``arena`` (Bradley-Terry battle logs: reading, fitting and
-   :class:`~mixrank.arena.ArenaResult`, whose accessors call inference and
-   design) sits here too;
-   ``judge`` (PPI++ judge-corrected fits) sits beside ``results``: its
-   ``JudgeResult`` subclasses ``FitResult``, and nothing in ``results``
-   imports it;
-7. ``fit``, ``routes`` (one module per route of ``fit()``), ``power`` and the package
-   ``mixrank`` itself -- the public entry points that compose the stages;
-8. ``report``, ``cli``, ``__main__`` -- presentation; nothing below imports
-   them, and ``report`` does not import ``cli``.
+The stages, lowest first, and why each sits where it does: docs/architecture.md
+("The stages"; tests/test_architecture_doc.py keeps it in step with :data:`STAGES`).
+A module may import modules of its own stage and of lower stages, never of a
+higher one; between packages there is no cycle even counting the imports under
+``TYPE_CHECKING``.
 
 A new top-level module or subpackage must be given a stage here.
 """
