@@ -88,7 +88,7 @@ _LAZY: dict[str, str] = {
     "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
     "FitResult": ".results", "GlmmResult": ".results", "Summary": ".results",
     "GlmmByResult": ".results", "GlmmSlopeResult": ".results",
-    "GlmmSummary": ".results.glmm_result", "PairFit": ".engine.records",
+    "GlmmSummary": ".results.glmm.result", "PairFit": ".engine.records",
     "WeakTerm": ".engine.estimability",
 }
 
@@ -122,7 +122,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .judge.plan import plan_labels
     from .judge.result import JudgeResult
     from .results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult, Summary
-    from .results.glmm_result import GlmmSummary
+    from .results.glmm.result import GlmmSummary
 
 
 #: Former top-level names -> (module, attribute, new home).  They still resolve for one

@@ -26,7 +26,7 @@ from .routes.gaussian import ENGINES, Fitter
 
 if TYPE_CHECKING:   # the results are imported by the routes that build them
     from .results import FitResult
-    from .results.glmm_result import GlmmResult
+    from .results.glmm.result import GlmmResult
 
 __all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "ESTIMANDS",
            "FitOptions"]
@@ -124,7 +124,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         linear mixed model of the paired differences), or ``"binomial"``:
         ``lme4::glmer(formula, family = binomial)`` over all models at once,
         the formula read literally as glmer reads it (docs/glmm.md); returns
-        a :class:`~mixrank.results.glmm_result.GlmmResult`.
+        a :class:`~mixrank.results.glmm.result.GlmmResult`.
     nagq : {1, 0}, optional
         ``family="binomial"`` only: glmer's nAGQ (default 1 = Laplace); an
         :class:`~mixrank.errors.OptionError` with any other family.

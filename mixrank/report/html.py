@@ -2,7 +2,7 @@
 
 Inputs: a result of :func:`mixrank.fit` (a :class:`~mixrank.results.FitResult`,
 a judge-corrected :class:`~mixrank.judge.result.JudgeResult`, a binomial
-:class:`~mixrank.results.glmm_result.GlmmResult`) or of :func:`mixrank.arena`
+:class:`~mixrank.results.glmm.result.GlmmResult`) or of :func:`mixrank.arena`
 (an :class:`~mixrank.arena.ArenaResult`).
 Outputs: an HTML document (a string, or a file) with inline CSS and the plots
 embedded as base64 PNG (matplotlib, no GUI backend needed): no scripts, no
@@ -71,7 +71,7 @@ def _kind(fit: Any) -> str:
     """``"fit"`` (linear and judge-corrected), ``"glmm"`` or ``"arena"``; DataError otherwise."""
     from mixrank.arena import ArenaResult
     from mixrank.results import FitResult
-    from mixrank.results.glmm_result import GlmmResult
+    from mixrank.results.glmm.result import GlmmResult
 
     if isinstance(fit, FitResult):
         return "fit"

@@ -1,6 +1,6 @@
 """Stage report: the sections of the report of a binomial GLMM fit (``family="binomial"``).
 
-Inputs: a :class:`~mixrank.results.glmm_result.GlmmResult` and the page
+Inputs: a :class:`~mixrank.results.glmm.result.GlmmResult` and the page
 context of :func:`mixrank.report.html.render_report` (the one page builder,
 which declares which result shows which section).  Outputs: HTML fragments:
 the "Scale" line and the unit-of-inference sentence (:func:`preamble`), the model scores, both

@@ -14,9 +14,9 @@ Modules:
   model x covariate fit, with :mod:`~mixrank.results.anova` (per-pair F tests
   that the gap is the same at every level) and
   :mod:`~mixrank.results.ranks_by` (rank intervals per level);
-* :mod:`~mixrank.results.glmm_result` -- :class:`GlmmResult`, the binomial GLMM
-  fit; :mod:`~mixrank.results.glmm_by` (``model * x``, categorical x) and
-  :mod:`~mixrank.results.glmm_slope` (numeric x).
+* :mod:`~mixrank.results.glmm` -- the binomial GLMM's results (a subpackage):
+  :class:`GlmmResult`, :class:`GlmmByResult` (``model * x``, categorical x)
+  and :class:`GlmmSlopeResult` (numeric x).
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from .fit_result import FitResult
 from .summary import Summary
 
 if TYPE_CHECKING:
-    from .glmm_by import GlmmByResult
-    from .glmm_result import GlmmResult
-    from .glmm_slope import GlmmSlopeResult
+    from .glmm.by import GlmmByResult
+    from .glmm.result import GlmmResult
+    from .glmm.slope import GlmmSlopeResult
 
 __all__ = ["FitResult", "GlmmResult", "GlmmByResult", "GlmmSlopeResult", "Summary"]
 
 #: The GLMM results, imported on first access (PEP 562): a gaussian fit does not need them.
-_LAZY = {"GlmmResult": ".glmm_result", "GlmmByResult": ".glmm_by",
-         "GlmmSlopeResult": ".glmm_slope"}
+_LAZY = {"GlmmResult": ".glmm.result", "GlmmByResult": ".glmm.by",
+         "GlmmSlopeResult": ".glmm.slope"}
 
 
 def __getattr__(name: str) -> Any:

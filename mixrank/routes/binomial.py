@@ -3,7 +3,7 @@
 Inputs: a formula as ``lme4::glmer`` reads it, long-format data (0/1 rows,
 replicates, or counts via ``cbind(k, n - k)``) and the checked
 :class:`~mixrank.routes.options.FitOptions`.  Outputs:
-:class:`~mixrank.results.glmm_result.GlmmResult` through the route's three
+:class:`~mixrank.results.glmm.result.GlmmResult` through the route's three
 steps (:func:`frame`, :func:`estimate`, :func:`result`), taken by
 :func:`mixrank.fit` when ``family="binomial"`` (docs/glmm.md); validated
 against lme4 1.1 ``glmer`` (``tests/reference/glmer.R``).  The family's
@@ -21,7 +21,7 @@ from .options import FitOptions, Route
 
 if TYPE_CHECKING:    # imported in the steps: the route module stays light to import
     from ..formula.glmm_terms import GlmmFormula
-    from ..results.glmm_result import GlmmResult
+    from ..results.glmm.result import GlmmResult
 
 __all__ = ["ROUTE", "ENGINES", "covariate_levels", "frame", "estimate", "result",
            "UnitOfInferenceWarning"]
@@ -152,9 +152,9 @@ def estimate(state: dict[str, Any], opts: FitOptions) -> dict[str, Any]:
 
 
 def result(state: dict[str, Any], opts: FitOptions) -> GlmmResult:
-    """:class:`~mixrank.results.glmm_result.GlmmResult` (a ``model * x`` formula:
-    :class:`~mixrank.results.glmm_by.GlmmByResult` for a categorical ``x``,
-    :class:`~mixrank.results.glmm_slope.GlmmSlopeResult` for a numeric one); a
+    """:class:`~mixrank.results.glmm.result.GlmmResult` (a ``model * x`` formula:
+    :class:`~mixrank.results.glmm.by.GlmmByResult` for a categorical ``x``,
+    :class:`~mixrank.results.glmm.slope.GlmmSlopeResult` for a numeric one); a
     :class:`~mixrank.errors.UnitOfInferenceWarning` when no term makes a unit of inference.
 
     Examples
@@ -170,9 +170,9 @@ def result(state: dict[str, Any], opts: FitOptions) -> GlmmResult:
     >>> res.unit_of_inference
     'unit of inference for model contrasts: subject (via (1|subject:model))'
     """
-    from ..results.glmm_by import GlmmByResult
-    from ..results.glmm_result import GlmmResult, unit_line
-    from ..results.glmm_slope import GlmmSlopeResult
+    from ..results.glmm.by import GlmmByResult
+    from ..results.glmm.result import GlmmResult, unit_line
+    from ..results.glmm.slope import GlmmSlopeResult
 
     gf = state["formula"]
     form = ("counts (cbind(successes, failures))" if gf.trials or gf.failures

@@ -1,5 +1,5 @@
 """The command line with ``--family binomial``: every fitting subcommand's output
-against the :class:`~mixrank.results.glmm_result.GlmmResult` accessor it wraps
+against the :class:`~mixrank.results.glmm.result.GlmmResult` accessor it wraps
 (the accessors themselves are checked against lme4's glmer in
 ``tests/engine/``), the unit-of-inference line and warning, and the options a
 binomial fit does not take (exit 2, ``error:`` on stderr, no traceback)."""

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.results.glmm_result import GlmmResult
+from mixrank.results.glmm.result import GlmmResult
 from mixrank.routes.binomial import UnitOfInferenceWarning
 
 REF = "tests/reference/glmm_cases/"

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import mixrank
-from mixrank.results.glmm_slope import GlmmSlopeResult
+from mixrank.results.glmm.slope import GlmmSlopeResult
 from tests.reference.tolerances import GLMER
 
 REF = Path(__file__).resolve().parents[1] / "reference"

@@ -20,13 +20,13 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import TextDisplay, tidy
-from ..engine.glmm.fit import GlmmFit
-from ..errors import DataError, DesignError
-from ..formula.glmm_terms import GlmmFormula
-from ..frame import Frame
-from ..inference.multiplicity import adjust_values
-from .base import ANY, RANK_OPTIONS, RESOLUTION_OPTIONS, OptionTable, PairEstimates, PairwiseResult
+from ..._util import TextDisplay, tidy
+from ...engine.glmm.fit import GlmmFit
+from ...errors import DataError, DesignError
+from ...formula.glmm_terms import GlmmFormula
+from ...frame import Frame
+from ...inference.multiplicity import adjust_values
+from ..base import ANY, RANK_OPTIONS, RESOLUTION_OPTIONS, OptionTable, PairEstimates, PairwiseResult
 
 __all__ = ["GlmmResult", "GlmmSummary", "GLMM_OPTIONS", "unit_line"]
 
@@ -314,7 +314,7 @@ class GlmmResult(PairwiseResult):
         its interval's ordering.  ``attrs["mixrank"]`` states ``scale`` and
         ``score``.
         """
-        from ..inference.ranks.intervals import rank_intervals_from_contrasts
+        from ...inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")
@@ -347,7 +347,7 @@ class GlmmResult(PairwiseResult):
             (``estimate`` on the logit scale); ``attrs["mixrank"]["n_star"]``
             states the formula.
         """
-        from ..design.resolution import resolution_table
+        from ...design.resolution import resolution_table
 
         order = self.model_scores(scale="logit").sort_values(["estimate", "model"],
                                                              ascending=[False, True])

@@ -4,7 +4,7 @@ Inputs: a :class:`~mixrank.engine.glmm.fit.GlmmFit` whose fixed effects are an
 intercept and a slope in ``x`` per model (``beta[:M]``, ``beta[M:]``; the
 column space of glmer's treatment-coded ``model * x``), the frame, and the
 value of ``x`` at each cell.  Outputs: :class:`GlmmSlopeResult`, a
-:class:`~mixrank.results.glmm_result.GlmmResult` whose ``contrasts`` and
+:class:`~mixrank.results.glmm.result.GlmmResult` whose ``contrasts`` and
 ``model_scores`` are evaluated at chosen values of ``x`` (``at=``; default
 its mean over the cells, with ``by="x"`` its quartiles), ``anova()`` (Wald
 chi-square of each pair's slope difference and of all slopes equal), and
@@ -22,11 +22,11 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import tidy
-from ..errors import DataError, DesignError
-from ..inference.multiplicity import adjust_within
-from .base import ANY, OptionTable, PairEstimates, with_options
-from .glmm_result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, GlmmResult
+from ..._util import tidy
+from ...errors import DataError, DesignError
+from ...inference.multiplicity import adjust_within
+from ..base import ANY, OptionTable, PairEstimates, with_options
+from .result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, GlmmResult
 
 __all__ = ["GlmmSlopeResult"]
 
@@ -208,7 +208,7 @@ class GlmmSlopeResult(GlmmResult):
         tests :meth:`contrasts` there, on one ``scale``.  Columns as
         :meth:`GlmmResult.rank_intervals` plus ``<x>``.
         """
-        from ..inference.ranks.intervals import rank_intervals_from_contrasts
+        from ...inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")

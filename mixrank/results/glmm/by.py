@@ -3,7 +3,7 @@
 Inputs: a :class:`~mixrank.engine.glmm.fit.GlmmFit` whose fixed effects are one
 log-odds per (model, level of ``x``) combination with cells (glmer's ``model
 * x`` in cell-means coding), the frame, and the level of ``x`` at each cell.
-Outputs: :class:`GlmmByResult`, a :class:`~mixrank.results.glmm_result.GlmmResult`
+Outputs: :class:`GlmmByResult`, a :class:`~mixrank.results.glmm.result.GlmmResult`
 whose accessors take ``by=``: ``contrasts(by=, scale=)`` (per-level
 log-odds ratios, per-level average marginal effects), ``model_scores(by=)``,
 ``rank_intervals(by=)``, and ``anova()`` (Wald chi-square tests of the
@@ -20,11 +20,11 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import tidy
-from ..errors import DataError, DesignError
-from ..inference.multiplicity import adjust_within
-from .base import ANY, OptionTable, PairEstimates, with_options
-from .glmm_result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, SCORE, GlmmResult
+from ..._util import tidy
+from ...errors import DataError, DesignError
+from ...inference.multiplicity import adjust_within
+from ..base import ANY, OptionTable, PairEstimates, with_options
+from .result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, SCORE, GlmmResult
 
 __all__ = ["GlmmByResult"]
 
@@ -271,7 +271,7 @@ class GlmmByResult(GlmmResult):
         if by is None:
             return super()._rank_intervals(level, coverage=coverage, adjust=adjust,
                                            draws=draws, rng=rng, scale=scale)
-        from ..inference.ranks.intervals import rank_intervals_from_contrasts
+        from ...inference.ranks.intervals import rank_intervals_from_contrasts
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")
