@@ -1,0 +1,193 @@
+"""Sphinx extension of the mixrank site: the API and CLI reference pages, written from the
+code at every build so that new exports and subcommands join the site without edits.
+
+* ``api/``: one page per name in ``mixrank.__all__`` (function, class with every
+  accessor, exception, module, data), grouped on ``api/index`` by pipeline stage (the
+  stage of the subpackage that defines the name, in the order of
+  ``tests/test_import_graph.py``'s STAGES);
+* ``cli/``: one page per subcommand of ``mixrank.cli.build_parser()``, its help text as
+  argparse prints it, and ``cli/index`` with the top-level help;
+* the Changelog page includes the repository's ``CHANGELOG.md`` when it exists and says
+  there is none yet otherwise (so a checkout without it still builds warning-free).
+
+Generated folders (``api/``, ``cli/``) are rewritten only where their text changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import io
+import os
+import types
+from contextlib import redirect_stdout
+from pathlib import Path
+
+#: Section of the API reference for each top-level module or subpackage, in stage order.
+STAGE_SECTIONS: list[tuple[str, tuple[str, ...]]] = [
+    ("Fitting: the entry points", ("fit", "fit_binomial", "fit_fixed")),
+    ("Formula", ("formula",)),
+    ("Data: frames, readers and bundled datasets", ("frame", "io")),
+    ("Engine controls", ("engine",)),
+    ("Results and their accessors", ("results",)),
+    ("Inference: classic paired tests and multiplicity", ("inference",)),
+    ("Design: power, planning and monitoring", ("design", "power")),
+    ("Reliable change", ("change",)),
+    ("Arena leaderboards", ("arena",)),
+    ("Judge-corrected scores", ("judge",)),
+    ("Errors and warnings", ("errors",)),
+    ("Package", ("_version", "_util", "_progress", "_deprecate")),
+]
+OTHER = "Other"
+
+
+def _write(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _title(text: str, ch: str = "=") -> str:
+    return f"{text}\n{ch * len(text)}\n"
+
+
+def _top(obj: object, name: str) -> str:
+    """The top-level mixrank module or subpackage that defines ``obj``."""
+    mod = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
+    if not isinstance(mod, str) or not mod.startswith("mixrank"):
+        return "_version" if name == "__version__" else ""
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else "_version"
+
+
+def section_of(obj: object, name: str) -> str:
+    top = _top(obj, name)
+    return next((title for title, tops in STAGE_SECTIONS if top in tops), OTHER)
+
+
+def _api_page(name: str, obj: object) -> str:
+    full = f"mixrank.{name}"
+    head = _title(f"``{full}``") + "\n"
+    if isinstance(obj, types.ModuleType):
+        call = getattr(obj, name, None)          # a callable package such as mixrank.arena
+        if callable(obj) and callable(call):
+            return (head + f".. autofunction:: {full}.{name}\n\n"
+                    + f".. automodule:: {full}\n   :no-index:\n")
+        return head + f".. automodule:: {full}\n   :members:\n   :imported-members:\n"
+    if inspect.isclass(obj) and issubclass(obj, BaseException):
+        return head + f".. autoexception:: {full}\n   :show-inheritance:\n"
+    if inspect.isclass(obj):
+        return (head + f".. autoclass:: {full}\n   :members:\n   :undoc-members:\n"
+                + "   :inherited-members:\n   :show-inheritance:\n")
+    if callable(obj):
+        return head + f".. autofunction:: {full}\n"
+    return head + f".. autodata:: {full}\n"
+
+
+def write_api(src: Path) -> list[str]:
+    import mixrank
+
+    out = src / "api"
+    groups: dict[str, list[str]] = {}
+    for name in mixrank.__all__:
+        obj = getattr(mixrank, name)
+        groups.setdefault(section_of(obj, name), []).append(name)
+        _write(out / f"{name}.rst", _api_page(name, obj))
+    order = [t for t, _ in STAGE_SECTIONS] + [OTHER]
+    index = [_title("API reference"), "",
+             "Every public name of ``mixrank`` (``mixrank.__all__``), generated from its "
+             "docstring at build time and grouped by the pipeline stage that defines it "
+             "(formula -> frame -> engine -> results -> inference/design -> report/cli). "
+             "Result classes list all their accessors.", ""]
+    for title in order:
+        names = groups.get(title)
+        if not names:
+            continue
+        index += [_title(title, "-"), ".. toctree::", "   :maxdepth: 1", ""]
+        index += [f"   {n}" for n in sorted(names, key=str.lower)] + [""]
+    _write(out / "index.rst", "\n".join(index))
+    for stale in out.glob("*.rst"):              # an export that went away
+        if stale.stem not in set(mixrank.__all__) | {"index"}:
+            stale.unlink()
+    return list(mixrank.__all__)
+
+
+def _help(parser: argparse.ArgumentParser) -> str:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        parser.print_help()
+    return buf.getvalue()
+
+
+def _literal(text: str) -> str:
+    return ".. code-block:: text\n\n" + "".join(
+        f"   {ln}\n" if ln.strip() else "\n" for ln in text.splitlines()) + "\n"
+
+
+def subcommands() -> dict[str, tuple[argparse.ArgumentParser, str]]:
+    from mixrank.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help or "" for a in sub._choices_actions}
+    return {name: (p, helps.get(name, "")) for name, p in sub.choices.items()}
+
+
+def write_cli(src: Path) -> list[str]:
+    from mixrank.cli import build_parser
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "96"                 # the same wrapping on every machine
+    try:
+        out = src / "cli"
+        subs = subcommands()
+        for name, (parser, hlp) in subs.items():
+            text = [_title(f"``mixrank {name}``"), ""]
+            if hlp:
+                text += [hlp[0].upper() + hlp[1:] + ".", ""]
+            text += [_literal(_help(parser))]
+            _write(out / f"{name}.rst", "\n".join(text))
+        index = [_title("Command line"), "",
+                 "The ``mixrank`` command: one page per subcommand, generated from its "
+                 "argparse parser at build time. Every flag is the API keyword with ``_`` "
+                 "written ``-`` (:doc:`/vocabulary`); a user mistake exits with code 2 and "
+                 "an ``error:`` line naming the flag.", "", _literal(_help(build_parser())),
+                 ".. toctree::", "   :maxdepth: 1", ""]
+        index += [f"   {n}" for n in subs] + [""]
+        _write(out / "index.rst", "\n".join(index))
+        for stale in out.glob("*.rst"):
+            if stale.stem not in set(subs) | {"index"}:
+                stale.unlink()
+        return list(subs)
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+
+
+CHANGELOG_DOC = "project/changelog"
+
+
+def _changelog(app, docname: str, source: list[str]) -> None:
+    """Include ../CHANGELOG.md when present; otherwise say there is none yet."""
+    if docname != CHANGELOG_DOC:
+        return
+    path = Path(app.srcdir).parent / "CHANGELOG.md"
+    if path.is_file():
+        source[0] = ("# Changelog\n\n```{include} ../../CHANGELOG.md\n:relative-docs: docs/\n"
+                     ":relative-images:\n:heading-offset: 1\n```\n")
+    else:
+        source[0] = "# Changelog\n\nThis checkout has no `CHANGELOG.md` yet.\n"
+
+
+def _generate(app) -> None:
+    src = Path(app.srcdir)
+    write_api(src)
+    write_cli(src)
+
+
+def setup(app):
+    app.connect("builder-inited", _generate)
+    app.connect("source-read", _changelog)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
