@@ -7,8 +7,9 @@ code at every build so that new exports and subcommands join the site without ed
   ``tests/test_import_graph.py``'s STAGES);
 * ``cli/``: one page per subcommand of ``mixrank.cli.build_parser()``, its help text as
   argparse prints it, and ``cli/index`` with the top-level help;
-* the Changelog page includes the repository's ``CHANGELOG.md`` when it exists and says
-  there is none yet otherwise (so a checkout without it still builds warning-free).
+* the Changelog page is the repository's ``CHANGELOG.md`` (its links rewritten to work
+  from ``docs/project/``) when it exists, and says there is none yet otherwise (so a
+  checkout without it still builds warning-free).
 
 Generated folders (``api/``, ``cli/``) are rewritten only where their text changed.
 """
@@ -19,6 +20,7 @@ import argparse
 import inspect
 import io
 import os
+import re
 import types
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -84,16 +86,31 @@ def _api_page(name: str, obj: object) -> str:
     return head + f".. autodata:: {full}\n"
 
 
+#: Subpackages whose own ``__all__`` is documented too (as ``mixrank.<sub>.<name>``).
+SUBPACKAGES = {"report": "Report: the HTML page and the plots"}
+
+
 def write_api(src: Path) -> list[str]:
+    import importlib
+
     import mixrank
 
     out = src / "api"
     groups: dict[str, list[str]] = {}
+    pages: set[str] = set()
     for name in mixrank.__all__:
         obj = getattr(mixrank, name)
         groups.setdefault(section_of(obj, name), []).append(name)
         _write(out / f"{name}.rst", _api_page(name, obj))
-    order = [t for t, _ in STAGE_SECTIONS] + [OTHER]
+        pages.add(name)
+    for sub, title in SUBPACKAGES.items():
+        module = importlib.import_module(f"mixrank.{sub}")
+        for name in getattr(module, "__all__", []):
+            page = f"{sub}.{name}"
+            groups.setdefault(title, []).append(page)
+            _write(out / f"{page}.rst", _api_page(page, getattr(module, name)))
+            pages.add(page)
+    order = [t for t, _ in STAGE_SECTIONS] + list(SUBPACKAGES.values()) + [OTHER]
     index = [_title("API reference"), "",
              "Every public name of ``mixrank`` (``mixrank.__all__``), generated from its "
              "docstring at build time and grouped by the pipeline stage that defines it "
@@ -107,9 +124,9 @@ def write_api(src: Path) -> list[str]:
         index += [f"   {n}" for n in sorted(names, key=str.lower)] + [""]
     _write(out / "index.rst", "\n".join(index))
     for stale in out.glob("*.rst"):              # an export that went away
-        if stale.stem not in set(mixrank.__all__) | {"index"}:
+        if stale.stem not in pages | {"index"}:
             stale.unlink()
-    return list(mixrank.__all__)
+    return sorted(pages)
 
 
 def _help(parser: argparse.ArgumentParser) -> str:
@@ -169,16 +186,39 @@ def write_cli(src: Path) -> list[str]:
 CHANGELOG_DOC = "project/changelog"
 
 
+def changelog_markdown(root: Path) -> str:
+    """The text of the Changelog page: ``root/CHANGELOG.md`` with its links rewritten for
+    ``docs/project/changelog.md`` (``docs/X.md#a`` -> ``../X.md#a``; another file of the
+    repository -> ``../../path``, a download link), or a sentence when there is none."""
+    path = root / "CHANGELOG.md"
+    if not path.is_file():
+        return "# Changelog\n\nThis checkout has no `CHANGELOG.md` yet.\n"
+    text = path.read_text(encoding="utf-8")
+
+    def link(m: re.Match) -> str:
+        label, target = m.group(1), m.group(2)
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:|#", target):
+            return m.group(0)
+        file, _, anchor = target.partition("#")
+        if file.startswith("docs/") and file.endswith(".md"):
+            return f"[{label}](../{file[len('docs/'):]}" + (f"#{anchor})" if anchor else ")")
+        if file.endswith(".md") and (root / file).is_file():   # not a page of the site
+            return f"{label} (`{file}`)"
+        if (root / file).exists():                             # a download link
+            return f"[{label}](../../{file})"
+        return m.group(0)
+
+    text = re.sub(r"\[([^\]]*)\]\(([^)\s]+)\)", link, text)
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return text if first.startswith("# ") else "# Changelog\n\n" + text
+
+
 def _changelog(app, docname: str, source: list[str]) -> None:
-    """Include ../CHANGELOG.md when present; otherwise say there is none yet."""
     if docname != CHANGELOG_DOC:
         return
-    path = Path(app.srcdir).parent / "CHANGELOG.md"
-    if path.is_file():
-        source[0] = ("# Changelog\n\n```{include} ../../CHANGELOG.md\n:relative-docs: docs/\n"
-                     ":relative-images:\n:heading-offset: 1\n```\n")
-    else:
-        source[0] = "# Changelog\n\nThis checkout has no `CHANGELOG.md` yet.\n"
+    root = Path(app.srcdir).parent
+    app.env.note_dependency(str(root / "CHANGELOG.md"))   # re-read when it changes
+    source[0] = changelog_markdown(root)
 
 
 def _generate(app) -> None:
