@@ -128,3 +128,14 @@ def test_the_changelog_page_includes_the_changelog_when_there_is_one(site):
         assert first is None or first.split()[0] in text
     else:
         assert "has no <code" in text
+
+
+def test_every_guide_page_states_the_defaults_in_force(site):
+    # the note is written from the code at build time, so it cannot go stale
+    adjust = inspect.signature(mixrank.FitResult.contrasts).parameters["adjust"].default
+    for page in sorted(DOCS.glob("*.md")):
+        if page.stem in ("index", "defaults"):
+            continue
+        text = (site / f"{page.stem}.html").read_text(encoding="utf-8")
+        assert "Defaults in force" in text and f"adjust=&quot;{adjust}&quot;" in text, page.name
+        assert "Estimand <code" in text and "Satterthwaite df otherwise" in text, page.name

@@ -90,3 +90,12 @@ def test_the_gallery_picks_up_every_vignette():
     pattern = re.search(r'"filename_pattern": r"([^"]+)"', conf).group(1)
     for path in (ROOT / "vignettes").glob("[0-9][0-9]_*.py"):
         assert re.search(pattern, "/" + path.as_posix().split("/vignettes")[-1]), path.name
+
+
+def test_the_getting_started_code_runs(capsys):
+    # the Python blocks of the Getting started pages run as written
+    blocks = [b for page in sorted((ROOT / "docs" / "start").glob("*.md"))
+              for b in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "docs/start", "exec"), {})

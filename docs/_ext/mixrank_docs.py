@@ -7,6 +7,9 @@ code at every build so that new exports and subcommands join the site without ed
   ``tests/test_import_graph.py``'s STAGES);
 * ``cli/``: one page per subcommand of ``mixrank.cli.build_parser()``, its help text as
   argparse prints it, and ``cli/index`` with the top-level help;
+* every User guide page (``docs/*.md``) gets, under its title, a note with the defaults
+  in force read from the code (estimand, SE/df rule, ``contrasts(adjust=)``), pointing to
+  ``docs/defaults.md``;
 * the Changelog page is the repository's ``CHANGELOG.md`` (its links rewritten to work
   from ``docs/project/``) when it exists, and says there is none yet otherwise (so a
   checkout without it still builds warning-free).
@@ -221,6 +224,45 @@ def _changelog(app, docname: str, source: list[str]) -> None:
     source[0] = changelog_markdown(root)
 
 
+def defaults_in_force() -> dict[str, str]:
+    """The defaults as the code has them now (not copied into any page)."""
+    import warnings
+
+    import mixrank
+
+    adjust = inspect.signature(mixrank.FitResult.contrasts).parameters["adjust"].default
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tab = mixrank.fit("correct ~ model + (1|subject) + (1|subject:question)",
+                          mixrank.load_example(), pairs=[("m01", "m02")]).contrasts()
+    return {"adjust": str(adjust), "estimand": str(tab.attrs["mixrank"]["estimand"])}
+
+
+def defaults_note(defaults: dict[str, str]) -> str:
+    """The note the site shows under the title of every User guide page."""
+    return ("\n```{admonition} Defaults in force\n:class: note\n\n"
+            f"Estimand `{defaults['estimand']}`; standard error at the formula's unit of "
+            "inference, CR2 with Bell–McCaffrey df where every other random term is nested in "
+            "the unit, Satterthwaite df otherwise; multiplicity adjustment "
+            f"`adjust=\"{defaults['adjust']}\"`. What each means and how to change it: "
+            "{doc}`/defaults`.\n```\n\n")
+
+
+def _defaults_note(app, docname: str, source: list[str]) -> None:
+    """Under the first heading of each User guide page (docs/*.md), the defaults in force."""
+    if "/" in docname or docname in ("index", "defaults"):
+        return
+    if not (Path(app.srcdir) / f"{docname}.md").is_file():
+        return
+    note = getattr(app, "_mixrank_defaults_note", None)
+    if note is None:
+        note = app._mixrank_defaults_note = defaults_note(defaults_in_force())
+    text = source[0]
+    m = re.search(r"^#{1,6} .*$", text, re.M)
+    at = m.end() + 1 if m else 0
+    source[0] = text[:at] + note + text[at:]
+
+
 def _generate(app) -> None:
     src = Path(app.srcdir)
     write_api(src)
@@ -230,4 +272,5 @@ def _generate(app) -> None:
 def setup(app):
     app.connect("builder-inited", _generate)
     app.connect("source-read", _changelog)
+    app.connect("source-read", _defaults_note)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
