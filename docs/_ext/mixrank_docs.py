@@ -263,6 +263,17 @@ def _defaults_note(app, docname: str, source: list[str]) -> None:
     source[0] = text[:at] + note + text[at:]
 
 
+def _prune_gallery(app) -> None:
+    """Remove the gallery pages of vignettes that no longer exist (a renamed or deleted
+    vignette would otherwise leave a page in no toctree: a warning, and the build is -W)."""
+    gallery = Path(app.srcdir) / "auto_examples"
+    vignettes = Path(app.srcdir).parent / "vignettes"
+    for page in gallery.glob("[0-9][0-9]_*.rst") if gallery.is_dir() else []:
+        if not (vignettes / f"{page.stem}.py").is_file():
+            for stale in gallery.glob(f"{page.stem}.*"):
+                stale.unlink()
+
+
 def _generate(app) -> None:
     src = Path(app.srcdir)
     write_api(src)
@@ -270,6 +281,7 @@ def _generate(app) -> None:
 
 
 def setup(app):
+    app.connect("builder-inited", _prune_gallery, priority=100)   # before sphinx-gallery
     app.connect("builder-inited", _generate)
     app.connect("source-read", _changelog)
     app.connect("source-read", _defaults_note)
