@@ -20,6 +20,7 @@ Generated folders (``api/``, ``cli/``) are rewritten only where their text chang
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import io
 import os
@@ -263,6 +264,15 @@ def _defaults_note(app, docname: str, source: list[str]) -> None:
     source[0] = text[:at] + note + text[at:]
 
 
+def _skip_member(app, what, name, obj, skip, options):
+    """Class pages list methods and properties (the accessors), not data attributes such
+    as dataclass fields: those are described in the class docstring."""
+    if what in ("class", "exception") and not (
+            inspect.isroutine(obj) or isinstance(obj, (property, functools.cached_property))):
+        return True
+    return None
+
+
 def _prune_gallery(app) -> None:
     """Remove the gallery pages of vignettes that no longer exist (a renamed or deleted
     vignette would otherwise leave a page in no toctree: a warning, and the build is -W)."""
@@ -283,6 +293,7 @@ def _generate(app) -> None:
 def setup(app):
     app.connect("builder-inited", _prune_gallery, priority=100)   # before sphinx-gallery
     app.connect("builder-inited", _generate)
+    app.connect("autodoc-skip-member", _skip_member)
     app.connect("source-read", _changelog)
     app.connect("source-read", _defaults_note)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -182,9 +182,9 @@ class FitResult(PairwiseResult):
 
         Notes
         -----
-        ``t = estimate / std_error`` referred to ``t_df`` with Satterthwaite
-        df (REML) or units - 1 (aggregate).  Validated against lme4 1.1 +
-        lmerTest 3.1 (``tests/reference/lme4_engine.R``); Holm and BH as R's
+        ``t = estimate / std_error`` referred to ``t_df`` of the fit's df method
+        (``attrs["mixrank"]["df_method"]``, docs/defaults.md).  Satterthwaite validated
+        against lme4 1.1 + lmerTest 3.1 (``tests/reference/lme4_engine.R``); Holm and BH as R's
         ``p.adjust``; max-t as docs/model_scores.md §3-§4.
 
         Examples
