@@ -242,9 +242,9 @@ def defaults_in_force() -> dict[str, str]:
 def defaults_note(defaults: dict[str, str]) -> str:
     """The note the site shows under the title of every User guide page."""
     return ("\n```{admonition} Defaults in force\n:class: note\n\n"
-            f"Estimand `{defaults['estimand']}`; standard error at the formula's unit of "
-            "inference, CR2 with Bell–McCaffrey df where every other random term is nested in "
-            "the unit, Satterthwaite df otherwise; multiplicity adjustment "
+            f"Estimand `{defaults['estimand']}`; a contrast's standard error at the formula's "
+            "unit of inference, CR2 with Bell–McCaffrey df where every other random term is "
+            "nested in the unit, Satterthwaite df otherwise; multiplicity adjustment "
             f"`adjust=\"{defaults['adjust']}\"`. What each means and how to change it: "
             "{doc}`/defaults`.\n```\n\n")
 
