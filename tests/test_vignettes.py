@@ -1,10 +1,11 @@
 """The vignettes are executable documents: each runs as a plain Python script
-in a subprocess (matplotlib Agg, real data through $MIXRANK_DATA_DIR), and
-``vignettes/render.py`` turns a percent-format script into an HTML page with
-code, printed output, tables and figures."""
+in a subprocess (matplotlib Agg, the bundled data), and follows sphinx-gallery's
+format so that the documentation site executes it into the Examples gallery with
+its tables and figures (docs/conf.py; the build is tests/test_docs_build.py)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -17,10 +18,6 @@ from mixrank.io.datasets import dataset_path
 
 ROOT = Path(__file__).resolve().parents[1]
 VIGNETTES = ROOT / "vignettes"
-sys.path.insert(0, str(VIGNETTES))
-import render  # noqa: E402
-
-sys.path.remove(str(VIGNETTES))
 
 #: The bundled datasets each vignette reads (mixrank.load_dataset).
 NEEDS = {
@@ -58,60 +55,16 @@ def test_vignette_runs(name, tmp_path):
     assert out.stdout.strip(), f"{name} printed nothing"
 
 
-def test_vignettes_are_percent_scripts():
+def test_vignettes_follow_the_gallery_format():
+    # sphinx-gallery: a module docstring opening with an RST title underlined with "=",
+    # cells separated by "# %%", at least one matplotlib figure (vignettes/README.md)
     for path in sorted(VIGNETTES.glob("[0-9][0-9]_*.py")):
-        cells = render.parse(path.read_text(encoding="utf-8"))
-        kinds = [c.kind for c in cells]
-        assert kinds[0] == "markdown" and cells[0].source.startswith("# "), path.name
-        assert kinds.count("markdown") >= 3 and kinds.count("code") >= 3, path.name
-
-
-SCRIPT = '''# %% [markdown]
-# # A *tiny* vignette
-#
-# Some `code` and a list:
-#
-# - one
-# - two **bold**
-
-# %%
-import matplotlib.pyplot as plt
-import pandas as pd
-print("hello <world>")
-fig, ax = plt.subplots()
-ax.plot([0, 1], [0, 1])
-pd.DataFrame({"a": [1.5, 2.0], "b": ["x", "y"]})
-
-# %%
-x = 41 + 1
-x
-'''
-
-
-def test_render_a_script(tmp_path):
-    src = tmp_path / "01_tiny.py"
-    src.write_text(SCRIPT, encoding="utf-8")
-    page, failed = render.render(src)
-    assert failed == []
-    assert "<title>A *tiny* vignette</title>" in page
-    assert "<h1>A <em>tiny</em> vignette</h1>" in page
-    assert "<li>two <strong>bold</strong></li>" in page and "<code>code</code>" in page
-    assert "hello &lt;world&gt;" in page
-    assert '<td>1.5</td><td class="txt">x</td>' in page
-    assert '<pre class="out">42</pre>' in page
-    assert len(re.findall(r'<img class="fig" alt="figure" src="data:image/png;base64,', page)) == 1
-
-
-def test_render_reports_failing_cells(tmp_path):
-    src = tmp_path / "02_bad.py"
-    src.write_text("# %% [markdown]\n# # Bad\n\n# %%\nx = 1\n\n# %%\nraise ValueError('nope')\n"
-                   "\n# %%\nprint('after')\n", encoding="utf-8")
-    page, failed = render.render(src)
-    assert failed == ["02_bad.py:8"]
-    assert '<pre class="err">' in page and "ValueError: nope" in page and "after" not in page
-    page, failed = render.render(src, keep_going=True)
-    assert "after" in page
-    code = render.main([str(src), "--out", str(tmp_path / "site")])
-    assert code == 1
-    assert (tmp_path / "site" / "02_bad.html").exists()
-    assert "(failed)" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        doc = ast.get_docstring(tree, clean=False)
+        assert doc is not None and text.lstrip().startswith('"""'), path.name
+        lines = doc.strip("\n").splitlines()
+        assert len(lines) >= 2 and lines[0].strip(), path.name
+        assert re.fullmatch(r"=+", lines[1]) and len(lines[1]) >= len(lines[0]), path.name
+        assert text.count("\n# %%") >= 3, path.name
+        assert re.search(r"\bplot_\w+\(|plt\.|\.plot\(", text), f"{path.name} draws no figure"

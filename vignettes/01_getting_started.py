@@ -1,15 +1,17 @@
-# %% [markdown]
-# # Getting started: paired mixed models on ChemBench
-#
-# This vignette fits mixrank's paired mixed model to real per-question results
-# of 25 systems on ChemBench (Mirza et al., arXiv 2404.01475) and walks
-# through what a fit answers: which differences are real, how large the
-# variance components are, how much the clustering of questions in topics
-# costs (the design effect), and what the leaderboard ranks are worth.
-#
-# The data ship with mixrank: `mixrank.load_dataset("chembench")` reads the
-# bundled file (`mixrank.list_datasets()` lists all five, with source and
-# licence).
+"""
+Getting started: paired mixed models on ChemBench
+=================================================
+
+This vignette fits mixrank's paired mixed model to real per-question results
+of 25 systems on ChemBench (Mirza et al., arXiv 2404.01475) and walks
+through what a fit answers: which differences are real, how large the
+variance components are, how much the clustering of questions in topics
+costs (the design effect), and what the leaderboard ranks are worth.
+
+The data ship with mixrank: `mixrank.load_dataset("chembench")` reads the
+bundled file (`mixrank.list_datasets()` lists all five, with source and
+licence).
+"""
 
 # %%
 import warnings
@@ -24,7 +26,7 @@ df = mixrank.load_dataset("chembench")
 print(df.shape)
 print(df["prompt"].value_counts().to_string())
 
-# %% [markdown]
+# %%
 # One row per (system, question) with a 0/1 score `correct`; `subject` is one of
 # nine chemistry topics.  The `prompt` column separates the published run
 # (`default`) from a temperature-1 re-run of seven open models; here we keep
@@ -35,8 +37,9 @@ print(df["prompt"].value_counts().to_string())
 published = df[df["prompt"] == "default"]
 published.groupby("model")["correct"].mean().sort_values(ascending=False).head(8)
 
-# %% [markdown]
-# ## Fit
+# %%
+# Fit
+# ---
 #
 # `correct ~ model + (1|subject)` says: compare the levels of `model`, and
 # treat topics as a random sample of topics, so that conclusions generalise to
@@ -53,12 +56,13 @@ for w in caught:
 print(res)
 print(res.frame.summary_text())
 
-# %% [markdown]
+# %%
 # A *singular* (boundary) fit means the topic variance of that pair's
 # difference was estimated at 0: the two models' gap does not vary by topic
 # more than chance.  That is a legal result, reported, not an error.
 #
-# ## Summary and contrasts
+# Summary and contrasts
+# ---------------------
 #
 # `summary()` prints one line per pair (for a single pair it prints an
 # lme4-style summary).
@@ -66,7 +70,7 @@ print(res.frame.summary_text())
 # %%
 print(str(res.summary())[:1200])
 
-# %% [markdown]
+# %%
 # `contrasts()` is the tidy table behind it: `estimate` is the mean of
 # `model_a - model_b`, with its standard error, Satterthwaite `df`, t
 # statistic, p-values and confidence interval.  The two best systems:
@@ -75,7 +79,7 @@ print(str(res.summary())[:1200])
 con = res.contrasts()
 con[(con.model_a == "claude3.5") & (con.model_b == "o1")].T  # noqa: B018 (a displayed value, as in a notebook)
 
-# %% [markdown]
+# %%
 # A forest plot of the pairs of models adjacent on the leaderboard (the
 # pairs one would argue about):
 
@@ -84,8 +88,9 @@ order = res.model_scores().sort_values("estimate", ascending=False)["model"].tol
 adjacent = list(zip(order[:-1], order[1:]))
 ax = plot_contrasts(res, pairs=adjacent, sort=False, title="ChemBench: adjacent pairs")
 
-# %% [markdown]
-# ## Variance components and design effect
+# %%
+# Variance components and design effect
+# -------------------------------------
 #
 # For each pair the variance of the per-question difference splits into a
 # topic part (some topics favour one model) and a residual part:
@@ -98,7 +103,7 @@ vc[(vc.model_a == "claude3.5") & (vc.model_b == "o1")]
 ax = plot_components(res, pairs=adjacent[:10], value="share",
                      title="Share of variance by topic, top-10 adjacent pairs")
 
-# %% [markdown]
+# %%
 # The design effect is the variance of the estimate under the fitted model
 # divided by what a naive paired test (questions as independent) assumes;
 # `n_eff = n / design_effect` is the number of independent questions the
@@ -109,8 +114,9 @@ de = res.design_effect()
 print(de["design_effect"].describe().to_string())
 de.sort_values("design_effect", ascending=False).head(5)
 
-# %% [markdown]
-# ## Ranks
+# %%
+# Ranks
+# -----
 #
 # Rank confidence intervals from the pairwise one-sided tests (Holm,
 # marginal coverage): each model's rank interval covers its true rank with
@@ -123,6 +129,6 @@ print(ranks.head(10).to_string(index=False))
 ax = plot_rank_intervals(ranks, title="ChemBench rank intervals (95%, marginal)")
 plt.tight_layout()
 
-# %% [markdown]
+# %%
 # Next: `02_unit_of_inference.py` shows how the choice of random terms
 # changes these answers.

@@ -1,21 +1,23 @@
-# %% [markdown]
-# # Choosing the unit of inference: cells, subjects or prompts
-#
-# The random terms of a mixrank formula say what the conclusions generalise
-# over.  `correct ~ model` treats every cell (question x prompt) as an
-# independent draw: the conclusion is about *these* behaviours and *these*
-# prompts, with new noise only.  `(1|subject)` makes topics the unit:
-# conclusions extend to new topics.  `(1|prompt)` makes prompt templates (or
-# attack methods) the unit.  The same data give very different standard
-# errors, and sometimes opposite verdicts.  Two real data sets:
-#
-# * JailbreakBench (Chao et al., arXiv 2404.01318): 4 target models x 100
-#   harmful behaviours in 10 categories x 6 attack methods; `correct = 1`
-#   means the model resisted.  Only 18 of the 24 model x attack combinations
-#   exist, so pairs of models share different numbers of cells.
-# * The multi-prompt BBH results of Mizrahi et al. (TACL 2024, arXiv
-#   2401.00595): accuracy of 11 models on 15 BBH tasks under up to 189
-#   paraphrased templates each.
+"""
+Choosing the unit of inference: cells, subjects or prompts
+==========================================================
+
+The random terms of a mixrank formula say what the conclusions generalise
+over.  `correct ~ model` treats every cell (question x prompt) as an
+independent draw: the conclusion is about *these* behaviours and *these*
+prompts, with new noise only.  `(1|subject)` makes topics the unit:
+conclusions extend to new topics.  `(1|prompt)` makes prompt templates (or
+attack methods) the unit.  The same data give very different standard
+errors, and sometimes opposite verdicts.  Two real data sets:
+
+* JailbreakBench (Chao et al., arXiv 2404.01318): 4 target models x 100
+  harmful behaviours in 10 categories x 6 attack methods; `correct = 1`
+  means the model resisted.  Only 18 of the 24 model x attack combinations
+  exist, so pairs of models share different numbers of cells.
+* The multi-prompt BBH results of Mizrahi et al. (TACL 2024, arXiv
+  2401.00595): accuracy of 11 models on 15 BBH tasks under up to 189
+  paraphrased templates each.
+"""
 
 # %%
 import warnings
@@ -39,8 +41,9 @@ def quiet_fit(formula, data, **kw):
 jb = mixrank.load_dataset("jailbreakbench")
 print(jb.groupby(["model", "prompt"]).size().unstack().fillna(0).astype(int).to_string())
 
-# %% [markdown]
-# ## JailbreakBench: three units, one data set
+# %%
+# JailbreakBench: three units, one data set
+# -----------------------------------------
 #
 # The cells are (category, behaviour, attack).  We fit the same comparison
 # with four sets of random terms and line up the standard errors and
@@ -63,7 +66,7 @@ jb_table = pd.concat(rows, ignore_index=True)
 print(jb_table.pivot_table(index=["model_a", "model_b"], columns="unit",
                            values="std_error", sort=False).round(4).to_string())
 
-# %% [markdown]
+# %%
 # With cells as units every pair looks overwhelmingly significant.  With
 # categories as units the standard errors grow moderately (10 categories).
 # With the attack methods as units they grow several-fold and the degrees of
@@ -84,8 +87,9 @@ print(vc.pivot_table(index=["model_a", "model_b"], columns="group", values="shar
                      sort=False).round(3).to_string())
 ax = plot_contrasts(res_jb, title="JailbreakBench, attacks and categories as units")
 
-# %% [markdown]
-# ## Multi-prompt BBH: prompts as the unit, continuous scores
+# %%
+# Multi-prompt BBH: prompts as the unit, continuous scores
+# --------------------------------------------------------
 #
 # Each row of the multi-prompt file is a cell total: the accuracy of a model
 # on one task under one template (`correct = n_correct / n_samples`).  There
@@ -99,7 +103,7 @@ bbh = mp[mp["benchmark"] == "BBH"]
 print(bbh.shape, bbh["model"].nunique(), "models,", bbh["subject"].nunique(), "tasks")
 print(bbh.groupby("subject")["prompt"].nunique().describe().to_string())
 
-# %% [markdown]
+# %%
 # Template ids are numbered within each task (template 1 of one task is a
 # different text from template 1 of another), so `(1|prompt)` groups "the
 # k-th paraphrase" across tasks; the task-specific part of the template
@@ -118,7 +122,7 @@ ranks["interval"] = ranks["rank_lower"].astype(str) + "-" + ranks["rank_upper"].
 print(ranks.pivot_table(index="model", columns="unit", values="interval", aggfunc="first")
       .loc[bbh_fits["cells"].rank_intervals()["model"]].to_string())
 
-# %% [markdown]
+# %%
 # With 2,615 template x task cells per model every model gets a single rank.
 # That precision is an artefact: the cells of one task share the task's
 # difficulty for each model, and with the 15 tasks as units most models'
@@ -130,7 +134,7 @@ print(vc.groupby("group")["share"].describe()[["mean", "min", "max"]].round(3).t
 de = bbh_fits["tasks + templates"].design_effect()
 print(de["design_effect"].describe().round(1).to_string())
 
-# %% [markdown]
+# %%
 # The task term carries the largest share of the variance of the differences; the
 # cross-task "k-th template" term is small, as expected from ids that do not
 # name the same template across tasks.  The design effect (variance of the

@@ -1,18 +1,20 @@
-# %% [markdown]
-# # Resolution diagnostics and planning a benchmark
-#
-# A benchmark *resolves* a comparison when it is large enough to detect the
-# observed difference with the target power: `q = N / N* >= 1`, where `N*` is
-# the paired sample size that detects that difference (docs/methods.md §6).
-# This vignette
-#
-# 1. computes `N*`, the minimum detectable effect and power without data;
-# 2. audits the shortcut that common calculators invite;
-# 3. judges the adjacent pairs of the ChemBench leaderboard under four
-#    paradigms (fixed n, multiplicity-adjusted, anytime-valid, clustered);
-# 4. asks how robust the clustered verdict is (leave one topic out, topic
-#    bootstrap, other and random clusterings);
-# 5. plans a design (topics x questions) that would resolve a 2-point gap.
+"""
+Resolution diagnostics and planning a benchmark
+===============================================
+
+A benchmark *resolves* a comparison when it is large enough to detect the
+observed difference with the target power: `q = N / N* >= 1`, where `N*` is
+the paired sample size that detects that difference (docs/methods.md §6).
+This vignette
+
+1. computes `N*`, the minimum detectable effect and power without data;
+2. audits the shortcut that common calculators invite;
+3. judges the adjacent pairs of the ChemBench leaderboard under four
+   paradigms (fixed n, multiplicity-adjusted, anytime-valid, clustered);
+4. asks how robust the clustered verdict is (leave one topic out, topic
+   bootstrap, other and random clusterings);
+5. plans a design (topics x questions) that would resolve a 2-point gap.
+"""
 
 # %%
 import warnings
@@ -26,8 +28,9 @@ from mixrank.design.summaries import pair_audit, unresolved_by_effect
 from mixrank.report.plots_resolution import plot_power_curve, plot_resolution
 from mixrank.report.plots_sensitivity import plot_sensitivity
 
-# %% [markdown]
-# ## N*, MDE and power without data
+# %%
+# N*, MDE and power without data
+# ------------------------------
 #
 # Two models with accuracies 0.65 and 0.60 whose 0/1 scores correlate at
 # rho = 0.3 over questions (the worked example of arXiv 2605.30315):
@@ -41,7 +44,7 @@ print(f"MDE at N = 1000   = {mde(1000, p_a=0.65, p_b=0.60, rho=0.3):.4f}")
 print(f"power at N = 500  = {power(n=500, p_a=0.65, p_b=0.60, rho=0.3):.3f}")
 print(f"McNemar (Connor)  = {n_star(p_a=0.65, p_b=0.60, rho=0.3, method='connor'):.1f}")
 
-# %% [markdown]
+# %%
 # The shortcut "unpaired Cohen-h sample size times (1 - rho)" asks for about
 # half of N*; the audit lines up what each convention returns:
 
@@ -53,14 +56,16 @@ calculator_audit(0.65, 0.60, rho=0.3)[["method", "n", "ratio_to_n_star"]]
 ax = plot_power_curve([0.02, 0.05, 0.1], sigma_d=sd, n_observed=1000,
                       title=f"Power of the paired test, sigma_D = {sd:.3f}")
 
-# %% [markdown]
+# %%
 # The same from the command line:
 #
-# ```
-# mixrank power --p-a 0.65 --p-b 0.60 --rho 0.3
-# ```
+# .. code-block:: text
 #
-# ## Verdicts for a real leaderboard
+#    mixrank power --p-a 0.65 --p-b 0.60 --rho 0.3
+#
+#
+# Verdicts for a real leaderboard
+# -------------------------------
 #
 # ChemBench (published run, 25 systems, 2,788 questions in 9 topics).  The
 # verdict table judges the pairs adjacent in the leaderboard order.
@@ -77,7 +82,7 @@ for paradigm, text in verdicts.attrs["mixrank"]["unresolved"].items():
 verdicts[["model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
           "resolved_multiplicity", "resolved_anytime", "design_effect", "resolved_cluster"]]
 
-# %% [markdown]
+# %%
 # Each paradigm is a stress that can only turn a fixed-n "resolved" into
 # "unresolved", never the reverse: correcting for
 # the 24 comparisons, allowing the analyst to peek as results come in
@@ -104,14 +109,14 @@ verdicts[["model_a", "model_b", "weight_factor", "discordance", "inflation_anyti
 ax = plot_resolution(verdicts, title="ChemBench adjacent pairs: q = N / N*")
 plt.tight_layout()
 
-# %% [markdown]
+# %%
 # The top of the leaderboard, explicitly:
 
 # %%
 res.resolution(top=5)[["model_a", "model_b", "estimate", "n_star", "q", "n_star_cluster",
                        "q_cluster", "resolved_all"]]
 
-# %% [markdown]
+# %%
 # Where do the unresolved pairs sit?  By the size of their gap, with the
 # median and worst factor `r = N*/N` by which the benchmark would have to
 # grow:
@@ -119,8 +124,9 @@ res.resolution(top=5)[["model_a", "model_b", "estimate", "n_star", "q", "n_star_
 # %%
 unresolved_by_effect(res.resolution(pairs="all", top=10))
 
-# %% [markdown]
-# ## How robust is this verdict?
+# %%
+# How robust is this verdict?
+# ---------------------------
 #
 # The clustered column rests on nine topics.  Three checks ask whether its
 # verdicts are an artefact of that one clustering (docs/sensitivity.md):
@@ -151,7 +157,7 @@ stab[["kind", "grouping", "model_a", "model_b", "resolved_cluster", "stability",
 ax = plot_sensitivity(stab, title="ChemBench top 8: stability of the clustered verdict")
 plt.tight_layout()
 
-# %% [markdown]
+# %%
 # The topic bootstrap's `N*` beside the model-based `N* x DE`, and where the
 # fitted design effect falls among random clusterings (`p_value`: share of
 # random clusterings with a design effect at least as large):
@@ -164,14 +170,15 @@ print(boot[["model_a", "model_b", "design_effect", "design_effect_bootstrap", "n
 print(rand[["model_a", "model_b", "design_effect", "design_effect_median",
             "design_effect_mean", "p_value"]].round(3).to_string(index=False))
 
-# %% [markdown]
+# %%
 # With nine topics the bootstrap is coarse (a topic drawn twice counts as
 # two), and the leave-one-out column shows which single topic a verdict
 # leans on.  From the command line:
 #
-# ```
-# mixrank resolution results.csv --formula "correct ~ model + (1|subject)" --sensitivity loso,bootstrap
-# ```
+# .. code-block:: text
+#
+#    mixrank resolution results.csv --formula "correct ~ model + (1|subject)" --sensitivity loso,bootstrap
+#
 #
 # The shortcut calculators invite undersizes each pair by about half
 # (`shortcut_ratio = n_h / N*`); the bootstrap `N*` of the fixed-n paradigm
@@ -181,8 +188,9 @@ print(rand[["model_a", "model_b", "design_effect", "design_effect_median",
 pair_audit(res, top=6, rng=1)[["model_a", "model_b", "estimate", "rho", "n_star",
                                 "shortcut_ratio", "n_star_bootstrap"]]
 
-# %% [markdown]
-# ## Planning a design
+# %%
+# Planning a design
+# -----------------
 #
 # `FitResult.plan` turns the fitted variance components into the variance of
 # the estimate for a hypothetical balanced design, here T topics x Q
@@ -197,7 +205,7 @@ print(f"components of {meta['model_a']} - {meta['model_b']}: {meta['components']
 print(f"variance formula: {meta['variance_formula']}")
 plan  # noqa: B018 (a displayed value, as in a notebook)
 
-# %% [markdown]
+# %%
 # Adding questions to the nine topics soon stops helping: the topic
 # component `sigma_subject^2 / T` does not shrink with Q, so a 2-point gap
 # may be *unreachable* by questions alone; more topics are needed.

@@ -1,16 +1,18 @@
-# %% [markdown]
-# # Unbalanced designs
-#
-# Real evaluations are rarely balanced: topics hold different numbers of
-# questions, participants skip questions, models are scored on different
-# subsets.  mixrank analyses each pair of models on the cells both were
-# scored on, reports how many cells that is, and fits the mixed model to the
-# unbalanced data directly (REML, no imputation).  Two cases:
-#
-# 1. the ChemBench human baseline: 20 chemists, unequal topic sizes, some
-#    questions missing for some chemists;
-# 2. models scored on partial item sets, where the choice of *estimand*
-#    (gls, cells, units) starts to matter.
+"""
+Unbalanced designs
+==================
+
+Real evaluations are rarely balanced: topics hold different numbers of
+questions, participants skip questions, models are scored on different
+subsets.  mixrank analyses each pair of models on the cells both were
+scored on, reports how many cells that is, and fits the mixed model to the
+unbalanced data directly (REML, no imputation).  Two cases:
+
+1. the ChemBench human baseline: 20 chemists, unequal topic sizes, some
+   questions missing for some chemists;
+2. models scored on partial item sets, where the choice of *estimand*
+   (gls, cells, units) starts to matter.
+"""
 
 # %%
 import warnings
@@ -25,8 +27,9 @@ humans = mixrank.load_dataset("chembench_humans")
 print(humans.shape)
 print(humans.isna().sum().to_string())
 
-# %% [markdown]
-# ## The human study
+# %%
+# The human study
+# ---------------
 #
 # The `subject` (topic) column is missing for 239 rows.  mixrank refuses
 # missing grouping values rather than guessing, so we fill them explicitly
@@ -44,7 +47,7 @@ print(humans.groupby("prompt")["question"].nunique().to_string())
 both = humans.groupby("question")["prompt"].nunique()
 print("questions asked both with and without tools:", int((both > 1).sum()))
 
-# %% [markdown]
+# %%
 # Each question was posed either with tools (`tool`) or without (`notool`),
 # never both, so `prompt` is an attribute of the question, not a crossed
 # factor; a `(1|prompt)` term with its two levels would add little.  We make
@@ -59,7 +62,7 @@ print(hres.frame.summary_text())
 bal = hres.frame.balance()
 bal[~bal["complete"]].sort_values("n").head(8)
 
-# %% [markdown]
+# %%
 # Topic sizes range widely, and one chemist missed 20 questions; each pair is
 # fitted on its common cells (`n`), with `only_a`/`only_b` counting the cells
 # one chemist answered alone.  Ranking the chemists:
@@ -69,13 +72,14 @@ hranks = hres.rank_intervals()
 ax = plot_rank_intervals(hranks, title="ChemBench chemists: rank intervals (topics as units)")
 print(hranks[["model", "estimate", "rank", "rank_lower", "rank_upper", "n"]].to_string(index=False))
 
-# %% [markdown]
+# %%
 # About 250 questions in nine topics per chemist are far too few to order
 # twenty people whose accuracies lie close together (printed above): most
 # intervals span nearly the whole range.
 
-# %% [markdown]
-# ## Models scored on partial item sets
+# %%
+# Models scored on partial item sets
+# ----------------------------------
 #
 # Now an artificial but common situation: five systems from the published
 # ChemBench run, each scored on a different subset of the questions.  We
@@ -96,7 +100,7 @@ partial = full[keep & ~hole]
 print(f"gpt-4o loses most of {strong!r}; rows kept: {len(partial)} of {len(full)}")
 print(partial.groupby("model").size().to_string())
 
-# %% [markdown]
+# %%
 # Three estimands of "the difference between A and B" (docs/methods.md §3):
 #
 # * `gls`: lme4's fixed effect, weighting topics by their information;
@@ -127,7 +131,7 @@ scores = fit_partial.model_scores(estimand="cells").set_index("model")["estimate
 table["leaderboard_gap_partial"] = [scores[a] - scores[b] for a, b in table.index]
 table  # noqa: B018 (a displayed value, as in a notebook)
 
-# %% [markdown]
+# %%
 # How far each estimate moved when scores went missing (partial minus
 # complete).  For the leaderboard gap the complete-data counterpart is the
 # `cells` estimate: on complete data both models have the same questions.
@@ -140,7 +144,7 @@ shift["with_gpt-4o"] = ["gpt-4o" in k for k in shift.index]
 print(shift.round(4).to_string())
 print(shift.abs().groupby("with_gpt-4o").mean().round(4).to_string())
 
-# %% [markdown]
+# %%
 # Random missingness moves every estimate a little.  The hole in one topic
 # matters for the pairs with gpt-4o: the paired estimands compare the two
 # models only where both were scored, so they lose information but compare

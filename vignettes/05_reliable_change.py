@@ -1,16 +1,18 @@
-# %% [markdown]
-# # Reliable change across re-runs
-#
-# Aggregate accuracy can stay flat while individual items flip.  Item-level
-# *reliable change* (the RCI of clinical psychology, docs/methods.md §8) asks,
-# for each item, whether the change between two versions of a model exceeds
-# what the version's own run-to-run noise explains.
-#
-# The data: gpt-4o at temperature 0 with a fixed seed, re-run five times on
-# 1,407 items from seven BBH and MMLU tasks (Atil et al., arXiv 2408.04667).
-# Nothing changed between the runs, so every reliable change found here is a
-# false alarm: a stress test of the method, and a warning about reading
-# single-run flips.
+"""
+Reliable change across re-runs
+==============================
+
+Aggregate accuracy can stay flat while individual items flip.  Item-level
+*reliable change* (the RCI of clinical psychology, docs/methods.md §8) asks,
+for each item, whether the change between two versions of a model exceeds
+what the version's own run-to-run noise explains.
+
+The data: gpt-4o at temperature 0 with a fixed seed, re-run five times on
+1,407 items from seven BBH and MMLU tasks (Atil et al., arXiv 2408.04667).
+Nothing changed between the runs, so every reliable change found here is a
+false alarm: a stress test of the method, and a warning about reading
+single-run flips.
+"""
 
 # %%
 import warnings
@@ -29,8 +31,9 @@ wide = runs.pivot_table(index=["subject", "question"], columns="sample", values=
 print("items whose correctness differs across the five runs:",
       f"{(wide.nunique(axis=1) > 1).mean():.1%}")
 
-# %% [markdown]
-# ## Two "versions" from one model
+# %%
+# Two "versions" from one model
+# -----------------------------
 #
 # We call runs 0-1 the *before* version and runs 2-3 the *after* version (K = 2
 # samples each).  Reliability is the split-half correlation of the two runs
@@ -43,7 +46,7 @@ print("items whose correctness differs across the five runs:",
 classical = reliable_change(runs, before={"sample": [0, 1]}, after={"sample": [2, 3]}, sem="pooled")
 print(classical.summary())
 
-# %% [markdown]
+# %%
 # Most items are at floor or ceiling in both versions (always or never
 # solved) and are set aside.  Among the rest, the classical RCI calls a large
 # share "reliably changed" (15% of all items, more than the 10% that flip
@@ -78,7 +81,7 @@ shares = pd.concat([summary.classes.assign(error_model="item"),
 shares.query("subset == 'all'").pivot_table(index="class", columns=["error_model", "method"],
                                             values="share", sort=False)
 
-# %% [markdown]
+# %%
 # The empirical-Bayes fit estimates the spread of true changes across items,
 # `tau^2`, from the observed changes and their exact null variances.  On
 # these identical re-runs it is 0: every item's estimate shrinks to the
@@ -96,8 +99,9 @@ ax.legend()
 ax.set_title("Analysable items: raw changes vs shrunken estimates")
 fig.tight_layout()
 
-# %% [markdown]
-# ## By task and against a single greedy run
+# %%
+# By task and against a single greedy run
+# ---------------------------------------
 #
 # `by_subject()` gives churn and net change per task; a *reversal* is a task
 # whose net change has the opposite sign of the overall change (with pure
@@ -107,7 +111,7 @@ fig.tight_layout()
 rc.by_subject().query("method == 'rci'")[["subject", "n", "n_analysable", "n_improved",
                                            "n_deteriorated", "churn", "net_change", "reversal"]]
 
-# %% [markdown]
+# %%
 # How does this compare with the common practice of comparing one run of
 # each version?  Take run 0 as the "greedy" before and run 2 as the greedy
 # after:
@@ -115,20 +119,20 @@ rc.by_subject().query("method == 'rci'")[["subject", "n", "n_analysable", "n_imp
 # %%
 rc.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
 
-# %% [markdown]
+# %%
 # Every greedy flip here is noise.  The classical RCI would have "confirmed"
 # many of them:
 
 # %%
 classical.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
 
-# %% [markdown]
+# %%
 # Before reading item-level changes between two model versions, re-run each
 # version several times (with 0/1 scores, at least four samples per version
 # before any single item can show a change at the 5% level), and use an
 # error model that fits 0/1 scores.  From the command line:
 #
-# ```
-# mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --method eb
-# mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --sem pooled   # classical RCI
-# ```
+# .. code-block:: text
+#
+#    mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --method eb
+#    mixrank rci runs.csv --before sample=0,1 --after sample=2,3 --sem pooled   # classical RCI

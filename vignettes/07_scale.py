@@ -1,25 +1,38 @@
-# %% [markdown]
-# # Scaling out: fits from parquet with DuckDB and on a Dask cluster
-#
-# A mixrank fit depends on the data only through the cell scores: for every
-# (model, cell) the mean score over its rows, and how many rows that was.
-# Everything else -- per-level sums, the model x model cross-products, each
-# pair's REML fit -- is computed from the small cells x models matrix.  So the
-# rows never have to be in memory at once: a database or a cluster can run the
-# `GROUP BY (pairing keys, model)` and hand mixrank only the aggregated table.
-#
-# `mixrank.fit(..., backend=...)` chooses where that happens:
-#
-# | backend | reads | where the rows are reduced |
-# |---|---|---|
-# | `"pandas"` (default) | a table, a file, a folder or glob of parquet files | in memory |
-# | `"duckdb"` | parquet file / folder / glob, or a table | embedded DuckDB, out of core (spills to disk) |
-# | `"dask"` | parquet file / folder / glob, a table, or a Dask DataFrame | dask.dataframe on any Dask cluster |
-#
-# All three give the same `FitResult`.  The DuckDB and Dask backends need the
-# `scale` extra: `pip install 'mixrank[scale]'`.  This vignette simulates a
-# small benchmark with repeated generations, writes it as partitioned parquet,
-# and fits it with each backend, the Dask one on a tiny local cluster.
+"""
+Scaling out: fits from parquet with DuckDB and on a Dask cluster
+================================================================
+
+A mixrank fit depends on the data only through the cell scores: for every
+(model, cell) the mean score over its rows, and how many rows that was.
+Everything else -- per-level sums, the model x model cross-products, each
+pair's REML fit -- is computed from the small cells x models matrix.  So the
+rows never have to be in memory at once: a database or a cluster can run the
+`GROUP BY (pairing keys, model)` and hand mixrank only the aggregated table.
+
+`mixrank.fit(..., backend=...)` chooses where that happens:
+
+.. list-table::
+   :header-rows: 1
+
+   * - backend
+     - reads
+     - where the rows are reduced
+   * - `"pandas"` (default)
+     - a table, a file, a folder or glob of parquet files
+     - in memory
+   * - `"duckdb"`
+     - parquet file / folder / glob, or a table
+     - embedded DuckDB, out of core (spills to disk)
+   * - `"dask"`
+     - parquet file / folder / glob, a table, or a Dask DataFrame
+     - dask.dataframe on any Dask cluster
+
+
+All three give the same `FitResult`.  The DuckDB and Dask backends need the
+`scale` extra: `pip install 'mixrank[scale]'`.  This vignette simulates a
+small benchmark with repeated generations, writes it as partitioned parquet,
+and fits it with each backend, the Dask one on a tiny local cluster.
+"""
 
 # %%
 import logging
@@ -35,6 +48,7 @@ from distributed import Client, LocalCluster
 
 import mixrank
 from mixrank.io.backends import aggregate_cells
+from mixrank.report import plot_contrasts
 
 FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
 
@@ -42,7 +56,7 @@ df = mixrank.simulate(8, 12, 30, 4, samples=5, rng=2026)
 print(df.shape)
 df.head()
 
-# %% [markdown]
+# %%
 # Eight models, 12 subjects x 30 questions x 4 prompts (1,440 cells), and five
 # sampled generations per (model, cell): 57,600 rows.  Evaluation logs usually
 # arrive as one file per model (or per run), so we write them that way: a
@@ -56,8 +70,9 @@ for model, part in df.groupby("model"):
     part.to_parquet(folder / f"{model}.parquet", index=False)
 print(sorted(p.name for p in folder.iterdir()))
 
-# %% [markdown]
-# ## Reference: the pandas backend
+# %%
+# Reference: the pandas backend
+# -----------------------------
 #
 # The default backend reads the files into memory (here the whole folder) and
 # builds the frame from the rows.  `replicate="sample"` tells mixrank that the
@@ -71,8 +86,9 @@ with warnings.catch_warnings():
 print(ref)
 print(ref.frame.summary_text())
 
-# %% [markdown]
-# ## DuckDB: out of core from parquet
+# %%
+# DuckDB: out of core from parquet
+# --------------------------------
 #
 # With `backend="duckdb"` an embedded DuckDB scans the files twice -- once for
 # score checks and the distinct values of every key, once for the `GROUP BY`
@@ -89,13 +105,14 @@ with warnings.catch_warnings():
 cells = aggregate_cells(folder, FORMULA, backend="duckdb", replicate="sample")
 print(f"{cells.n_rows:,} rows -> {len(cells):,} (model, cell) groups")
 
-# %% [markdown]
+# %%
 # `aggregate_cells` is the aggregation step on its own: the engine sees 11,520
 # groups instead of 57,600 rows.  With many generations per cell (or many
 # rows per cell for any other reason) the reduction is what makes a fit on
 # hundreds of millions of rows possible on a laptop.
 #
-# ## Dask: on a cluster
+# Dask: on a cluster
+# ------------------
 #
 # With `backend="dask"` the same two passes run with dask.dataframe on a Dask
 # cluster.  Pass `client=` a `distributed.Client`, a cluster object, or the
@@ -118,7 +135,7 @@ with warnings.catch_warnings():
     res_dask = mixrank.fit(FORMULA, folder, backend="dask", client=client, replicate="sample")
     print(f"dask fit in {time.perf_counter() - t0:.1f} s")
 
-# %% [markdown]
+# %%
 # A Dask DataFrame is a source too -- for instance one read from object
 # storage, filtered or joined before the fit.  Filtering to the first two
 # prompts, say:
@@ -131,8 +148,9 @@ with warnings.catch_warnings():
     res_sub = mixrank.fit(FORMULA, ddf, backend="dask", client=client, replicate="sample")
 print(res_sub.frame.summary_text())
 
-# %% [markdown]
-# ## The same result from every backend
+# %%
+# The same result from every backend
+# ----------------------------------
 #
 # The aggregated table is encoded exactly as the rows are (sorted levels,
 # the same cell order), so the three fits agree to the last few bits (the
@@ -146,10 +164,17 @@ for name, res in [("duckdb", res_duck), ("dask", res_dask)]:
     rel = diff / np.abs(ref.contrasts()[cols].to_numpy())
     print(f"{name:>6} vs pandas: max relative difference {rel.max():.1e}; rank intervals equal: "
           f"{res.rank_intervals().equals(ref.rank_intervals())}")
+
+# %%
+# The contrasts of the Dask fit, drawn as the report draws them:
+
+# %%
+ax = plot_contrasts(res_dask, title="Dask backend: contrasts with 95% CI")
 ref.contrasts().head()
 
-# %% [markdown]
-# ## A cluster that cannot be reached
+# %%
+# A cluster that cannot be reached
+# --------------------------------
 #
 # A scheduler address is tried for `backend_options={"timeout": ...}` seconds
 # (default 10); if nothing answers, the fit stops with a `DataError` that says
@@ -162,23 +187,25 @@ try:
 except mixrank.DataError as err:
     print(err)
 
-# %% [markdown]
+# %%
 # On a real cluster, start a scheduler and workers, then point the fit at the
 # scheduler.  A folder or glob is read by the workers, so it must be visible
 # to them at the same path (a shared file system); for object storage, read
 # a Dask DataFrame and pass that:
 #
-# ```python
-# # shell:  dask scheduler                    (on the scheduler machine)
-# #         dask worker tcp://10.0.0.5:8786   (on each worker machine)
-# res = mixrank.fit(FORMULA, "/shared/evals/*.parquet", backend="dask",
-#                   client="tcp://10.0.0.5:8786", replicate="sample")
-# ddf = dd.read_parquet("s3://bucket/evals/")   # needs s3fs on the workers
-# res = mixrank.fit(FORMULA, ddf, backend="dask", client="tcp://10.0.0.5:8786",
-#                   replicate="sample")
-# ```
+# .. code-block:: python
 #
-# ## At scale
+#    # shell:  dask scheduler                    (on the scheduler machine)
+#    #         dask worker tcp://10.0.0.5:8786   (on each worker machine)
+#    res = mixrank.fit(FORMULA, "/shared/evals/*.parquet", backend="dask",
+#                      client="tcp://10.0.0.5:8786", replicate="sample")
+#    ddf = dd.read_parquet("s3://bucket/evals/")   # needs s3fs on the workers
+#    res = mixrank.fit(FORMULA, ddf, backend="dask", client="tcp://10.0.0.5:8786",
+#                      replicate="sample")
+#
+#
+# At scale
+# --------
 #
 # `benchmarks/bench_scale.py` writes a seeded 100M-row benchmark (50 models x
 # 200,000 cells x 10 samples, one parquet file per model) and fits all 1,225

@@ -1,17 +1,19 @@
-# %% [markdown]
-# # Each model's score with its uncertainty
-#
-# A leaderboard's first column is each model's score, usually with a
-# standard error computed as if every question were an independent draw
-# (what lm-evaluation-harness prints as `stderr`).  When questions come in
-# topics, the score of a model over *these* topics is a noisy estimate of
-# its score over new topics, and the honest interval is wider.
-# `FitResult.model_scores()` fits each model's own cell scores with the
-# formula's random terms (`y ~ 1 + (1|subject)`, REML, Satterthwaite df;
-# docs/model_scores.md) and prints the iid standard error beside it, so the
-# design effect is visible.  Then: which pairwise gaps survive a
-# family-wise adjustment, simultaneous intervals, and how likely each model
-# is to be the best.
+"""
+Each model's score with its uncertainty
+=======================================
+
+A leaderboard's first column is each model's score, usually with a
+standard error computed as if every question were an independent draw
+(what lm-evaluation-harness prints as `stderr`).  When questions come in
+topics, the score of a model over *these* topics is a noisy estimate of
+its score over new topics, and the honest interval is wider.
+`FitResult.model_scores()` fits each model's own cell scores with the
+formula's random terms (`y ~ 1 + (1|subject)`, REML, Satterthwaite df;
+docs/model_scores.md) and prints the iid standard error beside it, so the
+design effect is visible.  Then: which pairwise gaps survive a
+family-wise adjustment, simultaneous intervals, and how likely each model
+is to be the best.
+"""
 
 # %%
 import warnings
@@ -32,8 +34,9 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)  # boundary fits are legal
     res = mixrank.fit("correct ~ model + (1|subject)", chem)
 
-# %% [markdown]
-# ## Scores at the topic unit next to the iid standard error
+# %%
+# Scores at the topic unit next to the iid standard error
+# -------------------------------------------------------
 #
 # `std_error` is the standard error of the model's score when topics are
 # the unit of inference; `iid_std_error` is `sd / sqrt(n)` over the
@@ -46,7 +49,7 @@ print(scores.attrs["mixrank"]["model"], "| unit:", scores.attrs["mixrank"]["unit
 scores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df", "ci_lower",
         "ci_upper", "n"]]
 
-# %% [markdown]
+# %%
 # With 9 topics the intervals have about 8 degrees of freedom and are
 # several times wider than the iid ones.  The plot draws both: thick, the
 # interval at the topic unit; thin, the iid interval.
@@ -55,7 +58,7 @@ scores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df"
 ax = plot_model_scores(scores, title="ChemBench (default prompt)")
 plt.show()
 
-# %% [markdown]
+# %%
 # The estimate above is the plain mean over each model's questions, the
 # number most leaderboards print (the default `cells` estimand,
 # docs/messy.md §1).  lme4's number, the GLS intercept, is the `gls`
@@ -67,14 +70,15 @@ gls = res.model_scores(estimand="gls").set_index("model")[["estimate", "std_erro
 both = cells.add_suffix("_cells").join(gls.add_suffix("_gls")).loc[gls.index]
 print(both.to_string(float_format=lambda x: f"{x:.4f}"))
 
-# %% [markdown]
+# %%
 # They differ by up to 14 points here: ChemBench's topics have very unequal
 # sizes, and the plain mean is dominated by the largest topics while the
 # GLS intercept weights topics more evenly (it sits between the `cells`
 # and the `units` average).  Say which one a leaderboard reports.
 
-# %% [markdown]
-# ## Which gaps survive a family-wise adjustment?
+# %%
+# Which gaps survive a family-wise adjustment?
+# --------------------------------------------
 #
 # A model's own interval is not the right tool to compare two models: the
 # paired contrasts are far more precise because each topic's difficulty
@@ -92,7 +96,7 @@ print(f"max-t adjusted: {(maxt['p_adjusted'] < 0.05).sum()}; simultaneous critic
       f"{maxt.attrs['mixrank']['flips']} sign flips of the topics)")
 maxt[["model_a", "model_b", "estimate", "p_value", "p_adjusted", "ci_lower", "ci_upper"]].head(8)
 
-# %% [markdown]
+# %%
 # The max-t intervals hold for all 28 gaps at once.  With the default
 # `df="cr2"` their critical value comes from flipping the sign of each
 # topic's vector of contrast totals (a randomization max-t at the unit,
@@ -101,8 +105,9 @@ maxt[["model_a", "model_b", "estimate", "p_value", "p_adjusted", "ci_lower", "ci
 # §3).  Either way they account for the correlation of the gaps, so they
 # are narrower than Bonferroni's.
 
-# %% [markdown]
-# ## How likely is each model to be the best?
+# %%
+# How likely is each model to be the best?
+# ----------------------------------------
 #
 # From the same Gaussian draws, `rank_probabilities()` gives each model's
 # probability of every rank.  It describes the uncertainty of the ranking
@@ -115,8 +120,9 @@ wide = rp.pivot(index="model", columns="rank", values="probability")
 wide = wide.loc[rp["model"].drop_duplicates()]
 print(wide.round(3).to_string())
 
-# %% [markdown]
-# ## JailbreakBench: two random terms
+# %%
+# JailbreakBench: two random terms
+# --------------------------------
 #
 # With behaviours grouped into categories and four attack methods as
 # prompts, `correct ~ model + (1|subject) + (1|prompt)` generalises over new

@@ -1,17 +1,19 @@
-# %% [markdown]
-# # From any evaluation harness to paired comparisons
-#
-# People run their evaluations with lm-evaluation-harness, Inspect, HELM or
-# lighteval.  `mixrank.read(folder)` recognises each harness's output folder
-# and returns the same long table -- `model, subject, question, prompt,
-# sample, correct` -- with a record of which log field became which column.
-# This vignette reads the four folders under `tests/io/fixtures/generated/`,
-# written by the harnesses themselves (lm-eval 0.4.13 with its `dummy`
-# model, `inspect_ai.eval()` 0.3.285 with an offline model provider) or by
-# their own schema classes (HELM 0.5.16, lighteval 0.13.0); see
-# `tests/io/producers/generate.py`.  Two "models" answer a few items of two
-# or three tasks each, so the numbers are tiny; the steps are those of a real
-# run.
+"""
+From any evaluation harness to paired comparisons
+=================================================
+
+People run their evaluations with lm-evaluation-harness, Inspect, HELM or
+lighteval.  `mixrank.read(folder)` recognises each harness's output folder
+and returns the same long table -- `model, subject, question, prompt,
+sample, correct` -- with a record of which log field became which column.
+This vignette reads the four folders under `tests/io/fixtures/generated/`,
+written by the harnesses themselves (lm-eval 0.4.13 with its `dummy`
+model, `inspect_ai.eval()` 0.3.285 with an offline model provider) or by
+their own schema classes (HELM 0.5.16, lighteval 0.13.0); see
+`tests/io/producers/generate.py`.  Two "models" answer a few items of two
+or three tasks each, so the numbers are tiny; the steps are those of a real
+run.
+"""
 
 # %%
 import json
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import mixrank
 from mixrank.io.read import describe, detect_format
+from mixrank.report import plot_contrasts
 
 
 def repo_root() -> Path:
@@ -35,8 +38,9 @@ GEN = repo_root() / "tests" / "io" / "fixtures" / "generated"
 for name in ["lm_eval", "inspect_json", "helm", "lighteval"]:
     print(f"{name:>13}: {detect_format(GEN / name)}")
 
-# %% [markdown]
-# ## What became what
+# %%
+# What became what
+# ----------------
 #
 # `describe` prints the mapping the reader used and the rows per subject --
 # the command line (`mixrank report <folder>`) prints the same lines.  In
@@ -53,8 +57,9 @@ helm_rows = mixrank.read(GEN / "helm", metric="exact_match")
 print(describe(helm_rows))
 helm_rows.groupby(["model", "subject", "prompt"])["correct"].mean().unstack("prompt")
 
-# %% [markdown]
-# ## The harness's own numbers come back
+# %%
+# The harness's own numbers come back
+# -----------------------------------
 #
 # The mean of `correct` per model and task is the accuracy the harness
 # reported: here lighteval's results file, whose per-task values are the
@@ -69,8 +74,9 @@ for f in sorted((GEN / "lighteval" / "results").rglob("results_*.json")):
         model = blob["config_general"]["model_name"]
         print(f"{model} {task}: lighteval {values['acc']:.4f}  mixrank {ours[(model, task)]:.4f}")
 
-# %% [markdown]
-# ## The left side of the formula names the metric
+# %%
+# The left side of the formula names the metric
+# ---------------------------------------------
 #
 # Given a folder instead of a table, `mixrank.fit` reads the metric the
 # formula's left side names -- `acc_norm ~ ...` reads lm-eval's `acc_norm`
@@ -85,7 +91,7 @@ with warnings.catch_warnings():
 print(acc.contrasts()[["model_a", "model_b", "estimate", "std_error", "df"]])
 print(acc_norm.contrasts()[["model_a", "model_b", "estimate", "std_error", "df"]])
 
-# %% [markdown]
+# %%
 # Repeated samples (Inspect epochs, HELM train trials) are replicates of a
 # cell: pass `replicate="sample"` (the command line does it by itself when
 # the samples differ).
@@ -95,3 +101,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)
     res = mixrank.fit("correct ~ model + (1|subject)", inspect_rows, replicate="sample")
 res.contrasts()[["model_a", "model_b", "estimate", "std_error", "df", "p_value"]]
+
+# %%
+ax = plot_contrasts(res, title="Inspect log: the two models' contrast, 95% CI")

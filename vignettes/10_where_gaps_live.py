@@ -1,15 +1,17 @@
-# %% [markdown]
-# # Where the gaps live: model × covariate formulas
-#
-# "Is model A better than model B?" is the first question; the second is
-# "does the gap depend on the topic, the difficulty, the attack?".  With a
-# fixed part that crosses the comparison factor with a cell-level column,
-# `correct ~ model * x + (random terms)`, each pair's paired differences get
-# `d ~ 1 + x + (random terms)` (docs/interactions.md): an F test of whether
-# the gap is the same at every level of `x`, the gap at each level with its
-# interval, and where the ranking changes.  A purely additive covariate
-# (`correct ~ model + x`) would cancel in the paired differences, so mixrank
-# refuses it and says why.
+"""
+Where the gaps live: model × covariate formulas
+===============================================
+
+"Is model A better than model B?" is the first question; the second is
+"does the gap depend on the topic, the difficulty, the attack?".  With a
+fixed part that crosses the comparison factor with a cell-level column,
+`correct ~ model * x + (random terms)`, each pair's paired differences get
+`d ~ 1 + x + (random terms)` (docs/interactions.md): an F test of whether
+the gap is the same at every level of `x`, the gap at each level with its
+interval, and where the ranking changes.  A purely additive covariate
+(`correct ~ model + x`) would cancel in the paired differences, so mixrank
+refuses it and says why.
+"""
 
 # %%
 import warnings
@@ -28,8 +30,9 @@ try:
 except mixrank.FormulaError as err:
     print(err)
 
-# %% [markdown]
-# ## ChemBench: does the gap depend on the topic?
+# %%
+# ChemBench: does the gap depend on the topic?
+# --------------------------------------------
 #
 # ChemBench's 2,788 questions fall into 9 topics (`subject`).  With the
 # published run (`prompt == "default"`) every question is one cell, so the
@@ -45,7 +48,7 @@ res_c = mixrank.fit("correct ~ model * subject", chem)
 print(res_c.frame.spec.d_formula, "|", len(res_c.pairs), "pairs")
 res_c.anova(adjust="holm")
 
-# %% [markdown]
+# %%
 # The overall gap (`contrasts()` without `by`) is the average of the fitted
 # cell differences with the estimand's weights; here (no random term, the
 # default `cells`) every cell weighs the same.  Per topic:
@@ -59,7 +62,7 @@ pair[["subject", "estimate", "std_error", "df", "ci_lower", "ci_upper", "p_value
 ax = plot_gaps_by(pair, "subject", title="claude3.5 \u2212 gpt-4o by ChemBench topic")
 plt.show()
 
-# %% [markdown]
+# %%
 # Each model's score per topic (`model_scores(by=)`: each model's own scores
 # fitted by `y ~ 1 + topic`), and the ranking within each topic:
 
@@ -72,8 +75,9 @@ ranks_c = res_c.rank_intervals(by="subject")
 ax = plot_ranks_by(ranks_c, "subject", title="Rank intervals per topic")
 plt.show()
 
-# %% [markdown]
-# ## JailbreakBench: does the gap depend on the attack?
+# %%
+# JailbreakBench: does the gap depend on the attack?
+# --------------------------------------------------
 #
 # JailbreakBench scores 4 models against 100 behaviours (10 categories,
 # `subject`) under 6 attack methods (`prompt`); only 18 of the 24 model ×
@@ -90,7 +94,7 @@ with warnings.catch_warnings():
 res_j.anova(adjust="holm")[["model_a", "model_b", "term", "F", "num_df", "den_df", "p_value",
                             "p_adjusted"]]
 
-# %% [markdown]
+# %%
 # Every pair's gap depends strongly on the attack.  The gaps per attack:
 
 # %%
@@ -101,7 +105,7 @@ gaps[["model_a", "model_b", "prompt", "estimate", "ci_lower", "ci_upper", "df", 
 ax = plot_gaps_by(gaps, "prompt", title="JailbreakBench: gap (1 = resisted) by attack")
 plt.show()
 
-# %% [markdown]
+# %%
 # Where the ranking changes: at each attack, the models that faced it are
 # ranked among themselves.
 
@@ -111,8 +115,9 @@ ax = plot_ranks_by(ranks_j, "prompt", title="Rank intervals per attack")
 plt.show()
 ranks_j[["prompt", "model", "estimate", "rank", "rank_lower", "rank_upper", "note"]]
 
-# %% [markdown]
-# ## Each model's score at the subject unit, next to the iid stderr
+# %%
+# Each model's score at the subject unit, next to the iid stderr
+# --------------------------------------------------------------
 #
 # The leaderboard column (`model_scores()`, docs/model_scores.md) with the
 # behaviour categories as the unit: the standard error lm-evaluation-harness

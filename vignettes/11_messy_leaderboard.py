@@ -1,19 +1,21 @@
-# %% [markdown]
-# # Reading a messy leaderboard
-#
-# Real leaderboards are not textbook designs. On ChemBench, 7 of the 25
-# models were also re-run at temperature 1 (a second "prompt" mode), the
-# other 18 only once; the 9 topics have 40 to 1001 questions; and a user
-# often fits one pair to look at it. This vignette walks through what
-# mixrank does by default on such data and what each warning means
-# (docs/messy.md):
-#
-# 1. the default estimand is the leaderboard's own number;
-# 2. a random term with few levels warns;
-# 3. models that cannot be estimated under the formula do not abort the
-#    analysis;
-# 4. cells left out of pairs, restricted fits and the sensitivity unit are
-#    stated.
+"""
+Reading a messy leaderboard
+===========================
+
+Real leaderboards are not textbook designs. On ChemBench, 7 of the 25
+models were also re-run at temperature 1 (a second "prompt" mode), the
+other 18 only once; the 9 topics have 40 to 1001 questions; and a user
+often fits one pair to look at it. This vignette walks through what
+mixrank does by default on such data and what each warning means
+(docs/messy.md):
+
+1. the default estimand is the leaderboard's own number;
+2. a random term with few levels warns;
+3. models that cannot be estimated under the formula do not abort the
+   analysis;
+4. cells left out of pairs, restricted fits and the sensitivity unit are
+   stated.
+"""
 
 # %%
 import warnings
@@ -21,6 +23,7 @@ import warnings
 import numpy as np
 
 import mixrank
+from mixrank.report.plots_scores import plot_model_scores
 
 
 def show(caught):
@@ -37,8 +40,9 @@ one_mode = ["gpt-4o", "claude3.5"]
 df = chem[chem["model"].isin(two_modes + one_mode)]
 print(df.groupby(["model", "prompt"]).size().unstack().to_string())
 
-# %% [markdown]
-# ## 1. The default answer is the leaderboard's number
+# %%
+# 1. The default answer is the leaderboard's number
+# -------------------------------------------------
 #
 # Each model's score is the plain mean over the cells it was scored on, and
 # each contrast the plain mean difference over the cells a pair shares
@@ -60,7 +64,13 @@ print("largest |score - leaderboard mean|:",
 gls = res.model_scores(estimand="gls").set_index("model")["estimate"]
 scores.assign(gls=gls)[["estimate", "gls", "std_error", "df", "ci_lower", "ci_upper"]]
 
-# %% [markdown]
+# %%
+# The same scores with their intervals at the topic unit:
+
+# %%
+ax = plot_model_scores(res.model_scores(), title="ChemBench: scores at the topic unit")
+
+# %%
 # Verdict tables order the models by the same estimand and orient every
 # adjacent pair from the better model to the worse one:
 
@@ -70,8 +80,9 @@ with warnings.catch_warnings():
     verdicts = res.resolution()
 verdicts[["model_a", "model_b", "estimate", "q", "resolved", "resolved_cluster"]]
 
-# %% [markdown]
-# ## 2. Few levels: a weak design
+# %%
+# 2. Few levels: a weak design
+# ----------------------------
 #
 # Suppose the analyst keeps only three topics. A random term estimates a
 # variance from its levels; with 3 of them the df are about 2 and the
@@ -88,8 +99,9 @@ with warnings.catch_warnings(record=True) as caught:
 show(caught)
 weak.contrasts()[["model_a", "model_b", "estimate", "df", "ci_lower", "ci_upper", "p_value"]]
 
-# %% [markdown]
-# ## 3. Models that cannot be estimated under the formula
+# %%
+# 3. Models that cannot be estimated under the formula
+# ----------------------------------------------------
 #
 # With both the question and the prompt mode as random terms, a model scored
 # under one mode only shares a single cell per question with every other
@@ -108,7 +120,7 @@ c = messy.contrasts()
 print(f"{int(c['estimate'].isna().sum())} of {len(c)} pairs not estimable")
 c[c["estimate"].isna()][["model_a", "model_b", "n", "note"]].head(3)
 
-# %% [markdown]
+# %%
 # Rank intervals, verdicts, sensitivity checks, planning and anova work on
 # the estimable part and say what they left out:
 
@@ -119,7 +131,7 @@ with warnings.catch_warnings():
 print("left out:", ranks.attrs["mixrank"]["left_out"])
 ranks  # noqa: B018 (a displayed value, as in a notebook)
 
-# %% [markdown]
+# %%
 # `incomplete="drop"` (CLI `--drop-incomplete`) removes those models before
 # fitting instead, and says which:
 
@@ -131,8 +143,9 @@ with warnings.catch_warnings(record=True) as caught:
 show(caught)
 print(dropped.models)
 
-# %% [markdown]
-# ## 4. Say what was done
+# %%
+# 4. Say what was done
+# --------------------
 #
 # Cells scored for one model only are never imputed; a pair uses the cells
 # both models were scored on, and `fit()` warns once with the count per
@@ -146,7 +159,7 @@ with warnings.catch_warnings(record=True) as caught:
     mixrank.fit("correct ~ model + (1|subject)", holes, pairs=[("gpt-4o", "claude3.5")])
 show(caught)
 
-# %% [markdown]
+# %%
 # A fit restricted to some pairs keeps its defaults: the verdict table and
 # the sensitivity checks cover the fitted pairs. With several random terms,
 # the sensitivity checks resample the term with the fewest levels (the

@@ -1,23 +1,25 @@
-# %% [markdown]
-# # Correcting an LLM judge
-#
-# Open-ended benchmarks are scored by an LLM judge, and judges are biased:
-# lenient overall, and often more lenient to some models than to others.
-# Labelling a random subset of the outputs with a reference (humans, a
-# stronger judge) and *correcting* the judge with those labels --
-# prediction-powered inference with a tuned weight λ (PPI++) -- gives the
-# scores the reference would give, with honest intervals, for a fraction of
-# the labelling cost.  `mixrank.fit(..., gold="human")` does this at the
-# formula's unit of inference (docs/judge.md).
-#
-# **The data are partly simulated, and this vignette says so plainly.**
-# No dataset mixrank bundles has both judge scores and reference labels.
-# We take ChemBench's real design (models x 9 topics x 2,788 questions) and
-# its real 0/1 correctness as the *reference labels*, and simulate a cheap
-# judge on top of it: the judge misses 5% of correct answers and accepts a
-# wrong answer with a probability that depends on the model (it is more
-# lenient to some models).  Because the reference is known on every cell,
-# we can check the corrected leaderboard against the truth.
+"""
+Correcting an LLM judge
+=======================
+
+Open-ended benchmarks are scored by an LLM judge, and judges are biased:
+lenient overall, and often more lenient to some models than to others.
+Labelling a random subset of the outputs with a reference (humans, a
+stronger judge) and *correcting* the judge with those labels --
+prediction-powered inference with a tuned weight λ (PPI++) -- gives the
+scores the reference would give, with honest intervals, for a fraction of
+the labelling cost.  `mixrank.fit(..., gold="human")` does this at the
+formula's unit of inference (docs/judge.md).
+
+**The data are partly simulated, and this vignette says so plainly.**
+No dataset mixrank bundles has both judge scores and reference labels.
+We take ChemBench's real design (models x 9 topics x 2,788 questions) and
+its real 0/1 correctness as the *reference labels*, and simulate a cheap
+judge on top of it: the judge misses 5% of correct answers and accepts a
+wrong answer with a probability that depends on the model (it is more
+lenient to some models).  Because the reference is known on every cell,
+we can check the corrected leaderboard against the truth.
+"""
 
 # %%
 import warnings
@@ -48,8 +50,9 @@ labelled = set(rng.choice(questions, size=int(0.08 * len(questions)), replace=Fa
 chem["human"] = np.where(chem["question"].isin(labelled), chem["correct"], np.nan)
 print(chem.shape, f"{chem['human'].notna().mean():.1%} of the rows labelled")
 
-# %% [markdown]
-# ## Judge-only, corrected, and the truth
+# %%
+# Judge-only, corrected, and the truth
+# ------------------------------------
 #
 # The judge-only fit treats the judge as the truth.  The corrected fit uses
 # the judge everywhere plus the labels on 8% of the questions.  The last
@@ -69,7 +72,7 @@ board.insert(0, "judge_only", judge_only["estimate"])
 board["truth"] = truth["estimate"]
 board.sort_values("estimate", ascending=False)
 
-# %% [markdown]
+# %%
 # The judge inflates every score, and unevenly: gpt-4o and
 # mistral-large gain most, so the judge-only order is wrong.  The corrected
 # scores sit on the reference scale and their intervals (at the topic unit,
@@ -81,8 +84,9 @@ print(f"{int(covered.sum())} of {len(board)} corrected intervals contain the ful
 ax = plot_judge_scores(res.model_scores(), title="Judge only (squares) vs corrected")
 plt.show()
 
-# %% [markdown]
-# ## How the judge departs from the reference
+# %%
+# How the judge departs from the reference
+# ----------------------------------------
 #
 # `fit.judge()`: per model the bias (judge − reference) on the labelled
 # cells with its interval at the topic unit, agreement (correlation and
@@ -95,8 +99,9 @@ jt = res.judge()
 print(jt.attrs["mixrank"]["differential_bias"])
 jt[["model", "n_labelled", "bias", "ci_lower", "ci_upper", "correlation", "kappa"]]
 
-# %% [markdown]
-# ## Rank intervals on the corrected contrasts
+# %%
+# Rank intervals on the corrected contrasts
+# -----------------------------------------
 #
 # Everything downstream of the contrasts -- adjusted p-values, rank
 # intervals, verdict tables, the report -- works on the corrected ones.
@@ -104,8 +109,9 @@ jt[["model", "n_labelled", "bias", "ci_lower", "ci_upper", "correlation", "kappa
 # %%
 res.rank_intervals()
 
-# %% [markdown]
-# ## The label budget
+# %%
+# The label budget
+# ----------------
 #
 # How many reference labels does a pair need to resolve a gap δ at the
 # topic unit, given the fitted judge–reference correlation of its
@@ -118,7 +124,7 @@ plan = res.plan(0.05)
 plan[["model_a", "model_b", "rho", "design_effect", "n_labels", "n_effective", "n_labels_star",
       "n_labels_only_star"]].head(8)
 
-# %% [markdown]
+# %%
 # The verdict table carries the same number for the *observed* gap of each
 # adjacent pair, and `plan_labels` answers the question before any label
 # exists ("150 labels with a judge at ρ = 0.8 over 5,000 items are worth

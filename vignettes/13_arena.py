@@ -1,26 +1,28 @@
-# %% [markdown]
-# # Arena leaderboards: Bradley–Terry with intervals, ranks and resolution
-#
-# Arena leaderboards (LMArena, judge-pairwise evaluations) show two
-# anonymous answers, record which one won, and fit a Bradley–Terry model:
-# `P(a beats b) = 1 / (1 + exp(-(beta_a - beta_b)))`.  `mixrank.arena`
-# fits it by maximum likelihood from the win/loss/tie counts per pair
-# (docs/arena.md), with intervals from the observed information, a
-# sandwich clustered by prompt, or a bootstrap on the counts; rank
-# intervals; and the number of battles that would resolve each adjacent
-# pair.
-#
-# **What the data are.**  mixrank may bundle only the datasets in
-# `mixrank/datasets/`, and none of them is a human preference log.  This
-# vignette therefore *derives* a battle log from ChemBench (25 models
-# answering the same 2,788 chemistry questions): on every question, every
-# pair of models is a judged battle -- the model that answered correctly
-# wins, and when both are right or both wrong it is a tie.  That is a
-# "judge battle" with a perfect judge, not human preference: there is no
-# style (length, markdown) to control for, and the battles of one question
-# share that question.  A real arena log (e.g. LMArena's public
-# `clean_battle` release) is read the same way: `mixrank.arena("clean_battle.json",
-# "winner ~ style(len, header, list, bold)")`.
+"""
+Arena leaderboards: Bradley–Terry with intervals, ranks and resolution
+======================================================================
+
+Arena leaderboards (LMArena, judge-pairwise evaluations) show two
+anonymous answers, record which one won, and fit a Bradley–Terry model:
+`P(a beats b) = 1 / (1 + exp(-(beta_a - beta_b)))`.  `mixrank.arena`
+fits it by maximum likelihood from the win/loss/tie counts per pair
+(docs/arena.md), with intervals from the observed information, a
+sandwich clustered by prompt, or a bootstrap on the counts; rank
+intervals; and the number of battles that would resolve each adjacent
+pair.
+
+**What the data are.**  mixrank may bundle only the datasets in
+`mixrank/datasets/`, and none of them is a human preference log.  This
+vignette therefore *derives* a battle log from ChemBench (25 models
+answering the same 2,788 chemistry questions): on every question, every
+pair of models is a judged battle -- the model that answered correctly
+wins, and when both are right or both wrong it is a tie.  That is a
+"judge battle" with a perfect judge, not human preference: there is no
+style (length, markdown) to control for, and the battles of one question
+share that question.  A real arena log (e.g. LMArena's public
+`clean_battle` release) is read the same way: `mixrank.arena("clean_battle.json",
+"winner ~ style(len, header, list, bold)")`.
+"""
 
 # %%
 import matplotlib.pyplot as plt
@@ -37,8 +39,9 @@ print(f"{len(log):,} battles between {len(set(log['model_a']) | set(log['model_b
       f"{(log['winner'] == 'tie').mean():.0%} ties")
 log.head()
 
-# %% [markdown]
-# ## Scores with intervals
+# %%
+# Scores with intervals
+# ---------------------
 #
 # Ties count as half a win for each side (`ties="half"`, FastChat's
 # convention).  The battles of one question are not independent (the
@@ -51,7 +54,7 @@ log.head()
 res = mixrank.arena(log, cluster="cell")
 print(res.summary())
 
-# %% [markdown]
+# %%
 # Clustering by question matters: the information-based standard errors
 # treat the ~840k battles as independent and are smaller.
 
@@ -62,8 +65,9 @@ c_nv = naive.contrasts(adjust="none")
 print("median SE ratio clustered / independent:",
       round(float((c_cl["std_error"] / c_nv["std_error"]).median()), 2))
 
-# %% [markdown]
-# ## Ties: half a win, or Davidson's model
+# %%
+# Ties: half a win, or Davidson's model
+# -------------------------------------
 #
 # Davidson's model gives ties their own probability,
 # `P(a) : P(b) : P(tie) = e^{d/2} : e^{-d/2} : nu`.  With many ties (both
@@ -77,8 +81,9 @@ print("tie parameter nu =", round(float(np.exp(dav.covariates()["estimate"].iloc
 both.sort_values("estimate_half", ascending=False)[["model", "estimate_half",
                                                     "estimate_davidson"]].head(8)
 
-# %% [markdown]
-# ## Rank intervals
+# %%
+# Rank intervals
+# --------------
 #
 # From the one-sided tests of every pair (Holm within each model's two
 # families, docs/methods.md §7), as for a mixed-model fit.
@@ -89,8 +94,9 @@ ax = plot_rank_intervals(ranks, title="ChemBench as an arena: rank intervals")
 plt.show()
 ranks.sort_values("rank").head(10)
 
-# %% [markdown]
-# ## Which adjacent pairs are unresolved, and how many battles would resolve them
+# %%
+# Which adjacent pairs are unresolved, and how many battles would resolve them
+# ----------------------------------------------------------------------------
 #
 # `n_star` counts battles overall at the current mix of pairs;
 # `n_star_pair` battles between the two models alone.  The clustered design
@@ -102,8 +108,9 @@ print(ver.attrs["mixrank"]["unresolved"])
 ver[["model_a", "model_b", "estimate", "n_pair", "n_star", "q", "resolved", "design_effect",
      "resolved_cluster", "n_star_pair"]].head(12)
 
-# %% [markdown]
-# ## A sequential arena
+# %%
+# A sequential arena
+# ------------------
 #
 # Battles arrive one at a time; the monitor stops each watched pair at the
 # first battle where its e-value crosses `1/alpha'` (Bonferroni over the
@@ -119,8 +126,9 @@ for start in range(0, len(stream), 100_000):
     mon.update(stream.iloc[start:start + 100_000])
 mon.status()
 
-# %% [markdown]
-# ## What is missing
+# %%
+# What is missing
+# ---------------
 #
 # A real battle log: the numbers above describe a derived, perfectly judged
 # log, not human preferences, and style control (`style(len, markdown)`)

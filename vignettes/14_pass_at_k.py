@@ -1,25 +1,27 @@
-# %% [markdown]
-# # pass@k leaderboards with their rank intervals
-#
-# Code-generation leaderboards draw `n` samples per problem and report
-# pass@k: the probability that at least one of `k` samples is correct.
-# The unbiased per-problem estimate (Chen et al. 2021) is
-# `1 - C(n - c, k) / C(n, k)` for `c` correct of `n`.  `mixrank.pass_at_k`
-# turns k-of-n data into that per-item score, as a long frame that every
-# analysis reads: model scores, contrasts and rank intervals at the
-# formula's unit of inference (docs/pass_at_k.md).
-#
-# **What data this uses.**  No k-of-n leaderboard with many samples per
-# item ships with mixrank yet.  The closest bundled data is ChemBench's
-# re-run: 7 open models answered all 2,788 questions twice (the published
-# run, `prompt = "default"`, and a re-run at temperature 1, `temp1_rerun`).
-# That is `n = 2` samples per question, so pass@1 and pass@2 are the only
-# values of k it supports.  The two runs differ in temperature, so they are
-# not identically distributed draws as pass@k assumes; read the numbers as
-# a demonstration of the machinery.  A real pass@5 or pass@10 comparison
-# needs a dataset such as HumanEval / MBPP / LiveCodeBench generations with
-# at least 10 samples per problem for a dozen models (per-sample
-# correctness, not only the published pass@k).
+"""
+pass@k leaderboards with their rank intervals
+=============================================
+
+Code-generation leaderboards draw `n` samples per problem and report
+pass@k: the probability that at least one of `k` samples is correct.
+The unbiased per-problem estimate (Chen et al. 2021) is
+`1 - C(n - c, k) / C(n, k)` for `c` correct of `n`.  `mixrank.pass_at_k`
+turns k-of-n data into that per-item score, as a long frame that every
+analysis reads: model scores, contrasts and rank intervals at the
+formula's unit of inference (docs/pass_at_k.md).
+
+**What data this uses.**  No k-of-n leaderboard with many samples per
+item ships with mixrank yet.  The closest bundled data is ChemBench's
+re-run: 7 open models answered all 2,788 questions twice (the published
+run, `prompt = "default"`, and a re-run at temperature 1, `temp1_rerun`).
+That is `n = 2` samples per question, so pass@1 and pass@2 are the only
+values of k it supports.  The two runs differ in temperature, so they are
+not identically distributed draws as pass@k assumes; read the numbers as
+a demonstration of the machinery.  A real pass@5 or pass@10 comparison
+needs a dataset such as HumanEval / MBPP / LiveCodeBench generations with
+at least 10 samples per problem for a dozen models (per-sample
+correctness, not only the published pass@k).
+"""
 
 # %%
 import warnings
@@ -28,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 import mixrank
+from mixrank.report import plot_rank_intervals
 
 chem = mixrank.load_dataset("chembench")
 runs = chem.groupby("model")["prompt"].nunique()
@@ -39,14 +42,15 @@ p1 = mixrank.pass_at_k(chem, 1, replicate="prompt", keys=keys)
 p2 = mixrank.pass_at_k(chem, 2, replicate="prompt", keys=keys)
 p2.head()
 
-# %% [markdown]
+# %%
 # Each row is one (model, question): `n_correct` of `n_samples`, and the
 # estimate.  pass@1 is the share of correct samples (0, 0.5 or 1 here);
 # pass@2 is 1 as soon as one of the two runs was right.  The ChemBench
 # runs come with a `temperature` column that changes between runs, which
 # is why `keys=` names the model and item columns.
 #
-# ## Two leaderboards, topics as the unit of inference
+# Two leaderboards, topics as the unit of inference
+# -------------------------------------------------
 #
 # The 9 topics are the unit: `pass_at_k ~ model + (1|subject)`.  Rank
 # intervals (Holm-adjusted pairwise tests, marginal coverage) show which
@@ -63,7 +67,13 @@ def board(frame, k):
 
 board(p1, 1).join(board(p2, 2)).sort_values("rank_at2")
 
-# %% [markdown]
+# %%
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", mixrank.SingularFitWarning)
+    ranks2 = mixrank.fit("pass_at_2 ~ model + (1|subject)", p2).rank_intervals()
+ax = plot_rank_intervals(ranks2, title="pass@2 on the ChemBench re-runs: rank intervals")
+
+# %%
 # pass@2 raises every model (by 1 to 8 points here, most for the models
 # whose two runs disagree most often), and the order changes where models
 # are close: llama3.1-8b-instruct moves from 4th on pass@1 to 2nd on
@@ -71,7 +81,8 @@ board(p1, 1).join(board(p2, 2)).sort_values("rank_at2")
 # with 9 topics as the unit, six of the seven models share ranks 1-6 on
 # both boards; only the last place is resolved.
 #
-# ## The gap between two models, both scales
+# The gap between two models, both scales
+# ---------------------------------------
 
 # %%
 pair = [("llama3.1-70b-instruct", "llama3-70b-instruct")]
@@ -84,8 +95,9 @@ for k, frame in ((1, p1), (2, p2)):
     print(f"pass@{k}: {c.model_a} - {c.model_b} = {c.estimate:+.3f} "
           f"[{c.ci_lower:+.3f}, {c.ci_upper:+.3f}], p = {c.p_value:.3g}")
 
-# %% [markdown]
-# ## pass@1 vs pass@5 on simulated k-of-10 samples
+# %%
+# pass@1 vs pass@5 on simulated k-of-10 samples
+# ---------------------------------------------
 #
 # To show a k that the bundled data cannot reach, a *simulated*
 # code-generation leaderboard (clearly not real data): 8 models, 40
@@ -115,7 +127,7 @@ sim1 = mixrank.pass_at_k(counts, 1, correct="c", trials="n")
 sim5 = mixrank.pass_at_k(counts, 5, correct="c", trials="n")
 board(sim1, 1).join(board(sim5, 5)).sort_values("rank_at5")
 
-# %% [markdown]
+# %%
 # The two boards rank the models differently where their per-problem
 # success rates are spread differently, and each has its own rank
 # intervals at the problem-family unit.

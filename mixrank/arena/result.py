@@ -79,10 +79,12 @@ class ArenaResult(PairwiseResult):
     # ---------------------------------------------------------------- basics
     @property
     def models(self) -> tuple[str, ...]:
+        """The models of the battle log, in the order of the score tables."""
         return self.battles.models
 
     @property
     def n_battles(self) -> int:
+        """The number of battles fitted."""
         return self.battles.n
 
     def _meta(self, table: str, **extra: Any) -> dict:
@@ -122,7 +124,7 @@ class ArenaResult(PairwiseResult):
             Confidence level; default the fit's ``level``.
         adjust : {"holm", "none", "bonferroni", "bh", "maxt"}, default "holm"
             Adjustment of ``p_adjusted`` over all pairs; ``"maxt"`` is the
-            single-step max-|z| from the exact joint covariance of the
+            single-step max-``|z|`` from the exact joint covariance of the
             contrasts (``draws`` Gaussian draws) and also makes the intervals
             simultaneous.
         scale : {"logit", "elo", "probability"}, default "logit"

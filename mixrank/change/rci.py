@@ -91,7 +91,7 @@ def reliable_change(
         Notes) gives each item its own error: an exact test of no change
         (Fisher for 0/1 scores, Student t otherwise) at level ``alpha``.
     threshold : float, default z_0.975 = 1.959964
-        |RCI| above which a change is reliable; with ``sem="item"`` this is
+        ``|RCI|`` above which a change is reliable; with ``sem="item"`` this is
         the per-item level ``alpha = 2 (1 - Phi(threshold))`` = 0.05.
     fdr : float, default 0.05
         Target false discovery rate of the ``"eb"`` classes.

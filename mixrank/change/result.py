@@ -43,14 +43,14 @@ class ReliableChangeSummary(TextDisplay):
     change : pandas.DataFrame
         ``method, subset, n, n_changed, churn, net_change, median_abs_delta``:
         churn = share reliably changed either way, net_change = (improved -
-        deteriorated) / n, median |delta p| among reliably changed items.
+        deteriorated) / n, median ``|delta p|`` among reliably changed items.
     reliability : pandas.DataFrame
         ``version, role, n_items, k, k_split, r_half, r_xx, std_dev, sem``
         per version (``k_split`` samples entered the split; ``r_half`` the
         half correlation; ``std_dev`` the SD of p over items).
     s_diff, threshold : float
         Standard error of the difference (docs/methods.md §8; it decides the classes
-        only with ``sem="pooled"``) and the |RCI| cut-off.
+        only with ``sem="pooled"``) and the ``|RCI|`` cut-off.
     mean_delta : float
         Mean change p_after - p_before over all items.
     n_items, n_analysable : int
@@ -118,7 +118,7 @@ class ReliableChange(TextDisplay):
     method, sem, split : str
         As passed to :func:`reliable_change`.
     threshold, fdr : float
-        |RCI| cut-off and target FDR of the empirical-Bayes classes.
+        ``|RCI|`` cut-off and target FDR of the empirical-Bayes classes.
     """
 
     before: str

@@ -9,6 +9,7 @@ summary, contrasts and variance-components tables of :func:`mixrank.fit`
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,15 +29,56 @@ from .common import (
 )
 from .options import common_args, out_args
 
-DEMO_FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
+#: The demo's formula: subjects as the unit with questions nested in them, so the default
+#: CR2 SE applies and the example data trigger no warning (a 4-level ``(1|prompt)`` term
+#: would warn that it has too few levels and fit a singular variance).
+DEMO_FORMULA = "correct ~ model + (1|subject) + (1|subject:question)"
+
+#: One plain sentence per warning class the demo may trigger: what it means, what to do.
+DEMO_WARNINGS: dict[str, str] = {
+    "SingularFitWarning": "a variance was estimated at exactly 0: that random term adds nothing "
+                          "for those pairs; the fit is still valid, or drop the term.",
+    "WeakDesignWarning": "a random term has fewer than 5 levels, so its variance rests on few "
+                         "numbers and intervals are wide; use a unit with more levels or make "
+                         "the term a fixed stratum (docs/messy.md).",
+    "SmallSampleWarning": "few units back some standard errors, so intervals are wide; "
+                          "collect more units or read the intervals with care.",
+    "DegeneratePairWarning": "two models gave identical differences everywhere, so that pair "
+                             "has no variance; its p-value is the exact sign test's.",
+    "ConvergenceWarning": "an optimiser stopped before its tolerance; check "
+                          "res.diagnostics() for the pairs named.",
+}
+
+
+def _explain(caught: list[Any]) -> list[str]:
+    """One ``note:`` line per distinct warning class caught, from :data:`DEMO_WARNINGS`."""
+    lines, seen = [], set()
+    for w in caught:
+        name = next((c.__name__ for c in w.category.__mro__ if c.__name__ in DEMO_WARNINGS),
+                    w.category.__name__)
+        if name in seen:
+            continue
+        seen.add(name)
+        plain = DEMO_WARNINGS.get(name, "see the message above and docs/messy.md for what "
+                                  "it means and how to silence it.")
+        lines.append(f"note: the {w.category.__name__} above means {plain}")
+    return lines
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
+    import warnings
+
     from ..fit import fit
     from ..io.datasets import load_example
 
     df = load_example()
-    res: Any = fit(DEMO_FORMULA, df)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res: Any = fit(DEMO_FORMULA, df)
+    for w in caught:        # shown as usual, each followed by what it means
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    for line in _explain(caught):
+        print(line, file=sys.stderr)
     parts = ["mixrank demo: the bundled simulated example benchmark (see data/README.md)", "",
              res.frame.summary_text(), "", "== Contrasts (model_a - model_b) ==",
              render(res.contrasts(), args.format), "== Variance components (first pair) ==",

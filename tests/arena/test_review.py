@@ -123,11 +123,12 @@ def test_help_says_what_the_defaults_do():
     assert "'cell'" in helps["cluster"]
 
 
-def test_readme_cli_row_lists_every_subcommand():
-    # hrev review: the README's module table omitted `arena` and `judge`
+def test_tour_cli_row_lists_every_subcommand():
+    # hrev review: the README's module table omitted `arena` and `judge`; the table moved
+    # to docs/tour.md with the README's rewrite (issue 40)
     from pathlib import Path
 
-    row = next(line for line in (Path(__file__).parents[2] / "README.md").read_text(
+    row = next(line for line in (Path(__file__).parents[2] / "docs" / "tour.md").read_text(
         encoding="utf-8").splitlines() if line.startswith("| cli |"))
     sub = dict(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert [name for name in sub if f"`{name}`" not in row] == []

@@ -178,7 +178,7 @@ def shortcut_constant(p: Any, rho: Any) -> float | np.ndarray:
 
 
 def shortcut_safe_delta(p: Any, rho: Any, *, eps: Any) -> float | np.ndarray:
-    """Largest |delta| for which the shortcut ratio stays within ``eps`` of 1/2.
+    """Largest ``|delta|`` for which the shortcut ratio stays within ``eps`` of 1/2.
 
     Parameters
     ----------

@@ -360,7 +360,7 @@ def mde(
     Returns
     -------
     float or numpy.ndarray
-        The smallest |delta| resolved at ``n`` (positive).
+        The smallest ``|delta|`` resolved at ``n`` (positive).
 
     Raises
     ------
@@ -502,7 +502,7 @@ def power(
     Returns
     -------
     float or numpy.ndarray
-        The solved quantity (|delta| when solving for the effect).
+        The solved quantity (``|delta|`` when solving for the effect).
 
     Raises
     ------
@@ -516,7 +516,7 @@ def power(
     ``P = Phi((sqrt(n)|delta| - z_{1-alpha/2} s0) / s1) + Phi((-sqrt(n)|delta| - z_{1-alpha/2} s0) / s1)``
     with ``s0 = s1 = sigma_D`` (Wald) or ``s0 = sqrt(psi)``,
     ``s1 = sqrt(psi - delta^2)`` (Connor).  The power is increasing in n and
-    |delta|, so n and delta are found by Brent's method.  Because the far
+    ``|delta|``, so n and delta are found by Brent's method.  Because the far
     tail is included, the n solved here falls short of :func:`n_star`'s
     closed form by a negligible amount (relative 3e-6 at the defaults).
 

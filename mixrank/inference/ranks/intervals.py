@@ -192,8 +192,9 @@ def rank_intervals_of(fit: FittedPairs, *, level: float = 0.95, coverage: str = 
     -----
     ``estimate`` is each model's score (``FitResult.model_scores``, the fit's estimand);
     the tests use the fitted contrasts ``FitResult.contrasts``: one-sided
-    p-values from ``t = estimate / std_error`` with the pair's
-    Satterthwaite df (REML) or units - 1 (aggregate).  See
+    p-values from ``t = estimate / std_error`` with the pair's df under the
+    fit's df method (CR2/Bell-McCaffrey at the unit where it applies, Satterthwaite
+    otherwise, units - 1 for the aggregate method).  See
     :func:`rank_intervals_from_contrasts` for the procedures.
 
     Validated as :func:`rank_intervals_from_contrasts`; on ChemBench and
