@@ -23,7 +23,8 @@ Module map (stages lowest first, as in ``tests/test_import_graph.py``):
   intervals), :mod:`~mixrank.design` (resolution, power, planning, anytime
   monitoring, sensitivity), :mod:`~mixrank.change` (item-level reliable change),
   :mod:`~mixrank.results` (FitResult, GlmmResult), :mod:`~mixrank.arena`
-  (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits);
+  (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits),
+  :mod:`~mixrank.subset` (a new model scored on a probability sample of items);
 * composition: :mod:`~mixrank.fit` (:func:`fit`), :mod:`~mixrank.fit_binomial`
   (``family="binomial"``), :mod:`~mixrank.fit_fixed` (model x covariate
   formulas), :mod:`~mixrank.power` (the closed forms in one namespace);
@@ -87,6 +88,8 @@ _LAZY: dict[str, str] = {
     "load_example": ".io.datasets",
     "read": ".io.read", "read_wide": ".io.wide", "pass_at_k": ".io.pass_at_k",
     "FitResult": ".results", "GlmmResult": ".results", "Summary": ".results",
+    "select_items": ".subset", "subset_score": ".subset", "item_diagnostics": ".subset",
+    "SubsetResult": ".subset",
 }
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
@@ -117,6 +120,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .judge.plan import plan_labels
     from .judge.result import JudgeResult
     from .results import FitResult, GlmmResult, Summary
+    from .subset import SubsetResult, item_diagnostics, select_items, subset_score
 
 
 #: Former top-level names -> (module, attribute, new home).  They still resolve for one
@@ -194,6 +198,7 @@ __all__ = [
     "MissingDependencyError", "OptionError", "MixrankDeprecationWarning", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
     "plan_labels", "JudgeResult",
+    "select_items", "subset_score", "item_diagnostics", "SubsetResult",
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
     "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
 ]

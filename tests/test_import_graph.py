@@ -21,7 +21,7 @@ and of lower stages, never of a higher one:
    below everything that fits (the engine's GLMM data path loads through
    ``io.backends``);
 4. ``engine`` -- Frame -> per-pair fits (records);
-5. ``inference``, ``design``, ``change`` -- computations on engine records,
+5. ``inference``, ``design``, ``change``, ``subset`` -- computations on engine records,
    frames or raw data; ``change`` (reliable change) needs only stage 0;
 6. ``results`` -- :class:`~mixrank.results.FitResult`, the facade whose
    accessors call inference and design.  Data flows engine -> results ->
@@ -59,7 +59,7 @@ STAGES: dict[str, int] = {
     "frame": 2,
     "io": 3,
     "engine": 4,
-    "inference": 5, "design": 5, "change": 5,
+    "inference": 5, "design": 5, "change": 5, "subset": 5,
     "results": 6, "arena": 6, "judge": 6,
     "fit": 7, "fit_binomial": 7, "fit_fixed": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
