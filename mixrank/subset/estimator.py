@@ -91,15 +91,18 @@ def estimates(im: ItemModel, y: np.ndarray, sampled: np.ndarray, stratum: np.nda
 
     ``y``: its scores on the ``sampled`` items (reference item indices),
     ``stratum``: their stratum codes, ``sizes``: N_h.  The ability is fitted
-    on the sampled items with weights ``N_h / n_h`` (rescaled to mean 1).
+    on the sampled items with weights ``N_h / n_h`` (rescaled to mean 1) for
+    the model-assisted estimate, unweighted (as tinyBenchmarks fits it) for
+    the model-based one.
     """
     N = im.b.shape[0]
     w = (sizes / np.bincount(stratum, minlength=len(sizes)))[stratum]
-    theta, cov = fit_ability(im, y, sampled, weights=w / w.mean())
+    theta, _ = fit_ability(im, y, sampled, weights=w / w.mean())
     pred = im.predict(theta)
+    plain, cov = fit_ability(im, y, sampled)          # the model-based reading: unweighted
     return {"model_assisted": stratified_estimate(y, pred, sampled, stratum, sizes),
             "stratified_mean": design_variance(y, stratum, sizes, N),
-            "irt": (*_irt(im, theta, cov, y, sampled), np.inf)}
+            "irt": (*_irt(im, plain, cov, y, sampled), np.inf)}
 
 
 def _selection(selection: Any, lay: Layout, mat: Matrix) -> tuple[np.ndarray, np.ndarray,

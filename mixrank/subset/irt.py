@@ -109,7 +109,7 @@ def _newton_rows(X: np.ndarray, Y: np.ndarray, W: np.ndarray, offset: np.ndarray
     return beta
 
 
-def fit_items(Y: np.ndarray, kind: str = "2pl", dims: int = 1, *, penalty: float = 0.1,
+def fit_items(Y: np.ndarray, kind: str = "2pl", dims: int = 1, *, penalty: float = 1.0,
               iterations: int = 200, tol: float = 1e-6,
               intercept_prior: bool = True) -> ItemModel:
     """Fit an item model to the reference matrix ``Y`` (models x items, NaN = no answer).
