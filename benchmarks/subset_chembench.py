@@ -43,6 +43,7 @@ def main() -> None:
     p.add_argument("--docs", action="store_true", help="write the tables into docs/subset.md")
     args = p.parse_args()
     data = mixrank.load_dataset("chembench").query("prompt == 'default'")
+    header = machine()
     rows = []
     t0 = time.perf_counter()
     for item_model, ks in (("rasch", (50, 100, 200)), ("2pl", (100,))):
@@ -70,7 +71,7 @@ def main() -> None:
                                  "| pure IRT MAE / SRS | its coverage | intervals |", curve)
     took = time.perf_counter() - t0
     block = (f"<!-- subset:loo:start (benchmarks/subset_chembench.py --seeds {args.seeds}) -->\n"
-             f"{machine()}; {took:.0f} s.\n\n{table}\n\nAs the reference grows (k = 100, "
+             f"{header}; {took:.0f} s.\n\n{table}\n\nAs the reference grows (k = 100, "
              f"Rasch, {args.curve_seeds} seeds per held-out model, a new random reference "
              f"subset per seed):\n\n{curve_table}\n<!-- subset:loo:end -->")
     print(block)
