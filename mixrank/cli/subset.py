@@ -55,8 +55,7 @@ def cmd_subset_score(args: argparse.Namespace) -> None:
     new = _read(args.new, "--new")
     selection = _read(args.selection, "--selection")
     res = subset_score(data, new, selection=selection, formula=args.formula,
-                       strata=args.strata, item_model=args.item_model, dims=args.dims,
-                       level=args.level)
+                       item_model=args.item_model, dims=args.dims, level=args.level)
     if args.table == "scores":
         tab = res.scores(args.method)
     elif args.table == "contrasts":
@@ -70,8 +69,6 @@ def _shared(s: argparse.ArgumentParser) -> None:
     data_args(s)
     s.add_argument("--formula", "-f", default="correct ~ model + (1|subject/question)",
                    help=_FORMULA_HELP)
-    s.add_argument("--strata", default=None,
-                   help="column whose levels are strata (default: the formula's subject term)")
     s.add_argument("--item-model", default="rasch", choices=["rasch", "2pl"],
                    help="item model fitted on the reference: rasch (default) or 2pl")
     s.add_argument("--dims", type=int, default=1,
@@ -83,6 +80,8 @@ def register(sub: Any) -> None:
     s = sub.add_parser("select-items", help="which items to run a new model on: a stratified "
                        "probability sample of the reference leaderboard's items")
     _shared(s)
+    s.add_argument("--strata", default=None,
+                   help="column whose levels are strata (default: the formula's subject term)")
     s.add_argument("--k", "-k", type=int, default=None, help="items to select")
     s.add_argument("--seed", type=int, default=None, help="seed of the selection")
     s.add_argument("--table", default="selection", choices=["selection", "diagnostics"],

@@ -29,7 +29,7 @@ from scipy import stats
 
 from mixrank.errors import DataError, OptionError
 from mixrank.frame.source import to_pandas
-from mixrank.subset.data import DEFAULT_FORMULA, Layout, Matrix, _check, item_index, layout, matrix
+from mixrank.subset.data import DEFAULT_FORMULA, Layout, Matrix, item_index, layout, matrix
 from mixrank.subset.irt import ItemModel, fit_ability
 from mixrank.subset.result import SubsetResult
 from mixrank.subset.selection import check_item_model, fit_reference
@@ -136,8 +136,7 @@ def _selection(selection: Any, lay: Layout, mat: Matrix) -> tuple[np.ndarray, np
 
 
 def subset_score(reference: Any, new: Any, *, selection: Any,
-                 formula: str = DEFAULT_FORMULA, strata: str | None = None,
-                 item_model: str = "rasch", dims: int = 1,
+                 formula: str = DEFAULT_FORMULA, item_model: str = "rasch", dims: int = 1,
                  level: float = 0.95) -> SubsetResult:
     """Each new model's score on the whole benchmark from its answers on the selected items.
 
@@ -154,9 +153,6 @@ def subset_score(reference: Any, new: Any, *, selection: Any,
         ``stratum`` and ``stratum_size`` are read).
     formula : str
         As given to :func:`mixrank.select_items`.
-    strata : str or None
-        The stratum column, as given to :func:`mixrank.select_items` (only
-        checked for presence; the strata are read from ``selection``).
     item_model : {"rasch", "2pl"}
         The item model whose predictions assist the estimate (``"rasch"``:
         the binomial model with model and item effects; ``"2pl"``: ``dims``
@@ -215,13 +211,13 @@ def subset_score(reference: Any, new: Any, *, selection: Any,
     check_item_model(item_model, dims)
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise OptionError(f"level={level!r}: expected a confidence level in (0, 1), e.g. 0.95")
-    lay = layout(formula, strata)
+    lay = layout(formula)
+    lay = Layout(formula, lay.score, lay.model, lay.item, None)   # strata: from the selection
     mat = matrix(reference, lay, "reference")
     idx, codes, N_h = _selection(selection, lay, mat)
     im = fit_reference(mat, item_model, dims)
     new_df = to_pandas(new)
-    _check(new_df, Layout(formula, lay.score, lay.model, lay.item, None), "new")
-    newmat = matrix(new_df, Layout(formula, lay.score, lay.model, lay.item, None), "new")
+    newmat = matrix(new_df, lay, "new")
     both = sorted(set(map(str, newmat.models)) & set(map(str, mat.models)))
     if both:
         raise DataError(f"model {both[0]!r} is both in the reference and among the new models; "

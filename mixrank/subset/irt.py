@@ -9,9 +9,10 @@ ability (:func:`fit_ability`) and its predicted success on every item.
 The models, on the logit scale, for model ``m`` and item ``i``:
 
 * ``"rasch"``: ``logit p_mi = theta_m + b_i`` (one ability, item easiness
-  ``b_i``; the binomial GLMM with crossed model and item effects, item effects
-  shrunk towards their mean by a normal prior whose variance is re-estimated,
-  as glmer's conditional modes are);
+  ``b_i``): the binomial GLMM ``correct ~ 0 + model + (1|item)``, the item
+  effects' variance maximising the Laplace likelihood at the joint mode of
+  model effects and item modes -- glmer's ``nAGQ = 0`` fit, equal to it to
+  1e-4 (tests/subset/test_irt.py, tests/reference/subset_rasch.R);
 * ``"2pl"``: ``logit p_mi = b_i + a_i' theta_m`` with ``dims`` abilities per
   model (``dims=1``: the two-parameter logistic model; ``dims>1``: a low-rank
   logistic item model), fitted by alternating penalised Newton steps.
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import optimize
 from scipy.special import expit
 
 __all__ = ["ItemModel", "fit_items", "fit_ability", "ITEM_MODELS"]
@@ -54,6 +56,8 @@ class ItemModel:
     prior_mean, prior_cov : ndarray
         The normal prior of a new model's ability: the reference abilities'
         mean and covariance (plus a small ridge).
+    item_variance : float
+        The variance of the item intercepts' normal prior (NaN without it).
     """
 
     kind: str
@@ -62,6 +66,7 @@ class ItemModel:
     theta: np.ndarray
     prior_mean: np.ndarray
     prior_cov: np.ndarray
+    item_variance: float = float("nan")
 
     @property
     def dims(self) -> int:
@@ -91,6 +96,14 @@ def _newton_rows(X: np.ndarray, Y: np.ndarray, W: np.ndarray, offset: np.ndarray
     """
     beta = start.copy()
     shared = X.ndim == 2
+    if shared and X.shape[1] == 1:                  # one coefficient per row: scalar Newton
+        x = X[:, 0]
+        for _ in range(steps):
+            mu = expit(np.clip(offset + beta[:, :1] * x, -_MAX_ETA, _MAX_ETA))
+            g = (W * (Y - mu)) @ x - pen[0] * (beta[:, 0] - prior[0])
+            h = (W * mu * (1 - mu)) @ (x * x) + pen[0]
+            beta = beta + (g / h)[:, None]
+        return beta
     for _ in range(steps):
         eta = offset + (np.einsum("cp,rp->rc", X, beta) if shared
                         else np.einsum("rcp,rp->rc", X, beta))
@@ -107,6 +120,92 @@ def _newton_rows(X: np.ndarray, Y: np.ndarray, W: np.ndarray, offset: np.ndarray
         H = H + np.eye(beta.shape[1]) * pen[..., None]
         beta = beta + np.linalg.solve(H, g[..., None])[..., 0]
     return beta
+
+
+class _Alternating:
+    """Alternating penalised Newton steps of an item model on one reference matrix."""
+
+    def __init__(self, Yf: np.ndarray, W: np.ndarray, kind: str, d: int, penalty: float,
+                 intercept_prior: bool) -> None:
+        self.Yf, self.W, self.kind, self.d = Yf, W, kind, d
+        self.penalty, self.prior = penalty, intercept_prior
+        self.iterations = 0
+        self.complete = bool(np.all(W > 0))
+
+    def _w(self, x: np.ndarray) -> np.ndarray:
+        return x if self.complete else self.W * x
+
+    def _rasch_step(self, theta: np.ndarray, b: np.ndarray, mu_b: float,
+                    pb: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One Newton step for the item intercepts, then one for the abilities (Rasch)."""
+        Yf = self.Yf
+        mu = expit(b + theta)
+        g = np.sum(self._w(Yf - mu), axis=0) - pb * (b - mu_b)
+        h = np.sum(self._w(mu * (1 - mu)), axis=0) + pb
+        b = b + g / h
+        mu = expit(b + theta)
+        g = np.sum(self._w(Yf - mu), axis=1)
+        h = np.sum(self._w(mu * (1 - mu)), axis=1)
+        theta = theta + (g / np.maximum(h, 1e-12))[:, None]
+        shift = float(theta.mean())
+        return theta - shift, b + shift, mu
+
+    def run(self, theta: np.ndarray, b: np.ndarray, a: np.ndarray, tau2: float,
+            iterations: int, tol: float, *, update_tau2: bool
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """Iterate to a joint mode at ``tau2`` (re-estimated by EM when ``update_tau2``).
+
+        Stops when the largest parameter change (Rasch) or the relative change of the
+        log-likelihood (2PL) falls below ``tol``.
+        """
+        Yf, W, d, penalty = self.Yf, self.W, self.d, self.penalty
+        M, N = Yf.shape
+        prev = np.inf
+        last = (theta, b)
+        for _ in range(iterations):
+            mu_b = float(b.mean()) if self.prior else 0.0
+            pb = 1.0 / tau2 if self.prior else 0.0
+            if self.kind == "rasch":
+                theta, b, mu = self._rasch_step(theta, b, mu_b, pb)
+                step = max(float(np.max(np.abs(b - last[1]))),
+                           float(np.max(np.abs(theta - last[0]))))
+                last = (theta, b)
+                if self.prior and update_tau2:
+                    v = 1.0 / (np.sum(self._w(mu * (1 - mu)), axis=0) + 1.0 / tau2)
+                    tau2 = max(float(np.mean((b - b.mean()) ** 2 + v)), 1e-4)
+                self.iterations += 1
+                if step < tol:
+                    break
+                continue
+            else:
+                Xi = np.hstack([np.ones((M, 1)), theta])
+                ab = _newton_rows(Xi, Yf.T, W.T, np.zeros((N, M)), np.hstack([b[:, None], a]),
+                                  np.r_[pb, np.full(d, penalty)], np.r_[mu_b, np.zeros(d)],
+                                  steps=2)
+                b, a = ab[:, 0], ab[:, 1:]
+                theta = _newton_rows(a, Yf, W, np.broadcast_to(b, (M, N)), theta,
+                                     np.full(d, penalty), np.zeros(d), steps=2)
+            eta = np.clip(b + theta @ a.T, -_MAX_ETA, _MAX_ETA)
+            loglik = float(np.sum(W * (Yf * eta - np.logaddexp(0, eta))))
+            if self.prior and update_tau2:
+                mu = expit(eta)
+                v = 1.0 / (np.sum(W * mu * (1 - mu), axis=0) + 1.0 / tau2)
+                tau2 = max(float(np.mean((b - b.mean()) ** 2 + v)), 1e-4)
+            self.iterations += 1
+            if abs(loglik - prev) < tol * (1 + abs(loglik)):
+                break
+            prev = loglik
+        return theta, b, a, tau2
+
+    def laplace_deviance(self, theta: np.ndarray, b: np.ndarray, a: np.ndarray,
+                         tau2: float) -> float:
+        """-2 log of the Laplace approximation at the joint mode (lme4's nAGQ = 0 deviance)."""
+        eta = np.clip(b + theta @ a.T, -_MAX_ETA, _MAX_ETA)
+        mu = expit(eta)
+        loglik = float(np.sum(self.W * (self.Yf * eta - np.logaddexp(0, eta))))
+        H = np.sum(self.W * mu * (1 - mu), axis=0)
+        return (-2 * loglik + float(np.sum((b - b.mean()) ** 2)) / tau2
+                + float(np.sum(np.log1p(tau2 * H))))
 
 
 def fit_items(Y: np.ndarray, kind: str = "2pl", dims: int = 1, *, penalty: float = 1.0,
@@ -128,7 +227,11 @@ def fit_items(Y: np.ndarray, kind: str = "2pl", dims: int = 1, *, penalty: float
         plain joint maximum-likelihood fit.
     intercept_prior : bool
         Shrink the item intercepts towards their mean with a normal prior
-        whose variance is re-estimated (the GLMM's random item effect).
+        whose variance is estimated (the GLMM's random item effect): by the
+        Laplace likelihood for the Rasch model (glmer's ``nAGQ = 0``), by its
+        EM fixed point for the 2PL.
+    iterations, tol : int, float
+        Cap on, and convergence tolerance of, the alternating Newton steps.
 
     Returns
     -------
@@ -152,39 +255,30 @@ def fit_items(Y: np.ndarray, kind: str = "2pl", dims: int = 1, *, penalty: float
         theta = U[:, :d] * np.sqrt(M)
         a = (Vt[:d].T * s[:d]) / np.sqrt(M)
     tau2 = max(float(np.var(b)), 0.1)
-    prev = np.inf
-    for _ in range(iterations):
-        mu_b = float(b.mean()) if intercept_prior else 0.0
-        pb = 1.0 / tau2 if intercept_prior else 0.0
-        if kind == "rasch":
-            # items: intercept only, offset theta_m
-            bi = _newton_rows(np.ones((M, 1)), Yf.T, W.T, np.broadcast_to(theta[:, 0], (N, M)),
-                              b[:, None], np.array([pb]), np.array([mu_b]), steps=2)
-            b = bi[:, 0]
-            th = _newton_rows(np.ones((N, 1)), Yf, W, np.broadcast_to(b, (M, N)), theta,
-                              np.array([0.0]), np.array([0.0]), steps=2)
-            shift = th.mean()
-            theta, b = th - shift, b + shift
-        else:
-            Xi = np.hstack([np.ones((M, 1)), theta])
-            ab = _newton_rows(Xi, Yf.T, W.T, np.zeros((N, M)), np.hstack([b[:, None], a]),
-                              np.r_[pb, np.full(d, penalty)], np.r_[mu_b, np.zeros(d)], steps=2)
-            b, a = ab[:, 0], ab[:, 1:]
-            theta = _newton_rows(a, Yf, W, np.broadcast_to(b, (M, N)), theta,
-                                 np.full(d, penalty), np.zeros(d), steps=2)
-        eta = np.clip(b + theta @ a.T, -_MAX_ETA, _MAX_ETA)
-        mu = expit(eta)
-        loglik = float(np.sum(W * (Yf * eta - np.logaddexp(0, eta))))
-        if intercept_prior:
-            v = 1.0 / (np.sum(W.T * (mu * (1 - mu)).T, axis=1) + 1.0 / tau2)
-            tau2 = max(float(np.mean((b - b.mean()) ** 2 + v)), 1e-4)
-        if abs(loglik - prev) < tol * (1 + abs(loglik)):
-            break
-        prev = loglik
+    fit = _Alternating(Yf, W, kind, d, penalty, intercept_prior)
+    theta, b, a, tau2 = fit.run(theta, b, a, tau2, iterations, tol, update_tau2=True)
+    if kind == "rasch" and intercept_prior:
+        # the EM fixed point of tau2 is the envelope approximation; maximise the Laplace
+        # likelihood itself (glmer's nAGQ = 0: the joint mode of model effects and item
+        # modes at each tau2, warm-started)
+        state = {"x": (theta, b, a)}
+
+        def deviance(log_tau2: float) -> float:
+            t2 = float(np.exp(log_tau2))
+            th, bb, aa, _ = fit.run(*state["x"], t2, iterations, 1e-7, update_tau2=False)
+            state["x"] = (th, bb, aa)
+            return fit.laplace_deviance(th, bb, aa, t2)
+
+        lo = np.log(tau2)
+        best = optimize.minimize_scalar(deviance, bounds=(lo - 1.0, lo + 1.0), method="bounded",
+                                        options={"xatol": 5e-3})
+        tau2 = float(np.exp(best.x))
+        theta, b, a, _ = fit.run(*state["x"], tau2, iterations, 1e-9, update_tau2=False)
     mean = theta.mean(0)
     cov = np.atleast_2d(np.cov(theta.T)) if M > 1 else np.eye(d)
     cov = cov + np.eye(d) * (1e-3 + 0.05 * np.trace(cov) / d)
-    return ItemModel(kind=kind, b=b, a=a, theta=theta, prior_mean=mean, prior_cov=cov)
+    return ItemModel(kind=kind, b=b, a=a, theta=theta, prior_mean=mean, prior_cov=cov,
+                     item_variance=tau2 if intercept_prior else float("nan"))
 
 
 def fit_ability(model: ItemModel, y: np.ndarray, items: np.ndarray,

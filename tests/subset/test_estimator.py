@@ -122,5 +122,3 @@ def test_bad_input(case):
         mixrank.subset_score(ref, run.drop(columns="correct"), selection=sel)
     with pytest.raises(OptionError, match="level=2"):
         mixrank.subset_score(ref, run, selection=sel, level=2)
-    with pytest.raises(DataError, match="no column 'domain'"):
-        mixrank.subset_score(ref, run, selection=sel, strata="domain")

@@ -1,4 +1,5 @@
-"""The item models of mixrank.subset.irt against peers: statsmodels' logistic regression
+"""The item models of mixrank.subset.irt against peers: R glmer (the Rasch GLMM, nAGQ = 0),
+statsmodels' logistic regression
 (the Rasch model as a GLM with model and item dummies) and scipy's optimiser (a new
 model's ability)."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import statsmodels.api as sm
 from scipy import optimize
 from scipy.special import expit
@@ -79,3 +81,24 @@ def test_two_pl_fits_varying_discriminations_better_than_rasch():
     for im in (rasch, twopl):
         assert np.corrcoef(im.fitted().ravel(), P.ravel())[0, 1] > 0.85
     assert expit(0) == 0.5
+
+
+def test_rasch_glmm_matches_glmer():
+    # tests/reference/subset_rasch.R: glmer(correct ~ 0 + model + (1 | question), binomial,
+    # nAGQ = 0) on tests/reference/subset_cases/rasch.csv (10 models x 80 items)
+    import json
+    from pathlib import Path
+
+    from mixrank.subset.data import layout, matrix
+
+    ref_dir = Path(__file__).resolve().parents[1] / "reference"
+    ref = json.loads((ref_dir / "subset_rasch.json").read_text())
+    data = pd.read_csv(ref_dir / "subset_cases" / "rasch.csv")
+    mat = matrix(data, layout("correct ~ model + (1|question)"))
+    im = fit_items(mat.Y, "rasch")
+    mu = im.b.mean()
+    fixef = np.array([ref["fixef"]["model" + m] for m in mat.models])
+    modes = np.array([ref["item_mode"][q] for q in mat.items["question"]])
+    np.testing.assert_allclose(im.theta[:, 0] + mu, fixef, atol=1e-4)
+    np.testing.assert_allclose(im.b - mu, modes, atol=1e-4)
+    assert im.item_variance == pytest.approx(ref["item_variance"], rel=1e-3)
