@@ -153,7 +153,7 @@ def matrix(data: Any, lay: Layout, what: str = "reference") -> Matrix:
     return Matrix(Y=Y, models=list(models), items=items, strata=strata)
 
 
-def item_index(mat: Matrix, keys: pd.DataFrame, lay: Layout, what: str) -> np.ndarray:
+def item_index(mat: Matrix, keys: pd.DataFrame, lay: Layout) -> np.ndarray:
     """Column index in ``mat`` of each row of ``keys`` (item key columns); -1 if absent."""
     cols = list(lay.item)
     ref = pd.MultiIndex.from_frame(mat.items[cols].astype(str))

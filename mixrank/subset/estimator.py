@@ -115,7 +115,7 @@ def _selection(selection: Any, lay: Layout, mat: Matrix) -> tuple[np.ndarray, np
     if missing:
         raise DataError(f"the selection has no column {', '.join(map(repr, missing))}; pass the "
                         "table select_items() returned (with the same formula=)")
-    idx = item_index(mat, selection, lay, "selection")
+    idx = item_index(mat, selection, lay)
     if (idx < 0).any():
         bad = selection.loc[idx < 0, list(lay.item)].iloc[0].tolist()
         raise DataError(f"the selection holds item {bad} that the reference does not have; "
@@ -222,7 +222,7 @@ def subset_score(reference: Any, new: Any, *, selection: Any,
     if both:
         raise DataError(f"model {both[0]!r} is both in the reference and among the new models; "
                         "drop it from the reference to score it from the selected items")
-    at = item_index(mat, newmat.items, lay, "new")
+    at = item_index(mat, newmat.items, lay)
     if (at < 0).any():
         bad = newmat.items[list(lay.item)].iloc[int(np.flatnonzero(at < 0)[0])].tolist()
         raise DataError(f"the new data hold item {bad}, which is not a reference item")

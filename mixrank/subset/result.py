@@ -75,6 +75,21 @@ class SubsetResult:
             ``model``, ``method``, ``estimate``, ``std_error``, ``df`` (inf for
             the model-based normal interval), ``ci_lower``, ``ci_upper``,
             ``level``, ``n`` (items run), ``n_items`` (items of the benchmark).
+
+        Raises
+        ------
+        OptionError
+            An unknown ``method``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> data = mixrank.load_dataset("chembench").query("prompt == 'default'")
+        >>> ref, new = data[data.model != "o1"], data[data.model == "o1"]
+        >>> sel = mixrank.select_items(ref, 100, rng=2)
+        >>> res = mixrank.subset_score(ref, new[new.question.isin(sel.question)], selection=sel)
+        >>> res.scores("model_assisted")["n"].tolist()
+        [100]
         """
         tab = self.scores_table if method is None else self._method(method)
         return self._attrs(tab.reset_index(drop=True).copy(), method=method or "all")
@@ -82,12 +97,38 @@ class SubsetResult:
     def contrasts(self, method: str = "model_assisted") -> pd.DataFrame:
         """Each new model minus each reference model, on the full benchmark.
 
+        Parameters
+        ----------
+        method : str
+            The estimate of the new model (see :meth:`scores`).
+
         Returns
         -------
         pandas.DataFrame
             ``model_a`` (new), ``model_b`` (reference), ``estimate``,
             ``std_error``, ``df``, ``statistic``, ``p_value`` (two-sided),
             ``ci_lower``, ``ci_upper``, ``level``.
+
+        Raises
+        ------
+        OptionError
+            An unknown ``method``.
+
+        Notes
+        -----
+        A reference model's full mean is known exactly, so the contrast's
+        standard error and df are the new model's; ``statistic`` is
+        ``estimate / std_error`` against Student's t (normal for ``irt``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> data = mixrank.load_dataset("chembench").query("prompt == 'default'")
+        >>> ref, new = data[data.model != "o1"], data[data.model == "o1"]
+        >>> sel = mixrank.select_items(ref, 100, rng=2)
+        >>> res = mixrank.subset_score(ref, new[new.question.isin(sel.question)], selection=sel)
+        >>> len(res.contrasts())
+        24
         """
         tab = self._method(method)
         q = 1 - (1 - self.level) / 2
@@ -112,11 +153,32 @@ class SubsetResult:
         ``rank_lower = 1 + #{reference > ci_upper}``, ``rank_upper = 1 +
         #{reference >= ci_lower}``; its coverage is the score interval's.
 
+        Parameters
+        ----------
+        method : str
+            The estimate of the new model (see :meth:`scores`).
+
         Returns
         -------
         pandas.DataFrame
             ``model``, ``estimate``, ``rank``, ``rank_lower``, ``rank_upper``,
             ``n`` (reference models + 1), ``level``.
+
+        Raises
+        ------
+        OptionError
+            An unknown ``method``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> data = mixrank.load_dataset("chembench").query("prompt == 'default'")
+        >>> ref, new = data[data.model != "o1"], data[data.model == "o1"]
+        >>> sel = mixrank.select_items(ref, 100, rng=2)
+        >>> res = mixrank.subset_score(ref, new[new.question.isin(sel.question)], selection=sel)
+        >>> r = res.rank_intervals().iloc[0]
+        >>> bool(r.rank_lower <= r["rank"] <= r.rank_upper)
+        True
         """
         tab = self._method(method)
         ref = self.reference["estimate"].to_numpy(float)

@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from mixrank._util import as_rng
-from mixrank.errors import OptionError
+from mixrank.errors import DataError, OptionError
 from mixrank.subset.data import DEFAULT_FORMULA, Matrix, layout, matrix
 from mixrank.subset.estimator import estimates
 from mixrank.subset.irt import ItemModel, fit_items
@@ -114,10 +114,27 @@ def loo_summary(table: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         ``method``, ``mae``, ``mae_ratio`` (to ``random_sample``), ``coverage``,
         ``mean_std_error``, ``n`` (intervals).
+
+    Raises
+    ------
+    DataError
+        The table has no ``random_sample`` rows.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> from mixrank.subset.validation import leave_one_out, loo_summary
+    >>> data = mixrank.load_dataset("chembench").query("prompt == 'default'")
+    >>> s = loo_summary(leave_one_out(data, 100, seeds=2, rng=0))
+    >>> float(s.loc[s.method == "random_sample", "mae_ratio"].iloc[0])
+    1.0
     """
     g = table.assign(abs_error=table["error"].abs()).groupby("method", sort=False)
     out = g.agg(mae=("abs_error", "mean"), coverage=("covered", "mean"),
                 mean_std_error=("std_error", "mean"), n=("covered", "size")).reset_index()
+    if not (out["method"] == "random_sample").any():
+        raise DataError("the table has no random_sample rows; pass the table leave_one_out() "
+                        "returned")
     base = float(out.loc[out["method"] == "random_sample", "mae"].iloc[0])
     out.insert(2, "mae_ratio", out["mae"] / base)
     return out
