@@ -10,6 +10,12 @@ import numpy as np
 
 from tests.subset.sim import long_table, probabilities
 
-P, subj = probabilities(10, 80, 2, 21)
-Y = (np.random.default_rng(21).random(P.shape) < P).astype(int)
-long_table(Y, subj).to_csv(Path(__file__).parent / "subset_cases" / "rasch.csv", index=False)
+
+def main() -> None:
+    P, subj = probabilities(10, 80, 2, 21)
+    Y = (np.random.default_rng(21).random(P.shape) < P).astype(int)
+    long_table(Y, subj).to_csv(Path(__file__).parent / "subset_cases" / "rasch.csv", index=False)
+
+
+if __name__ == "__main__":
+    main()
