@@ -23,7 +23,8 @@ Module map (stages lowest first, as in ``tests/test_import_graph.py``):
   intervals), :mod:`~mixrank.design` (resolution, power, planning, anytime
   monitoring, sensitivity), :mod:`~mixrank.change` (item-level reliable change),
   :mod:`~mixrank.results` (FitResult, GlmmResult), :mod:`~mixrank.arena`
-  (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits);
+  (Bradley-Terry battle logs), :mod:`~mixrank.judge` (PPI++ judge-corrected fits),
+  :mod:`~mixrank.subset` (a new model scored on a probability sample of items);
 * composition: :mod:`~mixrank.fit` (:func:`fit`), :mod:`~mixrank.routes`
   (its routes, one module each: gaussian, binomial, interaction, judge),
   :mod:`~mixrank.power` (the closed forms in one namespace);
@@ -90,6 +91,8 @@ _LAZY: dict[str, str] = {
     "GlmmByResult": ".results", "GlmmSlopeResult": ".results",
     "GlmmSummary": ".results.glmm.result", "PairFit": ".engine.records",
     "WeakTerm": ".engine.estimability",
+    "select_items": ".subset", "subset_score": ".subset", "item_diagnostics": ".subset",
+    "SubsetResult": ".subset",
 }
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
@@ -123,6 +126,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .judge.result import JudgeResult
     from .results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult, Summary
     from .results.glmm.result import GlmmSummary
+    from .results import FitResult, GlmmResult, Summary
+    from .subset import SubsetResult, item_diagnostics, select_items, subset_score
 
 
 #: Former top-level names -> (module, attribute, new home).  They still resolve for one
@@ -201,6 +206,7 @@ __all__ = [
     "MissingDependencyError", "OptionError", "MixrankDeprecationWarning", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
     "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
     "plan_labels", "JudgeResult",
+    "select_items", "subset_score", "item_diagnostics", "SubsetResult",
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
     "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
 ]

@@ -35,6 +35,7 @@ NEEDS = {
     "12_judge_correction.py": ["chembench"],
     "11_messy_leaderboard.py": ["chembench"],
     "14_pass_at_k.py": ["chembench"],
+    "15_subset_scoring.py": ["chembench"],
 }
 
 

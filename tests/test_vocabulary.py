@@ -79,6 +79,7 @@ def _api() -> dict[str, list[Callable]]:
     from mixrank.judge.result import JudgeResult
     from mixrank.report.html import write_report
     from mixrank.results import FitResult, GlmmResult
+    from mixrank.subset import SubsetResult, item_diagnostics, select_items, subset_score
 
     readers = [mixrank.read, mixrank.read_wide, mixrank.io.read_lm_eval, mixrank.io.read_inspect,
                mixrank.io.read_helm, mixrank.io.read_lighteval]
@@ -101,6 +102,8 @@ def _api() -> dict[str, list[Callable]]:
         "report": [*fits, write_report, FitResult.rank_intervals, FitResult.resolution],
         "arena": [arena, battles_from_scores, ArenaResult.contrasts,
                   ArenaResult.model_scores, ArenaResult.rank_intervals],
+        "select-items": [*readers, select_items, item_diagnostics],
+        "subset-score": [*readers, subset_score, SubsetResult.scores, SubsetResult.contrasts],
     }
 
 

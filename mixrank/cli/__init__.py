@@ -36,7 +36,9 @@ new subcommand is one new module plus one line there.
 - :mod:`.power` — ``power``;
 - :mod:`.rci` — ``rci``;
 - :mod:`.report` — ``report``;
-- :mod:`.arena` — ``arena`` (Bradley-Terry battle logs).
+- :mod:`.arena` — ``arena`` (Bradley-Terry battle logs);
+- :mod:`.subset` — ``select-items``, ``subset-score`` (a new model scored on a
+  probability sample of items).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "report",
     "arena",
     "judge",
+    "subset",
 )
 
 

@@ -37,6 +37,7 @@ from mixrank.report import html_glmm as glmm
 from mixrank.report import html_sections as linear
 from mixrank.report.background import Background
 from mixrank.report.html_format import format_table_html, html_page
+from mixrank.report.html_items import check_items, items_section
 from mixrank.report.html_judge import is_judge_fit, judge_section
 from mixrank.report.plots_gaps import gaps_section
 
@@ -131,6 +132,8 @@ CATALOGUE: tuple[Section, ...] = (
     Section("diagnostics", "Fit diagnostics", glmm.diagnostics, _is("glmm")),
     Section("reliable_change", "Item-level reliable change", linear.reliable_change,
             lambda fit, ctx: bool(ctx["reliable_change"]), auto=True),
+    Section("items", "Item diagnostics", items_section,
+            lambda fit, ctx: ctx.get("items") is not None, auto=True),
 )
 
 
@@ -183,7 +186,7 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
                   resolution_kwargs: Mapping[str, Any] | None = None,
                   plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
                   reliable_change: Any = None, sensitivity: Any = None,
-                  progress: Any = None) -> str:
+                  progress: Any = None, items: Any = None) -> str:
     """The HTML text of the report of a fit.
 
     One page builder for every result: each section of :data:`CATALOGUE`
@@ -229,6 +232,10 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
         ``progress(done, total)`` after each section (and passed to the
         sensitivity checks); ``True`` draws a bar on stderr (tqdm when
         installed).
+    items : pandas.DataFrame, optional
+        The table of :func:`mixrank.item_diagnostics`; when given, a section
+        ``"items"`` (flag counts, difficulty-discrimination plot, the items
+        with a likely wrong answer key) is added.
 
     Returns
     -------
@@ -275,7 +282,8 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     ctx = dict(kind=kind, pairs=None, level=level, plan_delta=plan_delta,
                max_pairs=int(max_pairs), rank_kwargs=dict(rank_kwargs or {}),
                resolution_kwargs=dict(resolution_kwargs or {}), plan_kwargs=dict(plan_kwargs or {}),
-               reliable_change=rcs, sensitivity=sensitivity, progress=progress)
+               reliable_change=rcs, sensitivity=sensitivity, progress=progress, items=items)
+    check_items(items)
     shown = _page_sections(fit, ctx, sections)
     require("matplotlib", "plot", "the HTML report")
     notes: list[str] = []
@@ -311,7 +319,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
                  resolution_kwargs: Mapping[str, Any] | None = None,
                  plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
                  reliable_change: Any = None, sensitivity: Any = None,
-                 progress: Any = None) -> Path:
+                 progress: Any = None, items: Any = None) -> Path:
     """Write the self-contained HTML report of a fit to ``path``.
 
     Parameters
@@ -322,7 +330,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
         Output file (``.html``); its folder must exist.
     title, level, plan_delta, sections, rank_kwargs, resolution_kwargs, plan_kwargs, max_pairs
         As in :func:`render_report`.
-    reliable_change, sensitivity, progress : optional
+    reliable_change, sensitivity, progress, items : optional
         As in :func:`render_report`.
 
     Returns
@@ -358,7 +366,7 @@ def write_report(fit: Any, path: str | Path, *, title: str | None = None,
     text = render_report(fit, title=title, level=level, plan_delta=plan_delta, sections=sections,
                          rank_kwargs=rank_kwargs, resolution_kwargs=resolution_kwargs,
                          plan_kwargs=plan_kwargs, max_pairs=max_pairs, reliable_change=reliable_change,
-                         sensitivity=sensitivity, progress=progress)
+                         sensitivity=sensitivity, progress=progress, items=items)
     try:
         p.write_text(text, encoding="utf-8")
     except OSError as exc:   # a full disk, no permission, a folder of that name

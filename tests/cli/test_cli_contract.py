@@ -31,15 +31,18 @@ from mixrank.cli import build_parser, main
 
 F = "correct ~ model + (1|subject)"
 LM_EVAL = Path(__file__).parents[1] / "io" / "fixtures" / "lm_eval"
+SUBSET = Path(__file__).parent / "fixtures"   # make_subset_fixtures.py wrote them
 
 #: Values for required options (a new subcommand's required option goes here).
-REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m02"}
+REQUIRED = {"--formula": F, "--delta": "0.05", "--before": "m01", "--after": "m02",
+            "--new": str(SUBSET / "subset_new.csv"),
+            "--selection": str(SUBSET / "subset_selection.csv")}
 #: Subcommands whose formula must differ (anova splits the gap by a covariate x).
 FORMULA = {"anova": "correct ~ model * x + (1|subject)"}
 #: Extra options some subcommands need to run on the test data.
 EXTRA = {"rci": ["--sample", "prompt"], "report": ["--max-pairs", "3"],
          "arena": ["--from-scores"],
-         "judge": ["--gold", "ref"]}
+         "judge": ["--gold", "ref"], "select-items": ["--k", "8"]}
 #: Commands that read no data argument (their inputs are options).
 NO_DATA_INPUT = {"demo": [], "power": ["--sigma-d", "0.5", "--delta", "0.05"]}
 
@@ -124,7 +127,9 @@ EXPECT_OK = {"good": True, "degenerate": True, "stray": True, "comma_names": Tru
 
 #: (subcommand, input) pairs where exit 0 and exit 2 are both right: rci's
 #: selectors name m01/m02 (absent with other names), rci needs scores in [0, 1].
-EITHER = {("rci", "comma_names"), ("rci", "stray")}
+EITHER = {("rci", "comma_names"), ("rci", "stray"),
+          # the item models need scores in [0, 1]: a stray 100 is refused
+          ("select-items", "stray"), ("subset-score", "stray")}
 
 #: Malformed options: (extra argv, applies when the subcommand has this option).
 BAD_OPTIONS = [
