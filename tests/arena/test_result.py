@@ -26,8 +26,9 @@ def res():
 
 
 def test_scales_of_contrasts(res):
-    lo = res.contrasts(adjust="none")
-    elo = res.contrasts(adjust="none", scale="elo")
+    lo = res.contrasts(adjust="none", scale="logit")
+    elo = res.contrasts(adjust="none")                 # the fit's scale: Elo by default
+    assert elo.attrs["mixrank"]["scale"] == "elo"
     pr = res.contrasts(adjust="none", scale="probability")
     np.testing.assert_allclose(elo["estimate"], ELO * lo["estimate"])
     np.testing.assert_allclose(elo["ci_upper"], ELO * lo["ci_upper"])
@@ -90,7 +91,7 @@ def test_resolution_from_the_information_per_battle(res):
     assert len(r) == len(res.models) - 1
     N = res.n_battles
     assert (r["n"] == N).all()
-    c = res.contrasts(adjust="none").set_index(["model_a", "model_b"])
+    c = res.contrasts(adjust="none", scale="logit").set_index(["model_a", "model_b"])
     zsum = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     for row in r.itertuples():
         key = (row.model_a, row.model_b) if (row.model_a, row.model_b) in c.index else (
