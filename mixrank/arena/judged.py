@@ -122,9 +122,9 @@ def diagnostics(df: pd.DataFrame, *, winner: str, judges: Sequence[str], lam: np
             warnings.warn(f"judge {j!r} has a first-position (model_a) bias of "
                           f"{jp['position']:+.3f} log-odds [{jp['position_lower']:.3f}, "
                           f"{jp['position_upper']:.3f}], the humans {hp['position']:+.3f}: its "
-                          "verdicts depend on the order of the answers. The correction removes "
-                          "the bias from the scores; pass position=True to estimate the humans' "
-                          "own term", DataQualityWarning, stacklevel=4)
+                          "verdicts depend on the order of the answers. The correction's "
+                          "labelled battles rectify it; a judge-only leaderboard would carry "
+                          "it (see judges())", DataQualityWarning, stacklevel=4)
         for m in models:
             on = ((lab[model_a].astype(str) == m) | (lab[model_b].astype(str) == m)).to_numpy()
             per_model.append(dict(judge=j, model=m, n=int(on.sum()),

@@ -164,3 +164,27 @@ def test_resolution_selects_models(res):
         res.resolution(top=1)
     with pytest.raises(DesignError, match="models="):
         res.resolution(models=["nobody"])
+
+
+def test_arena_report_has_the_judge_section_and_the_scale_on_the_axis(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mixrank.report.html import render_report
+    from mixrank.report.plots_scores import plot_model_scores
+
+    log = simulate_battles(1500, BETA, rng=31)
+    g = np.random.default_rng(2)
+    log["judge_llm"] = np.where(g.random(len(log)) < 0.8, log["winner"],
+                                np.where(g.random(len(log)) < 0.7, "model_a", "model_b"))
+    log.loc[g.random(len(log)) > 0.3, "winner"] = None
+    res = mixrank.arena(log, judge="judge_llm")
+    page = render_report(res)
+    assert "Judge correction" in page and "human_only" in page and "lam = judge_llm" in page
+    ax = plot_model_scores(res.model_scores())
+    assert ax.get_xlabel().startswith("Bradley-Terry score (Elo scale")
+    ax = plot_model_scores(mixrank.arena(simulate_battles(500, BETA, rng=3),
+                                         scale="logit").model_scores())
+    assert ax.get_xlabel() == "Bradley-Terry score (log-strength)"
+    plain = render_report(mixrank.arena(simulate_battles(500, BETA, rng=3)))
+    assert "Judge correction" not in plain
