@@ -34,8 +34,8 @@ NEEDS = {
     "08_model_scores.py": ["chembench", "jailbreakbench"],
     "09_harness_outputs.py": [],
     "10_where_gaps_live.py": ["chembench", "jailbreakbench"],
-    "13_arena.py": ["chembench"],
-    "12_judge_correction.py": ["chembench"],
+    "13_arena.py": ["chatbot_arena"],
+    "12_judge_correction.py": ["triviaqa_judges", "hanna_stories"],
     "11_messy_leaderboard.py": ["chembench"],
     "14_pass_at_k.py": ["chembench"],
 }
