@@ -30,7 +30,7 @@ from mixrank.arena.judged import (
     judge_outcomes,
     leaderboards,
 )
-from mixrank.arena.ppi import design, fit_ppbt
+from mixrank.arena.ppi import design, design_rows, fit_ppbt
 from mixrank.arena.result import ArenaResult, check_rng
 from mixrank.errors import DataError, OptionError, SmallSampleWarning
 
@@ -38,6 +38,8 @@ __all__ = ["clustered", "judged_arena", "with_position", "check_rng", "MIN_CLUST
 
 #: Fewer clusters touching a pair than this: a SmallSampleWarning.
 MIN_CLUSTERS = 20
+#: Largest battles x parameters for which CR2 forms the per-battle design (160 MB); above: CR1.
+MAX_DENSE = 20_000_000
 
 
 def with_position(bt: Battles) -> Battles:
@@ -98,9 +100,10 @@ def clustered(bt: Battles, pt: Patterns, fit: BTFit
     K, p = len(bt.models), fit.n_features
     G = int(cl.max()) + 1
     biggest = int(np.bincount(cl).max())
-    if fit.ties == "davidson" or biggest > MAX_CR2_SIZE:
+    if fit.ties == "davidson" or biggest > MAX_CR2_SIZE or bt.n * (K + p) > MAX_DENSE:
         cov = sandwich(pt, fit, bt.outcome, cl)
-        why = "Davidson ties" if fit.ties == "davidson" else f"a cluster of {biggest} battles"
+        why = ("Davidson ties" if fit.ties == "davidson" else f"a cluster of {biggest} battles"
+               if biggest > MAX_CR2_SIZE else f"{bt.n:,} battles x {K + p} parameters")
         dfs = dict(pairs=np.maximum(cpp - 1.0, 1.0), scores=np.full(K, G - 1.0),
                    covariates=np.full(p + (fit.ties == "davidson"), G - 1.0))
         return cov, dfs, (f"clustered sandwich CR1 ({why}), t reference with df = clusters "
@@ -169,17 +172,14 @@ def judged_arena(df: pd.DataFrame, *, judge: Any, lam: Any, ties: str, prior: fl
     if position:
         bt = with_position(bt)
     y = np.where(labelled, bt.outcome, np.nan)
-    Z = design(bt)
     cl = None if bt.cluster is None else pd.factorize(bt.cluster)[0]
-    pp = fit_ppbt(Z, y, yhat, lam=lam_, cluster=cl)
+    pp = fit_ppbt(design_rows(bt), y, yhat, lam=lam_, cluster=cl)
     K, p = len(bt.models), bt.x.shape[1]
     sub = replace(bt, a=bt.a[labelled], b=bt.b[labelled], outcome=bt.outcome[labelled],
                   x=bt.x[labelled], cluster=None if bt.cluster is None
                   else bt.cluster[labelled])
     pt = patterns(sub)
-    mu = 0.5 * (1.0 + np.tanh(0.5 * (Z[labelled] @ pp.theta[1:])))
-    info = np.ascontiguousarray((Z[labelled] * (mu * (1 - mu))[:, None]).T) @ Z[labelled]
-    fit = BTFit(theta=pp.theta, n_models=K, n_features=p, ties="half", info=info,
+    fit = BTFit(theta=pp.theta, n_models=K, n_features=p, ties="half", info=pp.info,
                 loglik=float("nan"), iterations=0)
     dfs = None
     notes = [f"prediction-powered BT: {pp.n_labelled:,} human-labelled and {pp.n_unlabelled:,} "

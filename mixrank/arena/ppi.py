@@ -33,7 +33,7 @@ from mixrank.arena.data import Battles
 from mixrank.arena.estimate import pad
 from mixrank.errors import ConvergenceError, DataError
 
-__all__ = ["PPFit", "design", "fit_ppbt", "tune_lambda"]
+__all__ = ["PPFit", "design", "design_rows", "fit_ppbt", "tune_lambda"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class PPFit:
     theta: np.ndarray
     lam: np.ndarray
     cov: np.ndarray           # padded sandwich covariance of theta
-    info: np.ndarray          # free-parameter information of all battles as if all were labelled
+    info: np.ndarray          # free-parameter information of the labelled battles
     n_labelled: int
     n_unlabelled: int
 
@@ -98,6 +98,16 @@ class _Rows:
     def vec(self, w: np.ndarray, sel: np.ndarray | None = None) -> np.ndarray:
         """``sum_i w_i z_i`` over the battles ``sel``."""
         return self.sum(w, sel) @ self.R
+
+
+def design_rows(bt: Battles) -> _Rows:
+    """The distinct rows of :func:`design` and each battle's row, without the N x P matrix."""
+    key = np.column_stack([bt.a, bt.b, bt.x]) + 0.0
+    uniq, first, inv = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    sub = Battles(models=bt.models, a=bt.a[first], b=bt.b[first], outcome=bt.outcome[first],
+                  x=bt.x[first], features=bt.features, cluster=None, cluster_name=None,
+                  n_ties_dropped=0)
+    return _Rows(R=design(sub), inv=inv.reshape(-1))
 
 
 def _newton(rows: _Rows, c: np.ndarray, t: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -211,13 +221,14 @@ def _constrained_quadratic(Q: np.ndarray, c: np.ndarray) -> np.ndarray:
     return best
 
 
-def fit_ppbt(Z: np.ndarray, y: np.ndarray, yhat: np.ndarray, *, lam: np.ndarray | None = None,
-             cluster: np.ndarray | None = None) -> PPFit:
+def fit_ppbt(Z: np.ndarray | _Rows, y: np.ndarray, yhat: np.ndarray, *,
+             lam: np.ndarray | None = None, cluster: np.ndarray | None = None) -> PPFit:
     """Prediction-powered BT: tune ``lam`` (unless given), fit, sandwich covariance.
 
     Parameters
     ----------
-    Z : (N, P-1) design of every battle (:func:`design`).
+    Z : (N, P-1) design of every battle (:func:`design`), or its distinct rows
+        (:func:`design_rows`, which never forms the N x P matrix).
     y : (N,) human outcome (1 / 0 / 0.5), NaN where unlabelled.
     yhat : (N, J) judge verdicts on every battle.
     lam : (J,), optional
@@ -236,9 +247,9 @@ def fit_ppbt(Z: np.ndarray, y: np.ndarray, yhat: np.ndarray, *, lam: np.ndarray 
     if n < 2:
         raise DataError(f"{n} battle(s) have a human verdict; prediction-powered BT needs "
                         "labelled battles (the winner column) beside the judge's verdicts")
-    rows = _Rows.of(Z)
+    rows = Z if isinstance(Z, _Rows) else _Rows.of(Z)
     J = yhat.shape[1]
-    start = np.zeros(Z.shape[1])
+    start = np.zeros(rows.R.shape[1])
     if N == 0:   # everything labelled: the ordinary fit
         lam_ = np.zeros(J)
     elif lam is None:
@@ -274,6 +285,6 @@ def fit_ppbt(Z: np.ndarray, y: np.ndarray, yhat: np.ndarray, *, lam: np.ndarray 
             U -= np.outer(np.bincount(cluster[~lab], minlength=G) / N, mean_u)
         meat = _gram(U, U) * (G / (G - 1))
     cov = V @ meat @ V
-    info = rows.gram(mu * (1 - mu))
+    info = rows.gram(mu * (1 - mu), lab)                 # of the labelled battles
     return PPFit(theta=np.concatenate([[0.0], th]), lam=lam_, cov=pad(cov), info=info,
                  n_labelled=n, n_unlabelled=N)
