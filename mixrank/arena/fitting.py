@@ -22,7 +22,7 @@ import pandas as pd
 
 from mixrank.arena.clusters import MAX_BM_CLUSTERS, MAX_CR2_SIZE, clusters_per_pair, cr2
 from mixrank.arena.data import Battles, Patterns, encode_battles, patterns
-from mixrank.arena.estimate import BTFit, pad, sandwich
+from mixrank.arena.estimate import BTFit, check_graph, pad, sandwich
 from mixrank.arena.judged import (
     JudgeInfo,
     diagnostics,
@@ -173,7 +173,24 @@ def judged_arena(df: pd.DataFrame, *, judge: Any, lam: Any, ties: str, prior: fl
         bt = with_position(bt)
     y = np.where(labelled, bt.outcome, np.nan)
     cl = None if bt.cluster is None else pd.factorize(bt.cluster)[0]
-    pp = fit_ppbt(design_rows(bt), y, yhat, lam=lam_, cluster=cl)
+    check_graph(patterns(bt), bt.models, "half", finite=False)
+    lab_bt = replace(bt, a=bt.a[labelled], b=bt.b[labelled], outcome=bt.outcome[labelled],
+                     x=bt.x[labelled], cluster=None)
+    if not labelled.any() or len(set(lab_bt.a) | set(lab_bt.b)) < len(bt.models):
+        seen = set(lab_bt.a) | set(lab_bt.b)
+        miss = [m for i, m in enumerate(bt.models) if i not in seen]
+        raise DataError(f"model(s) {miss} have no human-labelled battle; the correction needs "
+                        "labelled battles of every model (label some of theirs, or drop them)")
+    try:
+        check_graph(patterns(lab_bt), bt.models, "half", finite=False)
+    except DataError as exc:
+        raise DataError(f"among the human-labelled battles, {exc}") from None
+    try:
+        pp = fit_ppbt(design_rows(bt), y, yhat, lam=lam_, cluster=cl)
+    except np.linalg.LinAlgError:
+        raise DataError("the prediction-powered fit is not identified on these battles (too "
+                        "few labelled battles per model, or a covariate/position term that "
+                        "does not vary); label more battles") from None
     K, p = len(bt.models), bt.x.shape[1]
     sub = replace(bt, a=bt.a[labelled], b=bt.b[labelled], outcome=bt.outcome[labelled],
                   x=bt.x[labelled], cluster=None if bt.cluster is None

@@ -141,6 +141,8 @@ def _newton(rows: _Rows, c: np.ndarray, t: np.ndarray, start: np.ndarray) -> np.
                 raise ConvergenceError("the prediction-powered Bradley-Terry loss could not be "
                                        "decreased; check that every model has labelled battles")
         th, cur = new, val
+        if not np.all(np.isfinite(th)):
+            raise np.linalg.LinAlgError("non-finite Newton step")
         if np.max(np.abs(s * step)) < 1e-12 * (1 + np.max(np.abs(th))):
             if np.max(np.abs(th)) > 30:
                 raise DataError("the prediction-powered strengths run to infinity (a model that "
