@@ -96,8 +96,8 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
-    from . import arena, power  # arena: a callable package, mixrank.arena(data, ...) fits
-    from .arena import ArenaMonitor, ArenaResult, battles_from_scores, read_battles
+    from . import power
+    from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
     from .change import ReliableChange, ReliableChangeSummary, reliable_change
     from .design.anytime import monitor
     from .design.power import mde, n_star, power_summary, sigma_d
@@ -165,11 +165,13 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-#: Public names that are modules themselves (``mixrank.arena`` is a callable package).
-_MODULES = frozenset({"power", "arena"})
+#: Public names that are modules themselves.
+_MODULES = frozenset({"power"})
 
-#: Public functions named like the submodule that defines them.
-_SHADOWED = frozenset({"fit"})
+#: Public functions named like the submodule (or subpackage) that defines them: ``mixrank.arena``
+#: is the function :func:`mixrank.arena.api.arena` (its real signature and ``help()``), while
+#: ``import mixrank.arena.data`` / ``from mixrank.arena import ArenaMonitor`` reach the package.
+_SHADOWED = frozenset({"fit", "arena"})
 
 
 class _Namespace(types.ModuleType):

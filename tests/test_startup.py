@@ -84,7 +84,7 @@ def test_import_mixrank_is_lazy_but_complete() -> None:
     r = json.loads(out.stdout)
     assert r["before"] == [] and r["missing"] == []
     assert r["kinds"]["fit"] == "function" and r["kinds"]["power"] == "module"
-    assert r["kinds"]["arena"] == "module" and r["kinds"]["arena_callable"]  # a callable package
+    assert r["kinds"]["arena"] == "function" and r["kinds"]["arena_callable"]  # the function
     assert r["kinds"]["FitResult"] == "type" and r["kinds"]["__version__"] == "str"
 
 

@@ -1,136 +1,158 @@
 """
-Arena leaderboards: Bradley–Terry with intervals, ranks and resolution
-======================================================================
+Arena leaderboards on real votes: Bradley–Terry, intervals, judges
+==================================================================
 
-Arena leaderboards (LMArena, judge-pairwise evaluations) show two
-anonymous answers, record which one won, and fit a Bradley–Terry model:
+Arena leaderboards (Chatbot Arena / LMArena) show two anonymous answers,
+record which one a human preferred, and fit a Bradley–Terry model:
 `P(a beats b) = 1 / (1 + exp(-(beta_a - beta_b)))`.  `mixrank.arena`
-fits it by maximum likelihood from the win/loss/tie counts per pair
-(docs/arena.md), with intervals from the observed information, a
-sandwich clustered by prompt, or a bootstrap on the counts; rank
-intervals; and the number of battles that would resolve each adjacent
-pair.
+fits it by maximum likelihood -- the same estimates as FastChat's
+`compute_mle_elo` (tested to 1e-6) -- with intervals, rank intervals,
+resolution verdicts, and a correction for LLM judges (docs/arena.md).
 
-**What the data are.**  mixrank may bundle only the datasets in
-`mixrank/datasets/`, and none of them is a human preference log.  This
-vignette therefore *derives* a battle log from ChemBench (25 models
-answering the same 2,788 chemistry questions): on every question, every
-pair of models is a judged battle -- the model that answered correctly
-wins, and when both are right or both wrong it is a tie.  That is a
-"judge battle" with a perfect judge, not human preference: there is no
-style (length, markdown) to control for, and the battles of one question
-share that question.  A real arena log (e.g. LMArena's public
-`clean_battle` release) is read the same way: `mixrank.arena("clean_battle.json",
-"winner ~ style(len, header, list, bold)")`.
+**The data.** `chatbot_arena`: 26,919 real human votes from Chatbot Arena
+(April-June 2023, 20 models; Zheng et al. 2023), the release of Chatzi et
+al. (NeurIPS 2024) in which every battle was also judged by three LLMs
+(`winner_gpt4`, `winner_claude3`, `winner_gpt35`).
 """
 
 # %%
+import warnings
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 import mixrank
 from mixrank.arena import ArenaMonitor
+from mixrank.report.plots_arena import plot_arena_boards
 from mixrank.report.plots_ranks import plot_rank_intervals
+from mixrank.report.plots_scores import plot_model_scores
 
-chem = mixrank.load_dataset("chembench")
-chem = chem[chem["prompt"] == "default"]
-log = mixrank.battles_from_scores(chem[["model", "subject", "question", "correct"]])
-print(f"{len(log):,} battles between {len(set(log['model_a']) | set(log['model_b']))} models; "
-      f"{(log['winner'] == 'tie').mean():.0%} ties")
-log.head()
+votes = mixrank.load_dataset("chatbot_arena")
+print(f"{len(votes):,} votes; winners:", votes["winner"].value_counts().to_dict())
+votes.head()
 
-# %%
-# Scores with intervals
-# ---------------------
+# %% [markdown]
+# ## Scores with intervals, from the human votes only
 #
-# Ties count as half a win for each side (`ties="half"`, FastChat's
-# convention).  The battles of one question are not independent (the
-# question's difficulty is shared), so the standard errors are a sandwich
-# clustered by the question (`cluster="cell"`, the column
-# `battles_from_scores` writes).  Scores are on the Elo display scale: 400
-# points per factor 10 in the odds, centred at 1000.
+# Ties (`tie` and `tie (bothbad)`) count as half a win for each side, as in
+# FastChat.  Scores are on the Elo display scale: 400 points per factor 10
+# in the odds, centred at 1000.  The log has a conversation id
+# (`question_id`), so mixrank clusters by it (its note says so); here
+# almost every conversation carries one vote, so that is a per-vote
+# sandwich, which -- unlike the binomial information -- knows that a tie
+# is less variable than a win or a loss.
 
 # %%
-res = mixrank.arena(log, cluster="cell")
+res = mixrank.arena(votes)
 print(res.summary())
 
-# %%
-# Clustering by question matters: the information-based standard errors
-# treat the ~840k battles as independent and are smaller.
+# %% [markdown]
+# **What an interval means.**  A score's 95% interval covers the score the
+# model would get from unlimited votes *drawn the same way* -- the same mix
+# of users, prompts and opponents as this log.  It is not an interval for a
+# future leaderboard with other users or prompts, and two overlapping score
+# intervals are not a test: differences are judged by the contrasts (each
+# pair's own interval), and positions by the rank intervals below.
+# FastChat reports percentile intervals from resampling the votes;
+# `se="bootstrap"` does the same resampling (of the vote counts) and gives
+# the same intervals up to Monte Carlo error:
 
 # %%
-naive = mixrank.arena(log)
-c_cl = res.contrasts(adjust="none")
-c_nv = naive.contrasts(adjust="none")
-print("median SE ratio clustered / independent:",
-      round(float((c_cl["std_error"] / c_nv["std_error"]).median()), 2))
+boot = mixrank.arena(votes, se="bootstrap", draws=300, rng=1, cluster=False)
+cmp = res.model_scores().set_index("model")[["estimate", "ci_lower", "ci_upper"]]
+cmp["boot_lower"] = boot.model_scores().set_index("model")["ci_lower"]
+cmp["boot_upper"] = boot.model_scores().set_index("model")["ci_upper"]
+cmp.sort_values("estimate", ascending=False).round(1).head(8)
 
 # %%
-# Ties: half a win, or Davidson's model
-# -------------------------------------
-#
-# Davidson's model gives ties their own probability,
-# `P(a) : P(b) : P(tie) = e^{d/2} : e^{-d/2} : nu`.  With many ties (both
-# right or both wrong on most questions) its strengths sit on a different
-# scale than the half-win fit, but the order is the same.
-
-# %%
-dav = mixrank.arena(log, ties="davidson", cluster="cell")
-both = res.model_scores().merge(dav.model_scores(), on="model", suffixes=("_half", "_davidson"))
-print("tie parameter nu =", round(float(np.exp(dav.covariates()["estimate"].iloc[0])), 2))
-both.sort_values("estimate_half", ascending=False)[["model", "estimate_half",
-                                                    "estimate_davidson"]].head(8)
-
-# %%
-# Rank intervals
-# --------------
-#
-# From the one-sided tests of every pair (Holm within each model's two
-# families, docs/methods.md §7), as for a mixed-model fit.
-
-# %%
-ranks = res.rank_intervals()
-ax = plot_rank_intervals(ranks, title="ChemBench as an arena: rank intervals")
+ax = plot_model_scores(res.model_scores().sort_values("estimate", ascending=False),
+                       title="Chatbot Arena, human votes")
 plt.show()
-ranks.sort_values("rank").head(10)
+
+# %% [markdown]
+# ## Rank intervals
+#
+# A model's rank interval is the set of positions consistent with the
+# pairwise tests; simultaneous intervals hold for all 20 models at once.
 
 # %%
-# Which adjacent pairs are unresolved, and how many battles would resolve them
-# ----------------------------------------------------------------------------
+ranks = res.rank_intervals(coverage="simultaneous")
+ax = plot_rank_intervals(ranks, title="Rank intervals (simultaneous, 95%)")
+plt.show()
+ranks.sort_values("rank").head(8)
+
+# %% [markdown]
+# ## Position bias
 #
-# `n_star` counts battles overall at the current mix of pairs;
-# `n_star_pair` battles between the two models alone.  The clustered design
-# effect carries the shared questions into `resolved_cluster`.
+# `position=True` adds a first-position term: the log-odds that the answer
+# shown first (`model_a`) wins when the strengths are equal.  Humans show
+# none; the LLM judges do (gpt-3.5 picks `model_a` in 86% of its decisive
+# verdicts).
+
+# %%
+pos = mixrank.arena(votes, position=True).covariates()
+print(pos.round(4).to_string(index=False))
+g35 = mixrank.arena(votes, "winner_gpt35 ~ 1", position=True).covariates()
+print(g35.round(3).to_string(index=False))
+
+# %% [markdown]
+# ## 1,000 human votes plus three LLM judges
+#
+# Suppose only 1,000 of the battles had a human vote and the rest only the
+# judges' verdicts.  `judge=` fits the prediction-powered Bradley–Terry
+# model (PPI++): the judges' verdicts on all battles, rectified by the
+# labelled battles, each judge weighted by a tuned λ (0 = ignored).  The
+# judge-only leaderboard carries the judges' biases; the corrected one
+# estimates the human leaderboard.
+
+# %%
+g = np.random.default_rng(3)
+keep = np.zeros(len(votes), dtype=bool)
+keep[g.choice(len(votes), 1000, replace=False)] = True
+masked = votes.assign(winner=votes["winner"].where(keep))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", mixrank.DataQualityWarning)   # the judges' position bias
+    pp = mixrank.arena(masked, judge=["winner_gpt4", "winner_claude3", "winner_gpt35"])
+print(pp.notes[0])
+pp.judges().round(3)
+
+# %%
+boards = pp.leaderboards()
+ax = plot_arena_boards(boards[["model", "human_only", "human_only_lower", "human_only_upper",
+                               "judge_only_winner_gpt4", "judge_only_winner_gpt4_lower",
+                               "judge_only_winner_gpt4_upper", "corrected", "corrected_lower",
+                               "corrected_upper"]],
+                       title="1,000 human votes: human-only, gpt-4 only, corrected")
+plt.show()
+
+# %% [markdown]
+# How much narrower are the corrected rank intervals than those of the
+# 1,000 human votes alone?  (docs/arena.md §9 repeats this over 100 draws
+# and three sample sizes, with the coverage of the full-data ranking.)
+
+# %%
+human_1k = mixrank.arena(votes[keep])
+width = {name: float((r["rank_upper"] - r["rank_lower"] + 1).mean())
+         for name, r in (("human only", human_1k.rank_intervals(coverage="simultaneous")),
+                         ("corrected", pp.rank_intervals(coverage="simultaneous")))}
+print({k: round(v, 2) for k, v in width.items()})
+
+# %% [markdown]
+# ## Which adjacent pairs are unresolved, and a sequential arena
+#
+# `n_star` counts the battles (at the current mix of pairs) that would
+# resolve each adjacent gap.  The monitor watches pairs as votes arrive and
+# stops each at the first vote where its e-value crosses `1/alpha'`, which
+# keeps the chance of a false "resolved" at most alpha however often one
+# looks.
 
 # %%
 ver = res.resolution()
-print(ver.attrs["mixrank"]["unresolved"])
-ver[["model_a", "model_b", "estimate", "n_pair", "n_star", "q", "resolved", "design_effect",
-     "resolved_cluster", "n_star_pair"]].head(12)
-
-# %%
-# A sequential arena
-# ------------------
-#
-# Battles arrive one at a time; the monitor stops each watched pair at the
-# first battle where its e-value crosses `1/alpha'` (Bonferroni over the
-# watched pairs), which keeps the chance of a false "resolved" at most
-# alpha however often one looks.  Here the first three adjacent pairs are
-# watched in a shuffled order of the log.
-
-# %%
+print(ver[["model_a", "model_b", "estimate", "n_pair", "n_star", "resolved"]].head(6)
+      .round(3).to_string(index=False))
 watch = list(zip(ver["model_a"], ver["model_b"]))[:3]
-stream = log.sample(frac=1.0, random_state=1)
-mon = ArenaMonitor(watch, d_plan=500)
-for start in range(0, len(stream), 100_000):
-    mon.update(stream.iloc[start:start + 100_000])
+mon = ArenaMonitor(watch, d_plan=100)
+stream = votes.sample(frac=1.0, random_state=1)
+for start in range(0, len(stream), 5000):
+    mon.update(stream.iloc[start:start + 5000])
 mon.status()
-
-# %%
-# What is missing
-# ---------------
-#
-# A real battle log: the numbers above describe a derived, perfectly judged
-# log, not human preferences, and style control (`style(len, markdown)`)
-# cannot be shown on it.  Its correctness is tested on simulated battles
-# against statsmodels (`tests/arena/`).

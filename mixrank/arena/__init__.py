@@ -5,12 +5,17 @@ fits Bradley-Terry by Newton's method on pair counts and answers through
 :class:`ArenaResult`, whose accessors reuse the inference and design
 stages (rank intervals, multiplicity, resolution, e-processes).
 Modules: :mod:`.data` (reading, validation, counts), :mod:`.estimate`
-(likelihood, Newton, sandwich, bootstrap), :mod:`.result`
-(:class:`ArenaResult`), :mod:`.monitor` (sequential e-process monitor),
-:mod:`.api` (:func:`arena`).  This module only re-exports -- and is
-callable: ``mixrank.arena(data, ...)`` is :func:`mixrank.arena.api.arena`,
-while ``mixrank.arena.ArenaMonitor`` and ``import mixrank.arena.data`` keep
-working (the package is not shadowed by the function).
+(likelihood, Newton, sandwich, bootstrap), :mod:`.clusters` (cluster
+detection, CR2 sandwich, Bell-McCaffrey df), :mod:`.ppi`
+(prediction-powered BT: PPI++ with LLM judges), :mod:`.judged` (judge
+diagnostics, side-by-side leaderboards), :mod:`.fitting` (the clustered
+and judge-corrected paths), :mod:`.result` (:class:`ArenaResult`),
+:mod:`.monitor` (sequential e-process monitor), :mod:`.api`
+(:func:`arena`).  This module only re-exports.  The top-level name
+``mixrank.arena`` is the function :func:`mixrank.arena.api.arena` (its
+real signature for ``inspect`` and ``help()``); ``import mixrank.arena.data``
+and ``from mixrank.arena import ArenaMonitor`` reach this package, which
+stays callable for code that holds the module itself.
 """
 
 import sys

@@ -15,13 +15,15 @@ from typing import Any
 import numpy as np
 
 from mixrank._util import check_level
-from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patterns
+from mixrank.arena.clusters import detect_cluster
+from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patterns, read_battles
 from mixrank.arena.estimate import bootstrap, check_graph, fit_bt, sandwich, with_prior
+from mixrank.arena.fitting import check_rng, clustered, judged_arena, with_position
 from mixrank.arena.result import ArenaResult, check_se
-from mixrank.errors import DataError, DesignError
+from mixrank.errors import DataError, DesignError, OptionError
 from mixrank.inference.keywords import former, unexpected_keywords
 
-__all__ = ["arena"]
+__all__ = ["arena", "check_rng", "with_position"]
 
 
 def _formula_text(winner: str, terms: Sequence[tuple[str, str]]) -> str:
@@ -32,10 +34,11 @@ def _formula_text(winner: str, terms: Sequence[tuple[str, str]]) -> str:
 
 
 def arena(data: Any, formula: str | None = None, *, ties: str = "half",
-          covariates: Sequence[str] | None = None, cluster: str | None = None,
+          covariates: Sequence[str] | None = None, cluster: str | bool | None = None,
           se: str | None = None, draws: int = 1000, rng: Any = None, prior: float = 0.0,
           level: float = 0.95, model_a: str = "model_a", model_b: str = "model_b",
-          **old: Any) -> ArenaResult:
+          judge: str | Sequence[str] | None = None, lam: float | Sequence[float] | None = None,
+          position: bool = False, scale: str = "elo", **old: Any) -> ArenaResult:
     """Bradley-Terry leaderboard of a battle log (pairwise preferences, LMArena style).
 
     Parameters
@@ -57,10 +60,15 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         Davidson's tie model (parameter ``log_nu``), or is dropped.
     covariates : list of str, optional
         Same as ``style(...)`` of these names in the formula.
-    cluster : str, optional
-        Grouping column (prompt, user, judge) for a clustered sandwich.
+    cluster : str or False, optional
+        Grouping column (prompt, conversation, voter) for a clustered
+        sandwich.  Default: the first of ``question_id, conversation_id,
+        prompt_id, prompt, conversation, question, voter_id, voter,
+        user_id, user, annotator`` present in the log (the result's notes
+        and ``attrs["mixrank"]["cluster_detected"]`` say so); ``False``
+        turns the detection off.
     se : {"information", "sandwich", "bootstrap"}, optional
-        Default ``"sandwich"`` when ``cluster`` is given, else
+        Default ``"sandwich"`` when a cluster is given or detected, else
         ``"information"`` (inverse observed information).  ``"bootstrap"``:
         ``draws`` multinomial resamples of the battle counts, each refitted.
     draws : int, default 1000
@@ -74,12 +82,31 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     level : float, default 0.95
     model_a, model_b : str
         Column names of the two sides.
+    judge : str or list of str, optional
+        Column(s) holding an LLM judge's verdict on every battle (same
+        spellings as ``winner``).  Battles whose ``winner`` is missing are
+        unlabelled; the fit is the prediction-powered BT (PPI++) estimator
+        (docs/arena.md §8).  ``ties="half"`` only.
+    lam : float or list of float, optional
+        With ``judge``: the power-tuning weight of each judge in [0, 1]
+        (sum at most 1); default tuned to minimise the variance.  ``0`` is
+        the human-only fit.
+    position : bool, default False
+        Add a first-position (home advantage) term ``position``: the
+        log-odds that the answer shown first (``model_a``) wins, reported by
+        ``covariates()``.
+    scale : {"elo", "logit"}, default "elo"
+        Scale of ``model_scores``, ``contrasts`` and ``rank_intervals``
+        (Elo: 400/ln 10 points per unit of log-odds; ``logit``: the
+        log-strengths).
 
     Returns
     -------
     ArenaResult
         ``contrasts()``, ``model_scores()``, ``rank_intervals()``,
-        ``resolution()``, ``covariates()``, ``summary()``.
+        ``resolution()``, ``covariates()``, ``summary()``; with ``judge``
+        also ``judges()`` (diagnostics), ``agreement()`` and
+        ``leaderboards()`` (human-only, judge-only and corrected scores).
 
     Raises
     ------
@@ -90,19 +117,36 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         Davidson ties without ties (or with nothing else), covariates that
         cannot be estimated,
         missing columns, a disconnected comparison graph (components
-        named), strengths running to infinity (models named; ``prior=``).
+        named), strengths running to infinity (models named; ``prior=``);
+        a cluster column with a single value; a judge column with missing
+        verdicts.
     DesignError
         Unknown ``ties``/``se``, bad ``level``, ``draws`` or ``prior``;
         ``se="bootstrap"`` with ``cluster``; ``draws``/``rng`` without
         ``se="bootstrap"``.
+    OptionError
+        A bad ``rng``, ``judge``, ``lam``, ``position`` or ``scale``;
+        ``judge`` with ``ties`` other than ``"half"``, a prior or a
+        non-sandwich ``se``.
+
+    Warns
+    -----
+    SmallSampleWarning
+        Fewer than 20 clusters touch a pair (two clusters: a rank-one
+        sandwich).
+    DataQualityWarning
+        A judge whose first-position term differs from the humans'.
 
     Notes
     -----
     Maximum likelihood from the win/loss/tie counts per pair (and covariate
     pattern) by Newton's method with the exact Hessian (docs/arena.md §3).
     Validated against statsmodels ``Logit`` (estimates to 1e-8, SEs,
-    HC0 and cluster sandwiches) and a direct scipy maximisation of the
-    Davidson likelihood (``tests/arena/test_estimate.py``).
+    HC0 and cluster sandwiches), a direct scipy maximisation of the
+    Davidson likelihood (``tests/arena/test_estimate.py``), FastChat's
+    ``compute_mle_elo`` re-implemented with statsmodels (to 1e-6) and
+    ppi_py's logistic PPI++ (``tests/arena/test_ppi.py``, to 1e-6).
+    Clustered: CR2 with Bell-McCaffrey df per contrast (§4).
 
     Examples
     --------
@@ -122,15 +166,40 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     if (not isinstance(prior, (int, float, np.integer, np.floating)) or isinstance(prior, bool)
             or not np.isfinite(prior) or prior < 0):
         raise DesignError(f"prior={prior!r}; expected a number >= 0 of pseudo-wins, e.g. 0.5")
-    se_ = check_se(("sandwich" if cluster is not None else "information") if se is None else se,
-                   cluster, B)
+    if scale not in ("elo", "logit"):
+        raise OptionError(f"scale={scale!r}; expected 'elo' (default) or 'logit'")
+    if not isinstance(position, (bool, np.bool_)):
+        raise OptionError(f"position={position!r}; expected True or False")
+    check_rng(rng)
+    if cluster is True or (cluster is not None and cluster is not False
+                           and not isinstance(cluster, str)):
+        raise OptionError(f"cluster={cluster!r}; expected a column name, or False for none")
+    winner, terms = parse_arena_formula(formula, covariates)
+    df = read_battles(data)
+    detected = False
+    if cluster is None and se in (None, "sandwich"):
+        cl_name = detect_cluster(df.columns)
+        detected = cl_name is not None and cl_name not in (winner, model_a, model_b)
+        cl_name = cl_name if detected else None
+    else:
+        cl_name = cluster if isinstance(cluster, str) else None
+    default_se = "sandwich" if cl_name is not None or judge is not None else "information"
+    se_ = check_se(default_se if se is None else se, cl_name, B)
     if se_ != "bootstrap" and (rng is not None or not (isinstance(B, (int, np.integer))
                                                        and B == 1000)):
         raise DesignError(f"draws= and rng= set the bootstrap (se='bootstrap'); with se={se_!r} they "
                           "would be ignored: drop them or pass se='bootstrap'")
-    winner, terms = parse_arena_formula(formula, covariates)
-    bt = encode_battles(data, winner=winner, terms=terms, ties=ties, cluster=cluster,
+    opts: dict[str, Any] = dict(winner=winner, terms=terms, cl_name=cl_name, detected=detected, se_=se_,
+                level=lev, model_a=model_a, model_b=model_b, position=bool(position),
+                scale=scale)
+    if judge is not None:
+        return judged_arena(df, judge=judge, lam=lam, ties=ties, prior=prior, refit=arena, **opts)
+    if lam is not None:
+        raise OptionError("lam= weights judges; pass judge='<column>' too (or drop lam=)")
+    bt = encode_battles(df, winner=winner, terms=terms, ties=ties, cluster=cl_name,
                         model_a=model_a, model_b=model_b)
+    if position:
+        bt = with_position(bt)
     pt = patterns(bt)
     K = len(bt.models)
     if ties == "davidson":
@@ -148,19 +217,29 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         fit_pt = pt
     fit = fit_bt(fit_pt, K, ties=ties, names=bt.features)
     resamples = None
+    dfs: dict[str, np.ndarray] | None = None
+    notes = []
     if se_ == "information":
         cov = fit.covariance()
     elif se_ == "sandwich":
-        cov = sandwich(pt, fit, bt.outcome, bt.cluster) if prior == 0 else _prior_sandwich()
+        if prior != 0:
+            _prior_sandwich()
+        if bt.cluster is not None:
+            cov, dfs, note = clustered(bt, pt, fit)
+            notes.append(note)
+        else:
+            cov = sandwich(pt, fit, bt.outcome, None)
     else:
         resamples = bootstrap(pt, fit, int(B), rng, prior=float(prior))
         cov = np.cov(resamples, rowvar=False)
-    notes = []
     if ties == "drop" and bt.n_ties_dropped:
         notes.append(f"{bt.n_ties_dropped} tie(s) dropped")
+    if detected:
+        notes.insert(0, f"clustered by {cl_name!r} (detected: votes on one prompt/conversation "
+                        "are not independent; cluster=False turns this off)")
     return ArenaResult(battles=bt, counts=pt, fit=fit, cov=cov, se=se_, ties=ties, level=lev,
                        formula=_formula_text(winner, terms), prior=float(prior), draws=resamples,
-                       notes=tuple(notes))
+                       notes=tuple(notes), dfs=dfs, scale=scale, cluster_detected=detected)
 
 
 def _prior_sandwich() -> np.ndarray:

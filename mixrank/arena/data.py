@@ -29,7 +29,7 @@ from mixrank.frame.build import CONVENTIONAL_KEYS
 from mixrank.frame.source import to_pandas
 
 __all__ = ["Battles", "Patterns", "WINNER_CODES", "parse_arena_formula", "read_battles",
-           "battles_from_scores", "encode_battles", "patterns", "TIES"]
+           "battles_from_scores", "encode_battles", "patterns", "TIES", "winner_outcome"]
 
 #: Winner spellings (FastChat's and numeric ones) -> outcome from model_a's side.
 WINNER_CODES: dict[Any, float] = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5,
@@ -301,6 +301,11 @@ def _outcome(col: pd.Series, name: str) -> np.ndarray:
                         "'tie (bothbad)' (FastChat) or 1 / 0 / 0.5 (model_a's share of the "
                         "win); fix or drop those rows")
     return out
+
+
+def winner_outcome(col: pd.Series, name: str) -> np.ndarray:
+    """A winner column as model_a's share: 1, 0 or 0.5 (DataError naming unknown values)."""
+    return _outcome(col, name)
 
 
 def _side(df: pd.DataFrame, feat: str, side: str) -> np.ndarray:

@@ -232,7 +232,8 @@ def _check_finite(theta: np.ndarray, info: np.ndarray, K: int, p: int,
     except np.linalg.LinAlgError:
         singular = True
     if np.max(np.abs(theta)) > 30 or singular:
-        big = [names[j] for j in range(p) if abs(theta[K + j]) > 30] if p else []
+        big = [names[j] if j < len(names) else f"x{j}" for j in range(p)
+               if abs(theta[K + j]) > 30] if p else []
         what = (f"covariate(s) {big} separate wins from losses" if big else
                 "some strengths or covariate effects are not determined by these battles")
         raise DataError(f"the maximum-likelihood estimates run to infinity: {what}. Collect more "

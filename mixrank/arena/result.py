@@ -22,18 +22,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank._util import as_rng, listed, tidy
+from mixrank._util import as_rng, check_max_draws, listed, tidy
 from mixrank.arena.data import Battles, Patterns
 from mixrank.arena.estimate import BTFit
 from mixrank.design.resolution import resolution_table
-from mixrank.errors import DataError, DesignError
+from mixrank.errors import DataError, DesignError, OptionError
 from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.multiplicity import adjust as p_adjust
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
 from mixrank.results.base import ANY, OptionTable, PairwiseResult
 
-__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST"]
+__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se"]
 
 #: Elo display factor: 400 points per factor 10 in the odds (FastChat's SCALE / log BASE).
 ELO = 400.0 / np.log(10.0)
@@ -74,6 +74,10 @@ class ArenaResult(PairwiseResult):
     prior: float
     draws: np.ndarray | None = None
     notes: tuple[str, ...] = field(default=())
+    dfs: dict[str, np.ndarray] | None = None     # clustered: df of pairs (K x K), scores, covariates
+    scale: str = "elo"                            # scale of scores, contrasts and rank intervals
+    cluster_detected: bool = False
+    judge: Any = None                             # JudgeInfo of a judge-corrected fit
     OPTIONS: ClassVar[OptionTable] = ARENA_OPTIONS
 
     # ---------------------------------------------------------------- basics
@@ -88,9 +92,16 @@ class ArenaResult(PairwiseResult):
         return self.battles.n
 
     def _meta(self, table: str, **extra: Any) -> dict:
-        m = dict(table=table, formula=self.formula, method="bradley_terry", ties=self.ties,
-                 se=self.se, cluster=self.battles.cluster_name, prior=self.prior,
-                 n_battles=self.n_battles, df_method="normal (df = inf)")
+        m: dict[str, Any] = dict(
+            table=table, formula=self.formula, method="bradley_terry", ties=self.ties,
+            se=self.se, cluster=self.battles.cluster_name, prior=self.prior,
+            n_battles=self.n_battles, cluster_detected=self.cluster_detected,
+            df_method="normal (df = inf)" if self.dfs is None else
+            next((n for n in self.notes if "sandwich" in n), "clustered, t reference"))
+        if self.judge is not None:
+            m.update(method="prediction_powered_bradley_terry", judges=list(self.judge.judges),
+                     lam=[float(v) for v in self.judge.lam], n_labelled=self.judge.n_labelled,
+                     n_unlabelled=self.judge.n_unlabelled)
         m.update(extra)
         return m
 
@@ -110,11 +121,12 @@ class ArenaResult(PairwiseResult):
         var = C[ia, ia] + C[ib, ib] - 2 * C[ia, ib]
         pc = self._pair_counts()
         n = (pc["win"] + pc["loss"] + pc["tie"]).to_numpy()[ia * K + ib]
-        return dict(ia=ia, ib=ib, estimate=beta[ia] - beta[ib], variance=var, n=n)
+        df = np.full(ia.size, np.inf) if self.dfs is None else self.dfs["pairs"][ia, ib]
+        return dict(ia=ia, ib=ib, estimate=beta[ia] - beta[ib], variance=var, n=n, df=df)
 
     # ---------------------------------------------------------------- tables
     def contrasts(self, level: float | None = None, *, adjust: str = "holm",
-                  scale: str = "logit", draws: int = 10000, rng: Any = None,
+                  scale: str | None = None, draws: int = 10000, rng: Any = None,
                   **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` for every pair of models.
 
@@ -127,8 +139,9 @@ class ArenaResult(PairwiseResult):
             single-step max-``|z|`` from the exact joint covariance of the
             contrasts (``draws`` Gaussian draws) and also makes the intervals
             simultaneous.
-        scale : {"logit", "elo", "probability"}, default "logit"
-            ``logit``: log-odds of a win; ``elo``: times 400/ln 10;
+        scale : {"logit", "elo", "probability"}, optional
+            Default the fit's ``scale`` (``arena(scale=)``, Elo unless
+            chosen otherwise).  ``logit``: log-odds of a win; ``elo``: times 400/ln 10;
             ``probability``: P(model_a beats model_b) in a decisive battle,
             ``1 / (1 + exp(-estimate))`` (interval endpoints transformed,
             ``std_error`` by the delta method).  Tests are the same on every
@@ -157,22 +170,24 @@ class ArenaResult(PairwiseResult):
         B = former(old, "B", "draws", draws, 10000, where="ArenaResult.contrasts")
         unexpected_keywords(old, "ArenaResult.contrasts", ("level", *self.OPTIONS["contrasts"]))
         lev = self._level(level)
-        scale = self.check_option("contrasts", "scale", scale)
+        scale = self.check_option("contrasts", "scale", self.scale if scale is None else scale)
         adjust = self.check_option("contrasts", "adjust", adjust)
+        check_rng(rng)
         c = self._contrast_arrays()
-        est, se = c["estimate"], np.sqrt(c["variance"])
+        est, se, dfr = c["estimate"], np.sqrt(c["variance"]), c["df"]
         z = est / se
-        q = stats.norm.ppf(0.5 + lev / 2)
+        q = stats.t.ppf(0.5 + lev / 2, dfr)
         lo, hi = est - q * se, est + q * se
         if self.draws is not None:
             dr = self.draws[:, c["ia"]] - self.draws[:, c["ib"]]
             lo, hi = np.quantile(dr, [0.5 - lev / 2, 0.5 + lev / 2], axis=0)
-        p = 2 * stats.norm.sf(np.abs(z))
+        p = 2 * stats.t.sf(np.abs(z), dfr)
         meta: dict[str, Any] = dict(adjust=adjust, family_size=int(est.size), ci="marginal",
                                     scale=scale)
         if adjust == "maxt":
-            crit, padj = self._maxt(z, lev, B, rng)
-            lo, hi = est - crit * se, est + crit * se
+            crit, padj = self._maxt(z, dfr, lev, B, rng)
+            qt = stats.t.isf(stats.norm.sf(crit), dfr)
+            lo, hi = est - qt * se, est + qt * se
             meta.update(ci="simultaneous", critical_value=crit, B=B)
         elif adjust == "none":
             padj = p
@@ -190,17 +205,26 @@ class ArenaResult(PairwiseResult):
         tab = pd.DataFrame({"model_a": [m[i] for i in c["ia"]],
                             "model_b": [m[i] for i in c["ib"]],
                             "estimate": vals["estimate"], "std_error": vals["std_error"],
-                            "df": np.inf, "statistic": z, "p_value": p, "p_adjusted": padj,
-                            "p_greater": stats.norm.sf(z), "ci_lower": vals["ci_lower"],
+                            "df": dfr, "statistic": z, "p_value": p, "p_adjusted": padj,
+                            "p_greater": stats.t.sf(z, dfr), "ci_lower": vals["ci_lower"],
                             "ci_upper": vals["ci_upper"], "level": lev, "n": c["n"].astype(int),
                             "wins_a": pc[:, 0].round().astype(int),
                             "wins_b": pc[:, 1].round().astype(int),
                             "ties": pc[:, 2].round().astype(int)})
         return tidy(tab, **self._meta("contrasts", **meta))
 
-    def _maxt(self, z: np.ndarray, lev: float, B: int, rng: Any) -> tuple[float, np.ndarray]:
-        if not isinstance(B, (int, np.integer)) or B < 100:
+    def _maxt(self, z: np.ndarray, dfr: np.ndarray, lev: float, B: int, rng: Any
+              ) -> tuple[float, np.ndarray]:
+        """Single-step max-|z| over the exact joint normal law of the contrasts.
+
+        With finite df each |t| is first mapped to the normal quantile of its
+        t tail (a Gaussian copula with t margins); the critical value is on
+        that normal scale.
+        """
+        if not isinstance(B, (int, np.integer)) or isinstance(B, bool) or B < 100:
             raise DesignError(f"draws={B!r} draws are too few for max-t; use an integer >= 100")
+        check_max_draws("draws", B, DesignError)
+        z = stats.norm.isf(stats.t.sf(np.abs(z), dfr))
         K = len(self.models)
         C = self.cov[:K, :K]
         w, V = np.linalg.eigh(C)
@@ -216,7 +240,7 @@ class ArenaResult(PairwiseResult):
         padj = (1 + np.sum(mx[None, :] >= np.abs(z)[:, None], axis=1)) / (B + 1)
         return crit, np.minimum(padj, 1.0)
 
-    def model_scores(self, level: float | None = None, *, scale: str = "elo",
+    def model_scores(self, level: float | None = None, *, scale: str | None = None,
                      anchor: tuple[str, float] | None = None, center: float = 1000.0
                      ) -> pd.DataFrame:
         """Each model's strength on a display scale, with its interval.
@@ -224,8 +248,9 @@ class ArenaResult(PairwiseResult):
         Parameters
         ----------
         level : float, optional
-        scale : {"elo", "logit"}, default "elo"
-            ``elo``: ``center + 400 / ln 10 * (beta_j - mean beta)`` (the
+        scale : {"elo", "logit"}, optional
+            Default the fit's ``scale`` (``arena(scale=)``, Elo unless chosen
+            otherwise).  ``elo``: ``center + 400 / ln 10 * (beta_j - mean beta)`` (the
             FastChat/LMArena display: 400 points per factor 10 in the odds,
             centred at 1000); ``logit``: ``beta_j - mean beta``.
         anchor : (model, value), optional
@@ -238,8 +263,10 @@ class ArenaResult(PairwiseResult):
         Returns
         -------
         pandas.DataFrame
-            In model order: ``model, estimate, std_error, ci_lower, ci_upper,
-            level, n`` (battles played), ``wins, losses, ties``.
+            In model order: ``model, estimate, std_error, df`` (inf: normal;
+            clustered: Bell-McCaffrey), ``ci_lower, ci_upper, level, n``
+            (battles played; human-labelled ones with ``judge=``),
+            ``wins, losses, ties``.
 
         Notes
         -----
@@ -248,6 +275,7 @@ class ArenaResult(PairwiseResult):
         ``se="bootstrap"``).  Covariates are held at zero (docs/arena.md §4).
         """
         lev = self._level(level)
+        scale = self.scale if scale is None else scale
         if scale not in ("elo", "logit"):
             raise DesignError(f"scale={scale!r}; expected 'elo' or 'logit'")
         K = len(self.models)
@@ -266,7 +294,10 @@ class ArenaResult(PairwiseResult):
         est = shift + f * (W @ self.fit.beta)
         C = self.cov[:K, :K]
         se = f * np.sqrt(np.clip(np.einsum("ij,jk,ik->i", W, C, W), 0, None))
-        q = stats.norm.ppf(0.5 + lev / 2)
+        dfs = np.full(K, np.inf) if self.dfs is None else self.dfs["scores"]
+        if anchor is not None and self.dfs is not None:
+            dfs = self.dfs["pairs"][:, self.models.index(anchor[0])]
+        q = stats.t.ppf(0.5 + lev / 2, dfs)
         lo, hi = est - q * se, est + q * se
         if self.draws is not None:
             d = shift + f * (self.draws[:, :K] @ W.T)
@@ -276,7 +307,7 @@ class ArenaResult(PairwiseResult):
         losses = np.bincount(c.a, c.loss, K) + np.bincount(c.b, c.win, K)
         ties = np.bincount(c.a, c.tie, K) + np.bincount(c.b, c.tie, K)
         tab = pd.DataFrame({"model": list(self.models), "estimate": est, "std_error": se,
-                            "ci_lower": lo, "ci_upper": hi, "level": lev,
+                            "df": dfs, "ci_lower": lo, "ci_upper": hi, "level": lev,
                             "n": (wins + losses + ties).astype(int),
                             "wins": wins.round().astype(int),
                             "losses": losses.round().astype(int),
@@ -290,9 +321,10 @@ class ArenaResult(PairwiseResult):
         Returns
         -------
         pandas.DataFrame
-            ``term, estimate, std_error, statistic, p_value, ci_lower,
+            ``term, estimate, std_error, df, statistic, p_value, ci_lower,
             ci_upper, level``; Davidson fits add the row ``log_nu`` (log of
-            the tie parameter).
+            the tie parameter); ``position=True`` the row ``position`` (the
+            log-odds that the answer shown first wins).
         """
         lev = self._level(level)
         K, p = len(self.models), self.fit.n_features
@@ -301,10 +333,11 @@ class ArenaResult(PairwiseResult):
         est = self.fit.theta[idx]
         se = np.sqrt(np.diag(self.cov)[idx]) if idx.size else np.zeros(0)
         z = est / se if idx.size else est
-        q = stats.norm.ppf(0.5 + lev / 2)
-        tab = pd.DataFrame({"term": names, "estimate": est, "std_error": se, "statistic": z,
-                            "p_value": 2 * stats.norm.sf(np.abs(z)), "ci_lower": est - q * se,
-                            "ci_upper": est + q * se, "level": lev})
+        dfc = np.full(len(names), np.inf) if self.dfs is None else self.dfs["covariates"]
+        q = stats.t.ppf(0.5 + lev / 2, dfc)
+        tab = pd.DataFrame({"term": names, "estimate": est, "std_error": se, "df": dfc,
+                            "statistic": z, "p_value": 2 * stats.t.sf(np.abs(z), dfc),
+                            "ci_lower": est - q * se, "ci_upper": est + q * se, "level": lev})
         return tidy(tab, **self._meta("covariates", n_features=p))
 
     def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
@@ -314,17 +347,19 @@ class ArenaResult(PairwiseResult):
         Same procedures, columns and defaults as
         :meth:`FitResult.rank_intervals` (through
         :func:`mixrank.inference.ranks.rank_intervals_from_contrasts` with
-        ``df = inf``); ``estimate`` is the logit-scale strength
-        ``beta_j - mean beta``.
+        the pairs' df); ``estimate`` is the centred strength on the fit's
+        ``scale`` (Elo by default, as ``model_scores``).
         """
         lev = level
-        scores = self.model_scores(lev, scale="logit")
+        check_rng(rng)
+        scores = self.model_scores(lev)
         tab = rank_intervals_from_contrasts(scores[["model", "estimate", "n"]],
                                             self.contrasts(lev, adjust="none"), level=lev,
                                             coverage=coverage, adjust=adjust, draws=draws,
                                             rng=rng)
         tab.attrs["mixrank"].update(source="arena", formula=self.formula, ties=self.ties,
-                                    se=self.se)
+                                    se=self.se, scale=self.scale,
+                                    cluster_detected=self.cluster_detected)
         return tab
 
     def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
@@ -400,6 +435,50 @@ class ArenaResult(PairwiseResult):
                                                else "explicit"))
         return tab
 
+    def judges(self) -> pd.DataFrame:
+        """Judge diagnostics of a ``judge=`` fit: one row per judge, plus the humans.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``judge`` (``"human"`` first), ``lam`` (power-tuning weight),
+            ``n`` (battles judged), ``agreement`` (share of labelled battles
+            with the human's verdict), ``agreement_decisive`` (among those
+            where both picked a winner), ``share_model_a`` (share of
+            decisive verdicts for the first position), ``position,
+            position_se, position_lower, position_upper`` (first-position
+            log-odds from a BT fit with ``position=True``) and
+            ``position_differs`` (its CI test against the humans').
+
+        Raises
+        ------
+        OptionError
+            The fit has no judge (pass ``judge=`` to :func:`mixrank.arena`).
+        """
+        return self._judge_info().diagnostics.copy()
+
+    def agreement(self) -> pd.DataFrame:
+        """Per judge and model: ``judge, model, n`` (labelled battles) and ``agreement``."""
+        return self._judge_info().agreement.copy()
+
+    def leaderboards(self) -> pd.DataFrame:
+        """Human-only, judge-only (uncorrected) and corrected scores side by side.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model`` and, for each board (``human_only``,
+            ``judge_only_<column>``, ``corrected``), its score and
+            ``<board>_lower``/``<board>_upper`` interval on the fit's scale.
+        """
+        return self._judge_info().boards.copy()
+
+    def _judge_info(self) -> Any:
+        if self.judge is None:
+            raise OptionError("this arena was fitted without judge verdicts; pass "
+                              "judge='<column>' to mixrank.arena for the judge tables")
+        return self.judge
+
     def summary(self) -> ArenaSummary:
         """A printable summary: battles, ties, covariates and the score table."""
         return ArenaSummary(self)
@@ -441,6 +520,15 @@ class ArenaSummary:
 
     def _repr_html_(self) -> str:
         return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
+
+
+def check_rng(rng: Any) -> None:
+    """Refuse an ``rng`` that is not None, a non-negative integer seed or a numpy Generator."""
+    ok = (rng is None or isinstance(rng, np.random.Generator)
+          or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0))
+    if not ok:
+        raise OptionError(f"rng={rng!r}; expected None, a non-negative integer seed (e.g. rng=1) "
+                          "or a numpy Generator (np.random.default_rng(1))")
 
 
 def check_se(se: Any, cluster: str | None, B: Any) -> str:

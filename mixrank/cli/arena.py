@@ -16,7 +16,9 @@ from typing import Any
 from .common import UsageError, emit, render, titled
 from .options import out_args
 
-TABLES = ("scores", "contrasts", "ranks", "resolution", "covariates", "all")
+TABLES = ("scores", "contrasts", "ranks", "resolution", "covariates", "judges", "boards", "all")
+#: Tables of a judge-corrected fit only (--judge).
+JUDGE_TABLES = ("judges", "boards")
 
 
 def _data(args: argparse.Namespace) -> Any:
@@ -72,12 +74,16 @@ def cmd_arena(args: argparse.Namespace) -> None:
     _check_table_options(args, want)
     anchor = _anchor(args.anchor)   # before the fit: a typo should not wait for it
     covs = None if args.covariates is None else [c.strip() for c in args.covariates.split(",")]
-    cluster = args.cluster
+    cluster: Any = False if args.cluster in ("none", "False", "false") else args.cluster
     if args.from_scores and cluster is None and args.se is None:
         cluster = "cell"   # derived battles on one cell share it (docs/arena.md §2)
+    judge = None if not args.judge else args.judge[0] if len(args.judge) == 1 else args.judge
+    if judge is None and args.table in JUDGE_TABLES:
+        raise UsageError(f"--table {args.table} shows the judge correction; pass --judge COLUMN "
+                         "(an LLM's verdict on every battle)")
     res = arena(_data(args), args.formula, ties=args.ties, covariates=covs, cluster=cluster,
                 se=args.se, draws=1000 if args.draws is None else args.draws, rng=args.seed,
-                prior=args.prior, level=args.level)
+                prior=args.prior, level=args.level, judge=judge, position=args.position)
     if args.report:
         _write_report(res, args)
         return
@@ -88,17 +94,23 @@ def cmd_arena(args: argparse.Namespace) -> None:
                              "add them to -f (e.g. 'winner ~ style(len)') or pass --ties "
                              "davidson for the tie parameter")
         want = tuple(w for w in want if w != "covariates")
+    if judge is None:
+        want = tuple(w for w in want if w not in JUDGE_TABLES)
     for name in want:
         if name == "scores":
             tab = res.model_scores(anchor=anchor).sort_values(
                 ["estimate", "model"], ascending=[False, True], kind="stable"
             ).reset_index(drop=True)
         elif name == "contrasts":
-            tab = res.contrasts(adjust=args.adjust or "holm", scale=args.scale or "logit")
+            tab = res.contrasts(adjust=args.adjust or "holm", scale=args.scale)
         elif name == "ranks":
             tab = res.rank_intervals(coverage=args.coverage or "marginal")
         elif name == "resolution":
             tab = res.resolution()
+        elif name == "judges":
+            tab = res.judges()
+        elif name == "boards":
+            tab = res.leaderboards()
         else:
             tab = res.covariates()
         parts.append((name, tab))
@@ -162,10 +174,20 @@ def register(sub: Any) -> None:
     s.add_argument("--covariates", default=None, metavar="F1,F2",
                    help="style covariates (same as style(F1, F2) in the formula)")
     s.add_argument("--cluster", default=None, metavar="COLUMN",
-                   help="grouping column for a clustered sandwich (prompt, user, judge); "
-                   "with --from-scores the default is 'cell' (the item) unless --se is given")
+                   help="grouping column for a clustered sandwich (CR2, t with Bell-McCaffrey "
+                   "df); default: a prompt/conversation/voter column of the log if present "
+                   "(question_id, conversation_id, prompt, ..., voter, user), 'none' for no "
+                   "clustering; with --from-scores the default is 'cell' (the item) unless --se "
+                   "is given")
     s.add_argument("--se", default=None, choices=["information", "sandwich", "bootstrap"],
-                   help="default: sandwich with --cluster, else information")
+                   help="default: sandwich when clustered or with --judge, else information")
+    s.add_argument("--judge", action="append", default=None, metavar="COLUMN",
+                   help="an LLM judge's verdict column (every battle); battles with an empty "
+                   "winner are unlabelled and the fit is prediction-powered Bradley-Terry "
+                   "(PPI++, docs/arena.md §8); repeat for several judges")
+    s.add_argument("--position", action="store_true",
+                   help="add a first-position (model_a) term to the fit (--table covariates); "
+                   "with --judge the judges' position terms are in --table judges")
     s.add_argument("--draws", type=int, default=None, help="bootstrap resamples (default 1000)")
     s.add_argument("--seed", type=int, default=None, help="bootstrap seed")
     s.add_argument("--prior", type=float, default=0.0,
@@ -174,9 +196,11 @@ def register(sub: Any) -> None:
     s.add_argument("--level", type=float, default=0.95,
                    help="confidence level of the intervals, in (0, 1) (default 0.95)")
     s.add_argument("--table", default="scores", choices=list(TABLES),
-                   help="which table to print (default %(default)s)")
+                   help="which table to print (default %(default)s); with --judge also "
+                   "'judges' (position bias and agreement of each judge) and 'boards' "
+                   "(human-only, judge-only and corrected scores side by side)")
     s.add_argument("--scale", default=None, choices=["logit", "elo", "probability"],
-                   help="scale of --table contrasts (default logit)")
+                   help="scale of --table contrasts (default elo, the scale of the scores)")
     s.add_argument("--adjust", default=None, choices=["holm", "none", "bonferroni", "bh",
                                                       "maxt"],
                    help="multiplicity adjustment of --table contrasts (default holm)")

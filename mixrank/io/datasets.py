@@ -2,8 +2,8 @@
 
 Inputs: a dataset name.  Outputs: canonical long DataFrames.
 Contents: :func:`load_example` (the simulated example benchmark),
-:func:`load_dataset` and :func:`list_datasets` (four real public evaluation
-results bundled in ``mixrank/datasets/<name>/``, each with its licence and a
+:func:`load_dataset` and :func:`list_datasets` (real public evaluation
+results, judge-labelled data and an arena battle log bundled in ``mixrank/datasets/<name>/``, each with its licence and a
 provenance note), :func:`shared_data_dir` (the ``$MIXRANK_DATA_DIR``
 override) and :func:`load_shared` (the same as :func:`load_dataset`, kept
 for old scripts).
@@ -51,6 +51,19 @@ DATASETS: dict[str, _Dataset] = {
         "multiprompt/per_template.csv.gz", "CDLA-Permissive-2.0",
         "SLAB-NLP/Multi-Prompt-LLM-Evaluation @ 04f57ef",
         "accuracy per model x task x paraphrased template (n_correct of n_samples)"),
+    "chatbot_arena": _Dataset(
+        "chatbot_arena/battles.csv.gz", "MIT",
+        "Networks-Learning/prediction-powered-ranking @ af64521",
+        "26,919 human Chatbot Arena votes on 20 models, each battle also judged by gpt-4, "
+        "claude-3 and gpt-3.5 (winner_gpt4, winner_claude3, winner_gpt35)"),
+    "triviaqa_judges": _Dataset(
+        "triviaqa_judges/long.csv.gz", "MIT", "UMass-Meta-LLM-Eval/llm_eval @ 7c0bf28",
+        "9 models x 400 TriviaQA questions graded 0/1 by 11 automatic judges (judge) and by "
+        "humans (gold)"),
+    "hanna_stories": _Dataset(
+        "hanna_stories/long.csv.gz", "MIT", "dig-team/hanna-benchmark-asg @ 282f275",
+        "11 story generators x 96 prompts x 6 criteria, 1-5 ratings by 5 LLM judges x 4 prompts "
+        "(judge) and the mean of 3 humans (gold)"),
 }
 #: name -> file (relative), as before the datasets were bundled.
 SHARED_FILES = {name: d.file for name, d in DATASETS.items()}
@@ -117,14 +130,21 @@ def load_dataset(name: str) -> pd.DataFrame:
     ----------
     name : str
         ``chembench``, ``chembench_humans``, ``jailbreakbench``,
-        ``llm_stability`` or ``multiprompt`` (see :func:`list_datasets`).
+        ``llm_stability``, ``multiprompt``, ``chatbot_arena`` (a battle log
+        for :func:`mixrank.arena`), ``triviaqa_judges`` or ``hanna_stories``
+        (judge verdicts with human ``gold`` labels, for ``fit(gold=)``); see
+        :func:`list_datasets`.
 
     Returns
     -------
     pandas.DataFrame
         Long format, one row per observation: ``model, subject, question,
         prompt, correct`` (plus ``sample`` for repeated runs; ``multiprompt``
-        has cell totals ``n_correct``/``n_samples`` and no ``question``).
+        has cell totals ``n_correct``/``n_samples`` and no ``question``;
+        ``chatbot_arena`` is one row per battle: ``battle_id, question_id,
+        model_a, model_b, judge, winner, winner_gpt4, winner_claude3,
+        winner_gpt35``; ``triviaqa_judges`` and ``hanna_stories`` add
+        ``judge_name``, ``judge`` and ``gold``).
         The licence and provenance of each dataset are in
         ``mixrank/datasets/<folder>/LICENSE`` and ``PROVENANCE.md``.
 
@@ -160,8 +180,11 @@ def list_datasets() -> pd.DataFrame:
     Examples
     --------
     >>> import mixrank
-    >>> list(mixrank.list_datasets()["name"])
+    >>> names = list(mixrank.list_datasets()["name"])
+    >>> names[:5]
     ['chembench', 'chembench_humans', 'jailbreakbench', 'llm_stability', 'multiprompt']
+    >>> names[5:]
+    ['chatbot_arena', 'triviaqa_judges', 'hanna_stories']
     """
     return pd.DataFrame([{"name": n, "file": d.file, "licence": d.licence, "source": d.source,
                           "description": d.description} for n, d in DATASETS.items()])

@@ -14,7 +14,7 @@ section a result supports -- linear, judge-corrected, binomial GLMM or arena fit
 The section builders: :mod:`~mixrank.report.html_sections` (a linear fit),
 :mod:`~mixrank.report.html_glmm` (a binomial GLMM, its plot in
 :mod:`~mixrank.report.plots_glmm`), :mod:`~mixrank.report.html_arena` (an arena
-fit), :mod:`~mixrank.report.html_judge` (the judge section, its plot in
+fit; its judge-correction plot in :mod:`~mixrank.report.plots_arena`), :mod:`~mixrank.report.html_judge` (the judge section, its plot in
 :mod:`~mixrank.report.plots_judge`), :mod:`~mixrank.report.html_items` (the item
 diagnostics section of :func:`mixrank.item_diagnostics`, with its plot), with the HTML building blocks in
 :mod:`~mixrank.report.html_format` and the part built in a forked child meanwhile (the

@@ -106,6 +106,8 @@ CATALOGUE: tuple[Section, ...] = (
     Section("components", "Variance components", linear.components,
             lambda fit, ctx: ctx["kind"] == "fit" and not is_judge_fit(fit)),
     Section("components", "Variance components (logit scale)", glmm.components, _is("glmm")),
+    Section("arena_judges", "Judge correction", arena.judges,
+            lambda fit, ctx: ctx["kind"] == "arena" and fit.judge is not None, auto=True),
     Section("covariates", "Style covariates", arena.covariates, _is("arena")),
     Section("contrasts", "Contrasts and design effect", linear.contrasts, _is("fit")),
     Section("contrasts", "Contrasts", arena.contrasts, _is("arena")),

@@ -18,14 +18,19 @@ from typing import Any
 from mixrank.report.html_format import figure_html, format_table_html, guard, paragraph
 
 __all__ = ["meta_line", "battles", "leaderboard", "covariates", "contrasts", "ranks",
-           "resolution"]
+           "resolution", "judges"]
 
 
 def meta_line(res: Any) -> str:
     """The meta line under the page title (HTML)."""
+    cl = res.battles.cluster_name
+    judged = (f" ({res.judge.n_labelled:,} human-labelled, {res.judge.n_unlabelled:,} judged "
+              "only)" if res.judge is not None else "")
     return (f"Formula <code>{html.escape(res.formula)}</code> \u00b7 "
-            f"{len(res.models)} models \u00b7 {res.n_battles:,} battles \u00b7 ties "
-            f"{html.escape(res.ties)} \u00b7 standard errors {html.escape(res.se)}")
+            f"{len(res.models)} models \u00b7 {res.n_battles:,} battles{judged} \u00b7 ties "
+            f"{html.escape(res.ties)} \u00b7 standard errors {html.escape(res.se)}"
+            + (f", clustered by <code>{html.escape(str(cl))}</code>"
+               + (" (detected)" if res.cluster_detected else "") if cl else ""))
 
 
 def battles(res: Any, ctx: dict) -> str:
@@ -40,8 +45,9 @@ def leaderboard(res: Any, ctx: dict) -> str:
 
     tab = res.model_scores(level).sort_values(["estimate", "model"], ascending=[False, True],
                                               kind="stable").reset_index(drop=True)
+    name = {"elo": "Elo scale", "logit": "log-strength"}[res.scale]
     fig = guard("Leaderboard plot", lambda: figure_html(
-        plot_model_scores(tab, title="Bradley-Terry scores (Elo scale)"), name="scores",
+        plot_model_scores(tab, title=f"Bradley-Terry scores ({name})"), name="scores",
         alt="scores with intervals"))
     return fig + format_table_html(tab, max_rows=60)
 
@@ -87,3 +93,26 @@ def resolution(res: Any, ctx: dict) -> str:
                       "pairs) that resolve the gap; n_star_pair: battles between the two "
                       "alone. " + "; ".join(f"{k}: {v}" for k, v in un.items()))
             + format_table_html(tab[cols], max_rows=60))
+
+
+def judges(res: Any, ctx: dict) -> str:
+    """Judge correction: diagnostics, and human-only / judge-only / corrected boards."""
+    from mixrank.report.plots_arena import plot_arena_boards
+
+    diag = res.judges()
+    board = res.leaderboards()
+    lam = ", ".join(f"{j} {v:.2f}" for j, v in zip(res.judge.judges, res.judge.lam))
+    fig = guard("Leaderboards plot", lambda: figure_html(
+        plot_arena_boards(board, title="Human-only, judge-only and corrected scores",
+                          scale=res.scale), name="boards", alt="leaderboards side by side"))
+    return (paragraph(f"Prediction-powered Bradley-Terry (PPI++): {res.judge.n_labelled:,} "
+                      f"human votes rectify the judges' verdicts on all "
+                      f"{res.judge.n_labelled + res.judge.n_unlabelled:,} battles; power-"
+                      f"tuning lam = {lam} (0: the judge is not used, 1: trusted as much as a "
+                      "human vote). Judge-only boards carry the judges' biases (position, "
+                      "style); the corrected board estimates the human one.")
+            + format_table_html(diag)
+            + paragraph("Position: log-odds that the answer shown first wins, strengths held "
+                        "equal (a first-position term in the BT fit of each judge's verdicts); "
+                        "agreement: share of labelled battles with the human's verdict.")
+            + fig + format_table_html(board, max_rows=60))

@@ -65,7 +65,7 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
     table = checked_table(table, "model_scores", _COLUMNS, "plot_model_scores")
     lev = float(table["level"].iloc[0]) if "level" in table.columns else 0.95
     meta = table.attrs.get("mixrank", {})
-    unit = meta.get("unit", "the formula's unit")
+    unit = meta.get("unit", meta.get("cluster") or "the formula's unit")
     with style.style_context():
         ax, t, y = interval_rows(table, ax, f"{100 * lev:g}% CI, unit: {unit}",
                                  markeredgecolor="white", markeredgewidth=0.5)
@@ -76,7 +76,12 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
                       color=style.COLORS["neutral"], linewidth=1.2,
                       label=f"{100 * lev:g}% iid interval (cells independent)", zorder=2)
         ax.legend(loc="best", fontsize="small", frameon=False)
-        style.finish_axes(ax, title=title, xlabel=f"score ({meta.get('estimand', 'gls')} estimand)")
+        arena_scale = {"elo": "Elo scale: 400/ln 10 per unit of log-odds",
+                       "logit": "log-strength"}.get(meta.get("scale", ""))
+        xlabel = (f"Bradley-Terry score ({arena_scale})" if "bradley_terry" in
+                  str(meta.get("method", "")) and arena_scale
+                  else f"score ({meta.get('estimand', 'gls')} estimand)")
+        style.finish_axes(ax, title=title, xlabel=xlabel)
     return ax
 
 

@@ -92,3 +92,36 @@ def test_arena_only_raises_mixrank_errors(df, ties, style, cluster, prior, se):
 @given(**CASES)
 def test_arena_only_raises_mixrank_errors_slow(df, ties, style, cluster, prior, se):
     check_one(df, ties, style, cluster, prior, se)
+
+
+def test_judged_arena_only_raises_mixrank_errors():
+    # small random logs with a judge column, random unlabelled battles, ties, clusters
+    g = np.random.default_rng(123)
+    outcomes = np.array(["model_a", "model_b", "tie"])
+    for case in range(80):
+        n = int(g.integers(4, 60))
+        k = int(g.integers(2, 5))
+        a = g.integers(0, k, n)
+        b = (a + g.integers(1, k, n)) % k
+        df = pd.DataFrame({"model_a": [f"m{i}" for i in a], "model_b": [f"m{i}" for i in b],
+                           "winner": outcomes[g.integers(0, 3 if case % 2 else 2, n)],
+                           "jd": outcomes[g.integers(0, 3, n)]})
+        df.loc[g.random(n) < g.uniform(0, 1), "winner"] = None
+        if case % 3 == 0:
+            df["prompt"] = g.integers(0, max(1, n // 3), n)
+        before = df.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                res = mixrank.arena(df, judge="jd", position=bool(case % 4 == 1))
+            except MixrankError:
+                pd.testing.assert_frame_equal(df, before)
+                continue
+            pd.testing.assert_frame_equal(df, before)
+            assert np.isfinite(res.model_scores()["estimate"]).all()
+            for call in (res.contrasts, res.rank_intervals, res.judges, res.leaderboards,
+                         res.summary):
+                try:
+                    str(call())
+                except MixrankError:
+                    pass

@@ -26,8 +26,9 @@ def res():
 
 
 def test_scales_of_contrasts(res):
-    lo = res.contrasts(adjust="none")
-    elo = res.contrasts(adjust="none", scale="elo")
+    lo = res.contrasts(adjust="none", scale="logit")
+    elo = res.contrasts(adjust="none")                 # the fit's scale: Elo by default
+    assert elo.attrs["mixrank"]["scale"] == "elo"
     pr = res.contrasts(adjust="none", scale="probability")
     np.testing.assert_allclose(elo["estimate"], ELO * lo["estimate"])
     np.testing.assert_allclose(elo["ci_upper"], ELO * lo["ci_upper"])
@@ -90,7 +91,7 @@ def test_resolution_from_the_information_per_battle(res):
     assert len(r) == len(res.models) - 1
     N = res.n_battles
     assert (r["n"] == N).all()
-    c = res.contrasts(adjust="none").set_index(["model_a", "model_b"])
+    c = res.contrasts(adjust="none", scale="logit").set_index(["model_a", "model_b"])
     zsum = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
     for row in r.itertuples():
         key = (row.model_a, row.model_b) if (row.model_a, row.model_b) in c.index else (
@@ -163,3 +164,27 @@ def test_resolution_selects_models(res):
         res.resolution(top=1)
     with pytest.raises(DesignError, match="models="):
         res.resolution(models=["nobody"])
+
+
+def test_arena_report_has_the_judge_section_and_the_scale_on_the_axis(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mixrank.report.html import render_report
+    from mixrank.report.plots_scores import plot_model_scores
+
+    log = simulate_battles(1500, BETA, rng=31)
+    g = np.random.default_rng(2)
+    log["judge_llm"] = np.where(g.random(len(log)) < 0.8, log["winner"],
+                                np.where(g.random(len(log)) < 0.7, "model_a", "model_b"))
+    log.loc[g.random(len(log)) > 0.3, "winner"] = None
+    res = mixrank.arena(log, judge="judge_llm")
+    page = render_report(res)
+    assert "Judge correction" in page and "human_only" in page and "lam = judge_llm" in page
+    ax = plot_model_scores(res.model_scores())
+    assert ax.get_xlabel().startswith("Bradley-Terry score (Elo scale")
+    ax = plot_model_scores(mixrank.arena(simulate_battles(500, BETA, rng=3),
+                                         scale="logit").model_scores())
+    assert ax.get_xlabel() == "Bradley-Terry score (log-strength)"
+    plain = render_report(mixrank.arena(simulate_battles(500, BETA, rng=3)))
+    assert "Judge correction" not in plain
