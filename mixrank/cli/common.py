@@ -542,6 +542,12 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         ("incomplete", "drop" if getattr(args, "drop_incomplete", False) else "keep", "keep"),
         ("gold", getattr(args, "gold", None), None), ("lam", getattr(args, "lam", None), None))
         if v != default}
+    if getattr(args, "control", None) is not None:
+        from .options import parse_control
+        try:
+            changed["control"] = parse_control(args.control, binomial)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     # the GLMM is one joint fit: no per-pair progress to draw
     bar = _Bar() if show_progress(args) and not binomial else None
     try:

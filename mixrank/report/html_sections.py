@@ -96,7 +96,9 @@ def design(fit: Any, ctx: dict) -> str:
                         "(a fully paired design)."))
     else:
         parts.append(paragraph(f"{len(incomplete)} of {len(bal)} pairs are not scored on every cell; "
-                        "each pair is analysed on the cells both models share."))
+                        "each pair is analysed on the cells both models share (n; only_a and only_b: "
+                        "cells one of the two lacks; neither: cells only other models were "
+                        "scored on)."))
         parts.append(format_table_html(incomplete.sort_values("n", kind="stable"), max_rows=30))
     return "".join(parts)
 
