@@ -26,7 +26,7 @@ from scipy import stats
 from .._util import check_level, listed, tidy
 from ..engine.estimability import MIN_LEVELS
 from ..engine.records import PairFit, pair_key, pair_lookup
-from ..errors import DataError, DesignError, MixrankWarning, WeakDesignWarning
+from ..errors import DataError, DesignError, MixrankWarning, OptionError, WeakDesignWarning
 from ..formula import InteractionSpec, Spec, parse
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
@@ -112,7 +112,7 @@ class JudgeResult(FitResult):
         return tab
 
     def model_scores(self, level: float | None = None, *, estimand: str | None = None,
-                     by: str | None = None) -> pd.DataFrame:
+                     by: str | None = None, scoring: str = "plain") -> pd.DataFrame:
         """Corrected score per model (docs/judge.md §2).
 
         Returns
@@ -128,6 +128,9 @@ class JudgeResult(FitResult):
         """
         if by is not None:
             raise DesignError("model_scores(by=) needs a model x covariate formula")
+        if scoring != "plain":
+            raise OptionError(f"scoring={scoring!r}: a judge-corrected fit scores each model on "
+                              "its own judged cells (scoring='plain')")
         if estimand not in (None, "cells"):
             raise DesignError(f"estimand={estimand!r}; a judge-corrected fit estimates the plain "
                               "mean of the reference labels (estimand='cells')")

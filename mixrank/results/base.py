@@ -66,7 +66,8 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
                     "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
     "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
              "roles": ANY, "grid": ANY, "labels": (True, False)},
-    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY},
+    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY,
+                     "scoring": ("adjusted", "plain")},
     "anova": {"adjust": ("none", "holm")},
 }
 #: Options of :class:`~mixrank.results.GlmmResult` (and its ``model * x`` subclasses).

@@ -300,8 +300,8 @@ class FitResult(PairwiseResult):
                 for p in (*self.pairs, *self.incomplete)]
         return tidy(rows, **self._meta("diagnostics"))
 
-    def model_scores(self, level: float | None = None, *,
-                     estimand: str | None = None, by: str | None = None) -> pd.DataFrame:
+    def model_scores(self, level: float | None = None, *, estimand: str | None = None,
+                     by: str | None = None, scoring: str = "adjusted") -> pd.DataFrame:
         """Each model's score with its uncertainty at the formula's unit of inference.
 
         Parameters
@@ -316,6 +316,9 @@ class FitResult(PairwiseResult):
             covariate instead (columns ``model, <by>, estimate, std_error,
             df, ci_lower, ci_upper, level, n, note``); see
             :func:`mixrank.results.interactions.model_scores_by`.
+        scoring : {"adjusted", "plain"}, default "adjusted"
+            Unequal cell sets (estimand cells): on the union of cells, adjusted
+            (docs/methods.md §11), or the plain mean of the model's own cells.
 
         Returns
         -------
@@ -324,8 +327,9 @@ class FitResult(PairwiseResult):
             (cells scored), ``sigma_iid`` (sample SD of the cell scores),
             ``design_effect`` (``(std_error / iid_std_error)^2``),
             ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard
-            error lm-evaluation-harness reports), ``note`` (why a row has NaN
-            uncertainty, else empty).
+            error lm-evaluation-harness reports), ``n_cells`` (the union),
+            ``adjusted``, ``basis`` ("adjusted, scored on N of M cells"), ``note``
+            (NaN uncertainty, or a logit-scale interval kept in [0, 1]).
 
         Raises
         ------
@@ -354,7 +358,7 @@ class FitResult(PairwiseResult):
             lev = self.level if level is None else check_level(level, DesignError)
             from .interactions import model_scores_by
             return model_scores_by(self, by, lev)
-        return model_scores_table(self, level=level, estimand=estimand)
+        return model_scores_table(self, level=level, estimand=estimand, scoring=scoring)
 
     def summary(self) -> Summary:
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
