@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._progress import as_progress
-from ._util import check_level
+from ._util import check_level, did_you_mean
 from .engine.control import DEFAULT_CONTROL, Control, act
 from .engine.estimability import (
     incomplete_pairs,
@@ -464,8 +464,8 @@ def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
 
 def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
     if not isinstance(value, str) or value not in valid:
-        raise DesignError(f"{option}={value!r} is not an option; expected one of "
-                          f"{', '.join(repr(v) for v in valid)}{where}")
+        raise OptionError(f"{option}={value!r} is not an option{did_you_mean(value, valid)}; "
+                          f"expected one of {', '.join(repr(v) for v in valid)}{where}")
 
 
 def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[str, Any],

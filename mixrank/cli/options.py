@@ -243,6 +243,9 @@ def out_args(p: argparse.ArgumentParser) -> None:
 
 #: The ``--adjust`` values of the rank intervals (``rank_intervals(adjust=)``).
 RANK_ADJUST = ("holm", "bonferroni", "bh", "maxt")
+#: Every ``adjust=`` value of the package (mixrank.inference.multiplicity.ADJUST, checked by
+#: tests/cli/test_vocabulary_adjust.py); each result type refuses those it does not take.
+ADJUST_ALL = ("holm", "none", "bonferroni", "bh", "maxt", "stepdown")
 
 
 def rank_args(p: argparse.ArgumentParser, adjust_help: str = "",

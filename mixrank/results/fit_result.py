@@ -65,7 +65,8 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
     "rank_intervals": {**RANK_OPTIONS, "by": ANY},
     "rank_probabilities": {"draws": ANY, "rng": ANY},
-    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False)},
+    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
+                   "design_effect": ("model", "anova")},
     "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
                     "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
                     "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
@@ -415,7 +416,8 @@ class FitResult(PairwiseResult):
 
     def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
                     anytime: bool | str, models: Sequence[str] | None = None,
-                    top: int | None = None, cluster: bool = True) -> pd.DataFrame:
+                    top: int | None = None, cluster: bool = True,
+                    design_effect: str | None = None) -> pd.DataFrame:
         """The verdicts of :meth:`PairwiseResult.resolution` through
         :func:`mixrank.design.resolution.resolution_fit` (``pairs=None``: the fitted pairs of
         a fit restricted with ``fit(..., pairs=)``, else ``"adjacent"``; ``anytime="auto"``:
@@ -425,7 +427,7 @@ class FitResult(PairwiseResult):
         from ..design.resolution import resolution_fit
         return _left_out(resolution_fit(part, level=level, power=power, pairs=pairs,
                                         models=models, top=top, adjust=adjust, anytime=anytime,
-                                        cluster=cluster), left)
+                                        cluster=cluster, design_effect=design_effect), left)
 
     def sensitivity(self, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,

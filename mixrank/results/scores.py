@@ -97,6 +97,8 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
     rows = []
     for m in fits:
         a = adj.get(str(m.model))
+        if a is not None and not np.isfinite(m.std_error):
+            a = None           # no uncertainty for the model's own cells: the plain row stays
         estimate, se, df = (m.estimate, m.std_error, m.df) if a is None else \
             (a.estimate, a.std_error, a.df)
         lo, hi, logit = score_interval(estimate, se, df, lev, bounded)
