@@ -464,8 +464,9 @@ def _fitter(family: str, engine: str, method: str, estimand: str) -> Fitter:
 
 def _check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
     if not isinstance(value, str) or value not in valid:
-        raise OptionError(f"{option}={value!r} is not an option{did_you_mean(value, valid)}; "
-                          f"expected one of {', '.join(repr(v) for v in valid)}{where}")
+        raise OptionError(f"{option}={value!r} is not an option; expected one of "
+                          f"{', '.join(repr(v) for v in valid)}{where}"
+                          f"{did_you_mean(value, valid)}")
 
 
 def _fit_all(frame: Frame, idx: list[tuple[int, int]], fitter: Fitter, kw: dict[str, Any],

@@ -543,8 +543,10 @@ def resolution_fit(fit: FitResult, *, level: float | None = None, power: float =
         if c is not None:              # one estimate, SE and df per pair: the contrasts'
             iid = row["sigma_d"] ** 2 * row["weight_factor"] / row["n"]
             row.update(estimate=c["estimate"], std_error=c["std_error"], df=c["df"],
-                       p_adjusted=c["p_adjusted"],
-                       design_effect=(c["std_error"] ** 2 / iid if iid > 0 else float("nan")))
+                       p_adjusted=c["p_adjusted"])
+            de = c["std_error"] ** 2 / iid if iid > 0 else float("nan")
+            if np.isfinite(de) and de > 0:   # else (a zero SE) the model-based DE stays
+                row["design_effect"] = de
         if design_effect == "anova":
             row.update(design_effect=_anova_de(fit, p), df=float("inf"))
         row["observed"] = row["estimate"]

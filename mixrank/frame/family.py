@@ -85,9 +85,9 @@ def build_frame(data: Any, formula: str | Spec | GlmmFormula, *,
     960
     """
     if family not in FRAME_FAMILIES:
-        raise OptionError(f"family={family!r} is not an option"
-                          f"{did_you_mean(family, FRAME_FAMILIES)}; expected one of "
-                          f"{', '.join(repr(f) for f in FRAME_FAMILIES)}")
+        raise OptionError(f"family={family!r} is not an option; expected one of "
+                          f"{', '.join(repr(f) for f in FRAME_FAMILIES)}"
+                          f"{did_you_mean(family, FRAME_FAMILIES)}")
     if family == "binomial":
         gf = formula if isinstance(formula, GlmmFormula) else parse_glmm(
             formula.formula if isinstance(formula, Spec) else formula)

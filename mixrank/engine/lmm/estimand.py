@@ -43,8 +43,8 @@ def estimand_weights(estimand: str, n: int, unit_codes: np.ndarray | None = None
     if estimand == "cells":
         return np.full(n, 1.0 / n)
     if estimand != "units":
-        raise OptionError(f"estimand={estimand!r}{did_you_mean(estimand, ESTIMANDS)}; "
-                          f"expected one of {list(ESTIMANDS)}")
+        raise OptionError(f"estimand={estimand!r}; expected one of {list(ESTIMANDS)}"
+                          f"{did_you_mean(estimand, ESTIMANDS)}")
     if unit_codes is None:
         raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
                           "(1|subject)")

@@ -381,8 +381,8 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
         A non-default ``control.orthogonality_tol``.
     """
     if estimand not in ESTIMANDS:
-        raise OptionError(f"estimand={estimand!r}{did_you_mean(estimand, ESTIMANDS)}; "
-                          f"expected one of {list(ESTIMANDS)}")
+        raise OptionError(f"estimand={estimand!r}; expected one of {list(ESTIMANDS)}"
+                          f"{did_you_mean(estimand, ESTIMANDS)}")
     check_control(control)
     y0 = np.where(frame.observed, frame.scores, 0.0)
     XtY, gram = design.X.T @ y0, y0.T @ y0      # X'Y and Y'Y over all cells (full pairs)

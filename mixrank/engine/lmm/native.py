@@ -454,8 +454,8 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     if method not in METHODS:
         raise DesignError(f"method={method!r}; expected one of {METHODS}")
     if estimand not in ESTIMANDS:
-        raise OptionError(f"estimand={estimand!r}{did_you_mean(estimand, ESTIMANDS)}; "
-                          f"expected one of {list(ESTIMANDS)}")
+        raise OptionError(f"estimand={estimand!r}; expected one of {list(ESTIMANDS)}"
+                          f"{did_you_mean(estimand, ESTIMANDS)}")
     cache: StructureCache[tuple[Structure, list[str]]] = StructureCache()
     q2 = sum(sorted(frame.term_levels.values())[:-1]) if frame.term_levels else 0
     lattice = None

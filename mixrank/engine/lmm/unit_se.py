@@ -69,10 +69,10 @@ def crossed_terms(frame: Frame, unit: str) -> list[str]:
 def check_df(df: object) -> str:
     """``df`` if valid, else a DesignError listing :data:`DF_METHODS`."""
     if not isinstance(df, str) or df not in DF_METHODS:
-        raise OptionError(f"df={df!r} is not a df/SE method{did_you_mean(df, DF_METHODS)}; "
-                          "expected one of "
+        raise OptionError(f"df={df!r} is not a df/SE method; expected one of "
                           f"{list(DF_METHODS)} ('satterthwaite' is lme4 + lmerTest's answer; "
-                          "docs/methods.md, 'Validity with few units').")
+                          f"docs/methods.md, 'Validity with few units')."
+                          f"{did_you_mean(df, DF_METHODS)}")
     return df
 
 
