@@ -37,6 +37,8 @@ __all__ = ["model_scores_table", "model_fits", "score_interval", "SCORINGS"]
 SCORINGS = ("adjusted", "plain")
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, list[ModelFit]]] = weakref.WeakKeyDictionary()
+#: The adjusted scores of a fit (the jackknife refits the additive model once per group).
+_ADJUSTED: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
 
 
 def model_fits(fit: FitResult, estimand: str) -> list[ModelFit]:
@@ -90,7 +92,9 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
     fits = model_fits(fit, est)
     fr = fit.frame
     adjust = scoring == "adjusted" and est == "cells"
-    adj = {a.model: a for a in adjusted_scores(fr)} if adjust else {}
+    if adjust and fit not in _ADJUSTED:
+        _ADJUSTED[fit] = adjusted_scores(fr)
+    adj = {a.model: a for a in _ADJUSTED[fit]} if adjust else {}
     bounded = bool(fr.binary or (np.nanmin(fr.scores[fr.observed]) >= 0
                                  and np.nanmax(fr.scores[fr.observed]) <= 1)) \
         if fr.n_cells else False
