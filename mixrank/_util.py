@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._version import MAX_DRAWS, MIXRANK_VERSION
 
-__all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION", "MAX_DRAWS",
+__all__ = ["as_rng", "check_draws", "did_you_mean", "tidy", "check_level", "listed", "MIXRANK_VERSION", "MAX_DRAWS",
            "check_max_draws", "exact_sum", "exact_mean", "exact_group_sums", "TextDisplay"]
 
 
@@ -81,10 +81,63 @@ def check_max_draws(name: str, value: Any, error: type[Exception]) -> None:
                     f"0.05 (docs/hardening.md §8): use {name} <= {MAX_DRAWS}")
 
 
-def as_rng(rng: Any = None) -> np.random.Generator:
-    """Return a :class:`numpy.random.Generator` from a seed, a Generator or None."""
+def did_you_mean(value: Any, choices: Iterable[Any]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices`` to a misspelled ``value``, else ''."""
+    import difflib
+
+    if not isinstance(value, str):
+        return ""
+    names = [str(c) for c in choices if isinstance(c, str)]
+    close = difflib.get_close_matches(value.lower(), names, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_draws(value: Any, name: str = "draws", minimum: int = 100,
+                error: type[Exception] | None = None) -> int:
+    """``value`` as a whole number of draws in ``[minimum, MAX_DRAWS]``, else ``error``.
+
+    Used wherever draws set a Monte Carlo or an exact enumeration (a
+    randomization test enumerates every sign flip when there are fewer than
+    ``draws`` of them), so ``draws=0`` or ``-5`` is refused instead of
+    silently raised to the minimum.  ``error`` defaults to OptionError.
+    """
+    if error is None:
+        from .errors import OptionError
+        error = OptionError
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
+        value, ok = int(value), True
+    if not ok or int(value) < minimum:
+        raise error(f"{name}={value!r}: expected a whole number of draws >= {minimum} "
+                    f"(default 2000; at most {MAX_DRAWS:,})")
+    check_max_draws(name, value, error)
+    return int(value)
+
+
+def as_rng(rng: Any = None, name: str = "rng") -> np.random.Generator:
+    """Return a :class:`numpy.random.Generator` from a seed, a Generator or None.
+
+    The one validation of ``rng=`` for every entry point that draws (max-t,
+    rank probabilities, bootstraps, simulations): anything but None, a
+    non-negative integer seed, a sequence of them, a ``SeedSequence``, a
+    ``BitGenerator`` or a ``Generator`` raises :class:`~mixrank.errors.OptionError`
+    naming the argument, instead of numpy's raw ``TypeError``/``ValueError``.
+    """
     if isinstance(rng, np.random.Generator):
         return rng
+    if rng is None or isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(rng)
+    ok = False
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        ok = int(rng) >= 0
+    elif isinstance(rng, (list, tuple, np.ndarray)):
+        seq = np.asarray(rng, dtype=object).ravel()
+        ok = len(seq) > 0 and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                                  and int(x) >= 0 for x in seq)
+    if not ok:
+        from .errors import OptionError
+        raise OptionError(f"{name}={rng!r}: expected None, a non-negative integer seed (e.g. "
+                          f"{name}=1) or a numpy.random.Generator")
     return np.random.default_rng(rng)
 
 

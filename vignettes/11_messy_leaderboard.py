@@ -44,9 +44,11 @@ print(df.groupby(["model", "prompt"]).size().unstack().to_string())
 # 1. The default answer is the leaderboard's number
 # -------------------------------------------------
 #
-# Each model's score is the plain mean over the cells it was scored on, and
-# each contrast the plain mean difference over the cells a pair shares
-# (`estimand="cells"`); the standard errors and Satterthwaite df still come
+# Each model's score is the plain mean over the cells it was scored on (when
+# every model has the same cells; otherwise `model_scores()` puts every model
+# on the union of cells, adjusted for those it lacks, and `scoring="plain"`
+# gives the plain means: docs/methods.md §11), and each contrast the plain
+# mean difference over the cells a pair shares (`estimand="cells"`); the standard errors and Satterthwaite df still come
 # from the mixed model at the formula's unit (here the topic). lme4's fixed
 # effect stays available as `estimand="gls"`.
 
@@ -56,7 +58,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     res = mixrank.fit("correct ~ model + (1|subject)", default)
 show(caught)
-scores = res.model_scores().set_index("model")
+scores = res.model_scores(scoring="plain").set_index("model")
 leaderboard = default.groupby("model")["correct"].mean()
 print("estimand:", scores.attrs["mixrank"]["estimand"])
 print("largest |score - leaderboard mean|:",

@@ -86,8 +86,12 @@ def build_parser() -> Parser:
     return p
 
 
+#: The running subcommand's flags: warnings name them as errors do (name_flags).
+_WARNING_FLAGS: set[str] = set()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    print(f"warning: {name_flags(str(message), _WARNING_FLAGS)}", file=sys.stderr)
 
 
 def _flags(parser: Parser, command: str | None) -> set[str]:
@@ -124,6 +128,19 @@ def name_flags(message: str, flags: set[str]) -> str:
             value = value[1:-1]
         return f"{flag} {value}" if value else flag
 
+    def mapping(m: re.Match) -> str:          # filter={'gsm8k': 'x'} -> --filter gsm8k=x
+        flag = flag_of(m.group(1))
+        if flag is None:
+            return m.group(0)
+        pairs = re.findall(r"'([^'\n]*)': '([^'\n]*)'", m.group(2))
+        return f"{flag} " + ",".join(f"{k}={v}" for k, v in pairs)
+
+    if "--control" in flags:                   # Control(small_sample='ignore')
+        message = re.sub(r"\b(?:Glmm)?Control\(([a-z_]+)=('[^'\n]*'|[^,)\s]*)\)",
+                         lambda m: f"--control {m.group(1)}={m.group(2).strip(chr(39))}",
+                         message)
+    message = re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=\{((?:'[^'\n]*': '[^'\n]*'(?:, )?)+)\}",
+                     mapping, message)
     return re.sub(r"(?<![\w.-])(?:'([a-z][a-z0-9_]*)': |([a-z][a-z0-9_]*)=(?!=))" + _VALUE,
                   one, message)
 
@@ -145,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = _show_warning
+            _WARNING_FLAGS.clear()
+            _WARNING_FLAGS.update(_flags(parser, getattr(args, "command", None)))
             check_output(args)  # before any long computation
             args.func(args)
     except SystemExit as exc:  # --help, --version

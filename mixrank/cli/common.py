@@ -535,11 +535,19 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
         from .pass_at import apply_pass_at
 
         args.formula, data = apply_pass_at(args, data, UsageError)
+    control = None
+    if getattr(args, "control", None) is not None:
+        from .options import parse_control
+        try:
+            control = parse_control(args.control, binomial)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     # the fit options as the one record fit() builds; those set away from their defaults go on
     opts = FitOptions(family=getattr(args, "family", "gaussian"), nagq=getattr(args, "nagq", None),
                       method=args.method, estimand=args.estimand, df=getattr(args, "df", None),
                       incomplete="drop" if getattr(args, "drop_incomplete", False) else "keep",
-                      gold=getattr(args, "gold", None), lam=getattr(args, "lam", None))
+                      gold=getattr(args, "gold", None), lam=getattr(args, "lam", None),
+                      control=control)
     # the GLMM is one joint fit: no per-pair progress to draw
     bar = _Bar() if show_progress(args) and not binomial else None
     try:

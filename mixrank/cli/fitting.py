@@ -27,7 +27,7 @@ from .common import (
     score_header,
     table_of,
 )
-from .options import common_args, out_args
+from .options import ADJUST_ALL, common_args, out_args
 
 #: The demo's formula: subjects as the unit with questions nested in them, so the default
 #: CR2 SE applies and the example data trigger no warning (a 4-level ``(1|prompt)`` term
@@ -107,10 +107,11 @@ def cmd_fit(args: argparse.Namespace) -> None:
 
 
 def cmd_contrasts(args: argparse.Namespace) -> None:
-    if args.adjust != "maxt" and (args.draws is not None or args.seed is not None):
-        raise UsageError("--draws and --seed set the Gaussian draws of --adjust maxt; with "
-                         f"--adjust {args.adjust} they would be ignored: drop them or pass "
-                         "--adjust maxt")
+    if args.adjust not in ("maxt", "stepdown") and (args.draws is not None
+                                                     or args.seed is not None):
+        raise UsageError("--draws and --seed set the draws of --adjust maxt/stepdown; with "
+                         f"--adjust {args.adjust or 'holm (the default)'} they would be "
+                         "ignored: drop them or pass --adjust maxt")
     glmm_by(args, args.by)
     kw = ask_result(args, "contrasts", adjust=("--adjust", args.adjust),
                     draws=("--draws", args.draws), rng=("--seed", args.seed),
@@ -167,8 +168,10 @@ def register(sub: Any) -> None:
         common_args(s)
         s.set_defaults(func=fn)
         if name == "contrasts":
-            s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
-                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
+            s.add_argument("--adjust", default=None, choices=ADJUST_ALL,
+                           help="p_adjusted across the pairs (default: the result's, holm); "
+                                "the values contrasts(adjust=) takes for the fit's type "
+                                "(maxt: simultaneous CIs too; stepdown: step-down max-t)")
             s.add_argument("--draws", type=int, default=None,
                            help="Gaussian draws for --adjust maxt (default 10000)")
             s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")

@@ -12,7 +12,8 @@ line on stderr; giving both spellings with different values is an error.
 Inputs: an ``argparse`` parser.  Outputs: the parser with the options added.
 Contents: :func:`data_args`, :func:`fit_args`, :func:`common_args`,
 :func:`out_args`, :func:`rank_args`, :func:`level_power_args`,
-:func:`former_flag`, :func:`check_former`, :func:`input_format`.  No pandas or
+:func:`former_flag`, :func:`check_former`, :func:`input_format`,
+:func:`parse_control` (``--control`` as a Control).  No pandas or
 statistics import: every subcommand's ``--help`` stays fast.
 """
 
@@ -218,6 +219,9 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
     p.add_argument("--lam", type=_lam, default=None,
                    help="with --gold: PPI++'s lambda, a number in [0, 1] or 'unit' (minimise "
                    "the variance at the unit); default its plug-in per quantity")
+    p.add_argument("--control", default=None, metavar="FIELD=VALUE,...",
+                   help="fit(control=): fields of Control (GlmmControl with --family binomial), "
+                   "e.g. small_sample=ignore,min_units=3")
     p.add_argument("--backend", default="pandas", choices=["pandas", "duckdb", "dask"],
                    help="where the rows are reduced to cell scores (duckdb/dask: parquet, out "
                    "of core; needs the scale extra)")
@@ -239,6 +243,9 @@ def out_args(p: argparse.ArgumentParser) -> None:
 
 #: The ``--adjust`` values of the rank intervals (``rank_intervals(adjust=)``).
 RANK_ADJUST = ("holm", "bonferroni", "bh", "maxt")
+#: Every ``adjust=`` value of the package (mixrank.inference.multiplicity.ADJUST, checked by
+#: tests/cli/test_vocabulary_adjust.py); each result type refuses those it does not take.
+ADJUST_ALL = ("holm", "none", "bonferroni", "bh", "maxt", "stepdown")
 
 
 def rank_args(p: argparse.ArgumentParser, adjust_help: str = "",
@@ -274,3 +281,37 @@ def level_power_args(p: argparse.ArgumentParser, level: bool = False) -> None:
     former_flag(p, "--alpha", "--level", "level", type=_alpha_to_level, new_type=float,
                 shown="--level (level = 1 - alpha)")
     p.add_argument("--power", type=float, default=0.8, help="target power (default 0.8)")
+
+
+def parse_control(text: str, binomial: bool) -> Any:
+    """``--control small_sample=ignore,min_units=3`` as a Control (GlmmControl if binomial).
+
+    Raises ValueError (the caller's usage error) for a malformed entry or an
+    unknown field, with the closest field named.
+    """
+    import dataclasses
+
+    from .._util import did_you_mean
+    from ..engine.control import Control
+    from ..engine.glmm.control import GlmmControl
+
+    cls = GlmmControl if binomial else Control
+    fields = {f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for part in text.split(","):
+        key, sep, raw = (x.strip() for x in part.partition("="))
+        if not sep or not key:
+            raise ValueError(f"--control {text!r}: expected FIELD=VALUE,... with fields of "
+                             f"{cls.__name__}: {sorted(fields)}")
+        if key not in fields:
+            raise ValueError(f"--control: {key!r} is not a field of {cls.__name__}"
+                             f"{did_you_mean(key, fields)}; fields: {sorted(fields)}")
+        value: Any = raw
+        for kind in (int, float):
+            try:
+                value = kind(raw)
+                break
+            except ValueError:
+                continue
+        values[key] = value
+    return cls(**values)

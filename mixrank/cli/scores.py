@@ -23,7 +23,8 @@ def cmd_scores(args: argparse.Namespace) -> None:
                          "--probabilities")
     glmm_by(args, args.by)
     kw = ask_result(args, "model_scores", estimand=("--score-estimand", args.score_estimand),
-                    scale=("--scale", args.scale), by=("--by", args.by))
+                    scale=("--scale", args.scale), by=("--by", args.by),
+                    scoring=("--scoring", args.scoring))
     probabilities = (ask_result(args, "rank_probabilities", via="--probabilities",
                                 draws=("--draws", args.draws),
                                 rng=("--seed", args.seed)) if args.probabilities else None)
@@ -49,6 +50,11 @@ def register(sub: Any) -> None:
     s.add_argument("--score-estimand", default=None, choices=["gls", "cells", "units"],
                    help="estimand of the scores (default: the fit's --estimand); 'cells' is "
                         "the plain mean over each model's cells")
+    s.add_argument("--scoring", default=None, choices=["adjusted", "plain"],
+                   help="models scored on different cells: adjusted (default) puts every "
+                        "score on the union of cells, adjusted for the cells a model lacks; "
+                        "plain is the plain mean over each model's own cells (docs/methods.md "
+                        "§11)")
     s.add_argument("--probabilities", action="store_true",
                    help="also print P(rank = r) and P(best) per model")
     s.add_argument("--draws", type=int, default=None,

@@ -29,9 +29,10 @@ from .options import common_args, deprecation_line, former_flag, level_power_arg
 #: The ``--adjust`` values of the verdicts' multiplicity paradigm (``resolution(adjust=)``).
 VERDICT_ADJUST = ("holm", "bonferroni", "bh", "none")
 
-_RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
-                    "resolved_multiplicity", "resolved_anytime", "design_effect",
-                    "resolved_cluster", "resolved_all")
+_RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
+                    "resolved", "resolved_multiplicity", "resolved_anytime", "design_effect",
+                    "n_star_cluster", "resolved_cluster", "p_adjusted", "rejected",
+                    "resolved_all", "n_labelled", "n_labels_star")
 _SENSITIVITY_MAIN = ("kind", "grouping", "model_a", "model_b", "replicates", "resolved_cluster",
                      "stability", "ci_lower", "ci_upper", "n_star_cluster", "n_star_bootstrap",
                      "p_value")
@@ -73,6 +74,7 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     _legacy_pairs(args)
     extra = ask_result(args, "resolution", top=("--top", args.top),
                        cluster=("--no-cluster", False if args.no_cluster else None),
+                       design_effect=("--design-effect", args.design_effect),
                        anytime=("--anytime", None if args.anytime == "auto" else args.anytime))
     if args.sensitivity:
         ask_result(args, "sensitivity", via=f"--sensitivity {args.sensitivity}")
@@ -134,7 +136,13 @@ def register(sub: Any) -> None:
                         "probability-scale pairwise tests")
     s.set_defaults(func=cmd_ranks)
 
-    s = sub.add_parser("resolution", help="resolution verdicts (N*, q) per pair")
+    s = sub.add_parser(
+        "resolution", help="resolution verdicts (N*, q) per pair",
+        description="Resolution verdicts per pair. The fixed-n column treats the cells as "
+        "independent; each further column (multiplicity-adjusted, anytime-valid, clustered at "
+        "the formula's unit) is a separate stress test of that verdict, the clustered one on "
+        "the default contrast's own estimate, SE and df. resolved_all is their conjunction "
+        "together with 'rejected' (the default adjusted contrast rejects).")
     common_args(s, family_extra=("adjacent", "all"))
     level_power_args(s)
     s.add_argument("--pairs", default=None, choices=["adjacent", "all"],
@@ -150,6 +158,10 @@ def register(sub: Any) -> None:
     s.add_argument("--anytime", default="auto", choices=["auto", "normal", "bernoulli"],
                    help="anytime boundary: auto = Bernoulli e-process for 0/1 scores")
     s.add_argument("--no-cluster", action="store_true", help="drop the clustered paradigm")
+    s.add_argument("--design-effect", default=None, choices=["model", "anova"],
+                   help="design effect of the clustered paradigm: model = the default "
+                        "contrast's SE and df (default); anova = the published recipe, "
+                        "1 + (m_bar - 1) ICC with the one-way ANOVA ICC over the unit")
     s.add_argument("--all-columns", action="store_true",
                    help="table/markdown: every column (csv/json always have all)")
     s.add_argument("--sensitivity", default=None, metavar="KINDS",
@@ -173,5 +185,6 @@ def register(sub: Any) -> None:
     s.add_argument("--prompts", type=int, default=None,
                    help="prompts V (default: the data's)")
     s.add_argument("--plan-pair", default=None, metavar="A,B",
-                   help="whose components (default: the median pair)")
+                   help="whose components (default: the median pair; the table's pair "
+                        "column names it)")
     s.set_defaults(func=cmd_plan)

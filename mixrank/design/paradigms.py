@@ -8,6 +8,7 @@ Outputs: dicts of columns (N*, MDE, q, verdict) for
 Contents (docs/methods.md §6, docs/anytime.md): :func:`fixed_columns`,
 :func:`multiplicity_columns`, :func:`normal_columns` (normal mixture),
 :func:`bernoulli_columns` (paired-Bernoulli e-process), :func:`cluster_columns`,
+:func:`anova_design_effect` (the published recipe's one-way ANOVA ICC),
 :func:`anytime_meta`, and the helpers :func:`ratio`, :func:`noiseless`;
 degenerate rows (delta = 0, sigma = 0) are handled explicitly.
 """
@@ -125,13 +126,55 @@ def bernoulli_columns(est: np.ndarray, n: np.ndarray, sd: np.ndarray, psi: np.nd
             "mde_anytime": md, "q_anytime": q, "resolved_anytime": q >= 1}
 
 
-def cluster_columns(ns: np.ndarray, md: np.ndarray, n: np.ndarray,
-             de: np.ndarray) -> dict[str, np.ndarray]:
+def cluster_columns(ns: np.ndarray, md: np.ndarray, n: np.ndarray, de: np.ndarray,
+                    df: np.ndarray | None = None, alpha: float = 0.05,
+                    power: float = 0.8) -> dict[str, np.ndarray]:
+    """The clustered paradigm: N* and MDE scaled by the design effect (at least 1) and, when
+    the pairs' ``df`` are given (the contrasts' df at the unit), by ``K_t / K_z`` with
+    ``K_t = (t_{df, 1-alpha/2} + t_{df, power})^2``: the contrast's own t reference."""
     de_used = np.maximum(de, 1.0)
-    ns_c = ns * de_used
+    scale = de_used.astype(float)
+    if df is not None:
+        from scipy import stats
+        dfa = np.asarray(df, dtype=float)
+        kz = (z_upper(alpha / 2) + z_quantile(power)) ** 2
+        ok = np.isfinite(dfa) & (dfa > 0)
+        kt = np.where(ok, (stats.t.ppf(1 - alpha / 2, np.where(ok, dfa, 1.0))
+                           + stats.t.ppf(power, np.where(ok, dfa, 1.0))) ** 2, kz)
+        scale = scale * np.maximum(kt / kz, 1.0)
+    ns_c = ns * scale
     q = ratio(n, ns_c)
-    return {"n_star_cluster": ns_c, "mde_cluster": md * np.sqrt(de_used), "q_cluster": q,
+    return {"n_star_cluster": ns_c, "mde_cluster": md * np.sqrt(scale), "q_cluster": q,
             "resolved_cluster": q >= 1}
+
+
+def anova_design_effect(d: np.ndarray, groups: np.ndarray) -> tuple[float, float, float]:
+    """``(icc, design_effect, m_bar)``: the published recipe's design effect of a mean of ``d``.
+
+    The one-way ANOVA intraclass correlation of ``d`` over ``groups`` (the
+    formula's unit): with G groups of sizes ``m_i`` summing to N,
+    ``MSB = sum m_i (dbar_i - dbar)^2 / (G - 1)``, ``MSW = sum (d - dbar_i)^2 /
+    (N - G)``, ``n0 = (N - sum m_i^2 / N) / (G - 1)``, ``ICC = (MSB - MSW) /
+    (MSB + (n0 - 1) MSW)`` (0 when negative), and ``DE = 1 + (m_bar - 1) ICC``
+    with ``m_bar = N / G`` (Kish; arXiv:2605.30315).  NaN with fewer than 2
+    groups or no within-group degrees of freedom.  Checked against a hand
+    computation in tests/design/test_verdict_coherence.py.
+    """
+    d = np.asarray(d, dtype=float)
+    codes = np.unique(np.asarray(groups), return_inverse=True)[1]
+    G, N = int(codes.max()) + 1 if len(codes) else 0, len(d)
+    if G < 2 or N - G < 1:
+        return float("nan"), float("nan"), float(N / G) if G else float("nan")
+    m = np.bincount(codes, minlength=G).astype(float)
+    means = np.bincount(codes, weights=d, minlength=G) / m
+    grand = float(d.mean())
+    msb = float(np.sum(m * (means - grand) ** 2) / (G - 1))
+    msw = float(np.sum((d - means[codes]) ** 2) / (N - G))
+    n0 = (N - float(np.sum(m ** 2)) / N) / (G - 1)
+    den = msb + (n0 - 1) * msw
+    icc = max((msb - msw) / den, 0.0) if den > 0 else 0.0
+    m_bar = N / G
+    return icc, 1.0 + (m_bar - 1.0) * icc, m_bar
 
 
 def anytime_meta(method: str | None, out: Any, alpha: float, power: float) -> dict | None:

@@ -303,7 +303,9 @@ def plan_of(fit: FittedPairs, delta: float, *, subjects: int | None = None,
           delta); the search is bounded either way (False for
           current/design rows);
         * ``limit_std_error`` -- the SE as the varied factor grows without
-          bound (NaN for current/design rows).
+          bound (NaN for current/design rows);
+        * ``model_a, model_b`` -- the pair whose variance components the
+          plan uses (``pair``, else the median pair; ``attrs`` say which).
 
         An unreachable ``minimal`` row has NaN in its ``vary`` column,
         ``n`` and ``variance``, and reports the limit in ``std_error``,
@@ -410,6 +412,8 @@ def plan_of(fit: FittedPairs, delta: float, *, subjects: int | None = None,
     for r in (r for r in base if base[r] > 1 or given[r] is not None):
         vary_rows, minimal[_ARG[r]], unreach[_ARG[r]] = plan.vary(r, design, mult)
         rows += vary_rows
+    for row in rows:     # the pair whose variance components the plan uses, in every row
+        row.update(model_a=p.model_a, model_b=p.model_b)
     return tidy(
         rows, table="plan", delta=float(delta), alpha=al, power=pw, model_a=p.model_a,
         model_b=p.model_b, pair_choice=choice, components=comps,

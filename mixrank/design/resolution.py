@@ -28,6 +28,7 @@ from mixrank.design.checks import check_alpha, check_fit, check_power
 from mixrank.design.estimand import pair_inputs
 from mixrank.design.judged import default_pairs, select_pairs
 from mixrank.design.paradigms import (
+    anova_design_effect,
     anytime_meta,
     bernoulli_columns,
     cluster_columns,
@@ -44,8 +45,8 @@ from mixrank.inference.multiplicity import adjust_values, check_adjust
 if TYPE_CHECKING:
     from mixrank.engine.records import FittedPairs
 
-__all__ = ["resolution_table", "resolution_of", "PARADIGMS", "MULTIPLICITY_METHODS",
-           "ANYTIME_METHODS"]
+__all__ = ["resolution_table", "resolution_of", "contrast_lookup", "PARADIGMS",
+           "MULTIPLICITY_METHODS", "ANYTIME_METHODS", "DESIGN_EFFECTS"]
 
 #: Paradigm names, in table order (the keys of ``attrs["mixrank"]["unresolved"]``).
 PARADIGMS = ("fixed", "multiplicity", "anytime", "cluster")
@@ -54,6 +55,33 @@ PARADIGMS = ("fixed", "multiplicity", "anytime", "cluster")
 MULTIPLICITY_METHODS = adjust_values("resolution")
 #: Accepted values of ``anytime=`` (besides True = "auto" and False = no anytime column).
 ANYTIME_METHODS = ("auto", "normal", "bernoulli")
+#: ``resolution_fit(design_effect=)``: the default contrast's SE, or the published ANOVA recipe.
+DESIGN_EFFECTS = ("model", "anova")
+
+
+def contrast_lookup(fit: Any) -> dict:
+    """``{(model_a, model_b): estimate, std_error, df, p_value, p_adjusted}`` of the fit's
+    default contrasts table (``fit.contrasts()``), in both orientations, plus ``"adjust"``:
+    the adjustment the table used (read from the fit, never assumed)."""
+    tab = fit.contrasts()
+    out: dict = {"adjust": tab.attrs.get("mixrank", {}).get("adjust")}
+    for r in tab.itertuples(index=False):
+        e = dict(estimate=float(r.estimate), std_error=float(r.std_error), df=float(r.df),
+                 p_value=float(r.p_value), p_adjusted=float(getattr(r, "p_adjusted", r.p_value)))
+        out[(str(r.model_a), str(r.model_b))] = e
+        out[(str(r.model_b), str(r.model_a))] = dict(e, estimate=-e["estimate"])
+    return out
+
+
+def _anova_de(fit: Any, p: Any) -> float:
+    """The published recipe's design effect of the pair's cell differences over the unit."""
+    fr = fit.frame
+    mask = fr.common_mask(fr.model_index(p.model_a), fr.model_index(p.model_b))
+    d = fr.scores[mask, fr.model_index(p.model_a)] - fr.scores[mask, fr.model_index(p.model_b)]
+    unit = fr.spec.unit
+    if unit is None:
+        return 1.0
+    return anova_design_effect(d, np.asarray(fr.term_codes[unit])[mask])[1]
 
 
 # ----------------------------------------------------------------------------
@@ -343,16 +371,25 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
         cols.update(bernoulli_columns(est, n, sde, psi, al, pw))
     if any_method is not None:
         paradigms.append("anytime")
+    dfs = (pd.to_numeric(pairs["df"], errors="coerce").to_numpy(dtype=float)
+           if "df" in pairs.columns else None)
     if de is not None:
         if "std_error" in pairs.columns:
             cols["std_error"] = pairs["std_error"].to_numpy(dtype=float)
+        if dfs is not None:
+            cols["df"] = dfs
         cols["design_effect"] = de
-        cols.update(cluster_columns(ns, md, n, de))
+        cols.update(cluster_columns(ns, md, n, de, dfs, al, pw))
         paradigms.append("cluster")
     out = pd.DataFrame(cols)
     key = {"fixed": "resolved", "multiplicity": "resolved_multiplicity",
            "anytime": "resolved_anytime", "cluster": "resolved_cluster"}
-    out["resolved_all"] = np.logical_and.reduce([out[key[p]].to_numpy() for p in paradigms])
+    conj = [out[key[p]].to_numpy() for p in paradigms]
+    if "p_adjusted" in pairs.columns:      # the default adjusted contrast (resolution_fit)
+        out["p_adjusted"] = pd.to_numeric(pairs["p_adjusted"], errors="coerce").to_numpy()
+        out["rejected"] = out["p_adjusted"].to_numpy() < al
+        conj.append(out["rejected"].to_numpy())
+    out["resolved_all"] = np.logical_and.reduce(conj)
     counts = {p: _count(out[key[p]].to_numpy()) for p in paradigms}
     counts["all"] = _count(out["resolved_all"].to_numpy())
     n_unres = {p: int((~out[key[p]].to_numpy()).sum()) for p in paradigms}
@@ -372,7 +409,8 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    adjust: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool | None = None, **old: Any) -> pd.DataFrame:
+                   cluster: bool | None = None, design_effect: str | None = None,
+                   **old: Any) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
 
     Parameters
@@ -403,6 +441,14 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         Paradigms, as in :func:`resolution_table` (``adjust``: former
         keyword ``multiplicity=``, deprecated; ``cluster`` None: True); ``anytime="auto"`` is the
         Bernoulli e-process when every pair's cell scores are 0/1.
+    design_effect : {"model", "anova"}, optional
+        The clustered column's design effect: ``"model"`` -- the default
+        contrast's own SE (CR2 at the unit where it applies) over the
+        estimand's iid variance, tested with the contrast's df; ``"anova"``
+        -- the published recipe, ``DE = 1 + (m_bar - 1) ICC`` with the
+        one-way ANOVA ICC of the pair's cell differences over the unit
+        (:func:`mixrank.design.paradigms.anova_design_effect`), normal
+        reference, to reproduce published verdict tables.
 
     Returns
     -------
@@ -413,9 +459,15 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         ``sigma_d`` the sample SD of the cell differences (``PairFit.sigma_d``),
         ``weight_factor`` ``n sum w_c^2`` of the estimand's weights
         (:func:`mixrank.design.estimand.weight_factor`), ``discordance``
-        (0/1 scores), ``std_error`` the mixed-model SE and
-        ``design_effect = std_error^2 / variance_iid`` (for ``cells`` the
-        pair's ``PairFit.design_effect``).  ``attrs["mixrank"]`` adds ``formula``,
+        (0/1 scores), ``std_error`` and ``df`` the default contrast's
+        (``fit.contrasts()``: the same numbers as the contrasts table),
+        ``design_effect = std_error^2 / variance_iid`` (or the ANOVA one),
+        ``p_adjusted`` (the default contrast's adjusted p-value) and
+        ``rejected`` (``p_adjusted < alpha``).  The paradigm columns are
+        separate stress tests of the fixed-n verdict; ``resolved_all`` is
+        their conjunction together with ``rejected``, so a pair resolved
+        under all is one the default adjusted contrast rejects.
+        ``attrs["mixrank"]`` adds ``formula``,
         ``estimand``, ``method``, ``pairs`` (``"adjacent"``, ``"all"`` or
         ``"explicit"``), ``family`` (the pairs, as tuples) and
         ``model_order`` (the score order used).
@@ -464,6 +516,14 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
     alpha = alpha_from(level, old, default=fit.level, where=where)
     unexpected_keywords(old, where)
+    design_effect = "model" if design_effect is None else design_effect
+    if design_effect not in DESIGN_EFFECTS:
+        from mixrank._util import did_you_mean
+        from mixrank.errors import OptionError
+        raise OptionError(f"design_effect={design_effect!r}"
+                          f"{did_you_mean(design_effect, DESIGN_EFFECTS)}; expected one of "
+                          f"{list(DESIGN_EFFECTS)}")
+    contrast = contrast_lookup(fit)
     cluster = True if cluster is None else cluster
     pairs = default_pairs(fit, pairs, models, top)
     family = select_pairs(fit, pairs, models, top)
@@ -480,6 +540,16 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
             missing.append((a, b))
             continue
         row = pair_inputs(fit, a, b)
+        c = contrast.get((a, b))
+        if c is not None:              # one estimate, SE and df per pair: the contrasts'
+            iid = row["sigma_d"] ** 2 * row["weight_factor"] / row["n"]
+            row.update(estimate=c["estimate"], std_error=c["std_error"], df=c["df"],
+                       p_adjusted=c["p_adjusted"])
+            de = c["std_error"] ** 2 / iid if iid > 0 else float("nan")
+            if np.isfinite(de) and de > 0:   # else (a zero SE) the model-based DE stays
+                row["design_effect"] = de
+        if design_effect == "anova":
+            row.update(design_effect=_anova_de(fit, p), df=float("inf"))
         row["observed"] = row["estimate"]
         if p.degenerate:
             # a degenerate pair (no estimable variance) is judged as no evidence: delta 0
@@ -507,6 +577,10 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
             f"per-cell null, not the null at the unit {unit!r}; with effects that vary by "
             f"{unit} it can cross when the average gap is 0 (docs/methods.md, 'Validity with "
             "few units'). Use the cluster column for the unit-level verdict."))
+    meta.update(design_effect=design_effect, contrasts_adjust=contrast.get("adjust"),
+                columns=("each paradigm is a separate stress test of the fixed-n verdict; "
+                         "resolved_all is their conjunction with the default adjusted "
+                         "contrast's rejection ('rejected')"))
     meta.update(formula=fit.frame.spec.formula, estimand=fit.estimand, method=fit.method,
                 pairs=pairs if isinstance(pairs, str) else "explicit",
                 family=[tuple(x) for x in family],

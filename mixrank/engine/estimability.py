@@ -8,7 +8,8 @@ whose removal leaves only estimable pairs (:func:`models_to_drop`,
 share cells (:func:`score_groups`, §4), the
 random terms with few levels among the pairs' common cells
 (:func:`weak_terms`, docs/messy.md §2) and the cells left
-out of the fitted pairs per model (:func:`unpaired_cells`, docs/methods.md
+out of the fitted pairs per model (:func:`unpaired_cells`, :func:`missing_cells`,
+:func:`unpaired_text`, docs/methods.md
 §1).  Read by :func:`mixrank.fit` (warnings, ``incomplete=``) and by the
 report (the weak-design note next to the tables).
 """
@@ -24,7 +25,8 @@ import numpy as np
 from ..frame import Frame, compute_stats
 from .records import PairFit
 
-__all__ = ["WeakTerm", "levels_used", "pair_levels", "level_bounds", "not_estimable", "weak_terms", "unpaired_cells", "MIN_LEVELS",
+__all__ = ["WeakTerm", "levels_used", "pair_levels", "level_bounds", "not_estimable", "weak_terms", "unpaired_cells", "missing_cells",
+           "unpaired_text", "MIN_LEVELS",
            "incomplete_pairs", "incomplete_row", "models_to_drop", "select_models",
            "score_groups"]
 
@@ -187,6 +189,26 @@ def _levels_below(frame: Frame, j: int, k: int, threshold: int) -> tuple[int, ..
         if min(lo, default=threshold) >= threshold:
             return lo
     return pair_levels(frame, j, k)
+
+
+def missing_cells(frame: Frame) -> dict[str, int]:
+    """Per model, the cells of the frame (the union over models) it was not scored on (> 0)."""
+    n_obs = frame.n_observed()
+    return {m: int(frame.n_cells - n) for m, n in zip(frame.models, n_obs) if n < frame.n_cells}
+
+
+def unpaired_text(frame: Frame, left: dict[str, int]) -> str:
+    """The UnpairedCellsWarning: the models missing cells (how many) and the cells left out."""
+    miss = missing_cells(frame)
+    shown = ", ".join(f"{m}: {c}" for m, c in list(left.items())[:8])
+    gone = ", ".join(f"{m} lacks {c:,} of {frame.n_cells:,}" for m, c in list(miss.items())[:8])
+    return (f"models scored on part of the cells: {gone}{', ...' if len(miss) > 8 else ''}; "
+            "model_scores() puts their scores on all cells, adjusted for the missing cells' "
+            "difficulty (scoring='plain' for the plain means; docs/methods.md §11). Cells "
+            "scored for one model only were left out of its pairs (each pair uses the cells "
+            "both models were scored on; docs/methods.md §1): cells left out per model "
+            f"{{{shown}{', ...' if len(left) > 8 else ''}}}; diagnostics() has only_a/only_b "
+            "per pair")
 
 
 def unpaired_cells(frame: Frame, idx: Sequence[tuple[int, int]]) -> dict[str, int]:

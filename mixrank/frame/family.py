@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._util import did_you_mean
 from ..errors import OptionError
 from ..formula.fixed import InteractionSpec
 from ..formula.glmm_terms import GlmmFormula, parse_glmm
@@ -85,7 +86,8 @@ def build_frame(data: Any, formula: str | Spec | GlmmFormula, *,
     """
     if family not in FRAME_FAMILIES:
         raise OptionError(f"family={family!r} is not an option; expected one of "
-                          f"{', '.join(repr(f) for f in FRAME_FAMILIES)}")
+                          f"{', '.join(repr(f) for f in FRAME_FAMILIES)}"
+                          f"{did_you_mean(family, FRAME_FAMILIES)}")
     if family == "binomial":
         gf = formula if isinstance(formula, GlmmFormula) else parse_glmm(
             formula.formula if isinstance(formula, Spec) else formula)

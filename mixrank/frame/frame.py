@@ -243,8 +243,11 @@ class Frame:
         -------
         pandas.DataFrame
             ``model_a, model_b, n`` (cells paired), ``only_a``, ``only_b``
-            (cells scored for one model only), ``complete`` (both models
-            scored on every cell of the frame).
+            (cells scored for one model only), ``neither`` (cells of the
+            frame, scored for other models, that neither model was scored
+            on; ``n + only_a + only_b + neither`` is every cell), ``complete``
+            (both models scored on every cell of the frame: ``only_a ==
+            only_b == neither == 0``).
         """
         st = self.stats
         per_model = self.n_observed()
@@ -252,8 +255,9 @@ class Frame:
         for j in range(self.n_models):
             for k in range(j + 1, self.n_models):
                 n = int(st.n_common[j, k])
+                oa, ob = int(per_model[j] - n), int(per_model[k] - n)
                 rows.append(dict(model_a=self.models[j], model_b=self.models[k], n=n,
-                                 only_a=int(per_model[j] - n), only_b=int(per_model[k] - n),
+                                 only_a=oa, only_b=ob, neither=int(self.n_cells - n - oa - ob),
                                  complete=n == self.n_cells))
         return tidy(rows, table="balance")
 

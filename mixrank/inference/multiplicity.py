@@ -77,8 +77,10 @@ def check_adjust(value: Any, consumer: str, *, where: str = "", option: str = "a
     if key not in allowed:
         site = f" by {where}()" if where else ""
         extra = " or None" if allow_none else ""
+        from mixrank._util import did_you_mean
         raise OptionError(f"{option}={value!r} is not supported{site}; supported values: "
-                          f"{list(allowed)}{extra} (docs/vocabulary.md)")
+                          f"{list(allowed)}{extra} (docs/vocabulary.md)"
+                          f"{did_you_mean(value, allowed)}")
     return key
 
 

@@ -121,7 +121,7 @@ def flips(T: int, *, B: int, rng: Any
     """
     exact = T <= EXACT_MAX
     total = 1 << (T - 1) if exact else B + 1
-    gen = None if exact else as_rng(rng)
+    gen = as_rng(rng)             # validated even when every flip is enumerated
 
     def chunks(size: int) -> Iterator[np.ndarray]:
         for start in range(0, total, size):
@@ -131,7 +131,7 @@ def flips(T: int, *, B: int, rng: Any
                 bits = (idx >> np.arange(T - 1, dtype=np.int64)) & 1
                 E = np.concatenate([np.ones((stop - start, 1)), 1.0 - 2.0 * bits], axis=1)
             else:
-                E = 1.0 - 2.0 * gen.integers(0, 2, size=(stop - start, T))  # type: ignore[union-attr]
+                E = 1.0 - 2.0 * gen.integers(0, 2, size=(stop - start, T))
                 if start == 0:
                     E[0] = 1.0
             yield E
@@ -192,7 +192,7 @@ def flip_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], np.
     T = uc.n_units
     exact = T <= EXACT_MAX
     total = (1 << T) if exact else B
-    gen = None if exact else as_rng(rng)
+    gen = as_rng(rng)             # validated even when every flip is enumerated
     est = np.array([p.estimate for p in fit.pairs], dtype=float)
     size = max(1, _CELLS // max(1, len(est)))
 
@@ -203,7 +203,7 @@ def flip_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], np.
                 idx = np.arange(start, stop, dtype=np.int64)[:, None]
                 E = 1.0 - 2.0 * ((idx >> np.arange(T, dtype=np.int64)) & 1)
             else:
-                E = 1.0 - 2.0 * gen.integers(0, 2, size=(stop - start, T))  # type: ignore[union-attr]
+                E = 1.0 - 2.0 * gen.integers(0, 2, size=(stop - start, T))
             yield est[None, :] + E @ resid
 
     return chunks(), uc.live, total

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._util import did_you_mean
 from ..errors import OptionError
 from ..formula.spec import Spec
 from ..frame import Frame, build_frame
@@ -221,7 +222,8 @@ def load_frame(source: Any, formula: str | Spec, *, backend: str = "pandas", cli
     (960, 6)
     """
     if backend not in BACKENDS:
-        raise OptionError(f"backend={backend!r}; expected one of {BACKENDS}")
+        raise OptionError(f"backend={backend!r}{did_you_mean(backend, BACKENDS)}; expected one "
+                          f"of {BACKENDS}")
     check_options(backend, options)
     source = read_for_formula(source, formula)  # harness output: the formula's metric
     if backend == "pandas":

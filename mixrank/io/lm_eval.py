@@ -4,7 +4,7 @@ Inputs: the output folder of ``lm_eval ... --log_samples --output_path PATH``
 (one sub-folder per model, each holding ``results_<date>.json`` and
 ``samples_<task>_<date>.jsonl``), a single model folder, or one samples file.
 Outputs: the canonical long DataFrame ``model, subject, question, prompt,
-correct`` plus ``group`` and ``filter``.
+correct`` plus ``group``, ``filter`` and ``prompt_hash``.
 Contents: :func:`read_lm_eval` and its option handling (tasks, groups,
 per-task metric and filter).  The files and lines are read by
 :mod:`mixrank.io.lm_eval_logs`.
@@ -33,11 +33,12 @@ import pandas as pd
 from .._util import tidy
 from ..errors import DataError, MixrankWarning
 from ..frame.source import LONG_COLUMNS
-from .lm_eval_logs import Run, discover, group_runs, latest_runs, read_samples
+from .lm_eval_logs import Run, discover, group_runs, latest_runs, prompt_template, read_samples
 
 __all__ = ["read_lm_eval"]
 
-COLUMNS = [c for c in LONG_COLUMNS if c != "sample"] + ["group", "filter"]  # one row per doc
+# one row per doc; prompt_hash is lm-eval's per-document hash of the full context
+COLUMNS = [c for c in LONG_COLUMNS if c != "sample"] + ["group", "filter", "prompt_hash"]
 
 
 def _expand(names: Iterable[str], parent: dict[str, str], leaves: set[str]) -> dict[str, set[str]]:
@@ -112,8 +113,11 @@ def read_lm_eval(
         ``exact_match``, ``f1``, ...).  A mapping ``{task or group: metric}``
         chooses one per task; it must cover every task read.
     prompt : str, optional
-        A constant prompt label.  ``None`` uses each line's ``prompt_hash``
-        (``"default"`` where absent).
+        A constant prompt label.  ``None`` labels each run's prompt
+        configuration (constant across the documents of a task in one run):
+        ``"<k>-shot"`` from the results file, plus ``+chat <sha>``,
+        ``+system <sha>``, ``+multiturn`` when used; ``"default"`` without
+        a results file.
     tasks : str or list of str, optional
         Tasks or groups to read (groups expand to their leaf tasks through the
         results file's ``group_subtasks``).  ``None`` reads every samples file.
@@ -131,9 +135,11 @@ def read_lm_eval(
     pandas.DataFrame
         One row per (model, task, document): ``model`` (str), ``subject``
         (the leaf task name), ``question`` (``str(doc_id)``), ``prompt``
-        (str), ``correct`` (float; booleans as 0/1), ``group`` (the innermost
-        group containing the task; missing when it is in no group) and
-        ``filter`` (str).  Rows are
+        (str, the prompt configuration), ``correct`` (float; booleans as
+        0/1), ``group`` (the innermost group containing the task; missing
+        when it is in no group), ``filter`` (str) and ``prompt_hash`` (the
+        line's per-document hash of its full context, missing when
+        absent).  Rows are
         ordered by model folder, task and line.  ``attrs["mixrank"]`` holds
         ``reader``, ``metric`` and ``filter`` per task, ``files`` read and
         ``superseded`` (older samples files not read).
@@ -152,8 +158,9 @@ def read_lm_eval(
     Warns
     -----
     MixrankWarning
-        When ``prompt=None`` and models saw different prompt texts for the
-        same document (different ``prompt_hash``), so those cells do not pair.
+        When ``prompt=None`` and models ran a task with different prompt
+        configurations (few-shot count, chat template, system instruction),
+        so those cells do not pair.
 
     Notes
     -----
@@ -177,11 +184,15 @@ def read_lm_eval(
     every ``doc`` must have the same fields as the file's first line, and a
     line carrying a ``task`` key must name the file's task.
 
-    ``prompt_hash`` is the SHA-256 of the first request's full context (the
-    few-shot examples, the question and any chat template), so it identifies
-    the exact prompt of one document rather than a template: models run with
-    different few-shot settings or chat templates get different hashes and do
-    not pair.  Pass ``prompt="name"`` to pair them regardless.
+    ``prompt`` is the prompt *configuration* of the run, the design's prompt
+    factor: it is constant across the documents of a task, so a benchmark of
+    15 documents run with one template has 15 cells, not 15 documents
+    crossed with 15 prompts.  lm-eval's ``prompt_hash`` (the SHA-256 of one
+    document's full context: few-shot examples, question, chat template)
+    identifies a document's text, not a template, and is kept as the
+    ``prompt_hash`` column.  Models run with different few-shot settings or
+    chat templates get different configurations and do not pair (a
+    warning says so); pass ``prompt="name"`` to pair them regardless.
 
     Validated against the format of EleutherAI/lm-evaluation-harness v0.4.x
     (files cited in the module docstring) with the fixture tree in
@@ -221,14 +232,14 @@ def read_lm_eval(
     out = pd.DataFrame(frames, columns=COLUMNS)
     out["correct"] = out["correct"].astype("float64")
     if prompt is None and len(out):
-        n_prompts = out.groupby(["subject", "question"], sort=False)["prompt"].nunique()
-        n_bad = int((n_prompts > 1).sum())
-        if n_bad:
+        configs = out.groupby("subject", sort=True)["prompt"].unique()
+        bad = {t: sorted(map(str, v)) for t, v in configs.items() if len(v) > 1}
+        if bad:
             warnings.warn(
-                f"read_lm_eval: {n_bad} of {len(n_prompts)} documents were shown to different "
-                "models with different prompts (prompt_hash differs, e.g. different few-shot "
-                "settings or chat templates); those cells will not pair across models. Pass "
-                "prompt='<label>' to treat them as the same prompt.",
+                f"read_lm_eval: {len(bad)} task(s) were run with different prompt "
+                f"configurations across models ({bad}: few-shot count, chat template or "
+                "system instruction); their cells will not pair across models. Pass "
+                "prompt='<label>' (--prompt-label LABEL) to treat them as the same prompt.",
                 MixrankWarning,
                 stacklevel=2,
             )
@@ -266,9 +277,10 @@ def _select_tasks(tasks: str | Iterable[str] | None, expand: Any, parent: dict[s
 
 
 def _plan(per_folder: list[tuple[Path, str, dict[str, Run]]], selected: set[str],
-          parent: dict[str, str]) -> list[tuple[str, Path, str, Path, str | None]]:
-    """(model, folder, task, samples file, group) of every selected task, one folder per model."""
-    plan: list[tuple[str, Path, str, Path, str | None]] = []
+          parent: dict[str, str]) -> list[tuple[str, Path, str, Path, str | None, str]]:
+    """(model, folder, task, samples file, group, prompt configuration) of every selected
+    task, one folder per model."""
+    plan: list[tuple[str, Path, str, Path, str | None, str]] = []
     model_folders: dict[str, dict[str, Path]] = {}
     for folder, model, latest in per_folder:
         for task in sorted(latest):
@@ -282,20 +294,22 @@ def _plan(per_folder: list[tuple[Path, str, dict[str, Run]]], selected: set[str]
                     "(remove one run or read the folders separately)"
                 )
             model_folders[model][task] = folder
-            plan.append((model, folder, task, latest[task].samples[task], parent.get(task)))
+            plan.append((model, folder, task, latest[task].samples[task], parent.get(task),
+                         prompt_template(latest[task].info, task)))
 
     return plan
 
 
-def _rows(plan: list[tuple[str, Path, str, Path, str | None]], metric_map: dict[str, str],
+def _rows(plan: list[tuple[str, Path, str, Path, str | None, str]], metric_map: dict[str, str],
           filter_map: dict[str, str], prompt: str | None, check_docs: bool
           ) -> tuple[list[dict], dict[str, str]]:
     """The long rows of every planned samples file and the filter used per task."""
     frames: list[dict] = []
     used_filters: dict[str, str] = {}
     doc_hash_at: dict[tuple[str, str], tuple[str, Path, int]] = {}
-    for model, _folder, task, file, parent_group in plan:
-        rows, _ = read_samples(file, task, metric_map[task], filter_map.get(task), prompt)
+    for model, _folder, task, file, parent_group, template in plan:
+        rows, _ = read_samples(file, task, metric_map[task], filter_map.get(task),
+                               template if prompt is None else prompt)
         for r in rows:
             if check_docs and isinstance(r["_doc_hash"], str):
                 key = (task, r["question"])
@@ -310,7 +324,7 @@ def _rows(plan: list[tuple[str, Path, str, Path, str | None]], metric_map: dict[
             frames.append({
                 "model": model, "subject": task, "question": r["question"],
                 "prompt": r["prompt"], "correct": r["correct"], "group": parent_group,
-                "filter": r["filter"],
+                "filter": r["filter"], "prompt_hash": r["prompt_hash"],
             })
         if rows:
             used_filters[task] = rows[0]["filter"]

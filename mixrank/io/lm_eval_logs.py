@@ -5,11 +5,12 @@ samples file).
 Outputs: the samples files grouped by model folder and run date
 (:class:`Run`, with the run's results JSON), the task -> group hierarchy of
 a results file, each folder's latest run per task
-(:func:`latest_runs`), and the rows of one samples file
+(:func:`latest_runs`), the prompt configuration of a task in a run
+(:func:`prompt_template`) and the rows of one samples file
 (:func:`read_samples`).
 Contents: :func:`discover`, :func:`load_json`, :func:`model_name`,
 :func:`group_runs`, :func:`hierarchy`, :func:`latest_runs`,
-:func:`read_samples` and its per-line checks.  The public reader
+:func:`prompt_template`, :func:`read_samples` and its per-line checks.  The public reader
 :func:`mixrank.io.lm_eval.read_lm_eval` describes the format it matches.
 """
 
@@ -27,7 +28,7 @@ from ..errors import DataError
 from ._harness import decode_utf8
 
 __all__ = ["Run", "SAMPLES_RE", "SAMPLE_KEYS", "discover", "load_json", "model_name", "group_runs",
-           "hierarchy", "latest_runs", "read_samples"]
+           "hierarchy", "latest_runs", "prompt_template", "read_samples"]
 
 SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d[^_]*)\.jsonl$")
 # keys every sample line carries besides the metric values (evaluator.evaluate)
@@ -172,6 +173,32 @@ def hierarchy(info: dict) -> dict[str, str]:
     return parent
 
 
+def prompt_template(info: dict, task: str) -> str:
+    """The prompt configuration of ``task`` in one run: constant across its documents.
+
+    ``"<k>-shot"`` from the results file's ``n-shot`` (else the task config's
+    ``num_fewshot``), followed by ``+chat <sha>``, ``+system <sha>`` and
+    ``+multiturn`` when the run applied a chat template, a system
+    instruction or multi-turn few-shot (``chat_template_sha``,
+    ``system_instruction_sha``, ``fewshot_as_multiturn``); ``"default"`` when
+    the run has no results file or records none of these.
+    """
+    shots = info.get("n-shot")
+    k = shots.get(task) if isinstance(shots, Mapping) else None
+    if k is None:
+        configs = info.get("configs")
+        cfg = configs.get(task) if isinstance(configs, Mapping) else None
+        k = cfg.get("num_fewshot") if isinstance(cfg, Mapping) else None
+    parts = [f"{k}-shot"] if isinstance(k, int) and not isinstance(k, bool) else []
+    for key, name in (("chat_template_sha", "chat"), ("system_instruction_sha", "system")):
+        sha = info.get(key)
+        if isinstance(sha, str) and sha:
+            parts.append(f"+{name} {sha[:8]}")
+    if info.get("fewshot_as_multiturn") is True:
+        parts.append("+multiturn")
+    return " ".join(parts) if parts else "default"
+
+
 def latest_runs(folders: dict[Path, dict[str, Run]]
                 ) -> tuple[list[tuple[Path, str, dict[str, Run]]], dict[str, str], set[str],
                            list[tuple[str, str]]]:
@@ -285,9 +312,14 @@ def _check_line(obj: Any, file: Path, lineno: int, task: str,
 
 
 def read_samples(
-    file: Path, task: str, metric: str, filter_: str | None, prompt: str | None,
+    file: Path, task: str, metric: str, filter_: str | None, prompt: str,
 ) -> tuple[list[dict], list[str]]:
-    """Parse one samples file into rows; returns rows and the filters seen."""
+    """Parse one samples file into rows; returns rows and the filters seen.
+
+    Every row's ``prompt`` is ``prompt`` (the run's prompt configuration or
+    the user's label); the line's per-document ``prompt_hash`` is kept as
+    ``prompt_hash``.
+    """
     rows_by_filter: dict[str, list[dict]] = {}
     seen: dict[tuple[str, str], int] = {}
     doc_keys: tuple[set, int] | None = None
@@ -330,13 +362,10 @@ def read_samples(
                     "task -> metric selects one per task)"
                 )
             value = _score(obj[metric], metric, file, lineno)
-            if prompt is not None:
-                p = prompt
-            else:
-                ph = obj.get("prompt_hash")
-                p = ph if isinstance(ph, str) and ph else "default"
+            ph = obj.get("prompt_hash")
             rows_by_filter.setdefault(filt, []).append({
-                "question": str(doc_id), "prompt": p, "correct": value, "filter": filt,
+                "question": str(doc_id), "prompt": prompt, "correct": value, "filter": filt,
+                "prompt_hash": ph if isinstance(ph, str) and ph else None,
                 "_doc_hash": obj.get("doc_hash"), "_line": lineno,
             })
     if n_lines == 0:

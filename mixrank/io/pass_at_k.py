@@ -42,7 +42,11 @@ def pass_at_k_values(correct: Any, trials: Any, k: int) -> np.ndarray:
 
     Computed as ``-expm1(sum_{i = n - c + 1}^{n} log1p(-k / i))`` (the
     product form of Chen et al. 2021, summed in logs; 1 when ``n - c < k``);
-    for more than a million terms, from log-gamma functions instead.
+    when ``c`` exceeds a million, by the same product written over the ``k``
+    draws, ``-expm1(sum_{j = 0}^{k - 1} log1p(-c / (n - j)))``: every term
+    has the same sign, so nothing cancels at any ``n`` up to 2^53 (the
+    log-gamma difference it replaces lost every digit near n = 1e15).  Only
+    when both ``c`` and ``k`` exceed a million are log-gamma functions used.
     Inputs are assumed valid (:func:`pass_at_k` checks them): integers with
     ``0 <= c <= n`` and ``n >= k``.
 
@@ -70,7 +74,15 @@ def pass_at_k_values(correct: Any, trials: Any, k: int) -> np.ndarray:
             i = np.arange(nn, nn - top, -1, dtype=float)
             cs = np.concatenate([[0.0], np.cumsum(np.log1p(-k / i))])
             val[ok] = 0.0 - np.expm1(cs[cc[ok]])
-        else:                  # very many samples: the log-gamma form (no per-term array)
+        elif k <= _MAX_TERMS:  # very many correct samples: the product over the k draws
+            m = cc[ok].astype(float)
+            acc = np.zeros(m.shape)
+            step = max(1, _MAX_TERMS // max(1, len(m)))
+            for j0 in range(0, k, step):
+                j = np.arange(j0, min(k, j0 + step), dtype=float)
+                acc += np.log1p(-m[:, None] / (float(nn) - j[None, :])).sum(axis=1)
+            val[ok] = 0.0 - np.expm1(acc)
+        else:                  # c and k both above a million: the log-gamma form
             m = cc[ok].astype(float)
             s = (gammaln(nn - m + 1) - gammaln(nn - m - k + 1)
                  - gammaln(nn + 1.0) + gammaln(nn - k + 1.0))
@@ -92,6 +104,12 @@ def _int_column(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
     except (ValueError, TypeError):
         bad = s[pd.to_numeric(s, errors="coerce").isna()].iloc[0]
         raise DataError(f"column {col!r} ({what}) holds {bad!r}, not a number") from None
+    huge = ~np.isfinite(v) | (np.abs(v) > 2.0 ** 53)
+    if huge.any():
+        j = int(np.argmax(huge))
+        raise DataError(f"column {col!r} ({what}) holds {float(v[j]):g} at row {df.index[j]!r}; "
+                        "expected a finite count of at most 2^53 (= 9.0e15, the largest whole "
+                        "number a float counts exactly): fix the count")
     bad = (v < 0) | (v != np.floor(v))
     if bad.any():
         j = int(np.argmax(bad))
@@ -145,7 +163,8 @@ def pass_at_k(data: pd.DataFrame, k: int, *, correct: str = "correct",
     ------
     DataError
         No rows; ``k`` not a positive integer; ``k`` larger than a row's ``n``; ``c >
-        n``; a count that is missing, negative or fractional; 0/1 scores
+        n``; a count that is missing, negative, fractional, infinite or above
+        2^53; a (keys, replicate) row repeated; 0/1 scores
         outside {0, 1}; both or neither of ``trials`` and ``replicate``;
         keys that leave every group with one sample although the replicate
         column has several values (a per-sample column among the keys).
@@ -207,6 +226,13 @@ def pass_at_k(data: pd.DataFrame, k: int, *, correct: str = "correct",
             j = int(np.argmax(y > 1))
             raise DataError(f"column {correct!r} holds {y[j]} at row {data.index[j]!r}; 0/1 rows "
                             "(replicate=) need scores in {0, 1}; for counts pass trials=")
+        dup = data.duplicated(subset=[*keys, replicate]).to_numpy()
+        if dup.any():
+            j = int(np.argmax(dup))
+            raise DataError(f"row {data.index[j]!r} repeats the keys {keys} and sample "
+                            f"{data[replicate].tolist()[j]!r} of an earlier row ({replicate!r}); each "
+                            "sample of a (model, item) is one row: drop the duplicated rows (as "
+                            "fit(replicate=) requires)")
         g = data.groupby(keys, sort=False, dropna=False)
         gid = g.ngroup().to_numpy()
         out = g.size().reset_index()[keys]

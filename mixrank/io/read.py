@@ -117,7 +117,8 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
            "lm-evaluation-harness --log_samples output",
            mapping=(("model", "results model_name (else model_args, else folder)"),
                     ("subject", "leaf task"), ("question", "doc_id"),
-                    ("prompt", "prompt_hash (or prompt=)"), ("correct", "sample line's <metric>"),
+                    ("prompt", "run's prompt configuration: n-shot, chat template (or prompt=)"),
+                    ("correct", "sample line's <metric>"),
                     ("group", "innermost group of the task"))),
     Format("table", _read_table, tuple(f"*{s}" for s in SUPPORTED_SUFFIXES),
            "a long table (csv, parquet, jsonl) with model, subject, question, prompt, correct"),
@@ -264,7 +265,8 @@ def read_for_formula(data: Any, formula: str | Spec, format: str = "auto",
 
 
 def describe(df: pd.DataFrame) -> str:
-    """What a reader did: the column mapping, the metric and the rows per subject (text)."""
+    """What a reader did (text): the column mapping, the metric, the rows per subject, the
+    prompts (configurations) read and the superseded runs not read."""
     meta = df.attrs.get("mixrank", {})
     lines = [f"{meta.get('reader', 'read')}: {len(df)} rows, {df['model'].nunique()} models "
              f"from {meta.get('source', '?')}"]
@@ -281,4 +283,12 @@ def describe(df: pd.DataFrame) -> str:
         counts = {str(k): int(v) for k, v in df.groupby("subject").size().items()}
     if counts:
         lines.append("  rows per subject: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if "prompt" in df.columns and len(df):
+        prompts = sorted(map(str, df["prompt"].dropna().unique()))
+        shown = ", ".join(prompts[:5]) + (", ..." if len(prompts) > 5 else "")
+        lines.append(f"  prompts: {len(prompts)} ({shown})")
+    superseded = meta.get("superseded") or []
+    if superseded:
+        lines.append(f"  superseded by a later run of the same task (not read): "
+                     f"{len(superseded)} file(s): " + ", ".join(map(str, superseded)))
     return "\n".join(lines)

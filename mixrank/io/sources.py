@@ -81,14 +81,37 @@ def is_glob(text: str) -> bool:
 
 
 def _parquet_columns(files: Sequence[str], label: str) -> None:
-    """Refuse parquet files whose schema names a column twice (as every other path does)."""
+    """Refuse parquet files whose schema names a column twice (as every other path does), and
+    files whose schemas differ: the error names the file and the column that differs."""
     pq = require("pyarrow.parquet", "scale", "reading parquet files")
-    try:
-        names = pq.read_schema(files[0]).names
-    except (OSError, ValueError) as exc:
-        raise DataError(f"could not read {label}: {exc}; check that the files are valid parquet "
-                        f"files with one schema (first: {files[0]!r})") from exc
-    check_unique_columns(names, label)
+    first = None
+    for f in files:
+        try:
+            schema = pq.read_schema(f)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"could not read {label}: {exc}; check that {f!r} is a valid "
+                            "parquet file") from exc
+        if first is None:
+            first = schema
+            check_unique_columns(schema.names, label)
+            continue
+        if schema.names == first.names and schema.types == first.types:
+            continue
+        a, b = dict(zip(first.names, first.types)), dict(zip(schema.names, schema.types))
+        only_b = [c for c in b if c not in a]
+        only_a = [c for c in a if c not in b]
+        typed = [c for c in a if c in b and a[c] != b[c]]
+        if not (only_a or only_b or typed):
+            continue                      # same columns and types in another order: readable
+        if only_b or only_a:
+            what = (f"has column(s) {only_b} that {files[0]!r} lacks" if only_b
+                    else f"lacks column(s) {only_a} of {files[0]!r}")
+        else:
+            c = typed[0]
+            what = f"stores column {c!r} as {b[c]} where {files[0]!r} has {a[c]}"
+        raise DataError(f"{label}: the files have different schemas: {f!r} {what}; every "
+                        "parquet file of a folder or glob must have the same columns and "
+                        "types (rewrite that file, or move it out of the folder)")
 
 
 def resolve_source(source: Any) -> Source:

@@ -4,7 +4,9 @@ Inputs: :class:`~mixrank.judge.data.JudgeData` and a confidence level.
 Outputs: :func:`judge_table` -- per model the judge's bias (judge minus
 reference) with its interval at the formula's unit, the judge-reference
 correlation, Cohen's kappa for 0/1 scores, the corrected score's lambda and
-effective labels; :func:`differential_bias` -- the test that the bias is
+effective labels (for 0/1 scores whose labelled differences are all equal --
+e.g. no disagreement -- the interval is the exact Clopper-Pearson bound on the
+disagreement rate instead of the zero-width Wald one, :func:`exact_bias_interval`); :func:`differential_bias` -- the test that the bias is
 the same for every model (the ``model x source`` interaction on the
 labelled cells), a cluster-robust Wald test.
 """
@@ -21,7 +23,8 @@ from .data import JudgeData
 from .estimate import Corrected
 from .ppi import ppi_mean
 
-__all__ = ["judge_table", "differential_bias", "cohen_kappa", "bias_covariance"]
+__all__ = ["judge_table", "differential_bias", "cohen_kappa", "bias_covariance",
+           "exact_bias_interval"]
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
@@ -30,6 +33,45 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float:
     pa, pb = float(np.mean(a)), float(np.mean(b))
     pe = pa * pb + (1 - pa) * (1 - pb)
     return (po - pe) / (1 - pe) if pe < 1 else float("nan")
+
+
+def exact_bias_interval(c: float, n: int, level: float) -> tuple[float, float]:
+    """Exact interval for the bias of 0/1 scores when all ``n`` labelled differences equal ``c``.
+
+    Parameters
+    ----------
+    c : float
+        The common difference judge - reference (-1, 0 or 1).
+    n : int
+        Labelled cells (n >= 1).
+    level : float
+        Confidence level.
+
+    Returns
+    -------
+    tuple of float
+        ``(ci_lower, ci_upper)``, always of positive width for finite ``n``.
+
+    Notes
+    -----
+    Let ``q`` be the probability that a cell's difference is not ``c``; none
+    of the ``n`` cells differs, so the one-sided Clopper-Pearson upper bound
+    is ``U = 1 - (1 - level)^(1/n)`` (``scipy.stats.beta.ppf(level, 1, n)``).
+    A difference of 0/1 scores lies in [-1, 1], so the bias lies in
+    ``[c - q (1 + c), c + q (1 - c)]`` and, with ``q <= U``, in
+    ``[c - U (1 + c), c + U (1 - c)]`` with probability at least ``level``.
+    For no disagreement (``c = 0``) that is ``[-U, U]``: U bounds the
+    disagreement rate, which bounds the bias's magnitude.  Checked against
+    the hand formula and scipy's beta quantile in tests/judge/test_diagnostics.py.
+
+    Examples
+    --------
+    >>> lo, hi = exact_bias_interval(0.0, 60, 0.95)
+    >>> round(hi, 4)
+    0.0487
+    """
+    u = float(stats.beta.ppf(level, 1, n))
+    return max(-1.0, c - u * (1 + c)), min(1.0, c + u * (1 - c))
 
 
 def _unit_codes(jd: JudgeData) -> np.ndarray:
@@ -46,7 +88,9 @@ def judge_table(jd: JudgeData, scores: list[Corrected], level: float) -> Any:
     pandas.DataFrame
         ``model, n_labelled`` (labelled cells), ``judge_mean, reference_mean``
         (on the labelled cells), ``bias`` (judge - reference), ``std_error,
-        df, ci_lower, ci_upper, level`` (of the bias, at the formula's unit),
+        df, ci_lower, ci_upper, level`` (of the bias, at the formula's unit;
+        for 0/1 scores whose labelled differences are all equal, the exact
+        interval of :func:`exact_bias_interval`, never of zero width),
         ``correlation`` (Pearson, judge vs reference), ``kappa`` (Cohen's, 0/1
         scores only, else NaN), ``lam`` (of the corrected score),
         ``n_effective`` (labels a labelled-only score would need for the same
@@ -73,14 +117,19 @@ def judge_table(jd: JudgeData, scores: list[Corrected], level: float) -> Any:
                      groups_u=[np.zeros(0, dtype=np.int64)] * len(groups) if groups else None)
         q = float(stats.norm.ppf(0.5 + level / 2) if not np.isfinite(b.df)
                   else stats.t.ppf(0.5 + level / 2, b.df))
+        lo, hi, note = b.estimate - q * b.std_error, b.estimate + q * b.std_error, ""
+        d = judge - ref
+        if binary and np.all(d == d[0]):
+            lo, hi = exact_bias_interval(float(d[0]), n, level)
+            note = (f"all {n} labelled differences equal {d[0]:g}: exact Clopper-Pearson "
+                    "interval on the disagreement rate (the Wald interval has zero width)")
         corr = (float(np.corrcoef(judge, ref)[0, 1]) if np.std(judge) > 0 and np.std(ref) > 0
                 else np.nan)
         rows.append(dict(row, judge_mean=float(judge.mean()), reference_mean=float(ref.mean()),
                          bias=b.estimate, std_error=b.std_error, df=b.df,
-                         ci_lower=b.estimate - q * b.std_error,
-                         ci_upper=b.estimate + q * b.std_error, level=level,
+                         ci_lower=lo, ci_upper=hi, level=level,
                          correlation=corr, kappa=cohen_kappa(judge, ref) if binary else np.nan,
-                         lam=c.ppi.lam, n_effective=c.ppi.n_effective, note=""))
+                         lam=c.ppi.lam, n_effective=c.ppi.n_effective, note=note))
     return tidy(rows, table="judge", formula=spec.formula, gold=jd.column,
                 unit=spec.unit or "cell", differential_bias=differential_bias(jd))
 

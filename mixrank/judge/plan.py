@@ -104,7 +104,7 @@ def plan_labels(delta: float, *, sigma: float, rho: float, n_judged: int,
         hand need to resolve ``delta``: ``sigma^2 rho^2 / (delta^2/(K DE) -
         sigma^2 (1 - rho^2)/n)``, inf if they cannot, NaN without ``n_labels``),
         ``n_effective`` (what the labels at hand are worth without a judge),
-        ``alpha, power``.
+        ``alpha, power``, ``note`` (what an infinite count means, in the row).
 
     Raises
     ------
@@ -137,7 +137,7 @@ def plan_labels(delta: float, *, sigma: float, rho: float, n_judged: int,
     if not (isinstance(power, float) and alpha < power < 1):
         raise DesignError(f"power={power!r}; expected a number in (alpha, 1)")
     K = _k(alpha, power)
-    row = dict(delta=d, sigma=s, rho=float(rho), n_judged=N, design_effect=de,
+    row: dict[str, Any] = dict(delta=d, sigma=s, rho=float(rho), n_judged=N, design_effect=de,
                n_labels_star=float(n_labels_star(d, s, rho, N, design_effect=de, alpha=alpha,
                                                  power=power)),
                n_labels_only_star=K * de * s * s / d ** 2,
@@ -147,5 +147,15 @@ def plan_labels(delta: float, *, sigma: float, rho: float, n_judged: int,
                n_effective=(np.nan if n_labels is None else
                             float(effective_labels(_positive("n_labels", n_labels), rho, N))),
                alpha=alpha, power=power)
+    notes = []
+    if not np.isfinite(row["n_labels_star"]):
+        notes.append(f"n_labels_star = inf: with {N:g} judged cells the judge's share of the "
+                     "variance (DE sigma^2 rho^2 / N) alone exceeds delta^2 / K, so no number of "
+                     f"labels resolves delta = {d:g}: judge more cells (or label without a "
+                     f"judge: n_labels_only_star = {row['n_labels_only_star']:.0f})")
+    if np.isinf(row["n_judged_star"]):
+        notes.append("n_judged_star = inf: the labels at hand cannot resolve delta at any "
+                     "number of judged cells: add labels")
+    row["note"] = "; ".join(notes)
     return tidy([row], table="plan_labels",
                 variance="DE sigma^2 ((1 - rho^2)/n + rho^2/N), optimal lambda")

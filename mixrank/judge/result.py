@@ -25,7 +25,8 @@ from scipy import stats
 
 from .._util import check_level, listed, tidy
 from ..engine.records import PairFit, pair_key, pair_lookup
-from ..errors import DataError, DesignError
+from ..errors import DataError, DesignError, MixrankWarning, OptionError, WeakDesignWarning
+from ..formula import InteractionSpec, Spec, parse
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
 from ..results.base import OptionTable, PairEstimates, with_options
@@ -70,7 +71,8 @@ class JudgeResult(FitResult):
     corrections: tuple[Corrected, ...] = ()
     #: :class:`~mixrank.results.FitResult`'s options without ``sensitivity`` and ``anova``
     #: (they refit the mixed model of the judge's scores; the methods say why they refuse).
-    OPTIONS: ClassVar[OptionTable] = with_options(FIT_OPTIONS, sensitivity=None, anova=None)
+    OPTIONS: ClassVar[OptionTable] = with_options(FIT_OPTIONS, sensitivity=None, anova=None,
+                                                  model_scores={"scoring": ("plain",)})
 
     def _meta(self, table: str, **extra: Any) -> dict:
         m = super()._meta(table, **extra)
@@ -119,7 +121,7 @@ class JudgeResult(FitResult):
         return tab
 
     def model_scores(self, level: float | None = None, *, estimand: str | None = None,
-                     by: str | None = None) -> pd.DataFrame:
+                     by: str | None = None, scoring: str = "plain") -> pd.DataFrame:
         """Corrected score per model (docs/judge.md §2).
 
         Returns
@@ -135,6 +137,9 @@ class JudgeResult(FitResult):
         """
         if by is not None:
             raise DesignError("model_scores(by=) needs a model x covariate formula")
+        if scoring != "plain":
+            raise OptionError(f"scoring={scoring!r}: a judge-corrected fit scores each model on "
+                              "its own judged cells (scoring='plain')")
         if estimand not in (None, "cells"):
             raise DesignError(f"estimand={estimand!r}; a judge-corrected fit estimates the plain "
                               "mean of the reference labels (estimand='cells')")

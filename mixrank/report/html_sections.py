@@ -18,6 +18,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from mixrank.engine.records import pair_key, pair_lookup
@@ -96,7 +97,9 @@ def design(fit: Any, ctx: dict) -> str:
                         "(a fully paired design)."))
     else:
         parts.append(paragraph(f"{len(incomplete)} of {len(bal)} pairs are not scored on every cell; "
-                        "each pair is analysed on the cells both models share."))
+                        "each pair is analysed on the cells both models share (n; only_a and only_b: "
+                        "cells one of the two lacks; neither: cells only other models were "
+                        "scored on)."))
         parts.append(format_table_html(incomplete.sort_values("n", kind="stable"), max_rows=30))
     return "".join(parts)
 
@@ -126,9 +129,15 @@ def leaderboard(fit: Any, ctx: dict) -> str:
         tab = tab.sort_values(["group", "estimate"], ascending=[True, False], kind="stable")
     else:
         tab = tab.sort_values("estimate", ascending=False, kind="stable")  # best first
+    con = _contrasts(fit, ctx)
+    meta = con.attrs.get("mixrank", {})
     return notes + guard("Leaderboard plot", lambda: figure_html(
-        plot_model_scores(tab, ax=style.new_axes(len(tab), pyplot=False)), name="scores",
-        alt="model scores with intervals", caption="Score \u00b1 CI at the formula's unit; thin: iid.")
+        plot_model_scores(tab, ax=style.new_axes(len(tab), pyplot=False), contrasts=con),
+        name="scores", alt="model scores with intervals",
+        caption="Score \u00b1 CI at the formula's unit; thin: iid. Overlapping score intervals "
+                "are not a test of the gap between two models: the paired contrasts are; a "
+                f"star between two neighbours marks a gap whose {meta.get('adjust')}-adjusted "
+                "contrast rejects.")
     ) + format_table_html(tab, caption=cap)
 
 
@@ -162,7 +171,8 @@ def _plot(kind: str, fit: Any, ctx: dict) -> Any:
 
 def contrasts(fit: Any, ctx: dict) -> str:
     full = _contrasts(fit, ctx)
-    con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(fit.design_effect(), ctx["pairs"]),
+    con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(_contrast_de(fit, full),
+                                                                ctx["pairs"]),
                      full.attrs.get("mixrank", {}))
     parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
                 f"with SE and df by {meta.get('df_method', 'satterthwaite')}; p_adjusted: "
@@ -173,13 +183,34 @@ def contrasts(fit: Any, ctx: dict) -> str:
                         "(docs/messy.md §3)." if ne else ""))
     parts.append(guard("Forest plot", lambda: figure_html(
         _plot("contrasts", fit, ctx), name="contrasts", alt="forest plot of the contrasts",
-        caption="Estimates with confidence intervals; blue intervals exclude 0.")))
+        caption=f"Estimates with {'simultaneous' if meta.get('adjust') == 'maxt' else 'marginal'} "
+                f"confidence intervals; blue: the {meta.get('adjust')}-adjusted contrast "
+                f"rejects (p_adjusted below 1 \u2212 level), grey: it does not, even where the "
+                "marginal interval excludes 0.")))
     parts.append(format_table_html(con))
     parts.append("<h3>Design effect</h3>")
-    parts.append(paragraph("Variance of the estimate under the fitted model relative to treating "
-                    "the cells as independent; n_eff = n / design_effect."))
+    parts.append(paragraph("Variance of the estimate (the contrast's squared SE, as in the table "
+                    "above) relative to treating the cells as independent; n_eff = n / "
+                    "design_effect."))
     parts.append(format_table_html(de))
     return "".join(parts)
+
+
+def _contrast_de(fit: Any, con: pd.DataFrame) -> pd.DataFrame:
+    """The design effect per pair from the contrasts' own SE (one SE per pair in every table):
+    ``variance = std_error^2``, ``design_effect = variance / (sigma_d^2 / n)``."""
+    de = fit.design_effect()
+    se = {(str(a), str(b)): float(s) for a, b, s in
+          zip(con["model_a"], con["model_b"], con["std_error"])}
+    var = np.array([se.get((str(a), str(b)), np.nan) ** 2
+                    for a, b in zip(de["model_a"], de["model_b"])])
+    out = de.copy()
+    out["variance"] = var
+    iid = out["sigma_d"].to_numpy(dtype=float) ** 2 / out["n"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["design_effect"] = np.where(iid > 0, var / iid, np.nan)
+        out["n_eff"] = out["n"].to_numpy(dtype=float) / out["design_effect"].to_numpy()
+    return out
 
 
 def ranks(fit: Any, ctx: dict) -> str:
@@ -205,9 +236,10 @@ def ranks(fit: Any, ctx: dict) -> str:
     return "".join(parts)
 
 
-_RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
-                       "resolved_multiplicity", "resolved_anytime", "design_effect",
-                       "n_star_cluster", "resolved_cluster", "resolved_all",
+_RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
+                       "resolved", "resolved_multiplicity", "resolved_anytime", "design_effect",
+                       "n_star_cluster", "resolved_cluster", "p_adjusted", "rejected",
+                       "resolved_all",
                        "n_labelled", "n_labels_star")   # the last two: judge-corrected fits
 
 
@@ -215,9 +247,13 @@ def resolution(fit: Any, ctx: dict) -> str:
     tab = fit.resolution(**ctx["resolution_kwargs"])
     meta = tab.attrs.get("mixrank", {})
     parts = [paragraph("Is each comparison resolved, i.e. is the benchmark large enough to detect "
-                "the observed difference with the target power (q = N / N* \u2265 1)? Each "
-                "paradigm is stricter than the one before: fixed n, multiplicity-adjusted, "
-                "anytime-valid, clustered (the formula's unit of inference).")]
+                "the observed difference with the target power (q = N / N* \u2265 1)? The "
+                "fixed-n column treats the cells as independent; each further column is a "
+                "separate stress test of that verdict: multiplicity-adjusted levels, an "
+                "anytime-valid boundary, and clustering at the formula's unit (the default "
+                "contrast's own estimate, SE and df, as in the contrasts table). "
+                "resolved_all is their conjunction together with 'rejected' (the default "
+                "adjusted contrast rejects at this level).")]
     parts.append(_notes(_left_out_note(tab, "The verdicts")))
     counts = meta.get("unresolved")
     if isinstance(counts, Mapping) and counts:

@@ -131,8 +131,10 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
     matplotlib.axes.Axes
         One row per pair labelled ``model_a - model_b``: the confidence
         interval as a segment and the estimate as a dot, coloured
-        ``COLORS["significant"]`` when the interval excludes 0 and
-        ``COLORS["neutral"]`` otherwise; a vertical line at 0.
+        ``COLORS["significant"]`` when the table's adjusted verdict rejects
+        (``p_adjusted < 1 - level``, the adjustment of ``attrs["mixrank"]
+        ["adjust"]``; without ``p_adjusted``: when the interval excludes 0)
+        and ``COLORS["neutral"]`` otherwise; a vertical line at 0.
 
     Raises
     ------
@@ -175,7 +177,16 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
         lo = t["ci_lower"].to_numpy(dtype=float)
         hi = t["ci_upper"].to_numpy(dtype=float)
         est = t["estimate"].to_numpy(dtype=float)
-        excl = (lo > 0) | (hi < 0)
+        meta = table.attrs.get("mixrank", {})
+        lev = t["level"].iloc[0] if "level" in t.columns else meta.get("level")
+        adjust = meta.get("adjust")
+        if "p_adjusted" in t.columns and lev is not None:    # the verdict the caption names
+            excl = t["p_adjusted"].to_numpy(dtype=float) < 1 - float(lev)
+            yes = f"{adjust}-adjusted p < {1 - float(lev):g}" if adjust else "adjusted p < alpha"
+            no = "not significant after adjustment"
+        else:
+            excl = (lo > 0) | (hi < 0)
+            yes, no = "interval excludes 0", "interval covers 0"
         colors = [style.COLORS["significant"] if e else style.COLORS["neutral"] for e in excl]
         ax.axvline(0.0, color=style.COLORS["reference"], linewidth=0.9, zorder=1)
         ax.hlines(y, lo, hi, colors=colors, linewidth=2.0, zorder=2)
@@ -184,8 +195,6 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
         ax.set_yticks(y)
         ax.set_yticklabels(labels)
         ax.set_ylim(-0.7, n - 0.3)
-        meta = table.attrs.get("mixrank", {})
-        lev = t["level"].iloc[0] if "level" in t.columns else meta.get("level")
         parts = [f"{100 * float(lev):g}% CI" if lev is not None else "CI"]
         if meta.get("estimand"):
             parts.append(f"estimand {meta['estimand']}")
@@ -194,9 +203,9 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
         from matplotlib.lines import Line2D
 
         handles = [Line2D([0], [0], color=style.COLORS["significant"], lw=2, marker="o",
-                          label="interval excludes 0"),
+                          label=yes),
                    Line2D([0], [0], color=style.COLORS["neutral"], lw=2, marker="o",
-                          label="interval covers 0")]
+                          label=no)]
         ax.legend(handles=handles, loc="lower right" if n > 3 else "best")
     return ax
 

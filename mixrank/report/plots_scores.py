@@ -2,8 +2,10 @@
 
 Inputs: a model-score table from ``FitResult.model_scores()`` (columns
 ``model, estimate, ci_lower, ci_upper``; ``iid_std_error`` and ``level``
-used when present).  Outputs: a matplotlib Axes in the shared look of
-:mod:`mixrank.report.style`.  Contents: :func:`plot_model_scores`, :func:`interval_rows` (the
+used when present; with a contrasts table, the neighbours whose adjusted
+contrast rejects are marked).  Outputs: a matplotlib Axes in the shared look of
+:mod:`mixrank.report.style`.  Contents: :func:`plot_model_scores`,
+:func:`resolved_neighbours`, :func:`interval_rows` (the
 one-row-per-model interval layout, shared with
 :mod:`mixrank.report.plots_judge`).  Draws
 only; computes no statistics (the iid interval is ``estimate +- z
@@ -21,12 +23,13 @@ from scipy import stats
 from mixrank.report import style
 from mixrank.report.plots import checked_table
 
-__all__ = ["plot_model_scores", "interval_rows"]
+__all__ = ["plot_model_scores", "interval_rows", "resolved_neighbours"]
 
 _COLUMNS = ("model", "estimate", "ci_lower", "ci_upper")
 
 
-def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None = None) -> Any:
+def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None = None,
+                      contrasts: pd.DataFrame | None = None) -> Any:
     """Plot each model's score with its confidence interval, best at the top.
 
     Parameters
@@ -37,13 +40,19 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
         independent is drawn beside it, thin).
     ax : matplotlib Axes, optional
     title : str, optional
+    contrasts : pandas.DataFrame, optional
+        ``FitResult.contrasts()``: between two neighbouring rows a ``*``
+        marks a pair whose adjusted contrast rejects (``p_adjusted < 1 -
+        level``) -- the test of the gap; overlapping score intervals are not
+        one.
 
     Returns
     -------
     matplotlib.axes.Axes
         One row per model: a thick segment from ``ci_lower`` to
         ``ci_upper`` (the formula's unit of inference), a thin one for the
-        iid interval, a marker at ``estimate``.
+        iid interval, a marker at ``estimate``; with ``contrasts``, the
+        resolved neighbours marked at the right edge.
 
     Raises
     ------
@@ -75,6 +84,8 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
             ax.hlines(y - 0.22, t["estimate"] - half, t["estimate"] + half,
                       color=style.COLORS["neutral"], linewidth=1.2,
                       label=f"{100 * lev:g}% iid interval (cells independent)", zorder=2)
+        if contrasts is not None:
+            _mark_neighbours(ax, t, y, contrasts)
         ax.legend(loc="best", fontsize="small", frameon=False)
         arena_scale = {"elo": "Elo scale: 400/ln 10 per unit of log-odds",
                        "logit": "log-strength"}.get(meta.get("scale", ""))
@@ -83,6 +94,30 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
                   else f"score ({meta.get('estimand', 'gls')} estimand)")
         style.finish_axes(ax, title=title, xlabel=xlabel)
     return ax
+
+
+def resolved_neighbours(order: list[str], contrasts: pd.DataFrame) -> list[bool]:
+    """For each pair of neighbours in ``order`` (best first): does its adjusted contrast reject
+    at ``1 - level`` (``p_adjusted``, else ``p_value``)?  Missing pairs count as not."""
+    col = "p_adjusted" if "p_adjusted" in contrasts.columns else "p_value"
+    lev = (float(contrasts["level"].iloc[0]) if "level" in contrasts.columns and len(contrasts)
+           else 0.95)
+    p = {}
+    for a, b, v in zip(contrasts["model_a"], contrasts["model_b"], contrasts[col]):
+        p[(str(a), str(b))] = p[(str(b), str(a))] = float(v)
+    return [p.get((a, b), np.nan) < 1 - lev for a, b in zip(order[:-1], order[1:])]
+
+
+def _mark_neighbours(ax: Any, t: pd.DataFrame, y: np.ndarray, contrasts: pd.DataFrame) -> None:
+    marks = resolved_neighbours(t["_name"].tolist(), contrasts)
+    x = float(np.nanmax(t["ci_upper"].to_numpy(dtype=float)))
+    first = True
+    for i, hit in enumerate(marks):
+        if hit:
+            ax.plot([x], [(y[i] + y[i + 1]) / 2], marker="*", linestyle="none",
+                    color=style.COLORS["significant"], markersize=8, zorder=4,
+                    label="neighbours resolved (adjusted contrast)" if first else None)
+            first = False
 
 
 def interval_rows(table: pd.DataFrame, ax: Any, ci_label: str,

@@ -9,7 +9,8 @@ Modules:
   over all pairs and its tidy accessors;
 * :mod:`~mixrank.results.summary` -- printable summaries;
 * :mod:`~mixrank.results.scores` -- each model's score with its uncertainty at
-  the formula's unit;
+  the formula's unit, with :mod:`~mixrank.results.score_adjust` (scores on the
+  union of cells when models' cell sets differ);
 * :mod:`~mixrank.results.interactions` -- contrasts by covariate level of a
   model x covariate fit, with :mod:`~mixrank.results.anova` (per-pair F tests
   that the gap is the same at every level) and

@@ -155,8 +155,10 @@ class PairwiseResult(TextDisplay):
         key = value.lower() if isinstance(value, str) else value
         if not any(key is a or (type(key) is type(a) and key == a)
                                            for a in allowed):
+            from .._util import did_you_mean
             raise OptionError(f"{option}={value!r} is not supported by {kind}.{accessor}(); "
-                              f"supported values: {list(allowed)}")
+                              f"supported values: {list(allowed)}"
+                              f"{did_you_mean(value, allowed)}")
         return key
 
     def _options(self, accessor: str, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -356,7 +358,8 @@ class PairwiseResult(TextDisplay):
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
                    adjust: str | None = "holm", anytime: bool | str = "auto",
-                   cluster: bool | None = None, **old: Any) -> pd.DataFrame:
+                   cluster: bool | None = None, design_effect: str | None = None,
+                   **old: Any) -> pd.DataFrame:
         """Resolution verdicts per judged pair (docs/methods.md §6, "Verdict table").
 
         Parameters
@@ -376,6 +379,10 @@ class PairwiseResult(TextDisplay):
         anytime : {"auto", "normal", "bernoulli"} or bool, default "auto"
         cluster : bool, optional
             The clustered paradigm (default: on where the result type has one).
+        design_effect : {"model", "anova"}, optional
+            The clustered paradigm's design effect (default ``"model"``: the
+            default contrast's SE and df; ``"anova"``: the published one-way
+            ANOVA ICC recipe), where the result type has one.
 
         Options a result type does not support (see
         ``type(result).supported_options("resolution")``) raise
@@ -390,6 +397,7 @@ class PairwiseResult(TextDisplay):
         lev = self._level(level)
         adjust = self.check_option("resolution", "adjust", adjust)
         anytime = self.check_option("resolution", "anytime", anytime)
-        extra = self._options("resolution", dict(models=models, top=top, cluster=cluster))
+        extra = self._options("resolution", dict(models=models, top=top, cluster=cluster,
+                                                 design_effect=design_effect))
         return self._resolution(lev, power=power, pairs=pairs, adjust=adjust, anytime=anytime,
                                 **extra)

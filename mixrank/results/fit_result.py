@@ -65,13 +65,15 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
     "rank_intervals": {**RANK_OPTIONS, "by": ANY},
     "rank_probabilities": {"draws": ANY, "rng": ANY},
-    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False)},
+    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
+                   "design_effect": ("model", "anova")},
     "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
                     "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
                     "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
     "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
              "roles": ANY, "grid": ANY, "labels": (True, False)},
-    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY},
+    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY,
+                     "scoring": ("adjusted", "plain")},
     "anova": {"adjust": ("none", "holm")},
 }
 
@@ -262,8 +264,8 @@ class FitResult(PairwiseResult):
                 for p in (*self.pairs, *self.incomplete)]
         return tidy(rows, **self._meta("diagnostics"))
 
-    def model_scores(self, level: float | None = None, *,
-                     estimand: str | None = None, by: str | None = None) -> pd.DataFrame:
+    def model_scores(self, level: float | None = None, *, estimand: str | None = None,
+                     by: str | None = None, scoring: str = "adjusted") -> pd.DataFrame:
         """Each model's score with its uncertainty at the formula's unit of inference.
 
         Parameters
@@ -278,6 +280,9 @@ class FitResult(PairwiseResult):
             covariate instead (columns ``model, <by>, estimate, std_error,
             df, ci_lower, ci_upper, level, n, note``); see
             :func:`mixrank.results.interactions.model_scores_by`.
+        scoring : {"adjusted", "plain"}, default "adjusted"
+            Unequal cell sets (estimand cells): on the union of cells, adjusted
+            (docs/methods.md §11), or the plain mean of the model's own cells.
 
         Returns
         -------
@@ -286,8 +291,9 @@ class FitResult(PairwiseResult):
             (cells scored), ``sigma_iid`` (sample SD of the cell scores),
             ``design_effect`` (``(std_error / iid_std_error)^2``),
             ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard
-            error lm-evaluation-harness reports), ``note`` (why a row has NaN
-            uncertainty, else empty).
+            error lm-evaluation-harness reports), ``n_cells`` (the union),
+            ``adjusted``, ``basis`` ("adjusted, scored on N of M cells"), ``note``
+            (NaN uncertainty, or a logit-scale interval kept in [0, 1]).
 
         Raises
         ------
@@ -316,7 +322,7 @@ class FitResult(PairwiseResult):
             lev = self.level if level is None else check_level(level, DesignError)
             from .interactions import model_scores_by
             return model_scores_by(self, by, lev)
-        return model_scores_table(self, level=level, estimand=estimand)
+        return model_scores_table(self, level=level, estimand=estimand, scoring=scoring)
 
     def summary(self) -> Summary:
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
@@ -410,7 +416,8 @@ class FitResult(PairwiseResult):
 
     def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
                     anytime: bool | str, models: Sequence[str] | None = None,
-                    top: int | None = None, cluster: bool = True) -> pd.DataFrame:
+                    top: int | None = None, cluster: bool = True,
+                    design_effect: str | None = None) -> pd.DataFrame:
         """The verdicts of :meth:`PairwiseResult.resolution` through
         :func:`mixrank.design.resolution.resolution_of` (``pairs=None``: the fitted pairs of
         a fit restricted with ``fit(..., pairs=)``, else ``"adjacent"``; ``anytime="auto"``:
@@ -420,7 +427,7 @@ class FitResult(PairwiseResult):
         from ..design.resolution import resolution_of
         return _left_out(resolution_of(part, level=level, power=power, pairs=pairs,
                                         models=models, top=top, adjust=adjust, anytime=anytime,
-                                        cluster=cluster), left)
+                                        cluster=cluster, design_effect=design_effect), left)
 
     def sensitivity(self, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,

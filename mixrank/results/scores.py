@@ -1,8 +1,10 @@
 """Stage results: each model's score with its uncertainty at the formula's unit.
 
 Inputs: a :class:`~mixrank.results.FitResult`.  Outputs: the tidy table of
-:meth:`FitResult.model_scores` (one row per model).  Contents:
-:func:`model_scores_table`.  The per-model fits
+:meth:`FitResult.model_scores` (one row per model; when models' cell sets
+differ, the scores of the models missing cells are on the union of cells,
+adjusted by :mod:`~mixrank.results.score_adjust`; intervals of proportions
+stay in [0, 1]).  Contents: :func:`model_scores_table`, :func:`score_interval`.  The per-model fits
 (:func:`mixrank.engine.lmm.single.fit_models`) are cached per fit and estimand,
 so that the report, rank intervals and verdict tables that order models by
 their score fit each model once.
@@ -17,20 +19,26 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from .._util import check_level, tidy
+from .._util import check_level, did_you_mean, tidy
 from ..engine.estimability import score_groups
 from ..engine.lmm.native import ESTIMANDS
 from ..engine.lmm.single import ModelFit, fit_models
-from ..errors import DesignError, MixrankWarning
+from ..errors import DesignError, MixrankWarning, OptionError
+from .score_adjust import adjusted_scores
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .fit_result import FitResult
 
-__all__ = ["model_scores_table", "model_fits"]
+__all__ = ["model_scores_table", "model_fits", "score_interval", "SCORINGS"]
+
+#: ``model_scores(scoring=)``: on the union of cells (adjusted) or each model's own cells.
+SCORINGS = ("adjusted", "plain")
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, list[ModelFit]]] = weakref.WeakKeyDictionary()
+#: The adjusted scores of a fit (the jackknife refits the additive model once per group).
+_ADJUSTED: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
 
 
 def model_fits(fit: FitResult, estimand: str) -> list[ModelFit]:
@@ -42,8 +50,32 @@ def model_fits(fit: FitResult, estimand: str) -> list[ModelFit]:
     return per[estimand]
 
 
+def score_interval(estimate: float, std_error: float, df: float, level: float,
+                   bounded: bool) -> tuple[float, float, bool]:
+    """``(ci_lower, ci_upper, on_logit)``: the t interval, or for a score bounded in [0, 1]
+    whose t interval leaves [0, 1], the interval on the logit scale.
+
+    Notes
+    -----
+    On the logit scale ``eta = log(p / (1 - p))`` has the delta-method SE
+    ``std_error / (p (1 - p))``; ``expit(eta -+ q SE)`` lies in (0, 1) and
+    contains ``p``.  A score of exactly 0 or 1 keeps the t interval clipped
+    to [0, 1].
+    """
+    q = float(stats.t.ppf(0.5 + level / 2, df)) if np.isfinite(df) and df > 0 else np.nan
+    lo, hi = estimate - q * std_error, estimate + q * std_error
+    if not bounded or not (lo < 0 or hi > 1):
+        return lo, hi, False
+    if 0 < estimate < 1:
+        eta = np.log(estimate / (1 - estimate))
+        se = std_error / (estimate * (1 - estimate))
+        return (float(1 / (1 + np.exp(-(eta - q * se)))),
+                float(1 / (1 + np.exp(-(eta + q * se)))), True)
+    return max(lo, 0.0), min(hi, 1.0), False
+
+
 def model_scores_table(fit: FitResult, *, level: float | None = None,
-                       estimand: str | None = None) -> pd.DataFrame:
+                       estimand: str | None = None, scoring: str = "adjusted") -> pd.DataFrame:
     """One row per model: its score with CI at the formula's unit of inference.
 
     See :meth:`mixrank.results.FitResult.model_scores` for the columns.
@@ -51,18 +83,45 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
     lev = fit.level if level is None else check_level(level, DesignError)
     est = fit.estimand if estimand is None else estimand
     if est not in ESTIMANDS:
-        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+        raise OptionError(f"estimand={estimand!r}{did_you_mean(estimand, ESTIMANDS)}; expected "
+                          f"one of {list(ESTIMANDS)}")
+    if scoring not in SCORINGS:
+        raise OptionError(f"scoring={scoring!r}{did_you_mean(scoring, SCORINGS)}; expected one "
+                          f"of {list(SCORINGS)} (adjusted: every model on the union of cells; "
+                          "plain: the plain mean over each model's own cells)")
     fits = model_fits(fit, est)
+    fr = fit.frame
+    adjust = scoring == "adjusted" and est == "cells"
+    if adjust and fit not in _ADJUSTED:
+        _ADJUSTED[fit] = adjusted_scores(fr)
+    adj = {a.model: a for a in _ADJUSTED[fit]} if adjust else {}
+    bounded = bool(fr.binary or (np.nanmin(fr.scores[fr.observed]) >= 0
+                                 and np.nanmax(fr.scores[fr.observed]) <= 1)) \
+        if fr.n_cells else False
     rows = []
     for m in fits:
-        se = m.std_error
-        q = float(stats.t.ppf(0.5 + lev / 2, m.df)) if np.isfinite(m.df) and m.df > 0 else np.nan
-        rows.append(dict(model=m.model, estimate=m.estimate, std_error=se, df=m.df,
-                         ci_lower=m.estimate - q * se, ci_upper=m.estimate + q * se, level=lev,
-                         n=m.n, sigma_iid=m.sigma_iid, design_effect=m.design_effect,
-                         iid_std_error=m.iid_std_error, note=m.note))
+        a = adj.get(str(m.model))
+        if a is not None and not np.isfinite(m.std_error):
+            a = None           # no uncertainty for the model's own cells: the plain row stays
+        estimate, se, df = (m.estimate, m.std_error, m.df) if a is None else \
+            (a.estimate, a.std_error, a.df)
+        lo, hi, logit = score_interval(estimate, se, df, lev, bounded)
+        iid = m.iid_std_error
+        basis = (f"adjusted, scored on {m.n:,} of {fr.n_cells:,} cells" if a is not None
+                 else f"plain mean, scored on {m.n:,} of {fr.n_cells:,} cells")
+        note = m.note
+        if logit:
+            note = "; ".join(x for x in (note, "interval on the logit scale (the t interval "
+                                         "left [0, 1])") if x)
+        rows.append(dict(model=m.model, estimate=estimate, std_error=se, df=df,
+                         ci_lower=lo, ci_upper=hi, level=lev,
+                         n=m.n, sigma_iid=m.sigma_iid,
+                         design_effect=m.design_effect if a is None else (se / iid) ** 2
+                         if iid > 0 else np.nan,
+                         iid_std_error=iid, n_cells=fr.n_cells, adjusted=a is not None,
+                         basis=basis, note=note))
     spec = fit.frame.spec
-    extra = {}
+    extra: dict[str, Any] = {}
     groups = score_groups(fit.frame)
     if max(groups, default=1) > 1:
         by_name = dict(zip(fit.frame.models, groups))
@@ -76,9 +135,19 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
                 "model the key as a covariate ('model * key', by=) (docs/messy.md §4)")
         warnings.warn(f"model_scores: {note}", MixrankWarning, stacklevel=3)
         extra["groups_note"] = note
+    if adj:
+        extra["adjusted"] = {m: f"adjusted, scored on {a.n:,} of {a.n_cells:,} cells "
+                             f"(jackknife over {a.groups} groups of '{spec.unit or 'cell'}')"
+                             for m, a in adj.items()}
     return tidy(rows, table="model_scores", formula=spec.formula, method=fit.method,
-                engine=fit.engine, estimand=est,
+                engine=fit.engine, estimand=est, scoring=scoring if est == "cells" else "plain",
                 df_method="satterthwaite" if fit.method == "reml" else "units - 1",
+                df_method_note=(
+                    "a score is one model's mean, not a paired difference: its SE and df come "
+                    "from the model's own fit y ~ 1 + (random terms) (Satterthwaite df, as lme4 "
+                    "+ lmerTest give), while contrasts() use the fit's df method "
+                    f"({getattr(fit, 'df_method', '?')}) on the paired differences; adjusted "
+                    "scores use the delete-a-group jackknife over the unit (df = groups - 1)"),
                 model="y ~ 1 + " + (" + ".join(f"(1|{t})" for t in spec.term_names)
                                     if spec.random else "(cells independent)"),
                 unit=spec.unit or "cell", **extra)

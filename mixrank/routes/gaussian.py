@@ -26,6 +26,7 @@ from ..engine.estimability import (
     models_to_drop,
     select_models,
     unpaired_cells,
+    unpaired_text,
     weak_terms,
 )
 from ..engine.glmm.control import GlmmControl
@@ -237,12 +238,7 @@ def check_fits(fits: Sequence[PairFit], frame: Frame, idx: Sequence[tuple[int, i
             ConvergenceError, stacklevel=_UP + 1)
     left = unpaired_cells(frame, idx)
     if left:
-        shown = ", ".join(f"{m}: {c}" for m, c in list(left.items())[:8])
-        warnings.warn(f"cells scored for one model only were left out of its pairs (each pair "
-                      f"uses the cells both models were scored on; docs/methods.md §1): cells left "
-                      f"out per model {{{shown}{', ...' if len(left) > 8 else ''}}}; "
-                      "diagnostics() has only_a/only_b per pair", UnpairedCellsWarning,
-                      stacklevel=_UP)
+        warnings.warn(unpaired_text(frame, left), UnpairedCellsWarning, stacklevel=_UP)
     if control.small_sample != "ignore":
         weak = weak_terms(frame, idx, control.min_units)
         if weak:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .._util import check_level
+from .._util import check_level, did_you_mean
 from ..engine.lmm.native import ESTIMANDS, METHODS
 from ..engine.lmm.unit_se import check_df
 from ..errors import DesignError, OptionError
@@ -29,10 +29,11 @@ INCOMPLETE = ("keep", "drop")
 
 
 def check_choice(option: str, value: Any, valid: Sequence[str], where: str = "") -> None:
-    """The one :class:`DesignError` of an option outside its values (listed)."""
+    """The one :class:`OptionError` of an option outside its values (listed)."""
     if not isinstance(value, str) or value not in valid:
-        raise DesignError(f"{option}={value!r} is not an option; expected one of "
-                          f"{', '.join(repr(v) for v in valid)}{where}")
+        raise OptionError(f"{option}={value!r} is not an option; expected one of "
+                          f"{', '.join(repr(v) for v in valid)}{where}"
+                          f"{did_you_mean(value, valid)}")
 
 
 @dataclass(frozen=True)

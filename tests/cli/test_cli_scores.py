@@ -65,7 +65,7 @@ def test_contrasts_adjust(capsys, api):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["contrasts", "example", "-f", F1, "--adjust", "bonf"], "'holm', 'none', 'bh', 'maxt'"),
+    (["contrasts", "example", "-f", F1, "--adjust", "bonf"], "'holm', 'none', 'bonferroni', 'bh', 'maxt', 'stepdown'"),
     (["scores", "example", "-f", F1, "--score-estimand", "micro"], "'gls', 'cells', 'units'"),
     (["scores", "example", "-f", F1, "--probabilities", "--draws", "10"],
      "10 is not a usable number of draws"),

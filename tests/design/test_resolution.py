@@ -320,17 +320,22 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
     if missing == 0.0:
         assert all(scores[a] >= scores[b] - 1e-12 for a, b in zip(tab["model_a"], tab["model_b"]))
     assert len(tab) == (models - 1 if family == "adjacent" else models * (models - 1) // 2)
-    # the fit's numbers go through unchanged (up to orientation)
+    # the fit's numbers go through unchanged (up to orientation); the clustered stress uses
+    # the default contrast's SE and df (issue 36: one SE per pair in every table)
+    con = res.contrasts().set_index(["model_a", "model_b"])
     for _, r in tab.iterrows():
         p = res.pair(r["model_a"], r["model_b"])
         sign = 1 if p.model_a == r["model_a"] else -1
-        assert r["estimate"] == sign * p.estimate
+        c = con.loc[(p.model_a, p.model_b)]
+        assert r["estimate"] == sign * p.estimate == sign * c["estimate"]
         assert r["sigma_d"] == p.sigma_d
         # the clustered stress is relative to the estimand's own iid variance (the default, cells)
         iid = p.sigma_d**2 * r["weight_factor"] / p.n
-        assert r["design_effect"] == pytest.approx(p.variance / iid, rel=1e-12)
+        assert r["design_effect"] == pytest.approx(c["std_error"] ** 2 / iid, rel=1e-12)
         assert r["variance_iid"] == pytest.approx(iid, rel=1e-12)
-        assert r["std_error"] == pytest.approx(math.sqrt(p.variance), rel=1e-15)
+        assert r["std_error"] == c["std_error"] and r["df"] == c["df"]
+        assert r["p_adjusted"] == c["p_adjusted"]
+        assert not r["resolved_all"] or c["p_adjusted"] < alpha
 
 
 # ---------------------------------------------------------------------------
@@ -348,15 +353,17 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
                                                  ascending=[False, True])["model"].tolist()
     assert list(zip(tab["model_a"], tab["model_b"])) == list(zip(order[:-1], order[1:]))
     rebuilt = resolution_table(tab[["model_a", "model_b", "estimate", "n", "sigma_d",
-                                    "std_error", "design_effect"]])
+                                    "std_error", "df", "design_effect", "p_adjusted"]])
     pd.testing.assert_frame_equal(tab, rebuilt, check_like=False)
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"
     assert meta["estimand"] == "cells" and meta["model_order"] == order
     assert resolution_of(small_fit).equals(tab)
-    # q_cluster = delta^2 / (K Var_REML)
-    var = np.array([small_fit.pair(a, b).variance for a, b in zip(tab["model_a"], tab["model_b"])])
-    np.testing.assert_allclose(tab["q_cluster"], tab["estimate"] ** 2 / (K * np.maximum(
+    # q_cluster = delta^2 / (K_t SE^2): the default contrast's SE and df (issue 36)
+    from scipy import stats
+    var = tab["std_error"].to_numpy() ** 2
+    kt = np.maximum((stats.t.ppf(0.975, tab["df"]) + stats.t.ppf(0.8, tab["df"])) ** 2, K)
+    np.testing.assert_allclose(tab["q_cluster"], tab["estimate"] ** 2 / (kt * np.maximum(
         var, tab["sigma_d"] ** 2 / tab["n"])), rtol=1e-10)
 
 

@@ -43,6 +43,9 @@ def _fit(formula, data, estimand):
 #: design.  Every other column (fixed n, multiplicity, anytime) is compared at 1e-12.
 MODEL_BASED = {"std_error", "design_effect", "n_star_cluster", "mde_cluster", "q_cluster"}
 MODEL_BASED_RTOL = 1e-8
+#: Columns that rest on the clustered SE: since issue 36 the default contrast's (CR2 at the
+#: unit), no longer the REML variance the reference stored; checked against the contrasts.
+CLUSTERED = MODEL_BASED | {"resolved_cluster", "resolved_all"}
 #: A reference estimate within a few ulps of 0 on the 0/1 scale is a tie (two models with the
 #: same total on the same cells, m01/m02 of the simulated design) stored with the summation
 #: noise of e3b47ea (-1.7e-18).  Ties are exact now (docs/hardening.md §9): estimate 0, q 0,
@@ -79,6 +82,8 @@ def test_cells_tables_equal_the_pre_change_reference():
             tab = fit.resolution(anytime="normal", **entry["kwargs"])
             tie = np.abs(np.array([float(x) for x in entry["table"]["estimate"]])) <= TIE_ATOL
             for col, want in entry["table"].items():
+                if col in CLUSTERED:    # issue 36: now the default contrast's SE and df
+                    continue
                 got = tab[col].tolist()
                 if isinstance(want[0], str) or isinstance(want[0], bool):
                     assert got == want, (name, col)
@@ -87,17 +92,24 @@ def test_cells_tables_equal_the_pre_change_reference():
                           np.array([float(x) for x in want]), tie, name)
                 checked += 1
             assert (tab["weight_factor"] == 1.0).all()
-            # with the same fit, the clustered columns are the pre-change formulas exactly
+            # the clustered columns are the formulas on the default contrast's SE and df
+            con = fit.contrasts().set_index(["model_a", "model_b"])
+
+            def c(a, b, con=con):
+                return con.loc[(a, b)] if (a, b) in con.index else con.loc[(b, a)]
             old = pd.DataFrame([dict(model_a=a, model_b=b, estimate=r.estimate, n=r.n,
-                                     sigma_d=r.sigma_d, std_error=r.std_error,
-                                     design_effect=fit.pair(a, b).design_effect)
+                                     sigma_d=r.sigma_d, std_error=c(a, b)["std_error"],
+                                     df=c(a, b)["df"],
+                                     design_effect=c(a, b)["std_error"] ** 2 * r.n
+                                     / r.sigma_d ** 2)
                                 for a, b, r in zip(tab["model_a"], tab["model_b"],
                                                    tab.itertuples())])
             again = resolution_table(old, anytime="normal", **{
                 k: v for k, v in entry["kwargs"].items() if k == "multiplicity"})
             for col in MODEL_BASED | {"q", "n_star", "q_anytime", "q_multiplicity"}:
                 np.testing.assert_allclose(tab[col], again[col], rtol=1e-12, atol=0)
-    assert checked == sum(len(e["table"]) for e in ref["designs"])
+    assert checked == sum(1 for e in ref["designs"] for col in e["table"]
+                          if col not in CLUSTERED)
 
 
 def _common(fit, a, b):
@@ -134,6 +146,7 @@ def test_units_and_gls_q_fixed_uses_the_estimand_weights(source, shared_data):
         fit = _fit("correct ~ model + (1|subject)", data, estimand)
         tab = fit.resolution(pairs="adjacent", anytime="normal")
         assert tab.attrs["mixrank"]["estimand"] == estimand
+        con = fit.contrasts().set_index(["model_a", "model_b"])
         for _, r in tab.iterrows():
             a, b = r["model_a"], r["model_b"]
             p = fit.pair(a, b)
@@ -153,9 +166,14 @@ def test_units_and_gls_q_fixed_uses_the_estimand_weights(source, shared_data):
             assert r["q"] == pytest.approx(want_q, rel=1e-6)
             assert r["weight_factor"] == pytest.approx(p.n * sw2, rel=1e-6)
             assert r["weight_factor"] >= 1 - 1e-12
-            # the clustered column keeps the model-based variance: q = delta^2 / (K Var_REML)
+            # the clustered column uses the default contrast's SE and df (issue 36):
+            # q = delta^2 / (K_t SE^2), K_t from t quantiles with the contrast's df
+            cc = con.loc[(a, b)] if (a, b) in con.index else con.loc[(b, a)]
+            kt = max((stats.t.ppf(0.975, cc["df"]) + stats.t.ppf(0.8, cc["df"])) ** 2, K)
+            assert r["std_error"] == cc["std_error"]
             assert r["q_cluster"] == pytest.approx(
-                r["estimate"] ** 2 / (K * max(p.variance, p.sigma_d**2 * sw2)), rel=1e-9)
+                r["estimate"] ** 2 / (kt * max(cc["std_error"] ** 2, p.sigma_d**2 * sw2)),
+                rel=1e-9)
             # and the anytime column uses the same iid variance (normal mixture)
             assert r["mde_anytime"] / r["mde"] == pytest.approx(
                 tab["mde_anytime"].iloc[0] / tab["mde"].iloc[0], rel=1e-12)

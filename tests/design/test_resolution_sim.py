@@ -57,11 +57,20 @@ def test_design_effect_balanced_is_one_plus_m_minus_one_icc(estimand):
     icc = s_s / (s_s + s_e)
     assert _model_de(p) == pytest.approx(1 + (m - 1) * icc, rel=1e-8)
     assert _model_de(p) > 2                                  # a real cluster effect
-    # the table's DE uses the sample variance of d instead (docs/methods.md §4);
-    # both describe the same Var_REML, so q_cluster does not depend on the choice
+    # the table's DE is the default contrast's variance over the sample variance of d
+    # (issue 36: one SE per pair); balanced with an interior component, CR2 reproduces the
+    # REML SE (docs/methods.md §9), so the REML design effect comes back
     tab = res.resolution(pairs="all", adjust=None, anytime=False)
-    assert tab["design_effect"].iloc[0] == p.design_effect
-    assert tab["q_cluster"].iloc[0] == pytest.approx(p.estimate**2 / (K * p.variance), rel=1e-12)
+    c = res.contrasts().iloc[0]
+    assert tab["std_error"].iloc[0] == c["std_error"] and tab["df"].iloc[0] == c["df"]
+    assert tab["design_effect"].iloc[0] == pytest.approx(
+        c["std_error"] ** 2 * p.n / p.sigma_d ** 2, rel=1e-12)
+    assert tab["design_effect"].iloc[0] == pytest.approx(p.variance * p.n / p.sigma_d ** 2
+                                                         / tab["weight_factor"].iloc[0],
+                                                         rel=1e-6)
+    kt = (stats.t.ppf(0.975, c["df"]) + stats.t.ppf(0.8, c["df"])) ** 2
+    assert tab["q_cluster"].iloc[0] == pytest.approx(
+        p.estimate**2 / (max(kt, K) * c["std_error"] ** 2), rel=1e-12)
 
 
 SIZES = [4, 7, 12, 20, 9, 15, 30, 6, 11, 18, 3, 25]

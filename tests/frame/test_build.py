@@ -339,3 +339,18 @@ def test_level_sums_are_the_per_model_level_sums_in_cell_order(M):
     assert np.array_equal(st.level_sums["t"], want)
     m = observed.astype(int)
     assert np.array_equal(st.n_common, m.T @ m)
+
+
+def test_balance_columns_agree():
+    """Issue 36: a pair marked ``complete: no`` with only_a = only_b = 0 (cells only a third
+    model has) now shows them as ``neither``; the columns add up to every cell."""
+    d = pd.DataFrame({"model": ["a", "b", "c", "a", "b", "c", "c"],
+                      "subject": ["s1", "s1", "s1", "s2", "s2", "s2", "s3"],
+                      "question": ["q"] * 7, "correct": [1, 0, 1, 0, 1, 1, 0]})
+    bal = build_frame(d, F1).balance().set_index(["model_a", "model_b"])
+    ab = bal.loc[("a", "b")]
+    assert (ab["n"], ab["only_a"], ab["only_b"], ab["neither"]) == (2, 0, 0, 1)
+    assert not ab["complete"]
+    assert (bal["n"] + bal["only_a"] + bal["only_b"] + bal["neither"] == 3).all()
+    assert (bal["complete"] == ((bal["only_a"] == 0) & (bal["only_b"] == 0)
+                                & (bal["neither"] == 0))).all()

@@ -55,6 +55,9 @@ def expected_frame(design=DESIGN, prompt="default"):
 
 
 def assert_same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    # lm-eval's per-document hash is kept beside the design (test_prompt_is_the_template)
+    assert got.columns[-1] == "prompt_hash"
+    got = got.drop(columns="prompt_hash")
     assert list(got.columns) == list(want.columns)
     assert got.index.equals(pd.RangeIndex(len(got)))
     # compare as plain objects: the string dtype differs between pandas 2 and 3
@@ -129,14 +132,22 @@ def test_metric_mapping_task_entry_overrides_group_entry():
     assert len(df) == 12
 
 
-def test_prompt_hash_is_default_prompt():
+def test_prompt_is_the_template_and_the_hash_is_kept():
+    """Issue 36: the per-document prompt_hash made 15 documents look like 15 prompts.
+
+    ``prompt`` is the run's prompt configuration (constant across documents:
+    the results files say 0-shot, no chat template); lm-eval's per-document
+    hash is kept as ``prompt_hash``.
+    """
     df = read_lm_eval(FIXTURE, tasks="arc_easy")
     ctx = "Question: Which of these is a source of light?\nAnswer:"
     want = hashlib.sha256(ctx.encode("utf-8")).hexdigest()
     first = df[(df.model == PYTHIA) & (df.question == "0")]
-    assert first["prompt"].tolist() == [want]
+    assert first["prompt_hash"].tolist() == [want]
+    assert set(df["prompt"]) == {"0-shot"}
+    assert df["prompt_hash"].nunique() == df["question"].nunique() > 1
     # both models saw the same contexts: the same hash per document
-    assert df.groupby("question")["prompt"].nunique().max() == 1
+    assert df.groupby("question")["prompt_hash"].nunique().max() == 1
 
 
 def test_single_samples_file_and_model_folder(tree):
@@ -205,11 +216,23 @@ def test_unbalanced_doc_ids_across_models_are_legal(tree):
     assert df[df.model == PYTHIA]["question"].tolist() == ["0", "1", "2"]
 
 
-def test_different_prompt_hashes_warn(tree):
+def test_different_prompt_configurations_warn(tree):
+    # a different per-document hash alone (same template) pairs: no warning
     f = sample_file(tree, QW_DIR, "mmlu_astronomy", QW_DATE_2)
     edit_lines(f, lambda objs: [{**o, "prompt_hash": "chat-" + o["prompt_hash"]} for o in objs])
-    with pytest.warns(MixrankWarning, match="3 of 3 documents"):
-        read_lm_eval(tree, tasks="mmlu_astronomy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df = read_lm_eval(tree, tasks="mmlu_astronomy")
+    assert set(df["prompt"]) == {"0-shot"}
+    # a run with a chat template and 5 shots is another prompt configuration
+    res = tree / QW_DIR / f"results_{QW_DATE_2}.json"
+    blob = json.loads(res.read_text())
+    blob["n-shot"]["mmlu_astronomy"] = 5
+    blob["chat_template_sha"] = "abcdef0123456789"
+    res.write_text(json.dumps(blob))
+    with pytest.warns(MixrankWarning, match="1 task.*mmlu_astronomy.*0-shot.*5-shot"):
+        df = read_lm_eval(tree, tasks="mmlu_astronomy")
+    assert set(df[df.model == QWEN]["prompt"]) == {"5-shot +chat abcdef01"}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_lm_eval(tree, tasks="mmlu_astronomy", prompt="zero-shot")

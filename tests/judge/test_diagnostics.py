@@ -81,3 +81,40 @@ def test_differential_bias_size_under_null():
         rej += t["p_value"] < 0.05
     se = np.sqrt(0.05 * 0.95 / reps)
     assert rej / reps < 0.05 + 3 * se
+
+
+def test_zero_disagreement_interval_has_positive_width():
+    """Issue 36: 60 labels that all agree with the judge gave bias 0 with CI [0, 0].
+
+    The interval is now the exact Clopper-Pearson bound on the disagreement
+    rate, checked against the hand formula 1 - alpha^(1/n) and scipy's
+    binomial test (one-sided exact upper limit of 0 successes in n).
+    """
+    from scipy import stats
+
+    df, _ = simulate(7, models=2, subjects=10, questions=12, frac=0.5)
+    df["score"] = (df["score"] > 0.8).astype(float)
+    df["human"] = np.where(df["human"].isna(), np.nan, (df["human"] > 0.3).astype(float))
+    m1 = (df["model"] == "m1") & df["human"].notna()
+    df.loc[m1, "human"] = df.loc[m1, "score"]
+    n = int(m1.sum())
+    jt = mixrank.fit(F, df, gold="human").judge().set_index("model")
+    row = jt.loc["m1"]
+    assert row["bias"] == 0 and row["std_error"] == 0
+    u_hand = 1 - 0.05 ** (1 / n)
+    u_scipy = stats.binomtest(0, n, alternative="less").proportion_ci(0.95, "exact").high
+    assert u_hand == pytest.approx(u_scipy, rel=1e-10)
+    assert row["ci_upper"] == pytest.approx(u_hand, rel=1e-10)
+    assert row["ci_lower"] == pytest.approx(-u_hand, rel=1e-10)
+    assert row["ci_upper"] - row["ci_lower"] > 0 and "Clopper-Pearson" in row["note"]
+    # the other model keeps its Wald interval at the unit
+    other = jt.drop(index="m1").iloc[0]
+    assert other["note"] == "" and other["ci_upper"] > other["ci_lower"]
+
+
+def test_exact_bias_interval_all_disagree():
+    """Every label disagrees in one direction (bias 1): [1 - 2U, 1]."""
+    from mixrank.judge.diagnostics import exact_bias_interval
+    u = 1 - 0.1 ** (1 / 30)
+    assert exact_bias_interval(1.0, 30, 0.9) == pytest.approx((1 - 2 * u, 1.0), rel=1e-12)
+    assert exact_bias_interval(-1.0, 30, 0.9) == pytest.approx((-1.0, -1 + 2 * u), rel=1e-12)

@@ -78,9 +78,12 @@ def test_default_estimand_is_the_plain_mean():
     df = _prompt_modes(missing=()).sample(frac=0.85, random_state=4)    # unbalanced
     res = _quiet(F_PROMPT, df)
     assert res.estimand == "cells"
-    sc = res.model_scores().set_index("model")
+    # the plain means are one keyword away (issue 36: the default puts every model on the
+    # union of cells when their cell sets differ, docs/methods.md §11)
+    sc = res.model_scores(scoring="plain").set_index("model")
     means = df.groupby("model")["correct"].mean()
     np.testing.assert_allclose(sc.loc[means.index, "estimate"], means, rtol=0, atol=1e-12)
+    assert sc["basis"].str.startswith("plain mean, scored on").all()
     assert sc.attrs["mixrank"]["estimand"] == "cells"
     wide = df.pivot_table(index=["question", "prompt"], columns="model", values="correct")
     c = res.contrasts()

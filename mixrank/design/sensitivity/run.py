@@ -21,7 +21,7 @@ import pandas as pd
 
 from mixrank._deprecate import former_names
 from mixrank._progress import Reporter, as_progress
-from mixrank._util import as_rng, check_max_draws, tidy
+from mixrank._util import as_rng, check_max_draws, did_you_mean, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.estimand import pair_inputs_from
 from mixrank.design.sensitivity.fast import fast_rows
@@ -34,7 +34,7 @@ from mixrank.design.sensitivity.frames import (
 from mixrank.design.sensitivity.oneway import level_sums, oneway_fit
 from mixrank.design.sensitivity.refit import MakeReplicate, refit, replicate_rows
 from mixrank.design.sensitivity.stability import stability
-from mixrank.errors import DesignError
+from mixrank.errors import DesignError, OptionError
 from mixrank.frame import Frame
 from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
 
@@ -222,8 +222,9 @@ def _kinds(kind: Any) -> list[str]:
     ks = [k.strip() for x in ks for k in str(x).split(",") if k.strip()]
     bad = [k for k in ks if k not in KINDS]
     if bad or not ks:
-        raise DesignError(f"kind must be one of {list(KINDS)} (or several, e.g. "
-                          f"'loso,bootstrap'); received {kind!r}.")
+        hint = did_you_mean(bad[0], KINDS) if bad else ""
+        raise OptionError(f"kind must be one of {list(KINDS)} (or several, e.g. "
+                          f"'loso,bootstrap'); received {kind!r}{hint}.")
     return [k for k in KINDS if k in ks]
 
 

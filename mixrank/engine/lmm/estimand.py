@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._util import exact_group_sums, exact_mean
-from ...errors import DesignError
+from ..._util import did_you_mean, exact_group_sums, exact_mean
+from ...errors import DesignError, OptionError
 
 __all__ = ["ESTIMANDS", "estimand_weights", "estimand_estimate"]
 
@@ -43,7 +43,8 @@ def estimand_weights(estimand: str, n: int, unit_codes: np.ndarray | None = None
     if estimand == "cells":
         return np.full(n, 1.0 / n)
     if estimand != "units":
-        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+        raise OptionError(f"estimand={estimand!r}; expected one of {list(ESTIMANDS)}"
+                          f"{did_you_mean(estimand, ESTIMANDS)}")
     if unit_codes is None:
         raise DesignError("estimand='units' needs a random term naming the unit, e.g. "
                           "(1|subject)")

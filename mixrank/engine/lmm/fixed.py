@@ -27,6 +27,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from ..._util import did_you_mean
 from ...errors import DesignError, OptionError
 from ...formula.fixed import InteractionSpec
 from ...frame import Frame
@@ -380,7 +381,8 @@ def fit_pairs_fixed(frame: Frame, design: Design, pairs: list[tuple[int, int]], 
         A non-default ``control.orthogonality_tol``.
     """
     if estimand not in ESTIMANDS:
-        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+        raise OptionError(f"estimand={estimand!r}; expected one of {list(ESTIMANDS)}"
+                          f"{did_you_mean(estimand, ESTIMANDS)}")
     check_control(control)
     y0 = np.where(frame.observed, frame.scores, 0.0)
     XtY, gram = design.X.T @ y0, y0.T @ y0      # X'Y and Y'Y over all cells (full pairs)

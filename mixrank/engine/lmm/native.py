@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._util import exact_group_sums, exact_mean
-from ...errors import DesignError
+from ..._util import did_you_mean, exact_group_sums, exact_mean
+from ...errors import DesignError, OptionError
 from ...frame import Frame
 from ...frame.columns import CompressedFrame, ModelColumns, PairCells
 from ...frame.encode import combine_codes
@@ -454,7 +454,8 @@ def fit_pairs(frame: Frame, pairs: list[tuple[int, int]], *, method: str = "reml
     if method not in METHODS:
         raise DesignError(f"method={method!r}; expected one of {METHODS}")
     if estimand not in ESTIMANDS:
-        raise DesignError(f"estimand={estimand!r}; expected one of {ESTIMANDS}")
+        raise OptionError(f"estimand={estimand!r}; expected one of {list(ESTIMANDS)}"
+                          f"{did_you_mean(estimand, ESTIMANDS)}")
     cache: StructureCache[tuple[Structure, list[str]]] = StructureCache()
     q2 = sum(sorted(frame.term_levels.values())[:-1]) if frame.term_levels else 0
     lattice = None

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...errors import DesignError
+from ..._util import did_you_mean
+from ...errors import DesignError, OptionError
 from ...frame import Frame
 from ..records import PairFit
 
@@ -68,9 +69,10 @@ def crossed_terms(frame: Frame, unit: str) -> list[str]:
 def check_df(df: object) -> str:
     """``df`` if valid, else a DesignError listing :data:`DF_METHODS`."""
     if not isinstance(df, str) or df not in DF_METHODS:
-        raise DesignError(f"df={df!r} is not a df/SE method; expected one of "
+        raise OptionError(f"df={df!r} is not a df/SE method; expected one of "
                           f"{list(DF_METHODS)} ('satterthwaite' is lme4 + lmerTest's answer; "
-                          "docs/methods.md, 'Validity with few units').")
+                          f"docs/methods.md, 'Validity with few units')."
+                          f"{did_you_mean(df, DF_METHODS)}")
     return df
 
 

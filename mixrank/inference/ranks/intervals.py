@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from mixrank._deprecate import former_names
-from mixrank._util import as_rng, check_max_draws, listed
+from mixrank._util import as_rng, check_draws, check_max_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.keywords import former, unexpected_keywords
@@ -136,15 +136,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
     mats = contrast_matrices(contrasts, models)
     meta: dict[str, Any] = {}
     if method == "maxt":
-        try:
-            B = int(B)
-        except (TypeError, ValueError):
-            raise DesignError(f"draws={B!r} must be an integer number of draws, e.g. "
-                              "2000") from None
-        if B < 100:
-            raise DesignError(f"draws={B} draws are too few for max-t critical values; use "
-                              "draws >= 100 (default 2000)")
-        check_max_draws("draws", B, DesignError)
+        B = check_draws(B, "draws", 100, DesignError)
         C, clipped = joint_covariance(mats["variance"])
         adj_a, adj_b = stepdown_maxt(mats["p"], C, coverage=coverage, B=B, rng=as_rng(rng))
         meta.update(B=B, psd_clipped=clipped, reference="t margins, Gaussian copula")
@@ -222,6 +214,9 @@ def rank_intervals_of(fit: FittedPairs, *, level: float = 0.95, coverage: str = 
                         "fitted: drop one model of each such pair from the data, or refit with "
                         "pairs=None")
     spec = fit.frame.spec
+    if method == "maxt":          # checked before any fit work, on every max-t path
+        B = check_draws(B, "draws", 100, DesignError)
+        as_rng(rng)
     if method == "maxt" and getattr(fit, "df_method", "") == "cr2":
         tab = _randomization_ranks(fit, level=level, coverage=coverage, B=B, rng=rng)
     else:
@@ -243,7 +238,7 @@ def _randomization_ranks(fit: FittedPairs, *, level: float, coverage: str, B: in
     check_options(coverage, "maxt")
     models, est, n = read_scores(fit.model_scores())
     mats = contrast_matrices(fit.contrasts(adjust="none"), models)
-    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=rng)
+    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=B, rng=rng)
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
     return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
