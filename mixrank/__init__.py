@@ -54,6 +54,7 @@ from .errors import (
     MixrankDeprecationWarning,
     MixrankError,
     MixrankWarning,
+    OmittedKeyWarning,
     OptionError,
     PirlsError,
     SingularFitWarning,
@@ -196,4 +197,5 @@ __all__ = [
     "plan_labels", "JudgeResult",
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
     "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
+    "OmittedKeyWarning",
 ]

@@ -385,6 +385,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         if reporter is not None:
             reporter.close()
     check_fits(fits, frame, idx, control)
+    from .design.omitted_keys import warn_omitted_keys; warn_omitted_keys(frame, fits)  # noqa: E702,I001 (issue 37: one line, a key left out of the formula)
     how, inference = resolve_df(frame, fits, method=method, estimand=estimand, df=df)
     return FitResult(frame=frame, pairs=tuple(fits), method=method, engine=eng,
                      estimand=estimand, level=level, incomplete=left_out,
