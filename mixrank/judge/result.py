@@ -72,7 +72,8 @@ class JudgeResult(FitResult):
     def _meta(self, table: str, **extra: Any) -> dict:
         m = super()._meta(table, **extra)
         m.update(df_method="normal (cell unit)" if self.frame.spec.unit is None
-                 else "units - 1 (cluster-robust)", gold=self._data.column,
+                 else "CR2, Bell-McCaffrey (at the unit)" if len(self.frame.spec.term_names) == 1
+                 else "units - 1 (multiway cluster-robust)", gold=self._data.column,
                  lam="plug-in" if self.lam is None else self.lam)
         return m
 
