@@ -1,7 +1,9 @@
-"""Small shared helpers (no stage): random generators, table metadata, message lists."""
+"""Small shared helpers (no stage): random generators, table metadata, message lists, and
+:class:`TextDisplay`, the one way a result or summary shows itself (``repr`` and HTML)."""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -12,7 +14,18 @@ import pandas as pd
 from ._version import MAX_DRAWS, MIXRANK_VERSION
 
 __all__ = ["as_rng", "tidy", "check_level", "listed", "MIXRANK_VERSION", "MAX_DRAWS",
-           "check_max_draws", "exact_sum", "exact_mean", "exact_group_sums"]
+           "check_max_draws", "exact_sum", "exact_mean", "exact_group_sums", "TextDisplay"]
+
+
+class TextDisplay:
+    """Mixin of every result and summary: ``str()`` is its text, ``repr()`` the same
+    text and ``_repr_html_()`` (notebooks) that text escaped in a ``<pre>`` block."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + html.escape(str(self), quote=False) + "</pre>"
 
 
 

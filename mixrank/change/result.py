@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank._util import tidy
+from mixrank._util import TextDisplay, tidy
 from mixrank.change.difficulty import DIFFICULTY_EDGES, change_by_difficulty, smallest_item_p
 from mixrank.change.versions import check_columns, check_scores, select_version
 from mixrank.errors import DataError, DesignError, MissingDataWarning
@@ -30,8 +30,8 @@ CLASSES = ("improved", "deteriorated", "no_change", "floor_ceiling")
 _CHANGED = ("improved", "deteriorated")
 
 
-@dataclass(frozen=True)
-class ReliableChangeSummary:
+@dataclass(frozen=True, repr=False)
+class ReliableChangeSummary(TextDisplay):
     """Summary of a :class:`ReliableChange` (returned by ``summary()``; printing is separate).
 
     Attributes
@@ -107,8 +107,8 @@ class ReliableChangeSummary:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class ReliableChange:
+@dataclass(frozen=True, repr=False)
+class ReliableChange(TextDisplay):
     """Result of :func:`reliable_change`; accessors return fresh tidy tables.
 
     Attributes
@@ -133,6 +133,10 @@ class ReliableChange:
     _meta: dict = field(repr=False)
     _eb: dict | None = field(repr=False)
     _versions: dict = field(repr=False)
+
+    def __str__(self) -> str:
+        return (f"<ReliableChange {self.before!r} -> {self.after!r}: {len(self._items)} items, "
+                f"method={self.method}, sem={self.sem}>")
 
     def _methods(self) -> list[tuple[str, str]]:
         out = [("rci", "class")]

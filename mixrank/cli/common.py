@@ -471,8 +471,7 @@ def ask_result(args: argparse.Namespace, accessor: str, *, via: str = "",
 
 def _check(cls: type[PairwiseResult], accessor: str, name: str, value: Any) -> Any:
     """``cls.check_option`` before any fit: it reads only the type's declared OPTIONS."""
-    probe: Any = object.__new__(cls)
-    return cls.check_option(probe, accessor, name, value)
+    return cls.check_option(accessor, name, value)
 
 
 def _other_family(args: argparse.Namespace, accessor: str, name: str | None = None,

@@ -11,6 +11,8 @@ Modules:
   (former spellings, left-over keywords);
 * :mod:`~mixrank.inference.joint` -- the joint covariance of all fitted pairwise
   contrasts;
+* :mod:`~mixrank.inference.pairwise` -- the adjusted contrasts table of every
+  pairwise result (the one template's adjustment step);
 * :mod:`~mixrank.inference.simultaneous` -- family-wise answers for the pairwise
   contrasts of a fit;
 * :mod:`~mixrank.inference.randomization` -- unit-level randomization

@@ -1,7 +1,9 @@
 """Stage inference: multiplicity adjustment of p-values (docs/methods.md §5).
 
 Inputs: a vector of p-values (any order).  Outputs: adjusted p-values in the
-input order (:func:`adjust`) or rejection decisions (:func:`reject`).
+input order (:func:`adjust`), the same within each of several sets of tests
+(:func:`adjust_within`, the contrasts tables) or rejection decisions
+(:func:`reject`).
 Contents: Bonferroni, Holm (step-down) and Benjamini-Hochberg, exactly as R's
 ``p.adjust``; and the one registry of ``adjust=`` values (:data:`ADJUST`) with
 the subset each consumer accepts (:data:`ADJUST_FOR`, checked by
@@ -18,8 +20,8 @@ import pandas as pd
 
 from mixrank.errors import DataError, OptionError
 
-__all__ = ["adjust", "reject", "ADJUST", "ADJUST_FOR", "ADJUST_METHODS", "adjust_values",
-           "check_adjust"]
+__all__ = ["adjust", "adjust_within", "reject", "ADJUST", "ADJUST_FOR", "ADJUST_METHODS",
+           "adjust_values", "check_adjust"]
 
 #: Every multiplicity method of the package (the values of ``adjust=``), with what it does.
 ADJUST: dict[str, str] = {
@@ -179,6 +181,27 @@ def adjust(p: Any, method: str = "holm") -> np.ndarray:
         steps = m / np.arange(m, 0, -1) * arr[rev]
         out[rev] = np.minimum(1.0, np.minimum.accumulate(steps))
     return out
+
+
+def adjust_within(p: Any, groups: list[np.ndarray], method: str, *,
+                  nan_p: str = "exclude") -> np.ndarray:
+    """``p`` adjusted by ``method`` (or ``"none"``) within each set of row positions.
+
+    ``nan_p="exclude"``: NaN p-values stay NaN and are not counted in their
+    set; ``nan_p="one"``: they enter the adjustment as 1 (and stay NaN with
+    ``"none"``).  Positions in no set are NaN.  See :func:`adjust`.
+    """
+    p = np.asarray(p, dtype=float)
+    adj = np.full(len(p), np.nan)
+    for g in groups:
+        pg = p[g]
+        if nan_p == "one":
+            adj[g] = pg.copy() if method == "none" else adjust(np.nan_to_num(pg, nan=1.0), method)
+            continue
+        ok = np.isfinite(pg)
+        if ok.any():
+            adj[g[ok]] = pg[ok] if method == "none" else adjust(pg[ok], method)
+    return adj
 
 
 def reject(p: Any, alpha: float = 0.05, method: str = "holm") -> np.ndarray:

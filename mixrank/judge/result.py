@@ -16,8 +16,9 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,8 @@ from ..errors import DataError, DesignError, MixrankWarning, WeakDesignWarning
 from ..formula import InteractionSpec, Spec, parse
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
+from ..results.base import OptionTable, PairEstimates, with_options
+from ..results.fit_result import FIT_OPTIONS
 from .data import JudgeData, judge_data
 from .diagnostics import judge_table
 from .estimate import Corrected, model_estimate, pair_estimate, pair_record
@@ -55,7 +58,7 @@ def check_lam(lam: Any) -> float | str | None:
     return float(lam)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class JudgeResult(FitResult):
     """Result of ``mixrank.fit(..., gold=)``: PPI++ corrected scores and contrasts.
 
@@ -68,6 +71,9 @@ class JudgeResult(FitResult):
     lam: float | str | None = None
     scores: tuple[Corrected, ...] = ()
     corrections: tuple[Corrected, ...] = ()
+    #: :class:`~mixrank.results.FitResult`'s options without ``sensitivity`` and ``anova``
+    #: (they refit the mixed model of the judge's scores; the methods say why they refuse).
+    OPTIONS: ClassVar[OptionTable] = with_options(FIT_OPTIONS, sensitivity=None, anova=None)
 
     def _meta(self, table: str, **extra: Any) -> dict:
         m = super()._meta(table, **extra)
@@ -95,17 +101,21 @@ class JudgeResult(FitResult):
             raise DataError(f"pair ({a!r}, {b!r}) was not fitted")
         return lookup[1][id(p)], 1.0 if (p.model_a, p.model_b) == (a, b) else -1.0
 
-    def contrasts(self, level: float | None = None, *, by: str | None = None,
-                  adjust: str = "holm", draws: int = 10000, rng: Any = None,
-                  **old: Any) -> pd.DataFrame:
-        """Corrected pairwise contrasts; the columns of :meth:`FitResult.contrasts` plus
-        ``lam`` (lambda used), ``n_labelled`` (cells labelled for both models) and
-        ``n_effective`` (labels a labelled-only contrast would need for the same variance).
-        Pairs without a correction (fewer than 2 labelled units) are degenerate rows."""
+    def _pair_estimates(self, level: float, *, by: str | None = None) -> PairEstimates:
+        """The corrected pair estimates: those of :class:`~mixrank.results.FitResult` (whose
+        pairs are the PPI++ corrected contrasts) plus ``lam`` (lambda used), ``n_labelled``
+        (cells labelled for both models) and ``n_effective`` (labels a labelled-only contrast
+        would need for the same variance).  Pairs without a correction (fewer than 2
+        labelled units) are degenerate rows."""
         if by is not None:
             raise DesignError("contrasts(by=) needs a model x covariate formula; judge-corrected "
                               "fits take the plain formula")
-        tab = super().contrasts(level, adjust=adjust, draws=draws, rng=rng, **old)
+        est = super()._pair_estimates(level)
+        return replace(est, finish=partial(self._ppi_columns, est.finish))
+
+    def _ppi_columns(self, finish: Callable[[pd.DataFrame], pd.DataFrame] | None,
+                     tab: pd.DataFrame) -> pd.DataFrame:
+        tab = tab if finish is None else finish(tab)
         cs = [self._pair_ppi(a, b)[0] for a, b in zip(tab["model_a"], tab["model_b"])]
         tab["lam"] = [c.ppi.lam if c.ppi else np.nan for c in cs]
         tab["n_labelled"] = [c.ppi.n_labelled if c.ppi else 0 for c in cs]
@@ -306,7 +316,7 @@ class JudgeResult(FitResult):
         vals = [c.ppi.n_effective for c in self.corrections if c.ppi is not None]
         return float(np.median(vals)) if vals else float("nan")
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         return (f"<JudgeResult {self.frame.spec.formula!r} gold={self._data.column!r}: "
                 f"{len(self.pairs)} pair(s) of {len(self.models)} models, PPI++>")
 

@@ -4,7 +4,7 @@ Inputs: a concrete result (:class:`~mixrank.results.FitResult`,
 :class:`~mixrank.results.GlmmResult` and its ``model * x`` subclasses,
 :class:`~mixrank.judge.result.JudgeResult`,
 :class:`~mixrank.arena.result.ArenaResult`) supplies its ``level``, its
-``models`` and two hooks: ``_rank_intervals`` and ``_resolution``.
+``models`` and three hooks: ``_pair_estimates``, ``_rank_intervals`` and ``_resolution``.
 Outputs: what every result shares, written once --
 
 * ``level`` and the alpha derived from it (:meth:`PairwiseResult._level`,
@@ -13,13 +13,20 @@ Outputs: what every result shares, written once --
 * the judged pairs (:meth:`PairwiseResult.judged_pairs`: ``"adjacent"``,
   ``"all"`` or a list, resolved to model pairs in one place);
 * the declared options of each accessor (:attr:`PairwiseResult.OPTIONS`,
-  accessor -> option -> allowed values) and the one check
-  (:meth:`PairwiseResult.check_option`) raising the one
-  :class:`~mixrank.OptionError` message;
-* the accessors ``rank_intervals`` and ``resolution`` with the vocabulary of
-  docs/vocabulary.md (``level=``, ``adjust=``, ``draws=``, ``pairs=``) and
-  the former spellings (``alpha=``, ``method=``, ``multiplicity=``, ``B=``)
-  for one release, with a :class:`~mixrank.MixrankDeprecationWarning`.
+  accessor -> option -> allowed values, declared on each result class) and
+  the one check (the classmethod :meth:`PairwiseResult.check_option`)
+  raising the one :class:`~mixrank.OptionError` message;
+* the accessors ``contrasts``, ``rank_intervals`` and ``resolution`` with the
+  vocabulary of docs/vocabulary.md (``level=``, ``adjust=``, ``draws=``,
+  ``pairs=``) and the former spellings (``alpha=``, ``method=``,
+  ``multiplicity=``, ``B=``) for one release, with a
+  :class:`~mixrank.MixrankDeprecationWarning`.  ``contrasts`` is the one
+  template: it validates, asks the result type for its pair estimates
+  (the hook ``_pair_estimates``, a
+  :class:`~mixrank.inference.pairwise.PairEstimates`) and leaves every
+  adjustment, max-t included, to :func:`mixrank.inference.pairwise.adjusted_contrasts`;
+* ``repr()`` and ``_repr_html_()`` (:class:`mixrank._util.TextDisplay`) from
+  each type's one-line ``__str__``.
 
 The pair lookup has one home, :func:`mixrank.engine.records.pair_lookup`.
 """
@@ -33,77 +40,63 @@ import numpy as np
 import pandas as pd
 
 from .._deprecate import level_from_alpha
-from .._util import check_level, check_max_draws
+from .._util import TextDisplay, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
 from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
+from ..inference.pairwise import PairEstimates, adjusted_contrasts
 from ..inference.ranks.core import COVERAGES
 
-__all__ = ["PairwiseResult", "OptionTable", "ANY", "JUDGED", "FIT_OPTIONS", "GLMM_OPTIONS", "GLMM_BY_OPTIONS",
-           "GLMM_SLOPE_OPTIONS"]
+__all__ = ["PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
+           "with_options", "PairEstimates", "DEFAULT"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
 OptionTable = Mapping[str, Mapping[str, "tuple[Any, ...] | None"]]
 #: "Any value" in :attr:`PairwiseResult.OPTIONS` (the accessor checks the value itself).
 ANY: tuple[Any, ...] | None = None
 
-_RANK: dict[str, tuple[Any, ...] | None] = {
+#: The options of ``rank_intervals`` every result type shares.
+RANK_OPTIONS: dict[str, tuple[Any, ...] | None] = {
     "coverage": COVERAGES, "adjust": adjust_values("rank_intervals"), "draws": ANY,
     "rng": ANY}
-_RESOLUTION: dict[str, tuple[Any, ...] | None] = {
+#: The options of ``resolution`` every result type shares.
+RESOLUTION_OPTIONS: dict[str, tuple[Any, ...] | None] = {
     "power": ANY, "pairs": ANY, "adjust": adjust_values("resolution") + (None,),
     "anytime": (True, False, "auto", "normal", "bernoulli")}
 
-#: Options of :class:`~mixrank.results.FitResult` (and JudgeResult) per accessor.
-FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
-    "rank_intervals": {**_RANK, "by": ANY},
-    "rank_probabilities": {"draws": ANY, "rng": ANY},
-    "resolution": {**_RESOLUTION, "models": ANY, "top": ANY, "cluster": (True, False)},
-    "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
-                    "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
-                    "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
-    "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
-             "roles": ANY, "grid": ANY, "labels": (True, False)},
-    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY},
-    "anova": {"adjust": ("none", "holm")},
-}
-#: Options of :class:`~mixrank.results.GlmmResult` (and its ``model * x`` subclasses).
-GLMM_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"scale": ("logit", "response"), "adjust": adjust_values("glmm_contrasts"),
-                  "df": ("containment", "wald")},
-    "rank_intervals": {**_RANK, "scale": ("logit", "response")},
-    "resolution": {**_RESOLUTION, "models": ANY, "top": ANY},
-    "model_scores": {"scale": ("logit", "response")},
-    "pass_at_k": {"k": ANY},
-    "anova": {"adjust": adjust_values("glmm_contrasts")},
-}
 
-
-def _with(table: dict[str, dict[str, tuple[Any, ...] | None]], **extra: dict[str, Any]
-          ) -> dict[str, dict[str, tuple[Any, ...] | None]]:
-    """``table`` with more options per accessor (``accessor={option: allowed}``)."""
+def with_options(table: OptionTable, **extra: dict[str, Any] | None
+                 ) -> dict[str, dict[str, tuple[Any, ...] | None]]:
+    """``table`` with more options per accessor (``accessor={option: allowed}``); an
+    accessor given ``None`` is dropped (the subclass lacks it)."""
     out = {k: dict(v) for k, v in table.items()}
     for acc, opts in extra.items():
-        out.setdefault(acc, {}).update(opts)
+        if opts is None:
+            out.pop(acc, None)
+        else:
+            out.setdefault(acc, {}).update(opts)
     return out
 
 
-#: Options of :class:`~mixrank.results.GlmmByResult` (categorical ``x``: ``by=``).
-GLMM_BY_OPTIONS = _with(GLMM_OPTIONS, contrasts={"by": ANY}, model_scores={"by": ANY},
-                        rank_intervals={"by": ANY})
-#: Options of :class:`~mixrank.results.GlmmSlopeResult` (numeric ``x``: ``by=``, ``at=``).
-GLMM_SLOPE_OPTIONS = _with(GLMM_OPTIONS, contrasts={"by": ANY, "at": ANY},
-                           model_scores={"by": ANY, "at": ANY},
-                           rank_intervals={"by": ANY, "at": ANY})
+class _Default:
+    """The default of an option that depends on the result (shown as ``default`` in help)."""
+
+    def __repr__(self) -> str:
+        return "default"
 
 
-class PairwiseResult:
+#: ``contrasts(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_adjust`.
+DEFAULT: Any = _Default()
+
+
+class PairwiseResult(TextDisplay):
     """Base of the pairwise results: level, judged pairs, declared options, shared accessors.
 
-    Subclasses are frozen dataclasses with a ``level`` field and a
-    ``models`` attribute; they declare :attr:`OPTIONS` and implement
+    Subclasses are frozen dataclasses (``repr=False``: ``repr()`` is their
+    ``__str__``) with a ``level`` field and a ``models`` attribute; they
+    declare :attr:`OPTIONS` and implement
+    ``_pair_estimates(level, **options)`` (a :class:`PairEstimates`),
     ``_rank_intervals(level, coverage=, adjust=, draws=, rng=, **options)``
     and ``_resolution(level, power=, pairs=, adjust=, anytime=, **options)``
     (``options``: the declared, accessor-specific ones such as ``scale``).
@@ -111,14 +104,20 @@ class PairwiseResult:
 
     level: float
     #: The hooks of the shared accessors, one per result type:
+    #: ``_pair_estimates(level, **declared options)``,
     #: ``_rank_intervals(level, *, coverage, adjust, draws, rng, **declared options)`` and
     #: ``_resolution(level, *, power, pairs, adjust, anytime, **declared options)``.
+    _pair_estimates: Callable[..., PairEstimates]
     _rank_intervals: Callable[..., pd.DataFrame]
     _resolution: Callable[..., pd.DataFrame]
     #: Supported options per accessor: ``{accessor: {option: allowed values or None (any)}}``.
     #: The CLI and the docs read it; :meth:`check_option` enforces it.
     OPTIONS: ClassVar[OptionTable] = {
-        "rank_intervals": _RANK, "resolution": _RESOLUTION}
+        "rank_intervals": RANK_OPTIONS, "resolution": RESOLUTION_OPTIONS}
+    #: The ``adjust=`` of ``contrasts()`` when none is given (one constant per result type).
+    DEFAULT_ADJUST: ClassVar[str] = "holm"
+    #: The ``draws=`` of a jointly drawn ``adjust=`` (``"maxt"``, ``"stepdown"``) when none is given.
+    DEFAULT_DRAWS: ClassVar[int] = 10000
 
     # ----------------------------------------------------------------- level
     def _level(self, level: float | None = None) -> float:
@@ -137,21 +136,24 @@ class PairwiseResult:
         (None: any value the accessor validates); empty when the type lacks it."""
         return dict(cls.OPTIONS.get(accessor, {}))
 
-    def check_option(self, accessor: str, option: str, value: Any) -> Any:
+    @classmethod
+    def check_option(cls, accessor: str, option: str, value: Any) -> Any:
         """``value`` if this result type's ``accessor`` supports ``option=value``, else the one
         :class:`OptionError` naming the option, the value, the result type and what is
         supported.  Strings are compared case-insensitively and returned lower-cased."""
-        kind = type(self).__name__
-        table = type(self).OPTIONS.get(accessor)
+        kind = cls.__name__
+        table = cls.OPTIONS.get(accessor)
         if table is None:
             raise OptionError(f"{kind} has no {accessor}(); accessors with options: "
-                              f"{sorted(type(self).OPTIONS)}")
+                              f"{sorted(cls.OPTIONS)}")
         if option not in table:
             raise OptionError(f"{option}={value!r} is not supported by {kind}.{accessor}(); "
                               f"its options are {', '.join(f'{o}=' for o in table)}")
         allowed = table[option]
+        if allowed is None:     # any value: the accessor checks it (a column name keeps its case)
+            return value
         key = value.lower() if isinstance(value, str) else value
-        if allowed is not None and not any(key is a or (type(key) is type(a) and key == a)
+        if not any(key is a or (type(key) is type(a) and key == a)
                                            for a in allowed):
             raise OptionError(f"{option}={value!r} is not supported by {kind}.{accessor}(); "
                               f"supported values: {list(allowed)}")
@@ -178,6 +180,124 @@ class PairwiseResult:
                     df=df, statistic=z, p_value=float(2 * sf(abs(z))), p_greater=float(sf(z)),
                     ci_lower=estimate - q * std_error, ci_upper=estimate + q * std_error,
                     level=level, n=n, **extra)
+
+    def contrasts(self, level: float | None = None, *, adjust: Any = DEFAULT, scale: Any = None,
+                  by: Any = None, at: Any = None, df: Any = None, draws: Any = None,
+                  rng: Any = None, **old: Any) -> pd.DataFrame:
+        """Pairwise contrasts ``model_a - model_b`` (every result type: one template).
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level in (0, 1); default the fit's ``level``.
+        adjust : str, optional
+            Multiplicity adjustment of ``p_adjusted`` across the pairs shown
+            (those with a finite p-value; within each level with ``by``);
+            default the result type's (:attr:`DEFAULT_ADJUST`, ``"holm"``).  Every result type
+            takes ``"holm"``, ``"bh"`` (false discovery rate) and ``"none"``;
+            the binomial GLMM also ``"bonferroni"``; paired mixed-model and
+            judge-corrected fits also ``"maxt"`` (single-step max-t from the
+            joint covariance of all contrasts, or from unit sign flips with
+            ``fit(df="cr2")``; it also makes ``ci_lower, ci_upper``
+            simultaneous) and ``"stepdown"`` (step-down max-t over unit sign
+            flips, ``df="cr2"`` fits).  The accepted set of a type:
+            ``type(result).supported_options("contrasts")["adjust"]``.
+        scale : {"logit", "response"}, optional
+            Binomial GLMM: ``logit`` (default), the log-odds difference with
+            its Wald SE from the joint covariance, and ``odds_ratio,
+            odds_ratio_lower, odds_ratio_upper`` columns; ``response``: the
+            difference in probability averaged over the frame's cells
+            (average marginal effect), SE by the delta method (docs/glmm.md §5).
+        by : str, optional
+            Model x covariate formulas only: the gap per level of that
+            covariate (per unit of a numeric one for paired mixed models, at
+            its quartiles for a binomial GLMM with a numeric covariate), one
+            row per pair and level with a column named ``by``; see
+            :func:`mixrank.results.interactions.contrasts_by` and
+            docs/glmm.md §11.  Without ``by``, an interaction fit reports the
+            overall gap of its estimand (docs/interactions.md §3).
+        at : float or list of float, optional
+            Binomial GLMM with a numeric covariate: the covariate values
+            (default its mean over the cells; with ``by``, its quartiles).
+        df : {"containment", "wald"}, optional
+            Binomial GLMM: the reference distribution.  ``"containment"``
+            (the default when the formula has a model-by-unit term such as
+            ``(1|subject:model)`` whose unit has at least 3 levels): t with
+            ``T - 1`` df, T the unit's levels (docs/glmm.md, "Small-sample
+            reference"); ``"wald"``: glmer's z test (df inf).  Model x
+            covariate GLMMs take ``"wald"`` only.
+        draws : int, optional
+            Draws of ``adjust="maxt"``/``"stepdown"`` (default
+            :attr:`DEFAULT_DRAWS`, 10000; former name ``B=``, deprecated).
+        rng : Generator or int, optional
+            Randomness of ``adjust="maxt"``/``"stepdown"``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``model_a, model_b`` (then the ``by`` column), ``estimate,
+            std_error, df`` (inf: normal reference), ``statistic`` (t or z),
+            ``p_value`` (two-sided), ``p_adjusted``, ``p_greater`` (one-sided,
+            H1: model_a better), ``ci_lower, ci_upper, level, n`` (common
+            cells); paired mixed models add ``note`` (why a row has no test:
+            a degenerate pair, or a pair the formula cannot estimate -- NaN
+            estimate, appended after the fitted pairs; else empty);
+            judge-corrected fits add ``lam, n_labelled, n_effective``; the
+            binomial GLMM adds ``trials`` (and ``odds_ratio,
+            odds_ratio_lower, odds_ratio_upper`` on the logit scale).
+            ``attrs["mixrank"]`` records ``adjust``, ``family_size`` and
+            ``ci`` (marginal or simultaneous) without ``by``, the estimand or
+            scale, and ``not_estimable`` (paired mixed models).
+
+        Raises
+        ------
+        OptionError
+            An option the result type does not take, or a value outside its
+            set (``type(result).supported_options("contrasts")``); a bad
+            ``level``.
+        DesignError
+            ``draws`` outside [1000, the draw cap] with a jointly drawn
+            adjustment; ``adjust="maxt"`` with ``by``; ``df="containment"``
+            without a model-by-unit term of at least 3 levels.
+
+        Notes
+        -----
+        ``statistic = estimate / std_error`` referred to t with the pair's df
+        (Satterthwaite, units - 1, Bell-McCaffrey) or to the normal (Wald);
+        ``ci = estimate -/+ q std_error``.  Each result type supplies its pair
+        estimates (``_pair_estimates``); the adjustment is
+        :func:`mixrank.inference.pairwise.adjusted_contrasts`.  Validated
+        against lme4 1.1 + lmerTest 3.1 (``tests/reference/lme4_engine.R``),
+        glmer (``tests/reference/glmer.R``, ``glmer_by.R``,
+        ``glmer_slope.R``) and ppi_py (judge-corrected fits); Holm, Bonferroni
+        and BH as R's ``p.adjust``; max-t as docs/model_scores.md §3-§4.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> c = res.contrasts()
+        >>> int((c["p_value"] < 0.05).sum()), int((c["p_adjusted"] < 0.05).sum())
+        (7, 1)
+        """
+        where = f"{type(self).__name__}.contrasts"
+        accepted = self.supported_options("contrasts")
+        if "draws" in accepted:
+            draws = former(old, "B", "draws", draws, None, where=where)
+        unexpected_keywords(old, where, ("level", *accepted))
+        lev = self._level(level)
+        how = self.check_option("contrasts", "adjust",
+                                self._default_adjust() if adjust is DEFAULT else adjust)
+        extra = self._options("contrasts", dict(scale=scale, by=by, at=at, df=df, draws=draws,
+                                                rng=rng))
+        draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
+        return adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
+                                  draws=draws, rng=rng)
+
+    def _default_adjust(self) -> str:
+        """The ``adjust=`` of ``contrasts()`` when none is given: :attr:`DEFAULT_ADJUST`
+        (a result type whose default depends on the fit overrides this)."""
+        return self.DEFAULT_ADJUST
 
     # ---------------------------------------------------------- judged pairs
     def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str], *,

@@ -38,14 +38,17 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.keywords import former, unexpected_keywords
+from ..inference.multiplicity import adjust_values
 from ..inference.sign_exact import degenerate_sign_test
-from ..inference.simultaneous import (
-    adjust_contrasts,
-    adjusted_table,
-    check_adjust,
-    rank_probabilities_fit,
+from ..inference.simultaneous import rank_probabilities_fit
+from .base import (
+    ANY,
+    RANK_OPTIONS,
+    RESOLUTION_OPTIONS,
+    OptionTable,
+    PairEstimates,
+    PairwiseResult,
 )
-from .base import FIT_OPTIONS, OptionTable, PairwiseResult
 from .scores import model_scores_table
 from .summary import Summary
 
@@ -57,7 +60,23 @@ def _t_sf(x: Any, df: Any) -> Any:
     return special.stdtr(df, -x)
 
 
-@dataclass(frozen=True, eq=False)
+#: Options of :class:`FitResult` per accessor (accessor -> option -> allowed values, None: any).
+FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
+    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
+    "rank_intervals": {**RANK_OPTIONS, "by": ANY},
+    "rank_probabilities": {"draws": ANY, "rng": ANY},
+    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False)},
+    "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
+                    "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
+                    "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
+    "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
+             "roles": ANY, "grid": ANY, "labels": (True, False)},
+    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY},
+    "anova": {"adjust": ("none", "holm")},
+}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class FitResult(PairwiseResult):
     """Result of :func:`mixrank.fit`: one paired mixed model per pair of models.
 
@@ -133,80 +152,24 @@ class FitResult(PairwiseResult):
                         f"{[(p.model_a, p.model_b) for p in self.pairs][:10]}...")
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, by: str | None = None,
-                  adjust: str = "holm", draws: int = 10000, rng: Any = None,
-                  **old: Any) -> pd.DataFrame:
-        """Pairwise contrasts ``model_a - model_b``.
-
-        Parameters
-        ----------
-        level : float, optional
-            Confidence level in (0, 1); default the fit's ``level``.
-        adjust : {"holm", "none", "bh", "maxt"}, default "holm"
-            Multiplicity adjustment of ``p_adjusted`` across the pairs shown
-            (those with a finite p-value): Holm (family-wise), none, BH
-            (false discovery rate) or single-step max-t from the joint
-            covariance of all contrasts, which also makes ``ci_lower,
-            ci_upper`` simultaneous.
-        draws : int, default 10000
-            Gaussian draws for ``adjust="maxt"`` (former name ``B=``, deprecated).
-        rng : Generator or int, optional
-            Randomness for ``adjust="maxt"``.
-        by : str, optional
-            Model x covariate formulas only: the gap per level of that
-            covariate (or per unit of a numeric one), one row per pair and
-            level with a column named ``by`` and a ``note``; ``p_adjusted``
-            is adjusted across the pairs within each level (``maxt`` is not
-            available there).  See
-            :func:`mixrank.results.interactions.contrasts_by`.  Without
-            ``by``, an interaction fit reports the overall gap of its
-            estimand (docs/interactions.md §3).
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``model_a, model_b, estimate, std_error, df, statistic`` (t),
-            ``p_value`` (two-sided), ``p_adjusted``, ``p_greater``
-            (one-sided, H1: model_a better), ``ci_lower, ci_upper, level, n``
-            (common cells), ``note`` (why a row has no test: a degenerate
-            pair, or a pair the formula cannot estimate -- NaN estimate,
-            appended after the fitted pairs; else empty).  ``attrs["mixrank"]``
-            records ``adjust``, ``family_size``, ``ci`` (marginal or
-            simultaneous), ``estimand`` and ``not_estimable`` (the NaN rows'
-            pairs).
-
-        Raises
-        ------
-        DesignError
-            Unknown ``adjust`` (valid values listed), bad ``level`` or ``B``.
-
-        Notes
-        -----
-        ``t = estimate / std_error`` referred to ``t_df`` with Satterthwaite
-        df (REML) or units - 1 (aggregate).  Validated against lme4 1.1 +
-        lmerTest 3.1 (``tests/reference/lme4_engine.R``); Holm and BH as R's
-        ``p.adjust``; max-t as docs/model_scores.md §3-§4.
-
-        Examples
-        --------
-        >>> import mixrank
-        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
-        >>> c = res.contrasts()
-        >>> int((c["p_value"] < 0.05).sum()), int((c["p_adjusted"] < 0.05).sum())
-        (7, 1)
-        """
-        B = former(old, "B", "draws", draws, 10000, where="FitResult.contrasts")
-        unexpected_keywords(old, "FitResult.contrasts", ("level", *self.OPTIONS["contrasts"]))
-        how = check_adjust(adjust)
-        lev = self._level(level)
+    def _pair_estimates(self, level: float, *, by: str | None = None) -> PairEstimates:
+        """The pair estimates of :meth:`~mixrank.results.base.PairwiseResult.contrasts`:
+        one row per fitted pair (t with the pair's df; a degenerate pair, no variance
+        estimable, gets the exact sign test, docs/hardening.md §1), max-t and step-down
+        drawn from this fit, the pairs the formula cannot estimate appended after the
+        adjustment; with ``by``, one row per pair and level of the covariate
+        (:func:`mixrank.results.interactions.contrasts_by`), adjusted within each level."""
         if by is not None:
-            from .interactions import adjust_by_level, contrasts_by
-            return adjust_by_level(self, contrasts_by(self, by, lev), by, how, adjust_contrasts)
+            from .interactions import contrasts_by
+            tab = contrasts_by(self, by, level)
+            meta = {k: v for k, v in tab.attrs["mixrank"].items() if k != "version"}
+            return PairEstimates(tab, dict(meta, family="the pairs at each level of " + by),
+                                 within=by, joint=self)
         rows = []
         pairs = self.inference_pairs()
         # scipy.stats.t's ppf and sf are these special functions (the same values, without
         # the argument checks of a distribution object: most of a one-pair table's cost)
-        q = special.stdtrit(np.array([p.df for p in pairs], dtype=float), 0.5 + lev / 2) \
+        q = special.stdtrit(np.array([p.df for p in pairs], dtype=float), 0.5 + level / 2) \
             if pairs else []
         for p, qq in zip(pairs, np.atleast_1d(q)):
             se = p.std_error
@@ -214,15 +177,14 @@ class FitResult(PairwiseResult):
                 p2, pg, _ = degenerate_sign_test(self.frame, p)
                 rows.append(dict(model_a=p.model_a, model_b=p.model_b, estimate=p.estimate,
                                  std_error=se, df=p.df, statistic=np.nan, p_value=p2,
-                                 p_greater=pg, ci_lower=np.nan, ci_upper=np.nan, level=lev,
+                                 p_greater=pg, ci_lower=np.nan, ci_upper=np.nan, level=level,
                                  n=p.n, note=p.message))
                 continue
             rows.append(self.contrast_row(p.model_a, p.model_b, p.estimate, se, p.df, qq,
-                                          partial(_t_sf, df=p.df), level=lev,
+                                          partial(_t_sf, df=p.df), level=level,
                                           n=p.n, zero_se_nan=False, note=""))
-        out = adjusted_table(self, rows, self._meta("contrasts"), adjust=how, level=lev, B=B,
-                             rng=rng)
-        return self._with_incomplete(out, lev)
+        return PairEstimates(rows, self._meta("contrasts"), joint=self,
+                             finish=partial(self._with_incomplete, lev=level))
 
     def _with_incomplete(self, tab: pd.DataFrame, lev: float) -> pd.DataFrame:
         """``tab`` with the NaN rows of the pairs the formula cannot estimate appended."""
@@ -360,7 +322,7 @@ class FitResult(PairwiseResult):
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
         return Summary(self)
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         return (f"<FitResult {self.frame.spec.formula!r}: {len(self.pairs)} pair(s) of "
                 f"{len(self.models)} models, method={self.method}, engine={self.engine}>")
 

@@ -22,13 +22,30 @@ from scipy.special import expit
 
 from .._util import tidy
 from ..errors import DataError, DesignError
-from .base import GLMM_BY_OPTIONS, OptionTable
-from .glmm_result import AT_ZERO, PROBABILITY, SCORE, GlmmResult, adjust_within
+from ..inference.multiplicity import adjust_within
+from .base import ANY, OptionTable, PairEstimates, with_options
+from .glmm_result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, SCORE, GlmmResult
 
 __all__ = ["GlmmByResult"]
 
 
-@dataclass(frozen=True, eq=False)
+#: Options of :class:`GlmmByResult`: those of :class:`GlmmResult` with ``by=`` and ``anova``.
+GLMM_BY_OPTIONS = with_options(GLMM_OPTIONS, contrasts={"by": ANY}, model_scores={"by": ANY},
+                               rank_intervals={"by": ANY},
+                               anova={"adjust": GLMM_OPTIONS["contrasts"]["adjust"]})
+
+
+def _note_last(tab: pd.DataFrame) -> pd.DataFrame:
+    """The ``note`` column (blank where a row has none) moved to the end."""
+    if "note" in tab.columns:
+        attrs = tab.attrs
+        tab["note"] = tab["note"].fillna("").astype(str)
+        tab = tab[[c for c in tab.columns if c != "note"] + ["note"]]
+        tab.attrs = attrs
+    return tab
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class GlmmByResult(GlmmResult):
     """Result of ``fit("... ~ model * x + ...", family="binomial")`` (docs/glmm.md §11).
 
@@ -42,6 +59,10 @@ class GlmmByResult(GlmmResult):
     by_levels: tuple[str, ...] = ()
     OPTIONS: ClassVar[OptionTable] = GLMM_BY_OPTIONS
     cell_level: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+
+    def __str__(self) -> str:
+        return (f"<GlmmByResult {self.formula.formula!r}: binomial GLMM, {len(self.models)} "
+                f"models x {len(self.by_levels)} levels of {self.by!r}, nAGQ={self.fit.nagq}>")
 
     # ------------------------------------------------------------- internals
     def _index(self) -> np.ndarray:
@@ -96,54 +117,27 @@ class GlmmByResult(GlmmResult):
         return int(both.sum() if lev is None else (both & (self.cell_level == lev)).sum())
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, scale: str = "logit",
-                  adjust: str = "holm", df: str | None = None,
-                  by: str | None = None) -> pd.DataFrame:
-        """Pairwise contrasts ``model_a - model_b``, overall or per level of the covariate.
+    def _pair_estimates(self, level: float, *, scale: str = "logit", df: str | None = None,
+                        by: str | None = None) -> PairEstimates:
+        """The pair estimates, overall or per level of the covariate (docs/glmm.md §11).
 
-        Parameters
-        ----------
-        level : float, optional
-        scale : {"logit", "response"}
-            ``logit``: log-odds difference (per level: ``beta_{a,l} -
-            beta_{b,l}``, the log odds ratio at level l; overall: its average
-            over the levels).  ``response``: average marginal effect, the
-            difference in probability averaged over the cells (per level:
-            the cells at that level), delta-method SE (docs/glmm.md §11).
-        adjust : {"holm", "none", "bh", "bonferroni"}
-            Across the pairs (within each level when ``by`` is given).
-        df : {"wald"}, optional
-            glmer's Wald z (the only reference here; the containment t of
-            :meth:`GlmmResult.contrasts` is not available for model x
-            covariate GLMMs yet).
-        by : str, optional
-            The covariate: one row per pair and level.
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``model_a, model_b`` (``<by>`` with ``by``), ``estimate,
-            std_error, df`` (inf: Wald z), ``statistic, p_value,
-            p_adjusted, p_greater, ci_lower, ci_upper, level, n`` (common
-            cells), ``trials`` (the two models' trials there); logit scale
-            also ``odds_ratio, odds_ratio_lower, odds_ratio_upper``; ``note`` when a model has no cells at a level
-            (the row is NaN).
-
-        Notes
-        -----
+        ``logit``: the log-odds difference (per level: ``beta_{a,l} - beta_{b,l}``,
+        the log odds ratio at level l; overall: its average over the levels where
+        both models have cells, with a ``note`` when that is not all of them);
+        ``response``: the average marginal effect, the difference in probability
+        averaged over the cells (per level: the cells at that level), delta-method
+        SE.  glmer's Wald z is the only reference (``df="wald"``); ``trials`` are
+        the two models' trials on the cells; a model without cells at a level
+        gives a NaN row with a ``note``.  Adjusted within each level with ``by``.
         Validated against lme4 1.1 ``glmer(cbind(k, n - k) ~ model * x + ...)``
-        (``tests/reference/glmer_by.R``): per-level log-odds contrasts from
-        its fixed effects and ``vcov``, per-level AMEs by a delta-method
-        computation in R.
+        (``tests/reference/glmer_by.R``).
         """
         self._check_by(by)
         if df not in (None, "wald"):
             raise DesignError(f"df={df!r}: model x covariate GLMM contrasts are glmer's Wald z "
                               "tests (df='wald'); the containment t is not available for them "
                               "yet (docs/glmm.md)")
-        lev = self._level(level)
-        scale = self.check_option("contrasts", "scale", scale)
-        adjust = self.check_option("contrasts", "adjust", adjust)
+        lev = level
         q = stats.norm.ppf(0.5 + lev / 2)
         V = self.fit.vcov
         levels: list[int | None] = [None] if by is None else list(range(len(self.by_levels)))
@@ -186,17 +180,9 @@ class GlmmByResult(GlmmResult):
                                odds_ratio_lower=float(np.exp(e - q * s)),
                                odds_ratio_upper=float(np.exp(e + q * s)))
                 rows.append(row)
-        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust, by=by,
-                                      df_method="Wald z (normal), as glmer"))
-        if "note" in out.columns:
-            out["note"] = out["note"].fillna("").astype(str)
-            out = out[[c for c in out.columns if c != "note"] + ["note"]]
-        if len(out):
-            groups = [np.arange(len(out))] if by is None else [
-                np.flatnonzero(out[self.by].to_numpy() == lv) for lv in self.by_levels]
-            adj = adjust_within(out["p_value"].to_numpy(), groups, adjust)
-            out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
-        return out
+        return PairEstimates(rows, self._meta("contrasts", scale=scale, by=by,
+                                              df_method="Wald z (normal), as glmer"),
+                             within=None if by is None else self.by, finish=_note_last)
 
     def model_scores(self, level: float | None = None, *, scale: str = "logit",
                      by: str | None = None) -> pd.DataFrame:

@@ -20,16 +20,15 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from .._util import tidy
+from .._util import TextDisplay, tidy
 from ..engine.glmm.fit import GlmmFit
 from ..errors import DataError, DesignError
 from ..formula.glmm_terms import GlmmFormula
 from ..frame import Frame
-from ..inference.multiplicity import adjust as p_adjust
 from ..inference.multiplicity import adjust_values
-from .base import GLMM_OPTIONS, OptionTable, PairwiseResult
+from .base import ANY, RANK_OPTIONS, RESOLUTION_OPTIONS, OptionTable, PairEstimates, PairwiseResult
 
-__all__ = ["GlmmResult", "unit_line"]
+__all__ = ["GlmmResult", "GlmmSummary", "GLMM_OPTIONS", "unit_line"]
 
 SCALES = ("logit", "response")
 #: What ``estimate`` is in a ranked table on each scale (stated in attrs and headers).
@@ -58,7 +57,17 @@ def unit_line(gf: GlmmFormula) -> str:
             f"from the contrasts); add (1|{first}:{comp}) to make {first} the unit of inference")
 
 
-@dataclass(frozen=True, eq=False)
+#: Options of :class:`GlmmResult` per accessor (accessor -> option -> allowed values, None: any).
+GLMM_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
+    "contrasts": {"scale": SCALES, "adjust": ADJUST, "df": GLMM_DF},
+    "rank_intervals": {**RANK_OPTIONS, "scale": SCALES},
+    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY},
+    "model_scores": {"scale": SCALES},
+    "pass_at_k": {"k": ANY},
+}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class GlmmResult(PairwiseResult):
     """Result of ``mixrank.fit(..., family="binomial")``: one joint glmer-style fit.
 
@@ -140,52 +149,19 @@ class GlmmResult(PairwiseResult):
                               + ". Use df='wald' (glmer's z).")
         return "containment", float(T - 1)
 
-    def contrasts(self, level: float | None = None, *, scale: str = "logit",
-                  adjust: str = "holm", df: str | None = None) -> pd.DataFrame:
-        """Pairwise contrasts ``model_a - model_b`` with Wald tests, as glmer.
-
-        Parameters
-        ----------
-        level : float, optional
-            Confidence level (default: the fit's).
-        scale : {"logit", "response"}
-            ``logit``: log-odds difference ``beta_a - beta_b`` with its Wald
-            SE from the joint covariance; ``response``: the difference in
-            probability averaged over the frame's cells (average marginal
-            effect), SE by the delta method (docs/glmm.md §5).
-        adjust : {"holm", "none", "bh", "bonferroni"}, default "holm"
-            Multiplicity adjustment of ``p_adjusted`` across the rows shown.
-        df : {"containment", "wald"}, optional
-            Reference distribution.  ``"containment"`` (the default when the
-            formula has a model-by-unit term such as ``(1|subject:model)``
-            whose unit has at least 3 levels): t with ``T - 1`` df, T the
-            unit's levels, the small-sample correction of docs/glmm.md
-            ("Small-sample reference"); ``"wald"`` (the default otherwise):
-            glmer's z test (df inf).
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``model_a, model_b, estimate, std_error, df`` (T - 1, or inf:
-            normal reference, as glmer's z tests), ``statistic``, ``p_value``
-            (two-sided), ``p_adjusted``, ``p_greater`` (H1: model_a better), ``ci_lower,
-            ci_upper, level, n`` (cells where both are scored); on the
-            logit scale also ``odds_ratio, odds_ratio_lower,
-            odds_ratio_upper``.  ``attrs["mixrank"]`` has ``scale`` and
-            ``unit`` (the unit-of-inference sentence).
-
-        Notes
-        -----
-        Validated against lme4 1.1 ``glmer`` (fixed effects, ``vcov``) on the
-        designs of ``tests/reference/glmer.R``; coverage of the containment t
-        by seeded simulation (``tests/validity/test_validity.py``).
-        """
-        lev = self._level(level)
-        scale = self.check_option("contrasts", "scale", scale)
-        adjust = self.check_option("contrasts", "adjust", adjust)
+    def _pair_estimates(self, level: float, *, scale: str = "logit",
+                        df: str | None = None) -> PairEstimates:
+        """The pair estimates of :meth:`~mixrank.results.base.PairwiseResult.contrasts`, as
+        glmer: ``logit``, the log-odds difference ``beta_a - beta_b`` with its Wald SE from
+        the joint covariance (and the odds ratio); ``response``, the difference in
+        probability averaged over the frame's cells (average marginal effect), SE by the
+        delta method (docs/glmm.md §5).  Reference: t with containment df or glmer's z
+        (:meth:`_reference`); ``trials`` of the two models on their common cells.
+        Validated against lme4 1.1 ``glmer`` (``tests/reference/glmer.R``); coverage of
+        the containment t by seeded simulation (``tests/validity/test_validity.py``)."""
         ref, dof = self._reference(df)
         dist = stats.norm if ref == "wald" else stats.t(dof)
-        q = dist.ppf(0.5 + lev / 2)
+        q = dist.ppf(0.5 + level / 2)
         f = self.fit
         beta, V = f.beta, f.vcov
         if scale == "response":
@@ -203,7 +179,7 @@ class GlmmResult(PairwiseResult):
                 g[j], g[k] = slope[j], -slope[k]
             se = float(np.sqrt(max(g @ V @ g, 0.0)))
             row = self.contrast_row(self.models[j], self.models[k], float(est), se, dof, q,
-                                    dist.sf, level=lev, n=int(self.frame.stats.n_common[j, k]),
+                                    dist.sf, level=level, n=int(self.frame.stats.n_common[j, k]),
                                     trials=self._trials(j, k))
             if scale == "logit":
                 row.update(odds_ratio=float(np.exp(est)), odds_ratio_lower=float(np.exp(est - q * se)),
@@ -211,12 +187,8 @@ class GlmmResult(PairwiseResult):
             rows.append(row)
         how = ("Wald z (normal), as glmer" if ref == "wald" else
                f"Wald SE, t with containment df (units - 1 = {dof:g})")
-        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust, df_method=how))
-        if len(out):
-            p = out["p_value"].to_numpy()
-            adj = p.copy() if adjust == "none" else p_adjust(np.nan_to_num(p, nan=1.0), adjust)
-            out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
-        return out
+        return PairEstimates(rows, self._meta("contrasts", scale=scale, df_method=how),
+                             nan_p="one")
 
     def fixed_effects(self) -> pd.DataFrame:
         """glmer's coefficient table (treatment coding: intercept = first model).
@@ -457,13 +429,13 @@ class GlmmResult(PairwiseResult):
         """A glmer-like printable summary."""
         return GlmmSummary(self)
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         return (f"<GlmmResult {self.formula.formula!r}: binomial GLMM, {len(self.models)} models, "
                 f"nAGQ={self.fit.nagq}>")
 
 
-@dataclass(frozen=True, eq=False)
-class GlmmSummary:
+@dataclass(frozen=True, eq=False, repr=False)
+class GlmmSummary(TextDisplay):
     """Printable summary of a :class:`GlmmResult` (``str()`` gives the text)."""
 
     result: GlmmResult
@@ -492,19 +464,4 @@ class GlmmSummary:
             lines.append(f"convergence: criterion not met ({f.message}; max|grad| {f.gradient:.2g})")
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        import html
 
-        return f"<pre>{html.escape(str(self))}</pre>"
-
-def adjust_within(p: np.ndarray, groups: list[np.ndarray], adjust: str) -> np.ndarray:
-    """``p`` adjusted by ``adjust`` within each group of row indices; NaN p-values stay NaN
-    and do not count in a family (the GLMM contrast and anova tables)."""
-    p = np.asarray(p, dtype=float)
-    adj = np.full(len(p), np.nan)
-    for g in groups:
-        pg = p[g]
-        ok = np.isfinite(pg)
-        if ok.any():
-            adj[g[ok]] = pg[ok] if adjust == "none" else p_adjust(pg[ok], adjust)
-    return adj

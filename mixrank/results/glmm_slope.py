@@ -24,8 +24,9 @@ from scipy.special import expit
 
 from .._util import tidy
 from ..errors import DataError, DesignError
-from .base import GLMM_SLOPE_OPTIONS, OptionTable
-from .glmm_result import AT_ZERO, PROBABILITY, GlmmResult, adjust_within
+from ..inference.multiplicity import adjust_within
+from .base import ANY, OptionTable, PairEstimates, with_options
+from .glmm_result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, GlmmResult
 
 __all__ = ["GlmmSlopeResult"]
 
@@ -39,7 +40,15 @@ SLOPE_SCORE = {"logit": "log-odds a_j + b_j x0 at zero random effects (the quant
 QUARTILES = (0.25, 0.5, 0.75)
 
 
-@dataclass(frozen=True, eq=False)
+#: Options of :class:`GlmmSlopeResult`: those of :class:`GlmmResult` with ``by=``, ``at=``
+#: and ``anova``.
+GLMM_SLOPE_OPTIONS = with_options(GLMM_OPTIONS, contrasts={"by": ANY, "at": ANY},
+                                  model_scores={"by": ANY, "at": ANY},
+                                  rank_intervals={"by": ANY, "at": ANY},
+                                  anova={"adjust": GLMM_OPTIONS["contrasts"]["adjust"]})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class GlmmSlopeResult(GlmmResult):
     """Result of ``fit("... ~ model * x + ...", family="binomial")`` with numeric ``x``.
 
@@ -53,6 +62,10 @@ class GlmmSlopeResult(GlmmResult):
     OPTIONS: ClassVar[OptionTable] = GLMM_SLOPE_OPTIONS
     by: str = ""
     cell_x: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+    def __str__(self) -> str:
+        return (f"<GlmmSlopeResult {self.formula.formula!r}: binomial GLMM, {len(self.models)} "
+                f"models with a slope in {self.by!r}, nAGQ={self.fit.nagq}>")
 
     # ------------------------------------------------------------- internals
     def _at(self, by: str | None, at: float | Sequence[float] | None) -> np.ndarray:
@@ -91,48 +104,21 @@ class GlmmSlopeResult(GlmmResult):
         return self._level(level)
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, scale: str = "logit",
-                  adjust: str = "holm", df: str | None = None, by: str | None = None,
-                  at: float | Sequence[float] | None = None) -> pd.DataFrame:
-        """Pairwise contrasts ``model_a - model_b`` at chosen values of the covariate.
+    def _pair_estimates(self, level: float, *, scale: str = "logit", df: str | None = None,
+                        by: str | None = None,
+                        at: float | Sequence[float] | None = None) -> PairEstimates:
+        """The pair estimates at chosen values ``x0`` of the covariate (docs/glmm.md §11).
 
-        Parameters
-        ----------
-        level : float, optional
-        scale : {"logit", "response"}
-            ``logit``: ``(a_a + b_a x0) - (a_b + b_b x0)``, the log odds
-            ratio at ``x = x0``.  ``response``: the average marginal effect
-            at ``x0``: the difference in probability at ``x = x0`` averaged
-            over the frame's cells (their fitted shared random effects,
-            model-by-unit effects at 0), delta-method SE (docs/glmm.md §11).
-        adjust : {"holm", "none", "bh", "bonferroni"}
-            Across the pairs, within each value of ``at``.
-        df : {"wald"}, optional
-            glmer's Wald z (the only reference available for these contrasts;
-            the containment t of plain fits is refused, docs/glmm.md §11).
-        by : str, optional
-            The covariate: rows at its quartiles over the cells (unless ``at``).
-        at : float or list of float, optional
-            Values of the covariate (default: its mean over the cells; with
-            ``by``, its quartiles).
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``model_a, model_b, <x>`` (the value), ``estimate, std_error,
-            df`` (inf: Wald z), ``statistic, p_value, p_adjusted, p_greater,
-            ci_lower, ci_upper, level, n`` (common cells), ``trials``; logit
-            scale also ``odds_ratio, odds_ratio_lower, odds_ratio_upper``.
-
-        Notes
-        -----
-        The logit contrasts are linear in glmer's fixed effects, which are
-        validated against lme4 1.1 ``glmer`` (``tests/reference/glmer_slope.R``,
-        ``tests/engine/test_glmm_slope_reference.py``); the AMEs there
-        against a delta-method computation from glmer's estimates.
+        ``logit``: ``(a_a + b_a x0) - (a_b + b_b x0)``, the log odds ratio at
+        ``x = x0``; ``response``: the average marginal effect at ``x0`` (the
+        difference in probability at ``x = x0`` averaged over the frame's cells,
+        model-by-unit effects at 0), delta-method SE.  glmer's Wald z is the only
+        reference (``df="wald"``).  ``at`` default: the mean of ``x`` over the
+        cells (with ``by``, its quartiles); adjusted within each value of ``x0``.
+        The logit contrasts are linear in glmer's fixed effects, validated against
+        lme4 1.1 ``glmer`` (``tests/reference/glmer_slope.R``).
         """
-        lev = self._check(level, scale)
-        adjust = self.check_option("contrasts", "adjust", adjust)
+        lev = level
         if df not in (None, "wald"):
             raise DesignError(f"df={df!r}: model x numeric covariate GLMM contrasts are glmer's "
                               "Wald z tests (df='wald'); the containment t is not available "
@@ -157,15 +143,10 @@ class GlmmSlopeResult(GlmmResult):
                                odds_ratio_lower=float(np.exp(est - q * se)),
                                odds_ratio_upper=float(np.exp(est + q * se)))
                 rows.append(row)
-        out = tidy(rows, **self._meta("contrasts", scale=scale, adjust=adjust, by=by,
-                                      at=[float(x) for x in xs],
-                                      df_method="Wald z (normal), as glmer"))
-        if len(out):
-            adj = adjust_within(out["p_value"].to_numpy(),
-                                [np.flatnonzero(out[self.by].to_numpy() == x0) for x0 in xs],
-                                adjust)
-            out.insert(out.columns.get_loc("p_value") + 1, "p_adjusted", adj)
-        return out
+        return PairEstimates(rows, self._meta("contrasts", scale=scale, by=by,
+                                              at=[float(x) for x in xs],
+                                              df_method="Wald z (normal), as glmer"),
+                             within=self.by)
 
     def model_scores(self, level: float | None = None, *, scale: str = "logit",
                      by: str | None = None,

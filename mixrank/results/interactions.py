@@ -16,7 +16,6 @@ change of that average per unit of ``by``.  Each row is ``L' beta`` with
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -32,7 +31,7 @@ from ..errors import DataError, DesignError
 if TYPE_CHECKING:
     from .fit_result import FitResult
 
-__all__ = ["coefficient_rows", "contrasts_by", "model_scores_by", "adjust_by_level", "check_by", "fixed_pairs", "hypotheses", "global_levels"]
+__all__ = ["coefficient_rows", "contrasts_by", "model_scores_by", "check_by", "fixed_pairs", "hypotheses", "global_levels"]
 
 _TAKEN = {"model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value",
           "ci_lower", "ci_upper", "level", "n", "note", "p_adjusted", "p_greater"}
@@ -204,22 +203,6 @@ def model_scores_by(fit: FitResult, by: str, level: float) -> pd.DataFrame:
     return tidy(out, table="model_scores", formula=fit.frame.spec.formula, by=by,
                 method=fit.method, engine=fit.engine, df_method="satterthwaite",
                 model="y ~ 1 + covariates + random terms, per model")
-
-
-def adjust_by_level(fit: FitResult, tab: pd.DataFrame, by: str, how: str,
-                    adjust_contrasts: Callable[..., pd.DataFrame]) -> pd.DataFrame:
-    """Add ``p_adjusted`` within each level of ``by`` (the family: the pairs at that level)."""
-    if how == "maxt":
-        raise DesignError("adjust='maxt' is not available with by=; use 'holm', 'bh' or 'none'")
-    parts = []
-    for _, part in tab.groupby(by, sort=False):
-        part = part.copy()
-        part.attrs = tab.attrs
-        parts.append(adjust_contrasts(fit, part, adjust=how, level=float(tab["level"].iloc[0]),
-                                      B=1, rng=None))
-    out = pd.concat(parts).sort_index()
-    meta = dict(tab.attrs["mixrank"], adjust=how, family="the pairs at each level of " + by)
-    return tidy(out, **{k: v for k, v in meta.items() if k != "version"})
 
 
 def coefficient_rows(fp: FixedPair) -> list[tuple[str, float, float, float, float, float]]:

@@ -2,13 +2,14 @@
 
 Inputs: :class:`~mixrank.results.FitResult`.  Outputs: :class:`Summary`,
 whose ``str()`` reads like lme4's ``summary(lmer)`` for one pair and is a
-compact table for many pairs.
+compact table for many pairs (``repr`` and ``_repr_html_``: :class:`mixrank._util.TextDisplay`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._util import TextDisplay
 from ..errors import MixrankError
 from .interactions import coefficient_rows
 
@@ -23,7 +24,7 @@ def _g(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if np.isfinite(x) else "NA"
 
 
-class Summary:
+class Summary(TextDisplay):
     """Summary of a :class:`FitResult`.
 
     Attributes
@@ -135,8 +136,3 @@ class Summary:
     def __str__(self) -> str:
         return self._one() if len(self.fit.pairs) == 1 else self._many()
 
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
