@@ -125,8 +125,10 @@ def register(sub: Any) -> None:
         common_args(s)
         s.set_defaults(func=fn)
         if name == "contrasts":
-            s.add_argument("--adjust", default="holm", choices=["holm", "none", "bh", "maxt"],
-                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too)")
+            s.add_argument("--adjust", default=None, choices=["holm", "none", "bh", "maxt"],
+                           help="p_adjusted across the pairs shown (maxt: simultaneous CIs too); "
+                           "default the fit's (the unit randomization step-down on the CR2 "
+                           "path with at most 14 units, else holm)")
             s.add_argument("--draws", type=int, default=None,
                            help="Gaussian draws for --adjust maxt (default 10000)")
             s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")
