@@ -208,6 +208,12 @@ class FitResult(PairwiseResult):
             return self.DEFAULT_ADJUST
         return "holm"
 
+    def _default_rank_adjust(self) -> str:
+        """``"maxt"`` (the unit randomization step-down of the directed hypotheses) where
+        ``contrasts()`` defaults to the step-down, so the rank intervals and the adjusted
+        contrasts come from the same flips; else ``"holm"``."""
+        return "maxt" if self._default_adjust() == "stepdown" else "holm"
+
     def _with_incomplete(self, tab: pd.DataFrame, lev: float) -> pd.DataFrame:
         """``tab`` with the NaN rows of the pairs the formula cannot estimate appended."""
         meta = dict(tab.attrs.get("mixrank", {}))
