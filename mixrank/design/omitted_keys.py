@@ -63,10 +63,12 @@ def omitted_key_tests(frame: Frame, pairs: Sequence[Any]) -> list[dict[str, Any]
     and ``formula`` (the formula with the key's term added).  Keys nested in
     the unit, with one level, or identifying cells are skipped.
     """
+    from ..frame.columns import CompressedFrame
+
     keys = _candidates(frame)
     M = frame.n_models
-    if not keys or M < 2:
-        return []
+    if not keys or M < 2 or (isinstance(frame, CompressedFrame) and frame.columns is not None):
+        return []      # a compressed (out-of-core) frame: no dense cells x models matrix is built
     full = frame.observed.all(axis=1)
     n = int(full.sum())
     if n < 4:
