@@ -114,6 +114,9 @@ class PairwiseResult(TextDisplay):
     #: The CLI and the docs read it; :meth:`check_option` enforces it.
     OPTIONS: ClassVar[OptionTable] = {
         "rank_intervals": RANK_OPTIONS, "resolution": RESOLUTION_OPTIONS}
+    #: Why a value another result type accepts is refused here: ``{(accessor, option, value): why}``
+    #: (issue 37: every ``adjust`` one family takes, the other takes too or says why not).
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {}
     #: The ``adjust=`` of ``contrasts()`` when none is given (one constant per result type).
     DEFAULT_ADJUST: ClassVar[str] = "holm"
     #: The ``draws=`` of a jointly drawn ``adjust=`` (``"maxt"``, ``"stepdown"``) when none is given.
@@ -155,8 +158,9 @@ class PairwiseResult(TextDisplay):
         key = value.lower() if isinstance(value, str) else value
         if not any(key is a or (type(key) is type(a) and key == a)
                                            for a in allowed):
+            why = cls.REFUSED.get((accessor, option, key), "")
             raise OptionError(f"{option}={value!r} is not supported by {kind}.{accessor}(); "
-                              f"supported values: {list(allowed)}")
+                              f"supported values: {list(allowed)}" + (f" ({why})" if why else ""))
         return key
 
     def _options(self, accessor: str, given: Mapping[str, Any]) -> dict[str, Any]:

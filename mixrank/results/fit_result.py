@@ -103,6 +103,9 @@ class FitResult(PairwiseResult):
     inference: tuple[tuple[float, float], ...] = ()
     control: Control | None = None
     OPTIONS: ClassVar[OptionTable] = FIT_OPTIONS
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {
+        ("contrasts", "adjust", "bonferroni"): "Holm has the same family-wise guarantee and "
+        "rejects at least what Bonferroni rejects; use 'holm'"}
     #: ``"stepdown"`` where the unit randomization applies exactly, else Holm (:meth:`_default_adjust`).
     DEFAULT_ADJUST: ClassVar[str] = "stepdown"
 

@@ -147,3 +147,11 @@ def test_every_result_and_summary_shows_itself(fits, kind):
         "<", "&lt;").replace(">", "&gt;") + "</pre>"
     s = res.summary()
     assert repr(s) == str(s) and s._repr_html_().startswith("<pre>")
+
+
+def test_refused_adjust_values_say_why(fits):
+    """Issue 37: an adjust value one result family takes and the other refuses says why."""
+    with pytest.raises(mixrank.OptionError, match="no GLMM counterpart"):
+        fits["glmm"].contrasts(adjust="stepdown")
+    with pytest.raises(mixrank.OptionError, match="Holm has the same family-wise guarantee"):
+        fits["gauss"].contrasts(adjust="bonferroni")
