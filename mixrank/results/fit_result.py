@@ -411,7 +411,9 @@ class FitResult(PairwiseResult):
         -----
         Each draw gives every contrast a value ``estimate + std_error *
         T_h`` (t margins, Gaussian copula with the joint correlation of the
-        contrasts); a model's rank in a draw is 1 + the number of models
+        contrasts; pairs with fewer than 30 df -- crossed designs with
+        Satterthwaite df -- multivariate t, :mod:`mixrank.inference.mvt`; the
+        unit's sign flips on the CR2 path); a model's rank in a draw is 1 + the number of models
         whose contrast with it is positive in their favour.  Pairs fitted
         on different cells need not give transitive draws; the share of
         draws in which no model beats all others (so the ``p_best`` sum
