@@ -55,6 +55,7 @@ from .errors import (
     MixrankDeprecationWarning,
     MixrankError,
     MixrankWarning,
+    OmittedKeyWarning,
     OptionError,
     PirlsError,
     SingularFitWarning,
@@ -126,7 +127,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from .judge.result import JudgeResult
     from .results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult, Summary
     from .results.glmm.result import GlmmSummary
-    from .results import FitResult, GlmmResult, Summary
     from .subset import SubsetResult, item_diagnostics, select_items, subset_score
 
 
@@ -211,4 +211,5 @@ __all__ = [
     "select_items", "subset_score", "item_diagnostics", "SubsetResult",
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
     "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
+    "OmittedKeyWarning",
 ]

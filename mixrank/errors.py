@@ -113,6 +113,15 @@ class WeakDesignWarning(SmallSampleWarning):
     """
 
 
+class OmittedKeyWarning(MixrankWarning):
+    """A pairing key (prompt, template, seed ...) crossed with the unit has no random term
+    while the models' scores vary across its levels: the standard errors are too small.
+
+    The message names the key, the estimated SE inflation and the formula to write;
+    docs/methods.md §9 ("A forgotten pairing key").
+    """
+
+
 class IncompletePairWarning(MixrankWarning):
     """Pairs the formula cannot estimate were kept as NaN rows (or their models dropped).
 

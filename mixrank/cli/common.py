@@ -564,18 +564,21 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
 def rank_kwargs(args: argparse.Namespace, adjust: str | None = None) -> dict:
     """The rank options as keyword arguments of :meth:`FitResult.rank_intervals`.
 
-    ``adjust``: the multiplicity method (default ``--adjust``, else holm).
+    ``adjust``: the multiplicity method (default ``--adjust``, else the fit's default:
+    left out).
     """
-    adjust = adjust or getattr(args, "adjust", None) or "holm"
+    adjust = adjust or getattr(args, "adjust", None)
     if adjust != "maxt" and (args.draws is not None or args.seed is not None):
         raise UsageError("--draws and --seed set the Gaussian draws of --adjust maxt; "
-                         f"with --adjust {adjust} they would be ignored: drop "
+                         f"with {'the default --adjust' if adjust is None else '--adjust ' + adjust}"
+                         " they would be ignored: drop "
                          "them or pass --adjust maxt")
     if args.draws is not None and args.draws > MAX_DRAWS:
         raise UsageError(f"--draws {args.draws} exceeds the upper bound {MAX_DRAWS}; a Monte "
                          "Carlo p-value from that many draws has an error of about 2e-4 near 0.05 "
                          f"(docs/hardening.md §8): use --draws {MAX_DRAWS} or fewer")
-    return dict(level=args.level, coverage=args.coverage, adjust=adjust,
-                draws=2000 if args.draws is None else args.draws, rng=args.seed)
+    out = dict(level=args.level, coverage=args.coverage, adjust=adjust,
+               draws=2000 if args.draws is None else args.draws, rng=args.seed)
+    return {k: v for k, v in out.items() if not (k == "adjust" and v is None)}
 
 

@@ -45,7 +45,7 @@ def cmd_ranks(args: argparse.Namespace) -> None:
     glmm_by(args, args.by)
     kw = rank_kwargs(args)
     kw.update(ask_result(args, "rank_intervals", coverage=("--coverage", kw["coverage"]),
-                         adjust=("--adjust", kw["adjust"]), scale=("--scale", args.scale),
+                         adjust=("--adjust", kw.get("adjust")), scale=("--scale", args.scale),
                          by=("--by", args.by)))
     res = fit_from_args(args)
     emit(table_of(res, res.rank_intervals(**kw), args.format), args)

@@ -31,7 +31,9 @@ Modules (closed forms first, then what builds on a fit):
 * :mod:`~mixrank.design.plan` -- design planning from fitted variance
   components;
 * :mod:`~mixrank.design.simulate` -- long-format data simulated from
-  variance components.
+  variance components;
+* :mod:`~mixrank.design.omitted_keys` -- the check for a pairing key the
+  formula leaves out while the models vary across its levels.
 
 ``mixrank.power`` gathers the closed-form functions in one namespace.
 Item-level reliable change lives in its own subpackage, :mod:`mixrank.change`.

@@ -17,6 +17,8 @@ Modules:
   contrasts of a fit;
 * :mod:`~mixrank.inference.randomization` -- unit-level randomization
   (sign-flip) max-t, step-down and contrast draws;
+* :mod:`~mixrank.inference.mvt` -- multivariate-t null draws of contrasts
+  with small df (max-t and rank probabilities on crossed designs);
 * :mod:`~mixrank.inference.sign_exact` -- the exact sign test of a pair without
   an estimable variance;
 * :mod:`~mixrank.inference.ranks` -- confidence intervals for ranks (a

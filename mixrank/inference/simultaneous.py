@@ -13,12 +13,14 @@ of the joint covariance of all contrasts
 (:func:`mixrank.inference.joint.contrast_covariance`); each contrast keeps
 its own reference distribution (t with its df) through the Gaussian copula
 ``T_h = F_{t,df_h}^-1(Phi(Z_h))``, as the max-t rank intervals of
-:mod:`mixrank.inference.ranks.maxt`.
+:mod:`mixrank.inference.ranks.maxt`; pairs with few df (crossed designs with
+Satterthwaite df) get multivariate-t draws instead (:mod:`mixrank.inference.mvt`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ from mixrank.inference.joint import contrast_covariance
 from mixrank.inference.multiplicity import adjust as adjust_p
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.multiplicity import check_adjust as _check_adjust
+from mixrank.inference.mvt import DF_SHARED, normal_scores, small_df
 from mixrank.inference.randomization import flip_draws, randomization_maxt
 
 __all__ = ["ADJUST", "adjust_contrasts", "adjusted_table", "contrast_draws", "rank_probabilities_of"]
@@ -81,28 +84,45 @@ def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
     return cov[np.ix_(live, live)] / np.outer(sd, sd), live, info
 
 
+def _gaussian(gen: np.random.Generator, shape: tuple[int, int], root: np.ndarray) -> np.ndarray:
+    """One draw of ``N(0, root root')`` of ``shape`` (rows x columns of ``root``)."""
+    return gen.standard_normal(shape) @ root.T
+
+
 def contrast_draws(fit: Any, *, B: int, rng: Any) -> tuple[Iterator[np.ndarray], np.ndarray,
                                                            dict[str, Any]]:
-    """Chunks of ``Z ~ N(0, R)`` (B rows in all), one column per pair with a variance.
+    """Chunks of null draws on the normal score scale (B rows in all), one column per pair
+    with a variance.
 
-    ``R`` is the correlation of :func:`~mixrank.inference.joint.contrast_covariance`
-    over the pairs flagged in the returned boolean mask (pair order; pairs
-    without a variance, degenerate fits, are constants and have no column).
-    Equal ``B`` and ``rng`` give the same draws in every caller.
+    ``Z ~ N(0, R)`` with ``R`` the correlation of
+    :func:`~mixrank.inference.joint.contrast_covariance` over the pairs flagged in
+    the returned boolean mask (pair order; pairs without a variance, degenerate
+    fits, are constants and have no column); pairs with fewer than
+    :data:`~mixrank.inference.mvt.DF_SHARED` df get multivariate-t draws mapped
+    to the normal scale (:func:`mixrank.inference.mvt.normal_scores`).  Equal
+    ``B`` and ``rng`` give the same draws in every caller.
     """
     R, live, info = _correlation(fit)
     w, U = np.linalg.eigh(R) if len(R) else (np.zeros(0), np.zeros((0, 0)))
     root = U * np.sqrt(np.clip(w, 0.0, None))
     gen = as_rng(rng)
+    df = np.array([p.df for p in _pairs(fit)], dtype=float)[live]
+    small = bool(small_df(df).any())
 
     def chunks() -> Iterator[np.ndarray]:
         done = 0
         while done < B:
             b = min(_CHUNK, B - done)
-            yield gen.standard_normal((b, R.shape[0])) @ root.T
+            z = gen.standard_normal((b, R.shape[0])) @ root.T
+            if small:   # multivariate-t draws for the pairs with few df (mvt.py)
+                z = normal_scores(z, df, partial(_gaussian, gen, (b, R.shape[0]), root), gen)
+            yield z
             done += b
 
-    return chunks(), live, dict(info, B=B)
+    ref = ("multivariate t at the pairs' df (shared-correlation variance estimates) below "
+           f"{DF_SHARED:g} df, Gaussian copula above" if small
+           else "Gaussian copula of the pairs' t distributions")
+    return chunks(), live, dict(info, B=B, reference=ref)
 
 
 def _maxt(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any) -> dict[str, Any]:
@@ -255,7 +275,8 @@ def rank_probabilities_of(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.Da
                 draws=int(counts[0].sum()), df_method=getattr(fit, "df_label", "satterthwaite"),
                 draw_method="Rademacher sign flips of the units' CR2 residual totals (all "
                 "flips when the unit has at most 14 levels)" if randomized(fit) else
-                "Gaussian copula of the contrasts' t distributions",
+                "Gaussian copula of the contrasts' t distributions (multivariate t below "
+                f"{DF_SHARED:g} df)",
                 rank="1 + number of models whose contrast draw is above this model's",
                 no_model_beats_all=float(1.0 - prob[:, 0].sum()))
 

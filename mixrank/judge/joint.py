@@ -8,7 +8,8 @@ covariance of the corrected contrasts that ``contrasts(adjust="maxt")`` and
 Each contrast is a sum of per-cell influences (docs/judge.md §3); two
 contrasts co-vary through the cells, and the units, they share.  The
 cluster-robust cross-products of the influences summed within the unit's
-levels (multiway by inclusion-exclusion, as for one contrast) give the
+levels (with one unit each cell's influence scaled by its CR2 factor, as in
+:func:`~mixrank.judge.ppi.ppi_mean`) (multiway by inclusion-exclusion, as for one contrast) give the
 correlation; it is projected to the nearest PSD correlation (negative
 eigenvalues clipped, diagonal rescaled to 1) and scaled by each contrast's
 own variance, so the diagonal is exactly the reported variances.
@@ -25,6 +26,7 @@ import numpy as np
 from ..engine.records import PairFit
 from .data import JudgeData
 from .estimate import Corrected
+from .ppi import CR2
 
 __all__ = ["pair_influence", "contrast_covariance_ppi"]
 
@@ -46,6 +48,12 @@ def pair_influence(jd: JudgeData, pf: PairFit, c: Corrected) -> np.ndarray:
     out[lab] = (r - r.mean()) / lab.sum()
     if unl.any():
         out[unl] = lam * (yhat[unl] - yhat[unl].mean()) / unl.sum()
+    terms = fr.spec.term_names
+    if len(terms) == 1:   # one unit: the CR2 scaling of ppi_mean, so the diagonal is its variance
+        codes = fr.term_codes[terms[0]].astype(np.int64)
+        cr2 = CR2(codes[lab], codes[unl], int(lab.sum()), int(unl.sum()))
+        out[lab] *= cr2.sL[codes[lab]]
+        out[unl] *= cr2.sU[codes[unl]]
     return out
 
 

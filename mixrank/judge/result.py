@@ -25,8 +25,7 @@ from scipy import stats
 
 from .._util import check_level, listed, tidy
 from ..engine.records import PairFit, pair_key, pair_lookup
-from ..errors import DataError, DesignError, MixrankWarning, OptionError, WeakDesignWarning
-from ..formula import InteractionSpec, Spec, parse
+from ..errors import DataError, DesignError, OptionError
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
 from ..results.base import OptionTable, PairEstimates, with_options
@@ -77,7 +76,8 @@ class JudgeResult(FitResult):
     def _meta(self, table: str, **extra: Any) -> dict:
         m = super()._meta(table, **extra)
         m.update(df_method="normal (cell unit)" if self.frame.spec.unit is None
-                 else "units - 1 (cluster-robust)", gold=self._data.column,
+                 else "CR2, Bell-McCaffrey (at the unit)" if len(self.frame.spec.term_names) == 1
+                 else "units - 1 (multiway cluster-robust)", gold=self._data.column,
                  lam="plug-in" if self.lam is None else self.lam)
         return m
 

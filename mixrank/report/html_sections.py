@@ -177,6 +177,15 @@ def contrasts(fit: Any, ctx: dict) -> str:
     parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
                 f"with SE and df by {meta.get('df_method', 'satterthwaite')}; p_adjusted: "
                 f"{meta.get('adjust')} across all {meta.get('family_size')} pairs.")]
+    if meta.get("adjust") == "stepdown" and meta.get("exact"):   # what few units cost (issue 37)
+        won = full.loc[full["p_adjusted"] < 1 - fit.level, "estimate"].abs()
+        parts.append(paragraph(
+            f"{meta.get('n_units')} levels of {meta.get('unit')!r}: the smallest family-wise p "
+            f"possible is {1 / meta.get('flips', 1):.2g} (all {meta.get('flips')} sign flips of "
+            "the unit), whatever the number of pairs; " + (
+                f"the smallest gap resolved family-wise here is {won.min():.3g} (no smaller "
+                "gap is resolved at this unit)." if len(won) else
+                "no gap is resolved family-wise at this unit.")))
     ne = meta.get("not_estimable") or []
     parts.append(_notes(_weak_note(fit), f"{len(ne)} pair(s) cannot be estimated under the "
                         "formula; their rows have NaN estimates and the reason in 'note' "

@@ -114,6 +114,9 @@ class PairwiseResult(TextDisplay):
     #: The CLI and the docs read it; :meth:`check_option` enforces it.
     OPTIONS: ClassVar[OptionTable] = {
         "rank_intervals": RANK_OPTIONS, "resolution": RESOLUTION_OPTIONS}
+    #: Why a value another result type accepts is refused here: ``{(accessor, option, value): why}``
+    #: (issue 37: every ``adjust`` one family takes, the other takes too or says why not).
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {}
     #: The ``adjust=`` of ``contrasts()`` when none is given (one constant per result type).
     DEFAULT_ADJUST: ClassVar[str] = "holm"
     #: The ``draws=`` of a jointly drawn ``adjust=`` (``"maxt"``, ``"stepdown"``) when none is given.
@@ -156,9 +159,10 @@ class PairwiseResult(TextDisplay):
         if not any(key is a or (type(key) is type(a) and key == a)
                                            for a in allowed):
             from .._util import did_you_mean
+            why = cls.REFUSED.get((accessor, option, key), "")
             raise OptionError(f"{option}={value!r} is not supported by {kind}.{accessor}(); "
-                              f"supported values: {list(allowed)}"
-                              f"{did_you_mean(value, allowed)}")
+                              f"supported values: {list(allowed)}" + (f" ({why})" if why else "")
+                              + did_you_mean(value, allowed))
         return key
 
     def _options(self, accessor: str, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -296,6 +300,11 @@ class PairwiseResult(TextDisplay):
         return adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
                                   draws=draws, rng=rng)
 
+    def _default_rank_adjust(self) -> str:
+        """The ``adjust=`` of ``rank_intervals()`` when none is given: ``"holm"`` (a result
+        type whose contrasts default to a joint adjustment overrides this)."""
+        return "holm"
+
     def _default_adjust(self) -> str:
         """The ``adjust=`` of ``contrasts()`` when none is given: :attr:`DEFAULT_ADJUST`
         (a result type whose default depends on the fit overrides this)."""
@@ -314,7 +323,7 @@ class PairwiseResult(TextDisplay):
 
     # ------------------------------------------------------ shared accessors
     def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
-                       adjust: str = "holm", draws: int = 2000, rng: Any = None,
+                       adjust: Any = DEFAULT, draws: int = 2000, rng: Any = None,
                        scale: str | None = None, by: str | None = None,
                        at: Any = None, **old: Any) -> pd.DataFrame:
         """Rank confidence intervals of the models (docs/methods.md §7).
@@ -324,8 +333,11 @@ class PairwiseResult(TextDisplay):
         level : float, optional
             Coverage level; default the fit's ``level``.
         coverage : {"marginal", "simultaneous"}, default "marginal"
-        adjust : {"holm", "bonferroni", "bh", "maxt"}, default "holm"
-            The multiplicity method (former name ``method=``, deprecated).
+        adjust : {"holm", "bonferroni", "bh", "maxt"}, optional
+            The multiplicity method (former name ``method=``, deprecated);
+            default the result type's (:meth:`_default_rank_adjust`: ``"maxt"``,
+            the unit randomization step-down, where ``contrasts()`` defaults to
+            ``"stepdown"``; else ``"holm"``).
         draws : int, default 2000
             Gaussian draws of ``adjust="maxt"`` (former name ``B=``, deprecated).
         rng : Generator or int, optional
@@ -343,7 +355,8 @@ class PairwiseResult(TextDisplay):
         :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`.
         """
         where = f"{type(self).__name__}.rank_intervals"
-        adjust = former(old, "method", "adjust", adjust, "holm", where=where)
+        adjust = former(old, "method", "adjust", adjust, DEFAULT, where=where)
+        adjust = self._default_rank_adjust() if adjust is DEFAULT else adjust
         draws = former(old, "B", "draws", draws, 2000, where=where)
         unexpected_keywords(old, where, ("level", *self.supported_options("rank_intervals")))
         lev = self._level(level)

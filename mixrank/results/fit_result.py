@@ -40,7 +40,7 @@ from ..frame import Frame
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
 from ..inference.sign_exact import degenerate_sign_test
-from ..inference.simultaneous import rank_probabilities_of
+from ..inference.simultaneous import randomized, rank_probabilities_of
 from .base import (
     ANY,
     RANK_OPTIONS,
@@ -105,6 +105,11 @@ class FitResult(PairwiseResult):
     inference: tuple[tuple[float, float], ...] = ()
     control: Control | None = None
     OPTIONS: ClassVar[OptionTable] = FIT_OPTIONS
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {
+        ("contrasts", "adjust", "bonferroni"): "Holm has the same family-wise guarantee and "
+        "rejects at least what Bonferroni rejects; use 'holm'"}
+    #: ``"stepdown"`` where the unit randomization applies exactly, else Holm (:meth:`_default_adjust`).
+    DEFAULT_ADJUST: ClassVar[str] = "stepdown"
 
     # ------------------------------------------------------------------ meta
     def _meta(self, table: str, **extra: Any) -> dict:
@@ -187,6 +192,32 @@ class FitResult(PairwiseResult):
                                           n=p.n, zero_se_nan=False, note=""))
         return PairEstimates(rows, self._meta("contrasts"), joint=self,
                              finish=partial(self._with_incomplete, lev=level))
+
+    def _default_adjust(self) -> str:
+        """``"stepdown"`` where the unit randomization applies exactly, else ``"holm"``.
+
+        The randomization step-down max-T (Westfall-Young over all ``2^(T-1)`` sign
+        flips of the unit, :func:`mixrank.inference.randomization.randomization_maxt`)
+        controls the family-wise error under the same assumption as the CR2 tests and
+        is uniformly at least as powerful as Holm.  It is the default on the CR2 path
+        (``df_method == "cr2"``) with at least two pairs and at most
+        :data:`~mixrank.inference.randomization.EXACT_MAX` units (all flips enumerated:
+        deterministic, no ``rng``); Holm elsewhere (docs/methods.md §9).
+        """
+        from ..inference.randomization import EXACT_MAX
+
+        unit = self.frame.spec.unit
+        if self.DEFAULT_ADJUST != "stepdown" or (
+                randomized(self) and unit is not None and len(self.pairs) >= 2
+                and int(self.frame.term_levels[unit]) <= EXACT_MAX):
+            return self.DEFAULT_ADJUST
+        return "holm"
+
+    def _default_rank_adjust(self) -> str:
+        """``"maxt"`` (the unit randomization step-down of the directed hypotheses) where
+        ``contrasts()`` defaults to the step-down, so the rank intervals and the adjusted
+        contrasts come from the same flips; else ``"holm"``."""
+        return "maxt" if self._default_adjust() == "stepdown" else "holm"
 
     def _with_incomplete(self, tab: pd.DataFrame, lev: float) -> pd.DataFrame:
         """``tab`` with the NaN rows of the pairs the formula cannot estimate appended."""
@@ -386,7 +417,9 @@ class FitResult(PairwiseResult):
         -----
         Each draw gives every contrast a value ``estimate + std_error *
         T_h`` (t margins, Gaussian copula with the joint correlation of the
-        contrasts); a model's rank in a draw is 1 + the number of models
+        contrasts; pairs with fewer than 30 df -- crossed designs with
+        Satterthwaite df -- multivariate t, :mod:`mixrank.inference.mvt`; the
+        unit's sign flips on the CR2 path); a model's rank in a draw is 1 + the number of models
         whose contrast with it is positive in their favour.  Pairs fitted
         on different cells need not give transitive draws; the share of
         draws in which no model beats all others (so the ``p_best`` sum

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._progress import as_progress
+from ..design.omitted_keys import warn_omitted_keys
 from ..engine.control import DEFAULT_CONTROL, Control, act
 from ..engine.estimability import (
     incomplete_pairs,
@@ -286,6 +287,7 @@ def estimate(state: dict[str, Any], opts: FitOptions) -> dict[str, Any]:
         if reporter is not None:
             reporter.close()
     check_fits(fits, state["frame"], state["idx"], state["control"])
+    warn_omitted_keys(state["frame"], fits)   # a pairing key left out of the formula
     return dict(state, fits=fits, engine=engine)
 
 

@@ -130,7 +130,12 @@ def test_four_models_simultaneous_bh_and_bonferroni():
     # w>z, w>y, x>z, y>z, w>x.  L: w 1, x 2, y 2, z 4; U: w 1, x 3, y 3, z 4.
     P = _upper_to_matrix(list(FOUR), FOUR_P)
     bh = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", adjust="bh")
-    assert _intervals(bh) == {"w": (1, 1), "x": (2, 3), "y": (2, 3), "z": (4, 4)}
+    hand = {"w": (1, 1), "x": (2, 3), "y": (2, 3), "z": (4, 4)}
+    # the reported interval is the union with BH's marginal one (never narrower, issue 36)
+    marg = _intervals(rank_intervals_from_tests(FOUR, P, coverage="marginal", adjust="bh"))
+    union = {m: (min(hand[m][0], marg[m][0]), max(hand[m][1], marg[m][1])) for m in hand}
+    assert _intervals(bh) == union
+    assert union != hand and sorted(bh.attrs["mixrank"]["widened_to_marginal"]) == ["x", "y"]
     # Bonferroni at .05/12 = .00417: .0001, .004 -> w>z, w>y.
     # L: w 1, x 1, y 2, z 2; U: w 2, x 4, y 4, z 4.
     bo = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", adjust="bonferroni")

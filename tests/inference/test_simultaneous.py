@@ -28,13 +28,19 @@ def example_fit():
         return mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
 
 
-def test_columns_and_default_holm(example_fit):
+def test_columns_and_default_stepdown(example_fit):
+    """The CR2 fit with 12 subjects: the default is the exact randomization step-down
+    (issue 37); Holm one keyword away, as R's p.adjust."""
     c = example_fit.contrasts()
     cols = list(c.columns)
     assert cols[cols.index("p_value") + 1] == "p_adjusted"
-    np.testing.assert_allclose(c["p_adjusted"], adjust(c["p_value"], "holm"), rtol=1e-12)
-    assert c.attrs["mixrank"]["adjust"] == "holm" and c.attrs["mixrank"]["family_size"] == 15
-    assert int((c["p_value"] < 0.05).sum()) == 7 and int((c["p_adjusted"] < 0.05).sum()) == 1
+    assert c.attrs["mixrank"]["adjust"] == "stepdown" and c.attrs["mixrank"]["exact"]
+    pd.testing.assert_frame_equal(c, example_fit.contrasts(adjust="stepdown", rng=123))
+    h = example_fit.contrasts(adjust="holm")
+    np.testing.assert_allclose(h["p_adjusted"], adjust(h["p_value"], "holm"), rtol=1e-12)
+    assert h.attrs["mixrank"]["adjust"] == "holm" and h.attrs["mixrank"]["family_size"] == 15
+    assert int((h["p_value"] < 0.05).sum()) == 7 and int((h["p_adjusted"] < 0.05).sum()) == 1
+    assert int((c["p_adjusted"] < 0.05).sum()) >= 1
 
 
 @pytest.mark.parametrize("how", ["none", "bh"])

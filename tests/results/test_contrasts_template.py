@@ -86,7 +86,10 @@ def test_default_adjust_is_one_class_constant(fits, kind):
     twin = other(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
     pd.testing.assert_frame_equal(twin.contrasts(), res.contrasts(adjust="bh"))
     assert twin.contrasts().attrs["mixrank"]["adjust"] == "bh"
-    assert res.contrasts().attrs["mixrank"]["adjust"] == cls.DEFAULT_ADJUST == "holm"
+    # the paired mixed model's default is the randomization step-down on the CR2 path
+    # (issue 37; Holm where it does not apply), every other type's Holm
+    want = "stepdown" if kind == "gauss" else "holm"
+    assert res.contrasts().attrs["mixrank"]["adjust"] == cls.DEFAULT_ADJUST == want
 
 
 @pytest.mark.parametrize("kind,by", [("gauss", None), ("glmm", None), ("by", None),
@@ -145,3 +148,11 @@ def test_every_result_and_summary_shows_itself(fits, kind):
         "<", "&lt;").replace(">", "&gt;") + "</pre>"
     s = res.summary()
     assert repr(s) == str(s) and s._repr_html_().startswith("<pre>")
+
+
+def test_refused_adjust_values_say_why(fits):
+    """Issue 37: an adjust value one result family takes and the other refuses says why."""
+    with pytest.raises(mixrank.OptionError, match="no GLMM counterpart"):
+        fits["glmm"].contrasts(adjust="stepdown")
+    with pytest.raises(mixrank.OptionError, match="Holm has the same family-wise guarantee"):
+        fits["gauss"].contrasts(adjust="bonferroni")

@@ -29,7 +29,7 @@ import pandas as pd
 from mixrank._util import check_level, listed, tidy
 from mixrank.errors import DataError, DesignError, MixrankWarning, OptionError
 from mixrank.inference.keywords import former, unexpected_keywords
-from mixrank.inference.multiplicity import adjust, adjust_values, check_adjust
+from mixrank.inference.multiplicity import ADJUST_FOR, adjust, adjust_values, check_adjust
 
 __all__ = ["rank_intervals_from_tests", "alpha_from_level", "check_options", "read_scores",
            "adjust_families", "assemble", "fill_doc", "COVERAGES", "RANK_METHODS", "RETURNS_DOC",
@@ -237,8 +237,16 @@ def adjust_families(P: np.ndarray, coverage: str, method: str) -> tuple[np.ndarr
 def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
               adj_a: np.ndarray, adj_b: np.ndarray, *, alpha: float, coverage: str,
               method: str, extra: dict[str, np.ndarray] | None = None,
+              marginal: tuple[np.ndarray, np.ndarray] | None = None,
               **meta: Any) -> pd.DataFrame:
-    """The rank table (and its pairwise records) from the p-values and their adjustments."""
+    """The rank table (and its pairwise records) from the p-values and their adjustments.
+
+    Simultaneous coverage: each model's interval is the union of its simultaneous
+    interval and its marginal one under the same method (``marginal``: the marginal
+    families' adjusted p-values; computed here for the p-value methods), so a
+    simultaneous interval is never narrower than the marginal one (issue 36).  The
+    models widened are listed in ``attrs["mixrank"]["widened_to_marginal"]``.
+    """
     M = len(models)
     tol = 1e-12                         # adjusted p-values equal to alpha up to rounding reject
     rej_a = adj_a <= alpha * (1 + tol)
@@ -247,6 +255,18 @@ def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
     np.fill_diagonal(rej_b, False)
     upper = M - rej_a.sum(axis=1)
     lower = 1 + rej_b.sum(axis=0)
+    if coverage == "simultaneous":
+        if marginal is None and method in ADJUST_FOR["rank_tests"]:
+            marginal = adjust_families(P, "marginal", method)
+        if marginal is not None:
+            ma = marginal[0] <= alpha * (1 + tol)
+            mb = marginal[1] <= alpha * (1 + tol)
+            np.fill_diagonal(ma, False)
+            np.fill_diagonal(mb, False)
+            up_m, lo_m = M - ma.sum(axis=1), 1 + mb.sum(axis=0)
+            wide = (up_m > upper) | (lo_m < lower)
+            upper, lower = np.maximum(upper, up_m), np.minimum(lower, lo_m)
+            meta["widened_to_marginal"] = [models[j] for j in np.flatnonzero(wide)]
     rank = _point_ranks(est)
     level = 1.0 - alpha
     rows = [dict(model=models[j], estimate=float(est[j]), rank=int(rank[j]),

@@ -30,10 +30,11 @@ import numpy as np
 import pandas as pd
 
 from mixrank._deprecate import former_names
-from mixrank._util import as_rng, check_draws, check_max_draws, listed
+from mixrank._util import as_rng, check_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.keywords import former, unexpected_keywords
+from mixrank.inference.mvt import small_df
 from mixrank.inference.ranks.core import (
     COVERAGES,
     RANK_METHODS,
@@ -138,8 +139,15 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
     if method == "maxt":
         B = check_draws(B, "draws", 100, DesignError)
         C, clipped = joint_covariance(mats["variance"])
-        adj_a, adj_b = stepdown_maxt(mats["p"], C, coverage=coverage, B=B, rng=as_rng(rng))
-        meta.update(B=B, psd_clipped=clipped, reference="t margins, Gaussian copula")
+        gen = as_rng(rng)
+        adj_a, adj_b = stepdown_maxt(mats["p"], C, coverage=coverage, B=B, rng=gen,
+                                     df=mats["df"])
+        if coverage == "simultaneous":   # the union with the marginal sets (assemble)
+            meta["marginal"] = stepdown_maxt(mats["p"], C, coverage="marginal", B=B, rng=gen,
+                                             df=mats["df"])
+        meta.update(B=B, psd_clipped=clipped, reference="t margins, Gaussian copula" if not
+                    small_df(mats["df"][np.triu_indices(len(models), 1)]).any() else
+                    "multivariate t at the pairs' df below 30, Gaussian copula above")
     else:
         adj_a, adj_b = adjust_families(mats["p"], coverage, method)
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
@@ -238,11 +246,14 @@ def _randomization_ranks(fit: FittedPairs, *, level: float, coverage: str, B: in
     check_options(coverage, "maxt")
     models, est, n = read_scores(fit.model_scores())
     mats = contrast_matrices(fit.contrasts(adjust="none"), models)
-    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=B, rng=rng)
+    gen = as_rng(rng)
+    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen)
+    marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),
+                                 rng=gen) if coverage == "simultaneous" else None
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
     return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
-                    method="maxt", extra=extra, source="contrasts",
+                    method="maxt", extra=extra, source="contrasts", marginal=marginal,
                     reference="randomization: sign flips of the unit's contrast totals")
 
 

@@ -18,12 +18,16 @@ and :func:`~mixrank.inference.ranks.rank_intervals_from_contrasts` (with
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
 from mixrank._util import listed
 from mixrank.errors import DataError
+from mixrank.inference.mvt import normal_scores, small_df
 
 __all__ = ["contrast_matrices", "joint_covariance", "stepdown_maxt"]
 
@@ -184,6 +188,12 @@ def _root_and_sd(C: np.ndarray, allowed: np.ndarray | None = None) -> tuple[np.n
     return root, np.sqrt(np.where(off, var, 1.0))
 
 
+def _pair_draw(rng: np.random.Generator, shape: tuple[int, int], root: np.ndarray,
+               pairs_of: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """A fresh Gaussian draw of the models (``shape``) mapped to standardized pair differences."""
+    return pairs_of(rng.standard_normal(shape) @ root.T)
+
+
 class _Family:
     """One family of directed hypotheses (j_h better than k_h), sorted by significance."""
 
@@ -193,10 +203,12 @@ class _Family:
         self.thr = thr[order]
         self.count = np.zeros(len(order))
 
-    def add(self, X: np.ndarray, sd: np.ndarray) -> None:
+    def add(self, X: np.ndarray, sd: np.ndarray, S: np.ndarray | None = None) -> None:
+        """Count the draws ``X`` (b x M); ``S``: the directed statistics (b, M, M) when
+        they are not plain standardized differences (multivariate t, small df)."""
         if len(self.jj) == 0:
             return
-        Zs = (X[:, self.jj] - X[:, self.kk]) / sd[self.jj, self.kk]
+        Zs = S[:, self.jj, self.kk] if S is not None else (X[:, self.jj] - X[:, self.kk]) / sd[self.jj, self.kk]
         # suffix maxima: the maximum over the hypotheses still in play at step l
         suffix = np.maximum.accumulate(Zs[:, ::-1], axis=1)[:, ::-1]
         self.count += np.sum(suffix >= self.thr[None, :], axis=0)
@@ -208,7 +220,8 @@ class _Family:
 
 
 def stepdown_maxt(p: np.ndarray, C: np.ndarray, *, coverage: str, B: int,
-                  rng: np.random.Generator, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+                  rng: np.random.Generator, chunk: int = 256,
+                  df: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Step-down max-t adjusted p-values of all directed hypotheses.
 
     Parameters
@@ -229,6 +242,12 @@ def stepdown_maxt(p: np.ndarray, C: np.ndarray, *, coverage: str, B: int,
     chunk : int
         Draws generated at a time (memory ``chunk x M(M-1)``); the result
         depends on it only through the order in which ``rng`` is consumed.
+    df : ndarray (M, M), optional
+        The pairs' df.  Pairs with fewer than
+        :data:`~mixrank.inference.mvt.DF_SHARED` df get multivariate-t null
+        draws (:func:`mixrank.inference.mvt.normal_scores`: estimated
+        variances sharing the pairs' correlation) instead of the Gaussian
+        copula, which is anti-conservative at few df.
 
     Returns
     -------
@@ -271,12 +290,25 @@ def stepdown_maxt(p: np.ndarray, C: np.ndarray, *, coverage: str, B: int,
             mine = np.full(M - 1, j)
             fams.append(_Family(mine, others, thr[j, others]))     # H_jk: j beats k -> U_j
             fams.append(_Family(others, mine, thr[others, j]))     # H_kj: k beats j -> L_j
+    iu, ku = np.triu_indices(M, 1)
+    dfp = None if df is None else np.asarray(df, dtype=float)[iu, ku]
+    mvt = dfp is not None and bool(small_df(dfp).any())
+    nu = dfp if dfp is not None else np.zeros(0)
     done = 0
     while done < B:
         b = min(chunk, B - done)
         X = rng.standard_normal((b, M)) @ root.T
+        S = None
+        if mvt:
+            def pairs_of(Y: np.ndarray) -> np.ndarray:
+                return (Y[:, iu] - Y[:, ku]) / sd[iu, ku]
+
+            z = normal_scores(pairs_of(X), nu, partial(_pair_draw, rng, (b, M), root, pairs_of),
+                              rng)
+            S = np.zeros((b, M, M))
+            S[:, iu, ku], S[:, ku, iu] = z, -z
         for f in fams:
-            f.add(X, sd)
+            f.add(X, sd, S)
         done += b
     adj_a = np.full((M, M), np.nan)
     adj_b = np.full((M, M), np.nan)

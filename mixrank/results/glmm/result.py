@@ -87,6 +87,12 @@ class GlmmResult(PairwiseResult):
     engine: str = "native"
     estimand: str = "gls"
     OPTIONS: ClassVar[OptionTable] = GLMM_OPTIONS
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {
+        ("contrasts", "adjust", a): "max-t and step-down are not built for the binomial GLMM's "
+        "contrasts: the unit sign-flip randomization of the linear fits has no GLMM "
+        "counterpart yet (a flip of the units' score contributions); use 'holm', or fit the "
+        "0/1 scores with the linear model, whose CR2 path defaults to 'stepdown'"
+        for a in ("maxt", "stepdown")}
 
     # ------------------------------------------------------------------ meta
     @property

@@ -1,0 +1,123 @@
+"""Designs and replicates of the issue-37 cells of the validity suite (docs/methods.md §9).
+
+* :func:`simulate_crossed` -- Gaussian scores, questions nested in subjects, every question
+  asked with each of 3-5 prompts (crossed with the subjects), model x subject and
+  model x prompt effects;
+* :func:`crossed_replicate` -- the crossed design under ``(1|subject) + (1|prompt)``
+  (Satterthwaite, the default on crossed designs): Holm, max-t and simultaneous rank
+  intervals;
+* :func:`omitted_replicate` -- the same data fitted with ``(1|subject)``: does the
+  :class:`~mixrank.OmittedKeyWarning` fire;
+* :func:`unit_replicate` -- the nested 0/1 design of :mod:`tests.validity.designs` at
+  given subject sizes and gaps: the default (step-down on the CR2 path), Holm with CR2
+  and Holm with Satterthwaite, family-wise error over the null pairs and power over the
+  others.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import mixrank
+
+from .designs import simulate
+
+#: ChemBench's 9 topic sizes (questions per topic), the "9 unequal clusters" of issue 37.
+CHEMBENCH_SIZES = np.array([40, 84, 92, 149, 152, 165, 430, 675, 1001])
+
+
+def simulate_crossed(n_models: int, n_subjects: int, rng: np.random.Generator, *,
+                     sd_model_prompt: float = 0.5, sd_model_subject: float = 0.3
+                     ) -> pd.DataFrame:
+    """Long data ``model, subject, question, prompt, score`` (3-5 prompts, 3-8 questions a
+    subject; subject 0.5, question 1, prompt 0.5, residual 1; every pair null)."""
+    P = int(rng.integers(3, 6))
+    sizes = rng.integers(3, 9, n_subjects)
+    subj = np.repeat(np.arange(n_subjects), sizes)
+    nq = subj.size
+    qq, pp = np.repeat(np.arange(nq), P), np.tile(np.arange(P), nq)
+    ss = subj[qq]
+    base = (rng.normal(0, .5, n_subjects)[ss] + rng.normal(0, 1, nq)[qq]
+            + rng.normal(0, .5, P)[pp])
+    ms = rng.normal(0, sd_model_subject, (n_models, n_subjects))[:, ss]
+    mp = rng.normal(0, sd_model_prompt, (n_models, P))[:, pp]
+    y = base[None] + ms + mp + rng.normal(0, 1, (n_models, qq.size))
+    n = qq.size
+    return pd.DataFrame(dict(model=np.repeat([f"m{m:02d}" for m in range(n_models)], n),
+                             subject=np.tile([f"s{t:02d}" for t in ss], n_models),
+                             question=np.tile([f"q{i:04d}" for i in qq], n_models),
+                             prompt=np.tile([f"p{i}" for i in pp], n_models),
+                             score=y.ravel()))
+
+
+def crossed_replicate(seed: int, draws: int = 1000) -> dict[str, float]:
+    """Any null pair rejected by Holm / max-t; the simultaneous max-t rank intervals
+    cover (every interval [1, M]: all models tie)."""
+    rng = np.random.default_rng(seed)
+    d = simulate_crossed(8, 10, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixrank.fit("score ~ model + (1|subject) + (1|prompt)", d)
+        c = fit.contrasts()
+        mt = fit.contrasts(adjust="maxt", draws=draws, rng=seed)
+        r = fit.rank_intervals(coverage="simultaneous", adjust="maxt", draws=draws, rng=seed)
+    M = fit.frame.n_models
+    return dict(default=c.attrs["mixrank"]["adjust"] == "holm",
+                holm=float((c["p_adjusted"] < .05).any()),
+                maxt=float((mt["p_adjusted"] < .05).any()),
+                rank_cover=float(((r["rank_lower"] <= 1) & (r["rank_upper"] >= M)).all()))
+
+
+def omitted_replicate(seed: int, sd_model_prompt: float) -> dict[str, float]:
+    """``(1|subject)`` on the crossed data: warned, and Holm's family-wise error."""
+    rng = np.random.default_rng(seed)
+    d = simulate_crossed(8, 10, rng, sd_model_prompt=sd_model_prompt)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fit = mixrank.fit("score ~ model + (1|subject)", d)
+        c = fit.contrasts(adjust="holm")
+    return dict(warned=float(any(issubclass(x.category, mixrank.OmittedKeyWarning) for x in w)),
+                holm=float((c["p_adjusted"] < .05).any()))
+
+
+def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
+                   sizes: np.ndarray | None = None, n_subjects: int | None = None,
+                   satterthwaite: bool = True) -> dict[str, float]:
+    """Default (step-down), CR2 + Holm and Satterthwaite + Holm on the nested 0/1 design:
+    ``{how}_fwer`` (any null pair rejected) and ``{how}_power`` (share of non-null pairs)."""
+    rng = np.random.default_rng(seed)
+    T = len(sizes) if sizes is not None else int(n_subjects or 0)
+    g = np.zeros(n_models) if gaps is None else np.asarray(gaps, float)
+    d = simulate(n_models, T, rng, gaps=g, sizes=sizes)
+    out: dict[str, float] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixrank.fit("correct ~ model + (1|subject)", d)
+        tabs = {"default": fit.contrasts(), "cr2_holm": fit.contrasts(adjust="holm")}
+        if satterthwaite:
+            tabs["satt_holm"] = mixrank.fit("correct ~ model + (1|subject)", d,
+                                            df="satterthwaite").contrasts(adjust="holm")
+    out["default_is_stepdown"] = float(tabs["default"].attrs["mixrank"]["adjust"] == "stepdown")
+    true = dict(zip([f"m{m:02d}" for m in range(n_models)], g))
+    for how, c in tabs.items():
+        gap = np.array([true[a] - true[b] for a, b in zip(c["model_a"], c["model_b"])])
+        null = np.isclose(gap, 0.0)
+        rej = (c["p_adjusted"] < 0.05).to_numpy()
+        if null.any():
+            out[f"{how}_fwer"] = float(rej[null].any())
+        if (~null).any():
+            out[f"{how}_power"] = float(rej[~null].mean())
+    return out
+
+
+def summarise(rows: list[dict[str, float]]) -> dict[str, tuple[float, float]]:
+    """Mean and Monte Carlo SE of each answer."""
+    keys = sorted(set().union(*rows))
+    res = {}
+    for k in keys:
+        v = np.array([r[k] for r in rows if k in r], dtype=float)
+        res[k] = (float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v))))
+    return res
