@@ -39,7 +39,7 @@ from mixrank.inference.multiplicity import check_adjust as _check_adjust
 from mixrank.inference.mvt import DF_SHARED, normal_scores, small_df
 from mixrank.inference.randomization import flip_draws, randomization_maxt
 
-__all__ = ["ADJUST", "adjust_contrasts", "adjusted_table", "contrast_draws", "rank_probabilities_of"]
+__all__ = ["ADJUST", "adjust_contrasts", "contrast_draws", "rank_probabilities_of"]
 
 #: Adjustments of ``FitResult.contrasts(adjust=...)``.
 ADJUST = adjust_values("contrasts")
@@ -207,38 +207,6 @@ def adjust_contrasts(fit: Any, tab: pd.DataFrame, *, adjust: str, level: float, 
         out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", adj)
     out.attrs["mixrank"].update(meta)
     return out
-
-
-def adjusted_table(fit: Any, rows: list[dict[str, Any]], meta: dict[str, Any], *, adjust: str,
-                   level: float, B: int, rng: Any) -> pd.DataFrame:
-    """``adjust_contrasts(fit, tidy(rows, **meta), ...)``, the table built once.
-
-    For the p-value adjustments (``holm``, ``bh``, ``none``) ``p_adjusted`` is
-    computed from the rows and placed after ``p_value`` before the one
-    DataFrame is made (no copy and column insert); the max-t and step-down
-    paths go through :func:`adjust_contrasts`.
-    """
-    how = check_adjust(adjust)
-    if how in ("maxt", "stepdown") or not rows:
-        return adjust_contrasts(fit, tidy(rows, **meta), adjust=how, level=level, B=B, rng=rng)
-    p = np.array([r["p_value"] for r in rows], dtype=float)
-    ok = np.isfinite(p)
-    adj = np.full(len(p), np.nan)
-    if how == "none":
-        adj[ok] = p[ok]
-    elif ok.any():
-        adj[ok] = adjust_p(p[ok], how)
-    out = []
-    for r, a in zip(rows, adj):
-        row: dict[str, Any] = {}
-        for k, v in r.items():
-            row[k] = v
-            if k == "p_value":
-                row["p_adjusted"] = a
-        out.append(row)
-    tab = tidy(out, **meta)
-    tab.attrs["mixrank"].update(adjust=how, family_size=int(ok.sum()), ci="marginal")
-    return tab
 
 
 def rank_probabilities_of(fit: Any, *, B: int = 10000, rng: Any = None) -> pd.DataFrame:
