@@ -43,7 +43,8 @@ def test_contrast_colours_follow_the_adjusted_verdict(res):
     # rows are drawn top-down in table order: segment i is row i
     assert got == adjusted.tolist()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels[0] == "holm-adjusted p < 0.05"
+    how = con.attrs["mixrank"]["adjust"]       # the fit's default adjustment, whichever it is
+    assert labels[0] == f"{how}-adjusted p < 0.05"
 
 
 def test_leaderboard_marks_resolved_neighbours():
@@ -67,4 +68,5 @@ def test_report_says_overlap_is_not_a_test(res):
     from mixrank.report.html import render_report
     page = render_report(res, sections=["leaderboard", "contrasts"])
     assert "Overlapping score intervals are not a test" in page
-    assert "blue: the holm-adjusted contrast rejects" in page
+    how = res.contrasts().attrs["mixrank"]["adjust"]
+    assert f"blue: the {how}-adjusted contrast rejects" in page

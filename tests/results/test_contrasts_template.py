@@ -49,10 +49,12 @@ def fits():
 
 
 def _contrasts_defs() -> list[str]:
-    """``module:Class`` of every class body defining ``contrasts`` (arena aside: it joins later)."""
+    """``module:Class`` of every class body defining ``contrasts`` (arena and subset aside: they
+    join the template later; the subset's contrasts are new-vs-reference rows without an
+    adjustment)."""
     out = []
     for f in ROOT.rglob("*.py"):
-        if "arena" in f.relative_to(ROOT).parts:
+        if {"arena", "subset"} & set(f.relative_to(ROOT).parts):
             continue
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ClassDef) and not any(   # a Protocol only declares it
