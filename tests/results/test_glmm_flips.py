@@ -154,11 +154,19 @@ def test_maxt_and_stepdown_equal_a_plain_loop_over_the_sign_vectors(fit, scale):
         np.testing.assert_allclose(mt["odds_ratio_lower"], np.exp(mt["ci_lower"]), rtol=1e-12)
 
 
-def test_the_default_is_the_step_down_where_the_flips_apply(fit, monkeypatch):
-    c = fit.contrasts()
+@pytest.fixture(scope="module")
+def six():
+    return _fit(_data(T=6, seed=11))
+
+
+def test_the_default_is_the_step_down_where_the_flips_apply(fit, six):
+    c = six.contrasts()
     assert c.attrs["mixrank"]["adjust"] == "stepdown"
     assert c.attrs["mixrank"]["p_adjusted"].startswith("randomization step-down")
-    assert fit.rank_intervals().attrs["mixrank"]["method"] == "maxt"
+    assert six.rank_intervals().attrs["mixrank"]["method"] == "maxt"
+    # 5 units: the smallest flip p, 1/16, cannot reach 0.05 -- Holm; at level 0.9 it can
+    assert fit.contrasts().attrs["mixrank"]["adjust"] == "holm"
+    assert _fit(_data(), level=0.9).contrasts().attrs["mixrank"]["adjust"] == "stepdown"
     d = _data()
     # no model-by-unit term: the unit of inference is the cell, Holm stays the default
     assert _fit(d, "correct ~ model + (1|subject)").contrasts().attrs["mixrank"]["adjust"] \
@@ -207,3 +215,13 @@ def test_every_adjust_one_family_takes_the_other_takes_or_says_why():
     assert {"maxt", "stepdown"} <= set(GlmmResult.supported_options("contrasts")["adjust"])
     with pytest.raises(mixrank.OptionError, match="unit sign flips"):
         GlmmByResult.check_option("contrasts", "adjust", "maxt")
+
+
+def test_the_defaults_page_states_the_glmm_default(six):
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "defaults.md"
+    row = next(line for line in page.read_text(encoding="utf-8").splitlines()
+               if line.startswith("| the adjustment of a binomial GLMM"))
+    assert f'adjust="{six.contrasts().attrs["mixrank"]["adjust"]}"' in row
+    assert "**Holm** (`adjust=\"holm\"`) elsewhere" in row

@@ -145,6 +145,44 @@ def _unit_info(th: np.ndarray, codes: list[np.ndarray], w: np.ndarray, X: np.nda
     return 0.5 * (out + out.T)
 
 
+def _unit_terms(prob, unit: np.ndarray, T: int) -> np.ndarray | None:
+    """Per term: 0 when its level is the unit's, 1 when it is the (unit, model)'s; None when
+    a term is finer (or a covariate enters the fixed part): the general per-unit solve."""
+    if prob.slope is not None or prob.n_fixed != prob.n_models:
+        return None
+    M = prob.n_models
+    kind = np.zeros(len(prob.codes), dtype=np.int64)
+    for i, (c, q) in enumerate(zip(prob.codes, prob.levels)):
+        if q == T and np.unique(c.astype(np.int64) * T + unit).size == T:
+            kind[i] = 0
+        elif np.unique(c).size == np.unique(unit.astype(np.int64) * M + prob.model).size and \
+                np.unique(c.astype(np.int64) * (T * M) + unit * M + prob.model).size \
+                == np.unique(c).size:
+            kind[i] = 1
+        else:
+            return None
+    return kind
+
+
+def _closed_form(name: str, prob, unit: np.ndarray, T: int, theta: np.ndarray,
+                 kind: np.ndarray, w: np.ndarray, r: np.ndarray) -> UnitScores:
+    """Unit-level and (unit, model)-level intercepts only: per unit, eliminating the
+    (unit, model) effects (diagonal, ``d_m = 1 + s1^2 w_m``) and then the unit's effect
+    gives ``I_t = diag(w/d) - s0^2 (w/d)(w/d)' / (1 + s0^2 sum w/d)`` with ``w_m`` the
+    IRLS weights of model m in unit t and ``s0^2``, ``s1^2`` the summed variances of the
+    terms of each kind (terms with the same grouping add)."""
+    M = prob.n_models
+    s0 = float(np.sum(theta[kind == 0] ** 2))
+    s1 = float(np.sum(theta[kind == 1] ** 2))
+    key = unit.astype(np.int64) * M + prob.model
+    wm = np.bincount(key, weights=w, minlength=T * M).reshape(T, M)
+    score = np.bincount(key, weights=r, minlength=T * M).reshape(T, M)
+    v = wm / (1.0 + s1 * wm)
+    info = np.einsum("tm,mk->tmk", v, np.eye(M)) - (
+        s0 * v[:, :, None] * v[:, None, :] / (1.0 + s0 * v.sum(axis=1))[:, None, None])
+    return UnitScores(unit=name, score=score, info=info)
+
+
 def unit_scores(frame: Frame, gf: GlmmFormula, fit: GlmmFit, *,
                 cell_level: np.ndarray | None = None,
                 cell_x: np.ndarray | None = None) -> UnitScores:
@@ -176,6 +214,9 @@ def unit_scores(frame: Frame, gf: GlmmFormula, fit: GlmmFit, *,
         X[np.arange(prob.n_obs), M + prob.model] = prob.slope
     unit = ucell[prob.cell] if prob.cell is not None else ucell[np.nonzero(frame.observed)[0]]
     T = int(ucell.max()) + 1
+    fast = _unit_terms(prob, unit, T)
+    if fast is not None:
+        return _closed_form(name, prob, unit, T, theta, fast, w, r)
     order = np.argsort(unit, kind="stable")
     bounds = np.searchsorted(unit[order], np.arange(T + 1))
     score = np.zeros((T, p))

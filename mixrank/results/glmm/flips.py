@@ -56,7 +56,8 @@ def glmm_contributions(us: UnitScores, G: np.ndarray, est: np.ndarray,
                           "randomization max-t cannot be formed. Use adjust='holm'.") from None
     A = np.asarray(G, dtype=float) @ V                       # pairs x p
     s = np.einsum("pi,ij,pj->p", A, info, A)                 # = g'Vg
-    W = np.einsum("pi,tij,pj->tp", A, us.info, A) / np.where(s > 0, s, 1.0)
+    IA = us.info @ A.T                                       # units x p x pairs (batched BLAS)
+    W = np.einsum("pi,tip->tp", A, IA, optimize=True) / np.where(s > 0, s, 1.0)
     e = us.score @ A.T                                       # units x pairs
     e = e - W * e.sum(axis=0)[None, :]
     D = W * np.asarray(est, dtype=float)[None, :] + e
@@ -117,10 +118,13 @@ def flips_ready(result: Any) -> bool:
 
 def flips_apply(result: Any) -> bool:
     """True when the unit randomization is the GLMM's default: :func:`flips_ready`, a
-    model-by-unit term (the contrasts' unit of inference), at most
-    :data:`~mixrank.inference.randomization.EXACT_MAX` units (all flips enumerated:
-    deterministic) and at least two pairs."""
+    model-by-unit term (the contrasts' unit of inference), at least two pairs, and T units
+    with ``1 / 2^(T-1) <= 1 - level`` (the smallest p-value the flips give can reach the
+    fit's level: T >= 6 at 0.95) and ``T <=``
+    :data:`~mixrank.inference.randomization.EXACT_MAX` (all flips enumerated:
+    deterministic)."""
     if not result.formula.model_terms or len(result._pairs()) < 2 or not flips_ready(result):
         return False
     _, codes = flip_unit(result.frame, result.formula)
-    return int(codes.max()) + 1 <= EXACT_MAX
+    T = int(codes.max()) + 1
+    return T <= EXACT_MAX and 0.5 ** (T - 1) <= round(1.0 - float(result.level), 12)

@@ -213,9 +213,10 @@ class GlmmResult(PairwiseResult):
 
         The randomization step-down max-T over all sign flips of the unit's score
         contributions (:mod:`mixrank.results.glmm.flips`) is the default when the
-        formula has a model-by-unit term whose unit has 3 to
-        :data:`~mixrank.inference.randomization.EXACT_MAX` levels, every random term
-        is nested in that unit and the table has at least two pairs
+        formula has a model-by-unit term whose unit has enough levels for the smallest
+        flip p-value, ``1 / 2^(T-1)``, to reach the fit's level (6 at 0.95) and at most
+        :data:`~mixrank.inference.randomization.EXACT_MAX`, every random term is nested
+        in that unit and the table has at least two pairs
         (:func:`~mixrank.results.glmm.flips.flips_apply`); Holm elsewhere, and for
         result types that do not take ``"stepdown"`` (docs/glmm.md §12).
         """
