@@ -163,7 +163,11 @@ def test_the_default_is_the_step_down_where_the_flips_apply(fit, six):
     c = six.contrasts()
     assert c.attrs["mixrank"]["adjust"] == "stepdown"
     assert c.attrs["mixrank"]["p_adjusted"].startswith("randomization step-down")
-    assert six.rank_intervals().attrs["mixrank"]["method"] == "maxt"
+    # 6 units: the marginal rank families (each side at 0.025) cannot reach 2/32 -- Holm
+    assert six.rank_intervals().attrs["mixrank"]["method"] == "holm"
+    seven = _fit(_data(T=7, seed=12))
+    assert seven.rank_intervals().attrs["mixrank"]["method"] == "maxt"
+    assert seven.rank_intervals().attrs["mixrank"]["reference"].startswith("randomization")
     # 5 units: the smallest flip p, 1/16, cannot reach 0.05 -- Holm; at level 0.9 it can
     assert fit.contrasts().attrs["mixrank"]["adjust"] == "holm"
     assert _fit(_data(), level=0.9).contrasts().attrs["mixrank"]["adjust"] == "stepdown"

@@ -226,8 +226,12 @@ class GlmmResult(PairwiseResult):
 
     def _default_rank_adjust(self) -> str:
         """``"maxt"`` (the unit randomization step-down of the directed hypotheses) where
-        ``contrasts()`` defaults to the step-down; else ``"holm"``."""
-        return "maxt" if self._default_adjust() == "stepdown" else "holm"
+        ``contrasts()`` defaults to the step-down and the flips' smallest p-value can reach
+        half the level (the marginal rank intervals test each side at ``alpha/2``: 7
+        units at 0.95); else ``"holm"``."""
+        if self._default_adjust() == "stepdown" and flips_apply(self, sides=2):
+            return "maxt"
+        return "holm"
 
     def fixed_effects(self) -> pd.DataFrame:
         """glmer's coefficient table (treatment coding: intercept = first model).
