@@ -199,6 +199,15 @@ def test_crossed_terms_are_refused_with_the_reason():
     assert "randomization" not in str(r.attrs["mixrank"].get("reference", ""))
 
 
+def test_the_unit_is_the_coarsest_grouping_that_nests_every_term():
+    res = _fit(_data(), "correct ~ model + (1|subject) + (1|question:model)")
+    us = unit_scores(res.frame, res.formula, res.fit)
+    assert us.unit == "subject" and us.n_units == 5
+    # the units' information adds up to the fit's (nAGQ = 0 form) for this nesting too
+    assert np.all(np.isfinite(us.info)) and np.allclose(us.info, us.info.transpose(0, 2, 1))
+    assert res.contrasts(adjust="maxt").attrs["mixrank"]["unit"] == "subject"
+
+
 def test_row_order_does_not_change_the_adjusted_p_values():
     d = _data()
     a = _fit(d, nagq=0).contrasts()

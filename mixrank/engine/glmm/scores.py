@@ -12,10 +12,10 @@ block of the penalised IRLS Hessian).  The randomization max-T of the GLMM
 contrasts (:mod:`mixrank.results.glmm.flips`) builds each contrast's unit
 contributions from them (docs/glmm.md, "Randomization max-t and step-down").
 
-The unit is the model-by-unit term's grouping (``subject`` in
-``(1|subject:model)``), else the first random term.  The marginal likelihood
-factorises over the unit's levels only when every random term is nested in
-the unit; :func:`unit_scores` refuses other designs (a crossed prompt term).
+The unit is the coarsest grouping of the random terms in which every other
+term is nested (``subject`` in ``(1|subject) + (1|subject:model)``): the
+marginal likelihood factorises over its levels.  Designs without one (a
+crossed prompt term) are refused (:func:`flip_unit`).
 
 Contents: :class:`UnitScores`, :func:`flip_unit`, :func:`unit_scores`.
 """
@@ -71,7 +71,9 @@ def _nested(inner: np.ndarray, outer: np.ndarray) -> bool:
 
 
 def flip_unit(frame: Frame, gf: GlmmFormula) -> tuple[str, np.ndarray]:
-    """The unit whose levels are flipped and its code at every cell.
+    """The unit whose levels are flipped and its code at every cell: the coarsest grouping
+    of the random terms in which every other term is nested (``subject`` for
+    ``(1|subject) + (1|subject:question:model)``; the model-by-unit term's unit on ties).
 
     Raises
     ------
@@ -81,28 +83,29 @@ def flip_unit(frame: Frame, gf: GlmmFormula) -> tuple[str, np.ndarray]:
         independent).
     """
     comp = gf.spec.comparison
-    if gf.model_terms:
-        factors = [f for f in gf.model_terms[0] if f != comp]
-        name, codes = ":".join(factors), _unit_codes(frame, factors)
-    else:                                   # the fit has at least one random term
-        name = gf.spec.term_names[0]
-        codes = np.asarray(frame.term_codes[name], dtype=np.int64)
+    groups: list[tuple[str, str, np.ndarray]] = []   # (grouping, term as written, cell codes)
+    for t in gf.model_terms:
+        base = [f for f in t if f != comp]
+        groups.append((":".join(base), ":".join(t), _unit_codes(frame, base)))
+    for term in gf.spec.term_names:
+        groups.append((term, term, np.asarray(frame.term_codes[term], dtype=np.int64)))
+    # the coarsest grouping in which every random term is nested (the model-by-unit
+    # term's unit when that qualifies: listed first, kept on ties)
+    ok = [g for g in groups if all(_nested(other[2], g[2]) for other in groups)]
+    if not ok:
+        name, _, codes = groups[0]
+        bad = next(g[1] for g in groups if not _nested(g[2], codes))
+        raise DesignError(f"the randomization max-t flips the levels of {name!r}, but "
+                          f"(1|{bad}) is not nested in it (its levels span several "
+                          f"{name!r} levels), and no random term's grouping contains all "
+                          "the others, so no unit's score contributions are independent. "
+                          "Use adjust='holm' (or fit without the crossed term).")
+    name, _, codes = min(ok, key=lambda g: np.unique(g[2]).size)
     T = int(np.unique(codes).size)
     if T < 3:
         raise DesignError(f"the randomization max-t flips the levels of the unit {name!r}, which "
                           f"has {T} level(s) in {gf.formula!r}; at least 3 are needed. Use "
                           "adjust='holm'.")
-    for term in gf.spec.term_names:
-        if not _nested(np.asarray(frame.term_codes[term], dtype=np.int64), codes):
-            raise DesignError(f"the randomization max-t flips the levels of {name!r}, but "
-                              f"(1|{term}) is not nested in it (its levels span several "
-                              f"{name!r} levels), so the units' score contributions are not "
-                              "independent. Use adjust='holm' (or fit without the crossed term).")
-    for t in gf.model_terms[1:]:
-        base = _unit_codes(frame, [f for f in t if f != comp])
-        if not _nested(base, codes):
-            raise DesignError(f"the randomization max-t flips the levels of {name!r}, but "
-                              f"(1|{':'.join(t)}) is not nested in it. Use adjust='holm'.")
     return name, np.unique(codes, return_inverse=True)[1].ravel()
 
 
