@@ -102,7 +102,7 @@ def _adjust_line(con: Any, level: float) -> str:
     text = f"p_adjusted: {how} across the {meta.get('family_size')} pairs."
     if meta.get("adjust") in ("stepdown", "maxt") and meta.get("exact"):
         won = con.loc[con["p_adjusted"] < 1 - level, "estimate"].abs()
-        text += (f" {meta.get('n_units')} levels of {meta.get('unit')!r}: the smallest "
+        text += (f" {meta.get('n_units')} levels of {meta.get('flip_unit')!r}: the smallest "
                  f"family-wise p possible is {1 / meta.get('flips', 1):.2g} (all "
                  f"{meta.get('flips')} sign flips of the unit); " + (
                      f"the smallest gap resolved family-wise here is {won.min():.3g}."

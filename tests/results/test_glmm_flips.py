@@ -145,7 +145,8 @@ def test_maxt_and_stepdown_equal_a_plain_loop_over_the_sign_vectors(fit, scale):
     srt = st["p_adjusted"].to_numpy()[order]
     assert (np.diff(srt) >= -1e-12).all()
     meta = mt.attrs["mixrank"]
-    assert meta["exact"] and meta["flips"] == 2 ** 4 and meta["unit"] == "subject"
+    assert meta["exact"] and meta["flips"] == 2 ** 4 and meta["flip_unit"] == "subject"
+    assert meta["unit"] == fit.unit_of_inference
     crit = np.quantile(S.max(axis=1), 0.95, method="higher")
     uc = GlmmFlips(fit, scale).unit_contributions()
     half = (mt["ci_upper"] - mt["ci_lower"]).to_numpy() / 2
@@ -205,7 +206,7 @@ def test_the_unit_is_the_coarsest_grouping_that_nests_every_term():
     assert us.unit == "subject" and us.n_units == 5
     # the units' information adds up to the fit's (nAGQ = 0 form) for this nesting too
     assert np.all(np.isfinite(us.info)) and np.allclose(us.info, us.info.transpose(0, 2, 1))
-    assert res.contrasts(adjust="maxt").attrs["mixrank"]["unit"] == "subject"
+    assert res.contrasts(adjust="maxt").attrs["mixrank"]["flip_unit"] == "subject"
 
 
 def test_row_order_does_not_change_the_adjusted_p_values():
@@ -238,3 +239,12 @@ def test_the_defaults_page_states_the_glmm_default(six):
                if line.startswith("| the adjustment of a binomial GLMM"))
     assert f'adjust="{six.contrasts().attrs["mixrank"]["adjust"]}"' in row
     assert "**Holm** (`adjust=\"holm\"`) elsewhere" in row
+
+
+def test_the_report_names_the_adjustment_and_what_few_units_cost(six):
+    from mixrank.report.html_glmm import contrasts_logit
+
+    text = contrasts_logit(six, {"level": None})
+    assert "p_adjusted: randomization step-down max-t (Westfall-Young)" in text
+    assert "6 levels of &#x27;subject&#x27;" in text or "6 levels of 'subject'" in text
+    assert "smallest family-wise p possible is 0.031" in text

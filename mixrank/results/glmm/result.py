@@ -13,6 +13,7 @@ accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,11 +53,16 @@ REFUSED_JOINT: dict[tuple[str, str, Any], str] = {
 GLMM_DF = ("containment", "wald")
 
 
-def _odds_ratio_bounds(tab: pd.DataFrame) -> pd.DataFrame:
-    """The odds-ratio bounds made the exponentiated (possibly simultaneous) logit bounds."""
+def _after_flips(tab: pd.DataFrame, unit: str) -> pd.DataFrame:
+    """The odds-ratio bounds made the exponentiated (possibly simultaneous) logit bounds;
+    with the unit flips, ``attrs["mixrank"]["flip_unit"]`` names the flipped grouping and
+    ``unit`` stays the unit-of-inference sentence of every GLMM table."""
     if "odds_ratio_lower" in tab.columns:
         tab["odds_ratio_lower"] = np.exp(tab["ci_lower"].to_numpy(dtype=float))
         tab["odds_ratio_upper"] = np.exp(tab["ci_upper"].to_numpy(dtype=float))
+    meta = tab.attrs.get("mixrank", {})
+    if "flips" in meta:
+        meta["flip_unit"], meta["unit"] = meta.get("unit"), unit
     return tab
 
 
@@ -206,7 +212,7 @@ class GlmmResult(PairwiseResult):
                f"Wald SE, t with containment df (units - 1 = {dof:g})")
         return PairEstimates(rows, self._meta("contrasts", scale=scale, df_method=how),
                              nan_p="one", joint=GlmmFlips(self, scale),
-                             finish=_odds_ratio_bounds if scale == "logit" else None)
+                             finish=partial(_after_flips, unit=self.unit_of_inference))
 
     def _default_adjust(self) -> str:
         """``"stepdown"`` where the unit randomization applies exactly, else ``"holm"``.
