@@ -39,8 +39,10 @@ ADJUST_FOR: dict[str, tuple[str, ...]] = {
     "p_values": ("bonferroni", "holm", "bh"),
     # FitResult.contrasts (and JudgeResult): the joint covariance of the pairs is known
     "contrasts": ("none", "holm", "bh", "maxt", "stepdown"),
-    # GlmmResult.contrasts and anova (GlmmByResult, GlmmSlopeResult)
-    "glmm_contrasts": ("holm", "none", "bh", "bonferroni"),
+    # GlmmResult.contrasts (maxt, stepdown: unit sign flips of the score contributions)
+    "glmm_contrasts": ("holm", "none", "bh", "bonferroni", "maxt", "stepdown"),
+    # GlmmByResult / GlmmSlopeResult contrasts and anova: p-values adjusted per set
+    "glmm_anova": ("holm", "none", "bh", "bonferroni"),
     # ArenaResult.contrasts
     "arena_contrasts": ("holm", "none", "bonferroni", "bh", "maxt"),
     # rank intervals from contrasts (estimate, SE, df): max-t needs the variances

@@ -1,7 +1,10 @@
 """Stage inference: unit-level randomization (sign-flip) max-t, step-down and contrast draws.
 
 Inputs: a :class:`~mixrank.results.FitResult` whose formula names a unit (its
-first random term) with at least 3 levels.
+first random term) with at least 3 levels, or any source of unit contributions
+(a :class:`UnitContributions`, or an object with a ``unit_contributions()``
+method such as the binomial GLMM's :class:`~mixrank.results.glmm.flips.GlmmFlips`;
+:func:`contributions_of`).
 Outputs: the per-unit contrast totals (:func:`unit_contributions`), adjusted
 p-values and the simultaneous critical value of the CR2-studentized contrasts
 under all (or B seeded) sign flips of the units (:func:`randomization_maxt`),
@@ -32,7 +35,7 @@ from .._util import as_rng
 from ..engine.lmm.unit_se import pair_unit_data, unit_weights
 from ..errors import DesignError
 
-__all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "flips",
+__all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "contributions_of", "flips",
            "randomization_maxt", "directed_stepdown", "flip_draws"]
 
 #: enumerate every sign flip up to this many units (2^(T-1) flips).
@@ -41,10 +44,16 @@ _CELLS = 1 << 20          # entries of one (flips x pairs) chunk
 
 
 class UnitContributions:
-    """Per-unit contrast totals ``D`` and weights ``W`` (units x pairs) and their CR2 pieces."""
+    """Per-unit contrast totals ``D`` and weights ``W`` (units x pairs) and their CR2 pieces.
 
-    def __init__(self, D: np.ndarray, W: np.ndarray, live: np.ndarray, unit: str) -> None:
+    ``labels``: the ``(model_a, model_b)`` of each column when the contributions do not
+    come from a linear fit's pairs (e.g. the binomial GLMM's score contributions).
+    """
+
+    def __init__(self, D: np.ndarray, W: np.ndarray, live: np.ndarray, unit: str,
+                 labels: list[tuple[str, str]] | None = None) -> None:
         self.D, self.W, self.live, self.unit = D, W, live, unit
+        self.labels = labels
         inv = 1.0 / np.clip(1.0 - W, 1e-12, None)
         self.inv = inv
         self.a0 = np.sum(D * D * inv, axis=0)           # sum D_t^2 / (1 - W_t)
@@ -112,6 +121,17 @@ def unit_contributions(fit: Any) -> UnitContributions:
     return UnitContributions(D, W, live, unit)
 
 
+def contributions_of(source: Any) -> UnitContributions:
+    """The unit contributions behind ``source``: ``source`` itself when it is a
+    :class:`UnitContributions`, its own ``unit_contributions()`` when it has one (e.g.
+    the binomial GLMM's score contributions, :mod:`mixrank.results.glmm.flips`), else a
+    linear fit's contrast totals (:func:`unit_contributions`)."""
+    if isinstance(source, UnitContributions):
+        return source
+    own = getattr(source, "unit_contributions", None)
+    return own() if callable(own) else unit_contributions(source)
+
+
 def flips(T: int, *, B: int, rng: Any
           ) -> tuple[Callable[[int], Iterator[np.ndarray]], int, bool]:
     """Chunks of sign vectors (rows of +-1 over the T units), their number and exactness.
@@ -147,7 +167,7 @@ def randomization_maxt(fit: Any, *, level: float, B: int, rng: Any,
     units), ``critical_value`` (the ``level`` quantile of ``max |t^eps|``),
     ``std_error``, ``estimate`` (the CR2 pieces), ``flips``, ``exact``.
     """
-    uc = unit_contributions(fit)
+    uc = contributions_of(fit)
     live = np.flatnonzero(uc.live)
     t_obs = uc.estimate[live] / uc.std_error[live]
     order = np.argsort(-np.abs(t_obs), kind="stable")
@@ -170,7 +190,7 @@ def randomization_maxt(fit: Any, *, level: float, B: int, rng: Any,
     mx_all = np.concatenate(maxima) if maxima else np.zeros(1)
     p_sorted = exceed / total             # the identity is among the flips: p >= 1 / total
     p_sorted = np.maximum.accumulate(np.minimum(p_sorted, 1.0))
-    p = np.full(len(fit.pairs), np.nan)
+    p = np.full(uc.D.shape[1], np.nan)
     p[live[order]] = p_sorted
     return dict(p_adjusted=p, critical_value=float(np.quantile(mx_all, level, method="higher")),
                 std_error=uc.std_error, estimate=uc.estimate, live=uc.live, flips=total,
@@ -225,12 +245,13 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
     negation, their joint null distribution the unit sign flips.  Returns
     ``adj_a, adj_b`` (M x M; marginal families report ``min(1, 2 adjusted)``).
     """
-    uc = unit_contributions(fit)
+    uc = contributions_of(fit)
     M = len(models)
     pos = {m: i for i, m in enumerate(models)}
     live = np.flatnonzero(uc.live)
-    a = np.array([pos[fit.pairs[i].model_a] for i in live], dtype=np.int64)
-    b = np.array([pos[fit.pairs[i].model_b] for i in live], dtype=np.int64)
+    labels = uc.labels if uc.labels is not None else [(p.model_a, p.model_b) for p in fit.pairs]
+    a = np.array([pos[labels[i][0]] for i in live], dtype=np.int64)
+    b = np.array([pos[labels[i][1]] for i in live], dtype=np.int64)
     t_obs = uc.estimate[live] / uc.std_error[live]
     obs = np.full((M, M), -np.inf)
     obs[a, b], obs[b, a] = t_obs, -t_obs

@@ -71,8 +71,10 @@ def _pairs(fit: Any) -> tuple:
 
 
 def randomized(fit: Any) -> bool:
-    """True when the fit's family-wise answers come from unit sign flips (``df="cr2"``)."""
-    return getattr(fit, "df_method", "satterthwaite") == "cr2"
+    """True when the fit's family-wise answers come from unit sign flips (``df="cr2"``, or a
+    source with its own ``unit_contributions()`` such as the binomial GLMM's)."""
+    return (getattr(fit, "df_method", "satterthwaite") == "cr2"
+            or callable(getattr(fit, "unit_contributions", None)))
 
 
 def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mixrank.report import style
-from mixrank.report.html_format import figure_html, format_table_html, guard
+from mixrank.report.html_format import figure_html, format_table_html, guard, paragraph
 
 __all__ = ["preamble", "meta_line", "scores", "contrasts_logit", "contrasts_response",
            "components", "fixed_effects", "ranks", "resolution", "gaps", "diagnostics"]
@@ -88,10 +88,26 @@ def _contrasts(res: Any, level: float | None, scale: str) -> str:
     con = res.contrasts(level, scale=scale)
     what = ("log-odds difference (odds ratio = exp)" if scale == "logit"
             else "difference in probability averaged over the cells (delta-method CI)")
-    return (_figure(lambda ax: plot_contrasts(con, ax, title=f"Contrasts, {scale} scale"),
+    return (_adjust_line(con, res.level if level is None else level) + _figure(lambda ax: plot_contrasts(con, ax, title=f"Contrasts, {scale} scale"),
                     len(con), name=f"contrasts_{scale}", alt=f"forest plot, {scale} scale",
                     caption=f"model_a − model_b: {what}; blue intervals exclude 0.")
             + table(con, max_rows=60))
+
+
+def _adjust_line(con: Any, level: float) -> str:
+    """What ``p_adjusted`` is (the method used), and with the exact unit flips what few
+    units cost (issue 37)."""
+    meta = con.attrs.get("mixrank", {})
+    how = meta.get("p_adjusted") or meta.get("adjust")
+    text = f"p_adjusted: {how} across the {meta.get('family_size')} pairs."
+    if meta.get("adjust") in ("stepdown", "maxt") and meta.get("exact"):
+        won = con.loc[con["p_adjusted"] < 1 - level, "estimate"].abs()
+        text += (f" {meta.get('n_units')} levels of {meta.get('flip_unit')!r}: the smallest "
+                 f"family-wise p possible is {1 / meta.get('flips', 1):.2g} (all "
+                 f"{meta.get('flips')} sign flips of the unit); " + (
+                     f"the smallest gap resolved family-wise here is {won.min():.3g}."
+                     if len(won) else "no gap is resolved family-wise at this unit."))
+    return paragraph(text)
 
 
 def contrasts_logit(res: Any, ctx: dict) -> str:

@@ -157,8 +157,6 @@ def test_every_fitting_subcommand_takes_family_and_nagq():
 BAD = [
     (["fit", "--estimand", "gls"], "--estimand gls", "the binomial GLMM is one joint"),
     (["fit", "--method", "aggregate"], "--method aggregate", "the binomial GLMM is one joint"),
-    (["contrasts", "--adjust", "maxt"], "--adjust maxt",
-     "not supported by GlmmResult.contrasts(); supported values: ['holm', 'none', 'bh'"),
     (["contrasts", "--by", "subject"], "--by subject", "write it as 'y ~ model * subject"),
     (["contrasts", "--seed", "1"], "--seed", "drop them or pass --adjust maxt"),
     (["scores", "--probabilities"], "--probabilities", "GlmmResult has no rank_probabilities()"),
@@ -175,6 +173,17 @@ BAD = [
     (["report", "--delta", "0.05"], "--delta 0.05", "GlmmResult has no plan()"),
     (["report", "--sensitivity", "loso"], "--sensitivity loso", "GlmmResult has no sensitivity()"),
 ]
+
+
+@pytest.mark.parametrize("how", ["stepdown", "maxt"])
+def test_contrasts_take_the_unit_sign_flips(capsys, how):
+    """Issue 37: --adjust maxt/stepdown are the GLMM's unit sign flips (all 2^11 of the
+    example's 12 subjects), the same table as the API; the default is the step-down."""
+    code, out, err = run(capsys, "contrasts", "example", "-f", FU, *BIN, "--nagq", "0",
+                         "--adjust", how, "--format", "csv")
+    assert code == 0, err
+    assert_same(csv_of(out), api(nagq=0).contrasts(adjust=how))
+    assert api(nagq=0).contrasts().attrs["mixrank"]["adjust"] == "stepdown"
 
 
 def test_anytime_bernoulli_refused_for_the_glmm(capsys):

@@ -88,10 +88,12 @@ def test_default_adjust_is_one_class_constant(fits, kind):
     twin = other(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
     pd.testing.assert_frame_equal(twin.contrasts(), res.contrasts(adjust="bh"))
     assert twin.contrasts().attrs["mixrank"]["adjust"] == "bh"
-    # the paired mixed model's default is the randomization step-down on the CR2 path
-    # (issue 37; Holm where it does not apply), every other type's Holm
+    # the paired mixed model's default is the randomization step-down on the CR2 path, the
+    # binomial GLMM's where a model-by-unit term's unit has at most 14 levels (issue 37; Holm
+    # where it does not apply: this GLMM has no model-by-unit term), the model * x fits' Holm
     want = "stepdown" if kind == "gauss" else "holm"
-    assert res.contrasts().attrs["mixrank"]["adjust"] == cls.DEFAULT_ADJUST == want
+    assert res.contrasts().attrs["mixrank"]["adjust"] == want
+    assert cls.DEFAULT_ADJUST == ("stepdown" if kind in ("gauss", "glmm") else "holm")
 
 
 @pytest.mark.parametrize("kind,by", [("gauss", None), ("glmm", None), ("by", None),
@@ -123,7 +125,7 @@ def test_adjust_within_missing_p_values():
     np.testing.assert_array_equal(two[[0, 2, 3]], [0.01, 0.08, 0.06])
 
 
-@pytest.mark.parametrize("kind", ["glmm", "by", "slope"])
+@pytest.mark.parametrize("kind", ["by", "slope"])
 def test_options_a_type_lacks_raise_the_one_error(fits, kind):
     with pytest.raises(mixrank.OptionError, match=r"draws=5 is not supported by Glmm\w*Result"
                                                   r"\.contrasts\(\)"):
@@ -154,7 +156,10 @@ def test_every_result_and_summary_shows_itself(fits, kind):
 
 def test_refused_adjust_values_say_why(fits):
     """Issue 37: an adjust value one result family takes and the other refuses says why."""
-    with pytest.raises(mixrank.OptionError, match="no GLMM counterpart"):
-        fits["glmm"].contrasts(adjust="stepdown")
+    with pytest.raises(mixrank.OptionError, match="unit sign flips of the score contributions"):
+        fits["by"].contrasts(adjust="stepdown")
+    with pytest.raises(mixrank.OptionError, match=r"by='x' is not supported by "
+                                                  r"GlmmResult\.contrasts\(\)"):
+        fits["glmm"].contrasts(by="x")
     with pytest.raises(mixrank.OptionError, match="Holm has the same family-wise guarantee"):
         fits["gauss"].contrasts(adjust="bonferroni")

@@ -138,9 +138,9 @@ def test_unsupported_options_raise_one_message(data):
     with pytest.raises(mixrank.OptionError, match=r"by='x' is not supported by "
                        r"GlmmResult\.rank_intervals"):
         b.rank_intervals(by="x")
-    with pytest.raises(mixrank.OptionError, match=r"adjust='maxt' is not supported by "
-                       r"GlmmResult\.contrasts\(\); supported values"):
-        b.contrasts(adjust="maxt")
+    with pytest.raises(mixrank.OptionError, match=r"adjust='bonferroni' is not supported by "
+                       r"FitResult\.contrasts\(\); supported values"):
+        g.contrasts(adjust="bonferroni")
     with pytest.raises(mixrank.OptionError, match=r"coverage='joint' is not supported by "
                        r"FitResult\.rank_intervals\(\); supported values: \['marginal', "
                        r"'simultaneous'\]"):

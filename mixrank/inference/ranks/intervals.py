@@ -10,7 +10,8 @@ behind it in ``attrs["mixrank"]["pairwise"]`` (a list of records:
 ``pd.DataFrame(tab.attrs["mixrank"]["pairwise"])`` gives the table).
 
 Contents: :func:`rank_intervals_of` (what ``FitResult.rank_intervals``
-calls) and :func:`rank_intervals_from_contrasts`; re-exported here so that
+calls), :func:`rank_intervals_from_contrasts` and
+:func:`rank_intervals_from_flips` (the unit sign-flip step-down); re-exported here so that
 this module stays the one public home of rank intervals:
 :func:`rank_intervals` (from raw data, no mixed model;
 :mod:`mixrank.inference.ranks.data`) and :func:`rank_intervals_from_tests`
@@ -53,7 +54,8 @@ if TYPE_CHECKING:
     from mixrank.engine.records import FittedPairs
 
 __all__ = ["rank_intervals", "rank_intervals_of", "rank_intervals_from_contrasts",
-           "rank_intervals_from_tests", "COVERAGES", "RANK_METHODS"]
+           "rank_intervals_from_flips", "rank_intervals_from_tests", "COVERAGES",
+           "RANK_METHODS"]
 
 
 def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level: float = 0.95,
@@ -240,12 +242,73 @@ def rank_intervals_of(fit: FittedPairs, *, level: float = 0.95, coverage: str = 
 def _randomization_ranks(fit: FittedPairs, *, level: float, coverage: str, B: int,
                          rng: Any) -> pd.DataFrame:
     """Rank intervals from the unit sign-flip step-down (``df="cr2"`` fits, ``method="maxt"``)."""
+    return rank_intervals_from_flips(fit.model_scores(), fit.contrasts(adjust="none"), fit,
+                                     level=level, coverage=coverage, draws=B, rng=rng)
+
+
+def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any, *,
+                              level: float = 0.95, coverage: str = "marginal",
+                              draws: int = 2000, rng: Any = None) -> pd.DataFrame:
+    """Rank intervals from the unit sign-flip step-down of the directed hypotheses.
+
+    Parameters
+    ----------
+    scores : mapping, Series or DataFrame
+        Point scores (see :func:`rank_intervals_from_tests`).
+    contrasts : DataFrame
+        One row per pair (``model_a, model_b, estimate, std_error, df``), as
+        :func:`rank_intervals_from_contrasts` reads it (the one-sided p-values
+        reported beside the intervals).
+    source : object
+        The unit contributions of every pair
+        (:func:`mixrank.inference.randomization.contributions_of`): a
+        ``df="cr2"`` :class:`~mixrank.results.FitResult` or the binomial
+        GLMM's :class:`~mixrank.results.glmm.flips.GlmmFlips`.
+    level : float, default 0.95
+    coverage : {"marginal", "simultaneous"}, default "marginal"
+    draws : int, default 2000
+        Seeded flips when the unit has more than 14 levels (else all flips).
+    rng : Generator or int, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`rank_intervals_from_contrasts` (``model,
+        estimate, rank, rank_lower, rank_upper, level, n``); ``method`` is
+        ``"maxt"`` and ``attrs["mixrank"]["reference"]`` names the flips.
+
+    Raises
+    ------
+    DataError
+        As :func:`rank_intervals_from_contrasts`.
+    DesignError
+        ``source`` has no unit of at least 3 levels.
+
+    Notes
+    -----
+    The adjusted p-values of the directed hypotheses are
+    :func:`mixrank.inference.randomization.directed_stepdown`: the CR2-type
+    ``t`` of each pair and its negation under the same sign flip of every
+    unit, Westfall-Young step-down, marginal families at ``alpha/2`` each.
+    Validated by brute-force enumeration (tests/inference/test_randomization.py,
+    tests/results/test_glmm_flips.py) and the seeded coverage simulations of
+    tests/validity/.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    >>> tab = rank_intervals_from_flips(res.model_scores(), res.contrasts(adjust="none"), res)
+    >>> tab.attrs["mixrank"]["method"]
+    'maxt'
+    """
     from mixrank.inference.randomization import directed_stepdown
 
+    fit, B = source, draws
     alpha = alpha_from_level(level)
     check_options(coverage, "maxt")
-    models, est, n = read_scores(fit.model_scores())
-    mats = contrast_matrices(fit.contrasts(adjust="none"), models)
+    models, est, n = read_scores(scores)
+    mats = contrast_matrices(contrasts, models)
     gen = as_rng(rng)
     adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen)
     marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),

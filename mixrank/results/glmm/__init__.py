@@ -7,7 +7,9 @@ Modules:
 * :mod:`~mixrank.results.glmm.by` -- :class:`GlmmByResult`, ``model * x``
   with a categorical ``x``;
 * :mod:`~mixrank.results.glmm.slope` -- :class:`GlmmSlopeResult`, ``model * x``
-  with a numeric ``x``.
+  with a numeric ``x``;
+* :mod:`~mixrank.results.glmm.flips` -- the unit sign-flip max-t and step-down
+  of the contrasts (per-unit contributions from the score contributions).
 
 The GLMM's other pieces sit in their own stages: the formula's reading
 (``formula/glmm_terms.py``), the binomial frame (``frame/glmm.py``), the fit

@@ -22,17 +22,21 @@ from scipy.special import expit
 
 from ..._util import tidy
 from ...errors import DataError, DesignError
-from ...inference.multiplicity import adjust_within
+from ...inference.multiplicity import adjust_values, adjust_within
 from ..base import ANY, OptionTable, PairEstimates, with_options
-from .result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, SCORE, GlmmResult
+from .result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, REFUSED_JOINT, SCORE, GlmmResult
 
 __all__ = ["GlmmByResult"]
 
 
+#: ``adjust=`` of the contrasts and anova: p-values adjusted within each set of pairs.
+PER_SET = adjust_values("glmm_anova")
 #: Options of :class:`GlmmByResult`: those of :class:`GlmmResult` with ``by=`` and ``anova``.
-GLMM_BY_OPTIONS = with_options(GLMM_OPTIONS, contrasts={"by": ANY}, model_scores={"by": ANY},
-                               rank_intervals={"by": ANY},
-                               anova={"adjust": GLMM_OPTIONS["contrasts"]["adjust"]})
+GLMM_BY_OPTIONS = with_options(GLMM_OPTIONS, contrasts={"by": ANY, "adjust": PER_SET},
+                               model_scores={"by": ANY}, rank_intervals={"by": ANY},
+                               anova={"adjust": PER_SET})
+for _unused in ("draws", "rng"):     # no jointly drawn adjustment here
+    GLMM_BY_OPTIONS["contrasts"].pop(_unused)
 
 
 def _note_last(tab: pd.DataFrame) -> pd.DataFrame:
@@ -58,6 +62,8 @@ class GlmmByResult(GlmmResult):
     by: str = ""
     by_levels: tuple[str, ...] = ()
     OPTIONS: ClassVar[OptionTable] = GLMM_BY_OPTIONS
+    DEFAULT_ADJUST: ClassVar[str] = "holm"
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = REFUSED_JOINT
     cell_level: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     def __str__(self) -> str:

@@ -13,6 +13,7 @@ accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +28,7 @@ from ...formula.glmm_terms import GlmmFormula
 from ...frame import Frame
 from ...inference.multiplicity import adjust_values
 from ..base import ANY, RANK_OPTIONS, RESOLUTION_OPTIONS, OptionTable, PairEstimates, PairwiseResult
+from .flips import GlmmFlips, flips_apply, flips_ready
 
 __all__ = ["GlmmResult", "GlmmSummary", "GLMM_OPTIONS", "unit_line"]
 
@@ -41,8 +43,27 @@ PROBABILITY = ("averaged over the frame's cells at their fitted shared random ef
                "(conditional modes), model-by-unit effects at 0")
 AT_ZERO = "conditional at zero random effects: logit^-1(beta_j)"
 ADJUST = adjust_values("glmm_contrasts")
+#: Why the ``model * x`` fits refuse the jointly drawn adjustments that GlmmResult takes.
+REFUSED_JOINT: dict[tuple[str, str, Any], str] = {
+    ("contrasts", "adjust", a): "the unit sign flips of the score contributions are built "
+    "for the model contrasts of a 'model + (random terms)' fit; a model * x fit reports a "
+    "set of pairs per level or value of x, adjusted within each set: use 'holm'"
+    for a in ("maxt", "stepdown")}
 #: references of ``GlmmResult.contrasts(df=)``.
 GLMM_DF = ("containment", "wald")
+
+
+def _after_flips(tab: pd.DataFrame, unit: str) -> pd.DataFrame:
+    """The odds-ratio bounds made the exponentiated (possibly simultaneous) logit bounds;
+    with the unit flips, ``attrs["mixrank"]["flip_unit"]`` names the flipped grouping and
+    ``unit`` stays the unit-of-inference sentence of every GLMM table."""
+    if "odds_ratio_lower" in tab.columns:
+        tab["odds_ratio_lower"] = np.exp(tab["ci_lower"].to_numpy(dtype=float))
+        tab["odds_ratio_upper"] = np.exp(tab["ci_upper"].to_numpy(dtype=float))
+    meta = tab.attrs.get("mixrank", {})
+    if "flips" in meta:
+        meta["flip_unit"], meta["unit"] = meta.get("unit"), unit
+    return tab
 
 
 def unit_line(gf: GlmmFormula) -> str:
@@ -59,7 +80,7 @@ def unit_line(gf: GlmmFormula) -> str:
 
 #: Options of :class:`GlmmResult` per accessor (accessor -> option -> allowed values, None: any).
 GLMM_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"scale": SCALES, "adjust": ADJUST, "df": GLMM_DF},
+    "contrasts": {"scale": SCALES, "adjust": ADJUST, "df": GLMM_DF, "draws": ANY, "rng": ANY},
     "rank_intervals": {**RANK_OPTIONS, "scale": SCALES},
     "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY},
     "model_scores": {"scale": SCALES},
@@ -87,12 +108,8 @@ class GlmmResult(PairwiseResult):
     engine: str = "native"
     estimand: str = "gls"
     OPTIONS: ClassVar[OptionTable] = GLMM_OPTIONS
-    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {
-        ("contrasts", "adjust", a): "max-t and step-down are not built for the binomial GLMM's "
-        "contrasts: the unit sign-flip randomization of the linear fits has no GLMM "
-        "counterpart yet (a flip of the units' score contributions); use 'holm', or fit the "
-        "0/1 scores with the linear model, whose CR2 path defaults to 'stepdown'"
-        for a in ("maxt", "stepdown")}
+    #: ``"stepdown"`` where the unit randomization applies exactly, else Holm (:meth:`_default_adjust`).
+    DEFAULT_ADJUST: ClassVar[str] = "stepdown"
 
     # ------------------------------------------------------------------ meta
     @property
@@ -194,7 +211,33 @@ class GlmmResult(PairwiseResult):
         how = ("Wald z (normal), as glmer" if ref == "wald" else
                f"Wald SE, t with containment df (units - 1 = {dof:g})")
         return PairEstimates(rows, self._meta("contrasts", scale=scale, df_method=how),
-                             nan_p="one")
+                             nan_p="one", joint=GlmmFlips(self, scale),
+                             finish=partial(_after_flips, unit=self.unit_of_inference))
+
+    def _default_adjust(self) -> str:
+        """``"stepdown"`` where the unit randomization applies exactly, else ``"holm"``.
+
+        The randomization step-down max-T over all sign flips of the unit's score
+        contributions (:mod:`mixrank.results.glmm.flips`) is the default when the
+        formula has a model-by-unit term whose unit has enough levels for the smallest
+        flip p-value, ``1 / 2^(T-1)``, to reach the fit's level (6 at 0.95) and at most
+        :data:`~mixrank.inference.randomization.EXACT_MAX`, every random term is nested
+        in that unit and the table has at least two pairs
+        (:func:`~mixrank.results.glmm.flips.flips_apply`); Holm elsewhere, and for
+        result types that do not take ``"stepdown"`` (docs/glmm.md §12).
+        """
+        if self.DEFAULT_ADJUST != "stepdown" or flips_apply(self):
+            return self.DEFAULT_ADJUST
+        return "holm"
+
+    def _default_rank_adjust(self) -> str:
+        """``"maxt"`` (the unit randomization step-down of the directed hypotheses) where
+        ``contrasts()`` defaults to the step-down and the flips' smallest p-value can reach
+        half the level (the marginal rank intervals test each side at ``alpha/2``: 7
+        units at 0.95); else ``"holm"``."""
+        if self._default_adjust() == "stepdown" and flips_apply(self, sides=2):
+            return "maxt"
+        return "holm"
 
     def fixed_effects(self) -> pd.DataFrame:
         """glmer's coefficient table (treatment coding: intercept = first model).
@@ -320,14 +363,21 @@ class GlmmResult(PairwiseResult):
         its interval's ordering.  ``attrs["mixrank"]`` states ``scale`` and
         ``score``.
         """
-        from ...inference.ranks.intervals import rank_intervals_from_contrasts
+        from ...inference.ranks.intervals import (
+            rank_intervals_from_contrasts,
+            rank_intervals_from_flips,
+        )
 
         if self.pair_filter is not None:
             raise DataError("rank intervals need every pair; refit without pairs=")
         scores = self.model_scores(level, scale=scale)[["model", "estimate", "n"]]
-        tab = rank_intervals_from_contrasts(scores, self.contrasts(level, scale=scale),
-                                            level=level, coverage=coverage, adjust=adjust,
-                                            draws=draws, rng=rng)
+        con = self.contrasts(level, scale=scale, adjust="none")
+        if adjust == "maxt" and flips_ready(self):     # the unit sign flips, as the contrasts
+            tab = rank_intervals_from_flips(scores, con, GlmmFlips(self, scale), level=level,
+                                            coverage=coverage, draws=draws, rng=rng)
+        else:
+            tab = rank_intervals_from_contrasts(scores, con, level=level, coverage=coverage,
+                                                adjust=adjust, draws=draws, rng=rng)
         tab.attrs["mixrank"].update(source="glmm", formula=self.formula.formula, scale=scale,
                                     score=SCORE[scale], unit=self.unit_of_inference,
                                     response_form=self.response_form)
@@ -360,7 +410,8 @@ class GlmmResult(PairwiseResult):
         fam = self.judged_pairs("adjacent" if pairs is None else pairs,
                                 order["model"].tolist(), models=models, top=top)
         # the joint fit has every pair's contrast, whatever pairs= restricted the tables to
-        con = replace(self, pairs_requested=tuple(fam), pair_filter=None).contrasts(scale="logit")
+        con = replace(self, pairs_requested=tuple(fam), pair_filter=None).contrasts(
+            scale="logit", adjust="none")
         rows = [dict(model_a=r.model_a, model_b=r.model_b, estimate=r.estimate, n=int(r.n),
                      sigma_d=float(r.std_error * np.sqrt(r.n)), std_error=r.std_error)
                 for r in con.itertuples()]

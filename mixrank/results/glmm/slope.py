@@ -24,9 +24,9 @@ from scipy.special import expit
 
 from ..._util import tidy
 from ...errors import DataError, DesignError
-from ...inference.multiplicity import adjust_within
+from ...inference.multiplicity import adjust_values, adjust_within
 from ..base import ANY, OptionTable, PairEstimates, with_options
-from .result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, GlmmResult
+from .result import AT_ZERO, GLMM_OPTIONS, PROBABILITY, REFUSED_JOINT, GlmmResult
 
 __all__ = ["GlmmSlopeResult"]
 
@@ -40,12 +40,17 @@ SLOPE_SCORE = {"logit": "log-odds a_j + b_j x0 at zero random effects (the quant
 QUARTILES = (0.25, 0.5, 0.75)
 
 
+#: ``adjust=`` of the contrasts and anova: p-values adjusted within each set of pairs.
+PER_SET = adjust_values("glmm_anova")
 #: Options of :class:`GlmmSlopeResult`: those of :class:`GlmmResult` with ``by=``, ``at=``
 #: and ``anova``.
-GLMM_SLOPE_OPTIONS = with_options(GLMM_OPTIONS, contrasts={"by": ANY, "at": ANY},
+GLMM_SLOPE_OPTIONS = with_options(GLMM_OPTIONS, contrasts={"by": ANY, "at": ANY,
+                                                           "adjust": PER_SET},
                                   model_scores={"by": ANY, "at": ANY},
                                   rank_intervals={"by": ANY, "at": ANY},
-                                  anova={"adjust": GLMM_OPTIONS["contrasts"]["adjust"]})
+                                  anova={"adjust": PER_SET})
+for _unused in ("draws", "rng"):     # no jointly drawn adjustment here
+    GLMM_SLOPE_OPTIONS["contrasts"].pop(_unused)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -60,6 +65,8 @@ class GlmmSlopeResult(GlmmResult):
     """
 
     OPTIONS: ClassVar[OptionTable] = GLMM_SLOPE_OPTIONS
+    DEFAULT_ADJUST: ClassVar[str] = "holm"
+    REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = REFUSED_JOINT
     by: str = ""
     cell_x: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
