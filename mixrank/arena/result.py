@@ -310,9 +310,9 @@ class ArenaResult(PairwiseResult):
         level : float, optional
             Default the fit's; ``alpha = 1 - level``.
         power, adjust, cluster
-            As :meth:`FitResult.resolution`; ``cluster`` uses the design
-            effect ``(SE / SE_information)^2`` of the chosen covariance
-            (1 for ``se="information"``).
+            As :meth:`FitResult.resolution`; ``cluster`` uses the variance
+            ratio ``variance_ratio = (SE / SE_information)^2`` of the chosen
+            covariance (1 for ``se="information"``).
         pairs : "adjacent", "all" or list of (model_a, model_b)
             ``adjacent``: consecutive models by score.
         models : list of str, optional
@@ -357,7 +357,7 @@ class ArenaResult(PairwiseResult):
             w, lo_, t = pc[lo * K + hi]
             pw = 1 / (1 + np.exp(-est))
             rows.append(dict(model_a=a, model_b=b, estimate=est, n=N,
-                             sigma_d=np.sqrt(v_info * N), design_effect=max(v / v_info, 1e-12),
+                             sigma_d=np.sqrt(v_info * N), variance_ratio=max(v / v_info, 1e-12),
                              std_error=np.sqrt(v), n_pair=int(w + lo_ + t), p_win=pw))
         fam_tab = pd.DataFrame(rows)
         tab = resolution_table(fam_tab.drop(columns=["n_pair", "p_win"]), level=level,

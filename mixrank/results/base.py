@@ -447,9 +447,10 @@ class PairwiseResult(ContrastsTemplate):
         cluster : bool, optional
             The clustered paradigm (default: on where the result type has one).
         design_effect : {"model", "anova"}, optional
-            The clustered paradigm's design effect (default ``"model"``: the
-            default contrast's SE and df; ``"anova"``: the published one-way
-            ANOVA ICC recipe), where the result type has one.
+            How the clustered paradigm's ``variance_ratio`` is computed
+            (default ``"model"``: the default contrast's SE and df;
+            ``"anova"``: the published recipe's design effect from the one-way
+            ANOVA ICC), where the result type has one.
 
         Options a result type does not support (see
         ``type(result).supported_options("resolution")``) raise
