@@ -35,7 +35,8 @@ from mixrank.inference.pairwise import NormalCoefficients
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
 from mixrank.results.base import ANY, OptionTable, PairEstimates, PairwiseResult
 
-__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se"]
+__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se",
+           "on_scale"]
 
 #: Elo display factor: 400 points per factor 10 in the odds (FastChat's SCALE / log BASE).
 ELO = 400.0 / np.log(10.0)
@@ -126,11 +127,10 @@ class ArenaResult(PairwiseResult):
     # ---------------------------------------------------------------- tables
     def _pair_estimates(self, level: float, *, scale: str | None = None) -> PairEstimates:
         """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`:
-        every pair ``beta_a - beta_b`` on the logit scale with its z (t with the clustered
-        df), the percentile interval of the draws with ``se="bootstrap"``, max-t drawn from
-        the strengths' joint normal law
-        (:class:`~mixrank.inference.pairwise.NormalCoefficients`), and the table put on
-        ``scale`` after the adjustment (:meth:`_on_scale`)."""
+        every pair ``beta_a - beta_b`` with its z (t with the clustered df) on ``scale``
+        (:func:`on_scale`), the percentile interval of the draws with ``se="bootstrap"``,
+        and max-t drawn from the strengths' joint normal law
+        (:class:`~mixrank.inference.pairwise.NormalCoefficients`)."""
         scale = self.scale if scale is None else scale
         c = self._contrast_arrays()
         est, se, dfr = c["estimate"], np.sqrt(c["variance"]), c["df"]
@@ -142,37 +142,24 @@ class ArenaResult(PairwiseResult):
             lo, hi = np.quantile(dr, [0.5 - level / 2, 0.5 + level / 2], axis=0)
         K = len(self.models)
         pc = self._pair_counts().to_numpy()[c["ia"] * K + c["ib"]]
+        if scale == "probability":
+            pr = 1 / (1 + np.exp(-est))
+            val, sev = pr, pr * (1 - pr) * se
+        else:
+            val, sev = on_scale(est, scale), on_scale(se, scale)
         m = self.models
         rows = pd.DataFrame({"model_a": [m[i] for i in c["ia"]],
                              "model_b": [m[i] for i in c["ib"]],
-                             "estimate": est, "std_error": se, "df": dfr, "statistic": z,
+                             "estimate": val, "std_error": sev, "df": dfr, "statistic": z,
                              "p_value": 2 * stats.t.sf(np.abs(z), dfr),
-                             "p_greater": stats.t.sf(z, dfr), "ci_lower": lo, "ci_upper": hi,
-                             "level": level, "n": c["n"].astype(int),
-                             "wins_a": pc[:, 0].round().astype(int),
+                             "p_greater": stats.t.sf(z, dfr), "ci_lower": on_scale(lo, scale),
+                             "ci_upper": on_scale(hi, scale), "level": level,
+                             "n": c["n"].astype(int), "wins_a": pc[:, 0].round().astype(int),
                              "wins_b": pc[:, 1].round().astype(int),
                              "ties": pc[:, 2].round().astype(int)})
-        joint = NormalCoefficients(self.cov[:K, :K], c["ia"], c["ib"], min_draws=100)
-        return PairEstimates(rows, self._meta("contrasts", scale=scale), joint=joint,
-                             finish=partial(self._on_scale, scale=scale))
-
-    @staticmethod
-    def _on_scale(tab: pd.DataFrame, scale: str) -> pd.DataFrame:
-        """The logit-scale contrasts ``tab`` on ``scale``: ``elo`` multiplies estimate, SE
-        and interval by 400/ln 10; ``probability`` maps the estimate and the interval
-        endpoints by ``1 / (1 + exp(-x))`` and the SE by the delta method."""
-        est, se = tab["estimate"].to_numpy(), tab["std_error"].to_numpy()
-        lo, hi = tab["ci_lower"].to_numpy(), tab["ci_upper"].to_numpy()
-        f = {"logit": 1.0, "elo": ELO}.get(scale)
-        if f is None:   # probability
-            pr = 1 / (1 + np.exp(-est))
-            vals = dict(estimate=pr, std_error=pr * (1 - pr) * se, ci_lower=1 / (1 + np.exp(-lo)),
-                        ci_upper=1 / (1 + np.exp(-hi)))
-        else:
-            vals = dict(estimate=f * est, std_error=f * se, ci_lower=f * lo, ci_upper=f * hi)
-        for k, v in vals.items():
-            tab[k] = v
-        return tab
+        joint = NormalCoefficients(self.cov[:K, :K], c["ia"], c["ib"], est, se,
+                                   to_scale=partial(on_scale, scale=scale), min_draws=100)
+        return PairEstimates(rows, self._meta("contrasts", scale=scale), joint=joint)
 
     def _check_rng(self, rng: Any) -> None:
         """``contrasts(rng=)`` is checked whatever the adjustment (:func:`check_rng`)."""
@@ -458,6 +445,15 @@ class ArenaSummary:
 
     def _repr_html_(self) -> str:
         return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
+
+
+def on_scale(x: np.ndarray, scale: str) -> np.ndarray:
+    """A log-odds value (a contrast, an interval endpoint; an SE for ``logit``/``elo``) on
+    ``scale``: itself (``logit``), times 400/ln 10 (``elo``) or ``1 / (1 + exp(-x))``
+    (``probability``)."""
+    if scale == "probability":
+        return 1 / (1 + np.exp(-x))
+    return x if scale == "logit" else ELO * x
 
 
 def check_rng(rng: Any) -> None:

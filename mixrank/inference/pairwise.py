@@ -85,6 +85,11 @@ class NormalCoefficients:
     ia, ib : numpy.ndarray
         For each row of the contrasts table, the coefficient of ``model_a`` and of
         ``model_b`` (in table order).
+    estimate, std_error : numpy.ndarray
+        Each contrast and its standard error on the coefficients' scale (table order).
+    to_scale : callable, optional
+        The table's (monotone) scale of an interval endpoint on the coefficients' scale
+        (e.g. Elo points, a probability); None: the coefficients' scale itself.
     min_draws : int
         The fewest draws accepted (:func:`normal_maxt` refuses fewer).
     """
@@ -92,6 +97,9 @@ class NormalCoefficients:
     cov: np.ndarray
     ia: np.ndarray
     ib: np.ndarray
+    estimate: np.ndarray
+    std_error: np.ndarray
+    to_scale: Callable[[np.ndarray], np.ndarray] | None = None
     min_draws: int = 100
 
 
@@ -107,8 +115,8 @@ def normal_maxt(joint: NormalCoefficients, tab: pd.DataFrame, *, level: float, B
     ``M = max_h |e_a - e_b| / sd_h``; with finite df each ``|t|`` is first mapped to
     the normal quantile of its t tail (a Gaussian copula with t margins), so
     ``p_adjusted = (1 + #{M >= |z|}) / (B + 1)`` (at most 1) and the interval is
-    ``estimate -/+ q std_error`` with ``q`` the t quantile of the normal tail of
-    ``c``, the ``level`` quantile of M.  Metadata: ``family_size``, ``ci``
+    ``estimate -/+ q std_error`` on the coefficients' scale (then ``to_scale``) with
+    ``q`` the t quantile of the normal tail of ``c``, the ``level`` quantile of M.  Metadata: ``family_size``, ``ci``
     ("simultaneous"), ``critical_value`` (c) and ``B``.
     """
     if not isinstance(B, (int, np.integer)) or isinstance(B, bool) or B < joint.min_draws:
@@ -132,8 +140,10 @@ def normal_maxt(joint: NormalCoefficients, tab: pd.DataFrame, *, level: float, B
     out.attrs = {"mixrank": dict(tab.attrs.get("mixrank", {}))}
     out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", padj)
     qt = stats.t.isf(stats.norm.sf(crit), dfr)
-    est, se = out["estimate"].to_numpy(dtype=float), out["std_error"].to_numpy(dtype=float)
-    out["ci_lower"], out["ci_upper"] = est - qt * se, est + qt * se
+    lo, hi = joint.estimate - qt * joint.std_error, joint.estimate + qt * joint.std_error
+    if joint.to_scale is not None:
+        lo, hi = joint.to_scale(lo), joint.to_scale(hi)
+    out["ci_lower"], out["ci_upper"] = lo, hi
     out.attrs["mixrank"].update(family_size=len(out), ci="simultaneous", critical_value=crit,
                                 B=B)
     return out
