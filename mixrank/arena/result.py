@@ -35,8 +35,7 @@ from mixrank.inference.pairwise import NormalCoefficients
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
 from mixrank.results.base import ANY, OptionTable, PairEstimates, PairwiseResult
 
-__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se",
-           "on_scale"]
+__all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se"]
 
 #: Elo display factor: 400 points per factor 10 in the odds (FastChat's SCALE / log BASE).
 ELO = 400.0 / np.log(10.0)
@@ -128,7 +127,7 @@ class ArenaResult(PairwiseResult):
     def _pair_estimates(self, level: float, *, scale: str | None = None) -> PairEstimates:
         """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`:
         every pair ``beta_a - beta_b`` with its z (t with the clustered df) on ``scale``
-        (:func:`on_scale`), the percentile interval of the draws with ``se="bootstrap"``,
+        (``_on_scale``), the percentile interval of the draws with ``se="bootstrap"``,
         and max-t drawn from the strengths' joint normal law
         (:class:`~mixrank.inference.pairwise.NormalCoefficients`)."""
         scale = self.scale if scale is None else scale
@@ -146,19 +145,19 @@ class ArenaResult(PairwiseResult):
             pr = 1 / (1 + np.exp(-est))
             val, sev = pr, pr * (1 - pr) * se
         else:
-            val, sev = on_scale(est, scale), on_scale(se, scale)
+            val, sev = _on_scale(est, scale), _on_scale(se, scale)
         m = self.models
         rows = pd.DataFrame({"model_a": [m[i] for i in c["ia"]],
                              "model_b": [m[i] for i in c["ib"]],
                              "estimate": val, "std_error": sev, "df": dfr, "statistic": z,
                              "p_value": 2 * stats.t.sf(np.abs(z), dfr),
-                             "p_greater": stats.t.sf(z, dfr), "ci_lower": on_scale(lo, scale),
-                             "ci_upper": on_scale(hi, scale), "level": level,
+                             "p_greater": stats.t.sf(z, dfr), "ci_lower": _on_scale(lo, scale),
+                             "ci_upper": _on_scale(hi, scale), "level": level,
                              "n": c["n"].astype(int), "wins_a": pc[:, 0].round().astype(int),
                              "wins_b": pc[:, 1].round().astype(int),
                              "ties": pc[:, 2].round().astype(int)})
         joint = NormalCoefficients(self.cov[:K, :K], c["ia"], c["ib"], est, se,
-                                   to_scale=partial(on_scale, scale=scale), min_draws=100)
+                                   to_scale=partial(_on_scale, scale=scale), min_draws=100)
         return PairEstimates(rows, self._meta("contrasts", scale=scale), joint=joint)
 
     def _check_rng(self, rng: Any) -> None:
@@ -447,7 +446,7 @@ class ArenaSummary:
         return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
 
 
-def on_scale(x: np.ndarray, scale: str) -> np.ndarray:
+def _on_scale(x: np.ndarray, scale: str) -> np.ndarray:
     """A log-odds value (a contrast, an interval endpoint; an SE for ``logit``/``elo``) on
     ``scale``: itself (``logit``), times 400/ln 10 (``elo``) or ``1 / (1 + exp(-x))``
     (``probability``)."""
