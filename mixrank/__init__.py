@@ -54,6 +54,7 @@ from .errors import (
     MissingDependencyError,
     MixrankDeprecationWarning,
     MixrankError,
+    MixrankFutureWarning,
     MixrankWarning,
     OmittedKeyWarning,
     OptionError,
@@ -212,4 +213,5 @@ __all__ = [
     "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
     "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
     "OmittedKeyWarning",
+    "MixrankFutureWarning",
 ]

@@ -80,6 +80,17 @@ class MixrankDeprecationWarning(MixrankWarning, DeprecationWarning):
     """
 
 
+class MixrankFutureWarning(MixrankWarning, FutureWarning):
+    """A table's column was renamed; the former name works for one more release.
+
+    Shown by default (a ``FutureWarning``, unlike
+    :class:`MixrankDeprecationWarning`): raised when an input table still
+    carries the former column name (e.g. ``design_effect`` for
+    ``variance_ratio`` in :func:`mixrank.design.resolution.resolution_table`).
+    The message names the new column (docs/vocabulary.md, "Nouns").
+    """
+
+
 class SingularFitWarning(MixrankWarning):
     """A variance component was estimated at zero (boundary, singular fit)."""
 

@@ -35,8 +35,8 @@ STAGES: dict[str, int] = {
     "frame": 2,
     "io": 3,
     "engine": 4,
-    "inference": 5, "design": 5, "change": 5, "subset": 5,
-    "results": 6, "arena": 6, "judge": 6,
+    "inference": 5, "design": 5, "change": 5,
+    "results": 6, "arena": 6, "judge": 6, "subset": 6,
     "fit": 7, "routes": 7, "power": 7, "": 7,
     "report": 8, "cli": 8, "__main__": 8,
 }

@@ -18,6 +18,7 @@ import argparse
 import inspect
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 import mixrank
@@ -315,13 +316,13 @@ def test_former_input_format_lm_eval(capsys):
 # means one thing across the API.
 
 def _public_functions() -> list[tuple[str, Callable]]:
-    """Every public function of every module of mixrank (arena aside: it joins later)."""
+    """Every public function of every module of mixrank."""
     import importlib
     import pkgutil
 
     out = []
     for info in pkgutil.walk_packages(mixrank.__path__, "mixrank."):
-        if ".arena" in info.name or info.name.endswith("__main__") or ".cli" in info.name:
+        if info.name.endswith("__main__") or ".cli" in info.name:
             continue
         mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():
@@ -364,3 +365,100 @@ def test_family_means_the_response_distribution():
                          if "family" in inspect.signature(f).parameters)
     assert with_family == ["mixrank.design.simulate.simulate", "mixrank.fit.fit",
                            "mixrank.frame.family.build_frame"], with_family
+
+
+@pytest.fixture(scope="module")
+def units_fit():
+    """A fit whose estimand weights cells unequally (``units`` with unequal subject sizes), so
+    the design effect and the variance ratio differ."""
+    import warnings
+
+    data = mixrank.load_example()
+    data = data[~((data["subject"] == data["subject"].iloc[0])
+                  & (data["question"].isin(data["question"].unique()[:3])))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        return mixrank.fit(F1, data, estimand="units")
+
+
+def test_design_effect_is_over_the_plain_cell_mean(units_fit):
+    """``design_effect`` (every table and attribute of that name): ``Var(estimate) / (s^2/n)``,
+    the iid variance of the plain cell mean -- one function, engine.records.design_effect."""
+    from mixrank.engine.records import design_effect
+
+    de = units_fit.design_effect()
+    for r, p in zip(de.itertuples(index=False), units_fit.pairs):
+        assert r.design_effect == design_effect(p.variance, p.sigma_d, p.n) == p.design_effect
+        assert r.design_effect == pytest.approx(p.variance / (p.sigma_d ** 2 / p.n), rel=1e-12)
+    sc = units_fit.model_scores(scoring="plain")
+    np.testing.assert_allclose(sc["design_effect"], (sc["std_error"] / sc["iid_std_error"]) ** 2,
+                               rtol=1e-12)
+    np.testing.assert_allclose(sc["iid_std_error"], sc["sigma_iid"] / np.sqrt(sc["n"]),
+                               rtol=1e-12)
+
+
+def test_variance_ratio_is_over_the_estimands_iid_variance(units_fit):
+    """``variance_ratio`` (verdict and sensitivity tables): ``std_error^2 / variance_iid`` with
+    ``variance_iid = sigma_d^2 weight_factor / n``; its former column name ``design_effect``
+    carries the same numbers for one release and is declared deprecated."""
+    tab = units_fit.resolution(pairs="all")
+    np.testing.assert_allclose(tab["variance_iid"],
+                               tab["sigma_d"] ** 2 * tab["weight_factor"] / tab["n"], rtol=1e-12)
+    np.testing.assert_allclose(tab["variance_ratio"], tab["std_error"] ** 2 / tab["variance_iid"],
+                               rtol=1e-12)
+    np.testing.assert_array_equal(tab["design_effect"], tab["variance_ratio"])   # former name
+    assert "design_effect" in tab.attrs["mixrank"]["deprecated_columns"]
+    # the two nouns are two formulas: they differ exactly by the weight factor
+    assert (tab["weight_factor"] > 1 + 1e-6).any()
+    de = units_fit.design_effect().set_index(["model_a", "model_b"])["design_effect"]
+    for r in tab.itertuples(index=False):
+        key = (r.model_a, r.model_b) if (r.model_a, r.model_b) in de.index else (r.model_b,
+                                                                                r.model_a)
+        assert r.variance_ratio * r.weight_factor == pytest.approx(
+            r.std_error ** 2 / (r.sigma_d ** 2 / r.n), rel=1e-12)
+        if r.weight_factor > 1 + 1e-6:
+            assert r.variance_ratio != pytest.approx(de[key], rel=1e-6)
+
+
+def test_no_table_uses_design_effect_for_the_estimands_ratio():
+    """Source check: in the verdict, sensitivity and arena modules a ``design_effect*`` column or
+    key (a keyword of a call, or a subscript assignment) is written only as the former-name
+    alias of its ``variance_ratio*`` twin, on a line that says so."""
+    import ast
+    from pathlib import Path
+
+    root = Path(mixrank.__file__).parent
+    for rel in ("design/resolution.py", "design/estimand.py", "design/sensitivity/run.py",
+                "design/sensitivity/stability.py", "arena/result.py"):
+        text = (root / rel).read_text(encoding="utf-8")
+        lines = text.splitlines()
+        written = []
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.keyword) and (node.arg or "").startswith("design_effect") \
+                    and not (isinstance(node.value, ast.Name) and node.value.id == node.arg):
+                written.append(node.value.lineno)
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+                    and str(t.slice.value).startswith("design_effect") for t in node.targets):
+                written.append(node.lineno)
+        assert all("former" in lines[i - 1] for i in written), (rel, [lines[i - 1]
+                                                                      for i in written])
+        assert "variance_ratio" in text, rel
+
+
+def test_resolution_table_reads_the_former_column_with_a_future_warning():
+    import pandas as pd
+
+    from mixrank.design.resolution import resolution_table
+
+    new = pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "c"], "estimate": [0.2, 0.05],
+                        "n": [200, 200], "sigma_d": [0.5, 0.5], "variance_ratio": [2.0, 1.5]})
+    want = resolution_table(new)
+    with pytest.warns(mixrank.MixrankFutureWarning, match="'design_effect' is the former name "
+                                                          "of 'variance_ratio'"):
+        got = resolution_table(new.rename(columns={"variance_ratio": "design_effect"}))
+    assert issubclass(mixrank.MixrankFutureWarning, FutureWarning)
+    pd.testing.assert_frame_equal(got, want)
+    both = new.assign(design_effect=[2.0, 1.0])
+    with pytest.raises(mixrank.DesignError, match="both 'variance_ratio' and 'design_effect'"):
+        resolution_table(both)

@@ -80,14 +80,16 @@ verdicts = res.resolution()
 for paradigm, text in verdicts.attrs["mixrank"]["unresolved"].items():
     print(f"{paradigm:>13}: {text}")
 verdicts[["model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
-          "resolved_multiplicity", "resolved_anytime", "design_effect", "resolved_cluster"]]
+          "resolved_multiplicity", "resolved_anytime", "variance_ratio", "resolved_cluster"]]
 
 # %%
 # Each paradigm is a stress that can only turn a fixed-n "resolved" into
 # "unresolved", never the reverse: correcting for
 # the 24 comparisons, allowing the analyst to peek as results come in
 # (anytime-valid), and finally treating topics as the unit of inference
-# (clustered: `N*` times the design effect of the fitted mixed model).
+# (clustered: `N*` times `variance_ratio`, the variance of the fitted mixed
+# model's estimate over its iid variance: the design effect for this
+# estimand).
 #
 # Every column tests the same difference, the fit's estimand (here the
 # default `cells`, the plain leaderboard difference `p_A - p_B` over the
@@ -158,17 +160,17 @@ ax = plot_sensitivity(stab, title="ChemBench top 8: stability of the clustered v
 plt.tight_layout()
 
 # %%
-# The topic bootstrap's `N*` beside the model-based `N* x DE`, and where the
-# fitted design effect falls among random clusterings (`p_value`: share of
-# random clusterings with a design effect at least as large):
+# The topic bootstrap's `N*` beside the model-based `N* x variance_ratio`, and
+# where the fitted variance ratio falls among random clusterings (`p_value`:
+# share of random clusterings with a ratio at least as large):
 
 # %%
 boot = stab[stab["kind"] == "bootstrap"]
 rand = stab[stab["grouping"] == "random"]
-print(boot[["model_a", "model_b", "design_effect", "design_effect_bootstrap", "n_star_cluster",
+print(boot[["model_a", "model_b", "variance_ratio", "variance_ratio_bootstrap", "n_star_cluster",
             "n_star_bootstrap"]].round(1).to_string(index=False))
-print(rand[["model_a", "model_b", "design_effect", "design_effect_median",
-            "design_effect_mean", "p_value"]].round(3).to_string(index=False))
+print(rand[["model_a", "model_b", "variance_ratio", "variance_ratio_median",
+            "variance_ratio_mean", "p_value"]].round(3).to_string(index=False))
 
 # %%
 # With nine topics the bootstrap is coarse (a topic drawn twice counts as

@@ -2,7 +2,8 @@
 
 Inputs: the pairs to watch, ``alpha``, the planned number of decisive
 battles per pair; then battle logs in arrival order (``update``).
-Outputs: :class:`ArenaMonitor` with ``status()``, a tidy table per pair.
+Outputs: :class:`ArenaMonitor` with ``status()``, a tidy table per pair (``repr()`` and
+``_repr_html_()``: a one-line state).
 Contents (docs/arena.md §6): the paired-Bernoulli mixture e-process of
 :mod:`mixrank.design.anytime.bernoulli` applied to each pair's direct battles.
 
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank._util import listed, tidy
+from mixrank._util import TextDisplay, listed, tidy
 from mixrank.arena.data import encode_battles
 from mixrank.design.anytime.bernoulli import bernoulli_log_e, tune_beta
 from mixrank.errors import DataError, DesignError
@@ -33,7 +34,7 @@ from mixrank.errors import DataError, DesignError
 __all__ = ["ArenaMonitor"]
 
 
-class ArenaMonitor:
+class ArenaMonitor(TextDisplay):
     """Anytime-valid monitor of pairs of models in a stream of battles.
 
     Parameters
@@ -147,6 +148,11 @@ class ArenaMonitor:
         self.n[g] += pos[last]
         self.s[g], self.d[g], self.log_e[g] = S[last], D[last], le[last]
         return self
+
+    def __str__(self) -> str:
+        return (f"<ArenaMonitor: {len(self.pairs)} pairs, {int(self.n.sum()):,} battles counted, "
+                f"{int((self.resolved_at >= 0).sum())} resolved, alpha={self.alpha:g} "
+                f"({self.adjust})>")
 
     @property
     def done(self) -> bool:

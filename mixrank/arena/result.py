@@ -6,9 +6,11 @@ Outputs: tidy tables with the vocabulary and defaults of
 :class:`~mixrank.results.FitResult` -- ``contrasts(level, adjust=, scale=)``,
 ``model_scores(level, scale=, anchor=)``, ``rank_intervals(level, ...)``,
 ``resolution(...)``, ``covariates()``, ``summary()``.
-Contents (docs/arena.md §4-§6).  Rank intervals reuse
-:func:`mixrank.inference.ranks.rank_intervals_from_contrasts`, multiplicity
-:func:`mixrank.inference.multiplicity.adjust`, verdicts
+Contents (docs/arena.md §4-§6).  ``contrasts`` is the one template of
+:class:`~mixrank.results.base.ContrastsTemplate` (this module supplies the
+pair estimates; the adjustment and max-t are
+:func:`mixrank.inference.pairwise.adjusted_contrasts`); rank intervals reuse
+:func:`mixrank.inference.ranks.rank_intervals_from_contrasts`, verdicts
 :func:`mixrank.design.resolution.resolution_table`.
 """
 
@@ -16,22 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank._util import as_rng, check_max_draws, listed, tidy
+from mixrank._util import listed, tidy
 from mixrank.arena.data import Battles, Patterns
 from mixrank.arena.estimate import BTFit
 from mixrank.design.resolution import resolution_table
 from mixrank.errors import DataError, DesignError, OptionError
-from mixrank.inference.keywords import former, unexpected_keywords
-from mixrank.inference.multiplicity import adjust as p_adjust
 from mixrank.inference.multiplicity import adjust_values
+from mixrank.inference.pairwise import NormalCoefficients
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
-from mixrank.results.base import ANY, OptionTable, PairwiseResult
+from mixrank.results.base import ANY, OptionTable, PairEstimates, PairwiseResult
 
 __all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se"]
 
@@ -41,17 +43,6 @@ ELO = 400.0 / np.log(10.0)
 SCALES = ("logit", "elo", "probability")
 #: Accepted ``adjust=`` values.
 ADJUST = adjust_values("arena_contrasts")
-
-
-#: Options of :class:`ArenaResult` per accessor (:attr:`PairwiseResult.OPTIONS`).
-ARENA_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"adjust": ADJUST, "scale": SCALES, "draws": ANY, "rng": ANY},
-    "rank_intervals": dict(PairwiseResult.OPTIONS["rank_intervals"]),
-    "resolution": {**PairwiseResult.OPTIONS["resolution"], "models": ANY, "top": ANY,
-                   "cluster": (True, False), "anytime": (True, False, "auto", "normal")},
-    "model_scores": {"scale": ("elo", "logit", "probability"), "anchor": ANY, "center": ANY},
-    "covariates": {},
-}
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +69,15 @@ class ArenaResult(PairwiseResult):
     scale: str = "elo"                            # scale of scores, contrasts and rank intervals
     cluster_detected: bool = False
     judge: Any = None                             # JudgeInfo of a judge-corrected fit
-    OPTIONS: ClassVar[OptionTable] = ARENA_OPTIONS
+    #: Options per accessor (:attr:`~mixrank.results.base.ContrastsTemplate.OPTIONS`).
+    OPTIONS: ClassVar[OptionTable] = {
+        "contrasts": {"adjust": ADJUST, "scale": SCALES, "draws": ANY, "rng": ANY},
+        "rank_intervals": dict(PairwiseResult.OPTIONS["rank_intervals"]),
+        "resolution": {**PairwiseResult.OPTIONS["resolution"], "models": ANY, "top": ANY,
+                       "cluster": (True, False), "anytime": (True, False, "auto", "normal")},
+        "model_scores": {"scale": ("elo", "logit", "probability"), "anchor": ANY, "center": ANY},
+        "covariates": {},
+    }
 
     # ---------------------------------------------------------------- basics
     @property
@@ -125,120 +124,45 @@ class ArenaResult(PairwiseResult):
         return dict(ia=ia, ib=ib, estimate=beta[ia] - beta[ib], variance=var, n=n, df=df)
 
     # ---------------------------------------------------------------- tables
-    def contrasts(self, level: float | None = None, *, adjust: str = "holm",
-                  scale: str | None = None, draws: int = 10000, rng: Any = None,
-                  **old: Any) -> pd.DataFrame:
-        """Pairwise contrasts ``model_a - model_b`` for every pair of models.
-
-        Parameters
-        ----------
-        level : float, optional
-            Confidence level; default the fit's ``level``.
-        adjust : {"holm", "none", "bonferroni", "bh", "maxt"}, default "holm"
-            Adjustment of ``p_adjusted`` over all pairs; ``"maxt"`` is the
-            single-step max-``|z|`` from the exact joint covariance of the
-            contrasts (``draws`` Gaussian draws) and also makes the intervals
-            simultaneous.
-        scale : {"logit", "elo", "probability"}, optional
-            Default the fit's ``scale`` (``arena(scale=)``, Elo unless
-            chosen otherwise).  ``logit``: log-odds of a win; ``elo``: times 400/ln 10;
-            ``probability``: P(model_a beats model_b) in a decisive battle,
-            ``1 / (1 + exp(-estimate))`` (interval endpoints transformed,
-            ``std_error`` by the delta method).  Tests are the same on every
-            scale.
-        draws : int, default 10000
-            Draws for ``adjust="maxt"`` (former name ``B=``, deprecated).
-        rng : Generator or int, optional
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``model_a, model_b, estimate, std_error, df`` (inf: normal
-            reference), ``statistic`` (z), ``p_value`` (two-sided),
-            ``p_adjusted``, ``p_greater`` (H1: model_a stronger),
-            ``ci_lower, ci_upper, level, n`` (battles between the two),
-            ``wins_a, wins_b, ties``.  With ``se="bootstrap"`` the standard
-            error is the SD of the draws and the interval their percentile
-            interval.
-
-        Notes
-        -----
-        ``z = estimate / std_error``.  Validated against statsmodels'
-        ``Logit`` (estimates to 1e-8, SEs) and a direct scipy likelihood
-        maximisation for Davidson ties (``tests/arena/test_estimate.py``).
-        """
-        B = former(old, "B", "draws", draws, 10000, where="ArenaResult.contrasts")
-        unexpected_keywords(old, "ArenaResult.contrasts", ("level", *self.OPTIONS["contrasts"]))
-        lev = self._level(level)
-        scale = self.check_option("contrasts", "scale", self.scale if scale is None else scale)
-        adjust = self.check_option("contrasts", "adjust", adjust)
-        check_rng(rng)
+    def _pair_estimates(self, level: float, *, scale: str | None = None) -> PairEstimates:
+        """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`:
+        every pair ``beta_a - beta_b`` with its z (t with the clustered df) on ``scale``
+        (``_on_scale``), the percentile interval of the draws with ``se="bootstrap"``,
+        and max-t drawn from the strengths' joint normal law
+        (:class:`~mixrank.inference.pairwise.NormalCoefficients`)."""
+        scale = self.scale if scale is None else scale
         c = self._contrast_arrays()
         est, se, dfr = c["estimate"], np.sqrt(c["variance"]), c["df"]
         z = est / se
-        q = stats.t.ppf(0.5 + lev / 2, dfr)
+        q = stats.t.ppf(0.5 + level / 2, dfr)
         lo, hi = est - q * se, est + q * se
         if self.draws is not None:
             dr = self.draws[:, c["ia"]] - self.draws[:, c["ib"]]
-            lo, hi = np.quantile(dr, [0.5 - lev / 2, 0.5 + lev / 2], axis=0)
-        p = 2 * stats.t.sf(np.abs(z), dfr)
-        meta: dict[str, Any] = dict(adjust=adjust, family_size=int(est.size), ci="marginal",
-                                    scale=scale)
-        if adjust == "maxt":
-            crit, padj = self._maxt(z, dfr, lev, B, rng)
-            qt = stats.t.isf(stats.norm.sf(crit), dfr)
-            lo, hi = est - qt * se, est + qt * se
-            meta.update(ci="simultaneous", critical_value=crit, B=B)
-        elif adjust == "none":
-            padj = p
-        else:
-            padj = p_adjust(p, adjust)
-        pc = self._pair_counts().to_numpy()[c["ia"] * len(self.models) + c["ib"]]
-        f = {"logit": 1.0, "elo": ELO}.get(scale)
-        if f is None:   # probability
-            pr = 1 / (1 + np.exp(-est))
-            vals = dict(estimate=pr, std_error=pr * (1 - pr) * se, ci_lower=1 / (1 + np.exp(-lo)),
-                        ci_upper=1 / (1 + np.exp(-hi)))
-        else:
-            vals = dict(estimate=f * est, std_error=f * se, ci_lower=f * lo, ci_upper=f * hi)
-        m = self.models
-        tab = pd.DataFrame({"model_a": [m[i] for i in c["ia"]],
-                            "model_b": [m[i] for i in c["ib"]],
-                            "estimate": vals["estimate"], "std_error": vals["std_error"],
-                            "df": dfr, "statistic": z, "p_value": p, "p_adjusted": padj,
-                            "p_greater": stats.t.sf(z, dfr), "ci_lower": vals["ci_lower"],
-                            "ci_upper": vals["ci_upper"], "level": lev, "n": c["n"].astype(int),
-                            "wins_a": pc[:, 0].round().astype(int),
-                            "wins_b": pc[:, 1].round().astype(int),
-                            "ties": pc[:, 2].round().astype(int)})
-        return tidy(tab, **self._meta("contrasts", **meta))
-
-    def _maxt(self, z: np.ndarray, dfr: np.ndarray, lev: float, B: int, rng: Any
-              ) -> tuple[float, np.ndarray]:
-        """Single-step max-|z| over the exact joint normal law of the contrasts.
-
-        With finite df each |t| is first mapped to the normal quantile of its
-        t tail (a Gaussian copula with t margins); the critical value is on
-        that normal scale.
-        """
-        if not isinstance(B, (int, np.integer)) or isinstance(B, bool) or B < 100:
-            raise DesignError(f"draws={B!r} draws are too few for max-t; use an integer >= 100")
-        check_max_draws("draws", B, DesignError)
-        z = stats.norm.isf(stats.t.sf(np.abs(z), dfr))
+            lo, hi = np.quantile(dr, [0.5 - level / 2, 0.5 + level / 2], axis=0)
         K = len(self.models)
-        C = self.cov[:K, :K]
-        w, V = np.linalg.eigh(C)
-        L = V * np.sqrt(np.clip(w, 0, None))
-        ia, ib = np.triu_indices(K, 1)
-        sd = np.sqrt(C[ia, ia] + C[ib, ib] - 2 * C[ia, ib])
-        gen = as_rng(rng)
-        mx = np.empty(B)
-        for s in range(0, B, 500):
-            e = gen.standard_normal((min(500, B - s), K)) @ L.T
-            mx[s:s + e.shape[0]] = np.max(np.abs(e[:, ia] - e[:, ib]) / sd, axis=1)
-        crit = float(np.quantile(mx, lev))
-        padj = (1 + np.sum(mx[None, :] >= np.abs(z)[:, None], axis=1)) / (B + 1)
-        return crit, np.minimum(padj, 1.0)
+        pc = self._pair_counts().to_numpy()[c["ia"] * K + c["ib"]]
+        if scale == "probability":
+            pr = 1 / (1 + np.exp(-est))
+            val, sev = pr, pr * (1 - pr) * se
+        else:
+            val, sev = _on_scale(est, scale), _on_scale(se, scale)
+        m = self.models
+        rows = pd.DataFrame({"model_a": [m[i] for i in c["ia"]],
+                             "model_b": [m[i] for i in c["ib"]],
+                             "estimate": val, "std_error": sev, "df": dfr, "statistic": z,
+                             "p_value": 2 * stats.t.sf(np.abs(z), dfr),
+                             "p_greater": stats.t.sf(z, dfr), "ci_lower": _on_scale(lo, scale),
+                             "ci_upper": _on_scale(hi, scale), "level": level,
+                             "n": c["n"].astype(int), "wins_a": pc[:, 0].round().astype(int),
+                             "wins_b": pc[:, 1].round().astype(int),
+                             "ties": pc[:, 2].round().astype(int)})
+        joint = NormalCoefficients(self.cov[:K, :K], c["ia"], c["ib"], est, se,
+                                   to_scale=partial(_on_scale, scale=scale), min_draws=100)
+        return PairEstimates(rows, self._meta("contrasts", scale=scale), joint=joint)
+
+    def _check_rng(self, rng: Any) -> None:
+        """``contrasts(rng=)`` is checked whatever the adjustment (:func:`check_rng`)."""
+        check_rng(rng)
 
     def model_scores(self, level: float | None = None, *, scale: str | None = None,
                      anchor: tuple[str, float] | None = None, center: float = 1000.0
@@ -372,9 +296,9 @@ class ArenaResult(PairwiseResult):
         level : float, optional
             Default the fit's; ``alpha = 1 - level``.
         power, adjust, cluster
-            As :meth:`FitResult.resolution`; ``cluster`` uses the design
-            effect ``(SE / SE_information)^2`` of the chosen covariance
-            (1 for ``se="information"``).
+            As :meth:`FitResult.resolution`; ``cluster`` uses the variance
+            ratio ``variance_ratio = (SE / SE_information)^2`` of the chosen
+            covariance (1 for ``se="information"``).
         pairs : "adjacent", "all" or list of (model_a, model_b)
             ``adjacent``: consecutive models by score.
         models : list of str, optional
@@ -419,7 +343,7 @@ class ArenaResult(PairwiseResult):
             w, lo_, t = pc[lo * K + hi]
             pw = 1 / (1 + np.exp(-est))
             rows.append(dict(model_a=a, model_b=b, estimate=est, n=N,
-                             sigma_d=np.sqrt(v_info * N), design_effect=max(v / v_info, 1e-12),
+                             sigma_d=np.sqrt(v_info * N), variance_ratio=max(v / v_info, 1e-12),
                              std_error=np.sqrt(v), n_pair=int(w + lo_ + t), p_win=pw))
         fam_tab = pd.DataFrame(rows)
         tab = resolution_table(fam_tab.drop(columns=["n_pair", "p_win"]), level=level,
@@ -520,6 +444,15 @@ class ArenaSummary:
 
     def _repr_html_(self) -> str:
         return "<pre>" + str(self).replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
+
+
+def _on_scale(x: np.ndarray, scale: str) -> np.ndarray:
+    """A log-odds value (a contrast, an interval endpoint; an SE for ``logit``/``elo``) on
+    ``scale``: itself (``logit``), times 400/ln 10 (``elo``) or ``1 / (1 + exp(-x))``
+    (``probability``)."""
+    if scale == "probability":
+        return 1 / (1 + np.exp(-x))
+    return x if scale == "logit" else ELO * x
 
 
 def check_rng(rng: Any) -> None:

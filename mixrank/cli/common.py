@@ -437,7 +437,7 @@ def ask_result(args: argparse.Namespace, accessor: str, *, via: str = "",
     ``given``: keyword -> (flag as typed, value); a value of None was not
     given and is left out.  An option the type's ``accessor`` does not
     support (or an accessor it lacks) raises the result's own
-    :class:`~mixrank.OptionError` (``PairwiseResult.check_option``: one
+    :class:`~mixrank.OptionError` (``ContrastsTemplate.check_option``: one
     message, from the result), led by the flag when the flag is not the
     keyword's own name.  ``via``: the flag that asks for the accessor itself
     (``--probabilities``), named when the type lacks it.  Returns

@@ -59,7 +59,7 @@ def cmd_subset_score(args: argparse.Namespace) -> None:
     if args.table == "scores":
         tab = res.scores(args.method)
     elif args.table == "contrasts":
-        tab = res.contrasts(args.method or "model_assisted")
+        tab = res.contrasts(method=args.method or "model_assisted")
     else:
         tab = res.rank_intervals(args.method or "model_assisted")
     emit(render(tab, args.format), args)

@@ -30,7 +30,7 @@ from .options import common_args, deprecation_line, former_flag, level_power_arg
 VERDICT_ADJUST = ("holm", "bonferroni", "bh", "none")
 
 _RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
-                    "resolved", "resolved_multiplicity", "resolved_anytime", "design_effect",
+                    "resolved", "resolved_multiplicity", "resolved_anytime", "variance_ratio",
                     "n_star_cluster", "resolved_cluster", "p_adjusted", "rejected",
                     "resolved_all", "n_labelled", "n_labels_star")
 _SENSITIVITY_MAIN = ("kind", "grouping", "model_a", "model_b", "replicates", "resolved_cluster",
@@ -159,9 +159,10 @@ def register(sub: Any) -> None:
                    help="anytime boundary: auto = Bernoulli e-process for 0/1 scores")
     s.add_argument("--no-cluster", action="store_true", help="drop the clustered paradigm")
     s.add_argument("--design-effect", default=None, choices=["model", "anova"],
-                   help="design effect of the clustered paradigm: model = the default "
-                        "contrast's SE and df (default); anova = the published recipe, "
-                        "1 + (m_bar - 1) ICC with the one-way ANOVA ICC over the unit")
+                   help="how the clustered paradigm's variance_ratio is computed: model = the "
+                        "default contrast's SE and df (default); anova = the published "
+                        "recipe's design effect, 1 + (m_bar - 1) ICC with the one-way ANOVA "
+                        "ICC over the unit")
     s.add_argument("--all-columns", action="store_true",
                    help="table/markdown: every column (csv/json always have all)")
     s.add_argument("--sensitivity", default=None, metavar="KINDS",

@@ -5,8 +5,8 @@ Inputs: a :class:`~mixrank.results.FitResult` and one of its pairs.
 Outputs: the weights ``w`` of the pair's estimate ``w' d`` over its common
 cells (:func:`pair_estimand_weights`) and the per-pair numbers the verdict table
 needs (:func:`pair_inputs`): the weight factor ``n sum w_c^2``, the
-discordance of 0/1 scores and the design effect relative to the estimand's
-iid variance.
+discordance of 0/1 scores and the variance ratio relative to the estimand's
+iid variance (``variance_ratio``).
 Contents (docs/sensitivity.md, "One estimand per verdict row"):
 :func:`pair_estimand_weights`, :func:`weight_factor`, :func:`pair_inputs`.
 The ``cells`` / ``units`` weights themselves are defined once, in
@@ -124,9 +124,10 @@ def pair_inputs(fit: FittedPairs, model_a: str, model_b: str) -> dict[str, Any]:
     -------
     dict
         ``model_a, model_b, estimate, n, sigma_d, std_error``,
-        ``weight_factor`` (``n sum w_c^2``), ``design_effect``
+        ``weight_factor`` (``n sum w_c^2``), ``variance_ratio``
         (``Var_REML / (sigma_d^2 sum w_c^2)``, the clustered stress over the
-        estimand's own iid variance) and ``discordance`` (share of common
+        estimand's own iid variance; also under its former key
+        ``design_effect`` for one release) and ``discordance`` (share of common
         cells where exactly one model scores 1; NaN unless both models'
         cell scores are all 0/1).
     """
@@ -145,8 +146,8 @@ def pair_inputs_from(frame: Frame, fits: Sequence[PairFit], model_a: str, model_
     yb = frame.scores[mask, frame.model_index(p.model_b)]
     binary = bool(np.all((ya == 0) | (ya == 1)) and np.all((yb == 0) | (yb == 1)))
     iid = p.sigma_d ** 2 * wf / p.n
+    ratio = p.design_effect if wf == 1.0 else (p.variance / iid if iid > 0 else float("nan"))
     return dict(model_a=str(model_a), model_b=str(model_b), estimate=sign * p.estimate, n=p.n,
                 sigma_d=p.sigma_d, std_error=p.std_error, weight_factor=wf,
-                design_effect=(p.design_effect if wf == 1.0 else
-                               (p.variance / iid if iid > 0 else float("nan"))),
+                variance_ratio=ratio, design_effect=ratio,    # design_effect: former key
                 discordance=float(np.mean(ya != yb)) if binary else float("nan"))

@@ -2,14 +2,15 @@
 
 Stage: design (no fitted model).
 Inputs: arrays over the pairs of a family -- estimate, n, the estimand's
-per-cell SD ``s = sigma_d sqrt(weight_factor)``, design effect, discordance.
+per-cell SD ``s = sigma_d sqrt(weight_factor)``, variance ratio, discordance.
 Outputs: dicts of columns (N*, MDE, q, verdict) for
 :func:`mixrank.design.resolution.resolution_table`.
 Contents (docs/methods.md §6, docs/anytime.md): :func:`fixed_columns`,
 :func:`multiplicity_columns`, :func:`normal_columns` (normal mixture),
 :func:`bernoulli_columns` (paired-Bernoulli e-process), :func:`cluster_columns`,
 :func:`anova_design_effect` (the published recipe's one-way ANOVA ICC),
-:func:`anytime_meta`, and the helpers :func:`ratio`, :func:`noiseless`;
+:func:`anytime_meta`, and the helpers :func:`ratio`, :func:`noiseless`, :func:`ratio_column` (the
+clustered input column, ``variance_ratio`` or its former name ``design_effect``);
 degenerate rows (delta = 0, sigma = 0) are handled explicitly.
 """
 
@@ -18,12 +19,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mixrank.design.anytime.bernoulli import n_star_effect, tune_beta, z_equivalent
 from mixrank.design.anytime.normal import anytime_inflation, anytime_n_star, anytime_x_star
 from mixrank.design.checks import z_quantile, z_upper
 from mixrank.design.power.audit import multiplicity_alpha, n_star_scale
 from mixrank.design.power.closed_form import mde, n_star
+from mixrank.errors import DesignError, MixrankFutureWarning
+
+#: Former column names of the verdict table, kept one release beside the new ones.
+DEPRECATED_COLUMNS = {"design_effect": "variance_ratio (removed in the next release)"}
 
 #: sigma_d / |delta| at or below which a row counts as noiseless (N* = 0 in every paradigm).
 _NOISELESS = 1e-8
@@ -203,3 +209,25 @@ def anytime_meta(method: str | None, out: Any, alpha: float, power: float) -> di
             "n_star_factor_at_n_plan": float(((z_any + z_b) / (z_a + z_b)) ** 2),
         }
     return None
+
+
+def ratio_column(pairs: pd.DataFrame) -> str:
+    """The clustered input column of a pair table: ``"variance_ratio"``, or its former name
+    ``"design_effect"`` with a :class:`~mixrank.MixrankFutureWarning` (one release).  Both
+    given with different values: a :class:`~mixrank.DesignError`."""
+    if "design_effect" not in pairs.columns:
+        return "variance_ratio"
+    if "variance_ratio" in pairs.columns:
+        new, old = (pd.to_numeric(pairs[c], errors="coerce").to_numpy(float)
+                    for c in ("variance_ratio", "design_effect"))
+        if not np.array_equal(new, old, equal_nan=True):
+            raise DesignError("the pair table has both 'variance_ratio' and 'design_effect' "
+                              "(its former name) with different values; keep 'variance_ratio'.")
+        return "variance_ratio"
+    import warnings
+
+    warnings.warn("resolution_table: the pair table's column 'design_effect' is the former name "
+                  "of 'variance_ratio' (the estimate's variance over its iid variance "
+                  "sigma_d^2 weight_factor / n); it is read in this release and not in the next "
+                  "-- rename the column to 'variance_ratio'", MixrankFutureWarning, stacklevel=4)
+    return "design_effect"

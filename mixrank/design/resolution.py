@@ -3,7 +3,7 @@
 Stage: design (on top of a fitted model, or of per-pair numbers).
 Inputs: a :class:`~mixrank.results.FitResult` (:func:`resolution_of`) or a
 table with one row per pair -- ``model_a, model_b, estimate, n, sigma_d`` and,
-for the clustered paradigm, ``design_effect`` (:func:`resolution_table`).
+for the clustered paradigm, ``variance_ratio`` (:func:`resolution_table`).
 Outputs: a tidy verdict table, one row per pair, with N*, MDE, the resolution
 ratio q and a resolved/unresolved verdict under four paradigms (fixed n,
 multiplicity-adjusted, anytime-valid, clustered), plus the counts per paradigm
@@ -28,6 +28,7 @@ from mixrank.design.checks import check_alpha, check_fit, check_power
 from mixrank.design.estimand import pair_inputs
 from mixrank.design.judged import default_pairs, select_pairs
 from mixrank.design.paradigms import (
+    DEPRECATED_COLUMNS,
     anova_design_effect,
     anytime_meta,
     bernoulli_columns,
@@ -36,6 +37,7 @@ from mixrank.design.paradigms import (
     multiplicity_columns,
     normal_columns,
     ratio,
+    ratio_column,
 )
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
@@ -126,8 +128,8 @@ def _column(table: pd.DataFrame, name: str, *, lo: float | None = None, lo_open:
     if name not in table.columns:
         raise DesignError(
             f"the pair table lacks column {name!r} ({what}); expected columns "
-            f"['model_a', 'model_b', 'estimate', 'n', 'sigma_d'] (+ 'design_effect' with "
-            f"cluster=True). Build it from a fit with resolution_of()."
+            f"['model_a', 'model_b', 'estimate', 'n', 'sigma_d'] (+ 'variance_ratio', former "
+            f"name 'design_effect', with cluster=True). Build it from a fit with resolution_of()."
         )
     try:
         a = table[name].to_numpy(dtype=float)
@@ -166,7 +168,7 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
         One row per pair: ``model_a, model_b, estimate`` (the observed
         difference delta-hat, any sign), ``n`` (paired cells, > 0),
         ``sigma_d`` (SD of the per-cell differences, >= 0) and, when
-        ``cluster=True``, ``design_effect`` (> 0).  Optional:
+        ``cluster=True``, ``variance_ratio`` (> 0; former name ``design_effect``).  Optional:
         ``weight_factor`` (``n sum w_c^2`` >= 1 of the estimand's weights,
         default 1 = the plain cell mean, see Notes), ``discordance`` (share
         of cells where exactly one model is right, 0/1 scores; needed by the
@@ -190,7 +192,7 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
         when the table has a finite ``discordance`` for every pair, normal
         otherwise; False leaves the paradigm out.
     cluster : bool, default True
-        Include the clustered paradigm (needs ``design_effect``).
+        Include the clustered paradigm (needs ``variance_ratio``).
 
     Returns
     -------
@@ -210,8 +212,8 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
         * anytime-valid: ``discordance`` (bernoulli), ``inflation_anytime``
           (z-equivalent threshold at n over ``z_{1-alpha/2}``),
           ``n_star_anytime, mde_anytime, q_anytime, resolved_anytime``;
-        * clustered: ``std_error`` (if given), ``design_effect``,
-          ``n_star_cluster, mde_cluster, q_cluster, resolved_cluster``;
+        * clustered: ``std_error`` (if given), ``variance_ratio`` (``design_effect``: former
+          name, one release), ``n_star_cluster, mde_cluster, q_cluster, resolved_cluster``;
         * ``resolved_all`` -- resolved under every included paradigm.
 
         ``attrs["mixrank"]`` holds ``unresolved`` (e.g.
@@ -219,15 +221,15 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
         (the counts as integers), ``n_pairs``, ``paradigms``, ``alpha``,
         ``power``, ``multiplicity``, ``anytime`` (method, boundary, tuning,
         threshold ``inflation`` (median over pairs for bernoulli) and the N*
-        factor at the tuning point), ``estimand_variance`` and
-        ``design_effect_below_1`` (pairs whose design effect was raised to 1).
+        factor at the tuning point), ``estimand_variance``, ``variance_ratio_below_1``
+        (pairs raised to 1; former key ``design_effect_below_1``) and ``deprecated_columns``.
 
     Raises
     ------
     DesignError
         alpha outside (0, 1), power outside (alpha, 1), an unknown
         multiplicity method, non-boolean flags, missing or invalid columns
-        (n <= 0, sigma_d < 0, design_effect <= 0, non-finite values), an
+        (n <= 0, sigma_d < 0, variance_ratio <= 0, non-finite values), an
         empty table.
 
     Notes
@@ -269,15 +271,15 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
       benchmark's size, where its z-equivalent threshold is ``sqrt(x*)``
       (3.035 at alpha = 0.05, an inflation of 1.549 over 1.960) and
       ``MDE_anytime = (sqrt(x*) + z_{1-beta}) s / sqrt(n)``.
-    * Clustered: ``N*_cluster = N* DE`` with the design effect of the fitted
+    * Clustered: ``N*_cluster = N* DE`` with ``DE = variance_ratio`` of the fitted
       mixed model over the estimand's iid variance (``DE = Var_REML(estimate)
-      / (sigma_d^2 sum w_c^2)``; docs/methods.md §4 for cells), so
+      / (sigma_d^2 sum w_c^2)``; docs/methods.md §4 for cells, docs/vocabulary.md), so
       ``q_cluster = delta^2 / (K Var_REML)``: the
       Wald verdict with the mixed-model standard error (sigma_d cancels).
       A DE below 1 (REML total variance below the sample variance, e.g. a
       component at the boundary plus rounding) is raised to 1, so that the
       stress never loosens a verdict; such pairs are counted in
-      ``attrs["mixrank"]["design_effect_below_1"]``.
+      ``attrs["mixrank"]["variance_ratio_below_1"]``.
 
     Every stress only tightens: ``alpha' <= alpha``, the anytime threshold
     exceeds ``z_{1-alpha/2}`` and ``max(DE, 1) >= 1``, so a pair resolved
@@ -302,7 +304,7 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
     >>> import pandas as pd
     >>> tab = pd.DataFrame({"model_a": ["a", "b"], "model_b": ["b", "c"],
     ...                     "estimate": [0.04, 0.01], "n": [2000, 2000],
-    ...                     "sigma_d": [0.5, 0.5], "design_effect": [2.0, 2.0]})
+    ...                     "sigma_d": [0.5, 0.5], "variance_ratio": [2.0, 2.0]})
     >>> out = resolution_table(tab)
     >>> out[["resolved", "resolved_cluster"]].values.tolist()
     [[True, False], [False, False]]
@@ -336,14 +338,14 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     for c in ("model_a", "model_b"):
         if c not in pairs.columns:
             raise DesignError(f"the pair table lacks column {c!r}; expected model_a, model_b, "
-                              "estimate, n, sigma_d (+ design_effect).")
+                              "estimate, n, sigma_d (+ variance_ratio).")
     if len(pairs) == 0:
         raise DesignError("the pair table is empty; expected at least one pair of models.")
     est = _column(pairs, "estimate", what="the observed difference")
     n = _column(pairs, "n", lo=0, lo_open=True, what="paired cells")
     sd = _column(pairs, "sigma_d", lo=0, what="SD of the cell differences")
-    de = (_column(pairs, "design_effect", lo=0, lo_open=True, what="design effect")
-          if cluster else None)
+    de = (_column(pairs, ratio_column(pairs), lo=0, lo_open=True,
+                  what="variance over the iid variance") if cluster else None)
     wf = (_column(pairs, "weight_factor", lo=0, lo_open=True, what="n sum w_c^2 of the "
                   "estimand's weights") if "weight_factor" in pairs.columns
           else np.ones(len(pairs)))
@@ -378,7 +380,8 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
             cols["std_error"] = pairs["std_error"].to_numpy(dtype=float)
         if dfs is not None:
             cols["df"] = dfs
-        cols["design_effect"] = de
+        cols["variance_ratio"] = de
+        cols["design_effect"] = de        # former name of variance_ratio: one release
         cols.update(cluster_columns(ns, md, n, de, dfs, al, pw))
         paradigms.append("cluster")
     out = pd.DataFrame(cols)
@@ -401,7 +404,9 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
         multiplicity_order="fixed-n Wald p-value (q descending)" if method else None,
         anytime=any_meta,
         estimand_variance="sigma_d^2 * weight_factor / n (the estimand's iid variance)",
-        design_effect_below_1=int(np.sum(de < 1)) if de is not None else None,
+        variance_ratio_below_1=int(np.sum(de < 1)) if de is not None else None,
+        deprecated_columns=DEPRECATED_COLUMNS, design_effect_below_1=None if de is None  # former
+        else int(np.sum(de < 1)),
     )
 
 
@@ -442,7 +447,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         keyword ``multiplicity=``, deprecated; ``cluster`` None: True); ``anytime="auto"`` is the
         Bernoulli e-process when every pair's cell scores are 0/1.
     design_effect : {"model", "anova"}, optional
-        The clustered column's design effect: ``"model"`` -- the default
+        The clustered column's ``variance_ratio``: ``"model"`` -- the default
         contrast's own SE (CR2 at the unit where it applies) over the
         estimand's iid variance, tested with the contrast's df; ``"anova"``
         -- the published recipe, ``DE = 1 + (m_bar - 1) ICC`` with the
@@ -461,7 +466,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         (:func:`mixrank.design.estimand.weight_factor`), ``discordance``
         (0/1 scores), ``std_error`` and ``df`` the default contrast's
         (``fit.contrasts()``: the same numbers as the contrasts table),
-        ``design_effect = std_error^2 / variance_iid`` (or the ANOVA one),
+        ``variance_ratio = std_error^2 / variance_iid`` (or the ANOVA one),
         ``p_adjusted`` (the default contrast's adjusted p-value) and
         ``rejected`` (``p_adjusted < alpha``).  The paradigm columns are
         separate stress tests of the fixed-n verdict; ``resolved_all`` is
@@ -539,7 +544,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         if p is None or a == b:
             missing.append((a, b))
             continue
-        row = pair_inputs(fit, a, b)
+        row = {k: v for k, v in pair_inputs(fit, a, b).items() if k != "design_effect"}  # former
         c = contrast.get((a, b))
         if c is not None:              # one estimate, SE and df per pair: the contrasts'
             iid = row["sigma_d"] ** 2 * row["weight_factor"] / row["n"]
@@ -547,13 +552,13 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
                        p_adjusted=c["p_adjusted"])
             de = c["std_error"] ** 2 / iid if iid > 0 else float("nan")
             if np.isfinite(de) and de > 0:   # else (a zero SE) the model-based DE stays
-                row["design_effect"] = de
+                row["variance_ratio"] = de
         if design_effect == "anova":
-            row.update(design_effect=_anova_de(fit, p), df=float("inf"))
+            row.update(variance_ratio=_anova_de(fit, p), df=float("inf"))
         row["observed"] = row["estimate"]
         if p.degenerate:
             # a degenerate pair (no estimable variance) is judged as no evidence: delta 0
-            row.update(estimate=0.0, design_effect=1.0)
+            row.update(estimate=0.0, variance_ratio=1.0)
         rows.append(row)
     if missing:
         raise DesignError(

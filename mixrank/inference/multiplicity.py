@@ -45,6 +45,8 @@ ADJUST_FOR: dict[str, tuple[str, ...]] = {
     "glmm_anova": ("holm", "none", "bh", "bonferroni"),
     # ArenaResult.contrasts
     "arena_contrasts": ("holm", "none", "bonferroni", "bh", "maxt"),
+    # SubsetResult.contrasts (a new model against each reference model)
+    "subset_contrasts": ("none", "holm", "bonferroni", "bh"),
     # rank intervals from contrasts (estimate, SE, df): max-t needs the variances
     "rank_intervals": ("holm", "bonferroni", "bh", "maxt"),
     # rank intervals from p-values alone

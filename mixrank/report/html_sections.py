@@ -246,7 +246,7 @@ def ranks(fit: Any, ctx: dict) -> str:
 
 
 _RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
-                       "resolved", "resolved_multiplicity", "resolved_anytime", "design_effect",
+                       "resolved", "resolved_multiplicity", "resolved_anytime", "variance_ratio",
                        "n_star_cluster", "resolved_cluster", "p_adjusted", "rejected",
                        "resolved_all",
                        "n_labelled", "n_labels_star")   # the last two: judge-corrected fits

@@ -1,22 +1,25 @@
-"""Stage results: :class:`PairwiseResult`, the one base of every pairwise result.
+"""Stage results: :class:`ContrastsTemplate` and :class:`PairwiseResult`, the bases of every result.
 
 Inputs: a concrete result (:class:`~mixrank.results.FitResult`,
 :class:`~mixrank.results.GlmmResult` and its ``model * x`` subclasses,
 :class:`~mixrank.judge.result.JudgeResult`,
-:class:`~mixrank.arena.result.ArenaResult`) supplies its ``level``, its
-``models`` and three hooks: ``_pair_estimates``, ``_rank_intervals`` and ``_resolution``.
+:class:`~mixrank.arena.result.ArenaResult`, and -- through
+:class:`ContrastsTemplate` alone -- :class:`~mixrank.subset.SubsetResult`)
+supplies its ``level``, its ``models`` and the hooks ``_pair_estimates``,
+``_rank_intervals`` and ``_resolution`` (the last two: pairwise results only).
 Outputs: what every result shares, written once --
 
-* ``level`` and the alpha derived from it (:meth:`PairwiseResult._level`,
-  :meth:`PairwiseResult._alpha`): every accessor's default is the fit's
+* ``level`` and the alpha derived from it (:meth:`ContrastsTemplate._level`,
+  :meth:`ContrastsTemplate._alpha`): every accessor's default is the fit's
   level, never a hard-coded 0.95 / 0.05;
 * the judged pairs (:meth:`PairwiseResult.judged_pairs`: ``"adjacent"``,
   ``"all"`` or a list, resolved to model pairs in one place);
-* the declared options of each accessor (:attr:`PairwiseResult.OPTIONS`,
+* the declared options of each accessor (:attr:`ContrastsTemplate.OPTIONS`,
   accessor -> option -> allowed values, declared on each result class) and
-  the one check (the classmethod :meth:`PairwiseResult.check_option`)
+  the one check (the classmethod :meth:`ContrastsTemplate.check_option`)
   raising the one :class:`~mixrank.OptionError` message;
-* the accessors ``contrasts``, ``rank_intervals`` and ``resolution`` with the
+* the accessors ``contrasts`` (every result) and ``rank_intervals`` and ``resolution``
+  (:class:`PairwiseResult`) with the
   vocabulary of docs/vocabulary.md (``level=``, ``adjust=``, ``draws=``,
   ``pairs=``) and the former spellings (``alpha=``, ``method=``,
   ``multiplicity=``, ``B=``) for one release, with a
@@ -39,7 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._deprecate import level_from_alpha
+from .._deprecate import level_from_alpha, warn_renamed
 from .._util import TextDisplay, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
 from ..errors import DesignError, OptionError
@@ -48,12 +51,12 @@ from ..inference.multiplicity import adjust_values
 from ..inference.pairwise import PairEstimates, adjusted_contrasts
 from ..inference.ranks.core import COVERAGES
 
-__all__ = ["PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
+__all__ = ["ContrastsTemplate", "PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
            "with_options", "PairEstimates", "DEFAULT"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
 OptionTable = Mapping[str, Mapping[str, "tuple[Any, ...] | None"]]
-#: "Any value" in :attr:`PairwiseResult.OPTIONS` (the accessor checks the value itself).
+#: "Any value" in :attr:`ContrastsTemplate.OPTIONS` (the accessor checks the value itself).
 ANY: tuple[Any, ...] | None = None
 
 #: The options of ``rank_intervals`` every result type shares.
@@ -90,32 +93,23 @@ class _Default:
 DEFAULT: Any = _Default()
 
 
-class PairwiseResult(TextDisplay):
-    """Base of the pairwise results: level, judged pairs, declared options, shared accessors.
+class ContrastsTemplate(TextDisplay):
+    """Base of every result with a contrasts table: level, declared options, ``contrasts()``.
 
-    Subclasses are frozen dataclasses (``repr=False``: ``repr()`` is their
-    ``__str__``) with a ``level`` field and a ``models`` attribute; they
-    declare :attr:`OPTIONS` and implement
-    ``_pair_estimates(level, **options)`` (a :class:`PairEstimates`),
-    ``_rank_intervals(level, coverage=, adjust=, draws=, rng=, **options)``
-    and ``_resolution(level, power=, pairs=, adjust=, anytime=, **options)``
-    (``options``: the declared, accessor-specific ones such as ``scale``).
+    Subclasses have a ``level`` attribute, declare :attr:`OPTIONS` (at least
+    ``"contrasts"``) and implement ``_pair_estimates(level, **options)`` (a
+    :class:`PairEstimates`; ``options``: the declared, accessor-specific ones
+    such as ``scale`` or ``method``).  ``repr()`` is their ``__str__``.
     """
 
     level: float
-    #: The hooks of the shared accessors, one per result type:
-    #: ``_pair_estimates(level, **declared options)``,
-    #: ``_rank_intervals(level, *, coverage, adjust, draws, rng, **declared options)`` and
-    #: ``_resolution(level, *, power, pairs, adjust, anytime, **declared options)``.
+    #: The hook of the contrasts template: ``_pair_estimates(level, **declared options)``.
     _pair_estimates: Callable[..., PairEstimates]
-    _rank_intervals: Callable[..., pd.DataFrame]
-    _resolution: Callable[..., pd.DataFrame]
     #: Supported options per accessor: ``{accessor: {option: allowed values or None (any)}}``.
     #: The CLI and the docs read it; :meth:`check_option` enforces it.
-    OPTIONS: ClassVar[OptionTable] = {
-        "rank_intervals": RANK_OPTIONS, "resolution": RESOLUTION_OPTIONS}
+    OPTIONS: ClassVar[OptionTable] = {}
     #: Why a value another result type accepts is refused here: ``{(accessor, option, value): why}``
-    #: (issue 37: every ``adjust`` one family takes, the other takes too or says why not).
+    #: (every ``adjust`` one family takes, the other takes too or says why not).
     REFUSED: ClassVar[dict[tuple[str, str, Any], str]] = {}
     #: The ``adjust=`` of ``contrasts()`` when none is given (one constant per result type).
     DEFAULT_ADJUST: ClassVar[str] = "holm"
@@ -189,7 +183,7 @@ class PairwiseResult(TextDisplay):
 
     def contrasts(self, level: float | None = None, *, adjust: Any = DEFAULT, scale: Any = None,
                   by: Any = None, at: Any = None, df: Any = None, draws: Any = None,
-                  rng: Any = None, **old: Any) -> pd.DataFrame:
+                  rng: Any = None, method: Any = None, **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` (every result type: one template).
 
         Parameters
@@ -206,14 +200,25 @@ class PairwiseResult(TextDisplay):
             joint covariance of all contrasts, or from unit sign flips with
             ``fit(df="cr2")``; it also makes ``ci_lower, ci_upper``
             simultaneous) and ``"stepdown"`` (step-down max-t over unit sign
-            flips, ``df="cr2"`` fits).  The accepted set of a type:
+            flips, ``df="cr2"`` fits).  Arena fits take ``"bonferroni"`` and
+            ``"maxt"`` too (max-``|z|`` from the exact joint normal law of the
+            strengths, :class:`~mixrank.inference.pairwise.NormalCoefficients`).
+            A subset score (:class:`~mixrank.subset.SubsetResult`) adjusts
+            within each new model and defaults to ``"none"`` (see Notes).
+            The accepted set of a type:
             ``type(result).supported_options("contrasts")["adjust"]``.
-        scale : {"logit", "response"}, optional
+        scale : {"logit", "response", "elo", "probability"}, optional
             Binomial GLMM: ``logit`` (default), the log-odds difference with
             its Wald SE from the joint covariance, and ``odds_ratio,
             odds_ratio_lower, odds_ratio_upper`` columns; ``response``: the
             difference in probability averaged over the frame's cells
             (average marginal effect), SE by the delta method (docs/glmm.md §5).
+            Arena fits: default the fit's ``scale`` (``arena(scale=)``);
+            ``logit`` (log-odds of a win), ``elo`` (times 400 / ln 10) or
+            ``probability`` (P(model_a beats model_b) in a decisive battle,
+            ``1 / (1 + exp(-estimate))``: interval endpoints transformed,
+            ``std_error`` by the delta method); tests are the same on every
+            scale.
         by : str, optional
             Model x covariate formulas only: the gap per level of that
             covariate (per unit of a numeric one for paired mixed models, at
@@ -237,6 +242,12 @@ class PairwiseResult(TextDisplay):
             :attr:`DEFAULT_DRAWS`, 10000; former name ``B=``, deprecated).
         rng : Generator or int, optional
             Randomness of ``adjust="maxt"``/``"stepdown"``.
+        method : {"model_assisted", "stratified_mean", "irt"}, optional
+            Subset scores only: the estimate of the new model (default
+            ``"model_assisted"``; see :meth:`mixrank.subset.SubsetResult.scores`).
+            Passed as the first positional argument (the former signature
+            ``contrasts(method)``) it still works for one release, with a
+            :class:`~mixrank.MixrankDeprecationWarning`.
 
         Returns
         -------
@@ -250,7 +261,11 @@ class PairwiseResult(TextDisplay):
             estimate, appended after the fitted pairs; else empty);
             judge-corrected fits add ``lam, n_labelled, n_effective``; the
             binomial GLMM adds ``trials`` (and ``odds_ratio,
-            odds_ratio_lower, odds_ratio_upper`` on the logit scale).
+            odds_ratio_lower, odds_ratio_upper`` on the logit scale); arena
+            fits add ``wins_a, wins_b, ties`` (``n``: battles between the two;
+            with ``se="bootstrap"`` the interval is the draws' percentile
+            interval); subset scores have ``model_a`` (new), ``model_b``
+            (reference), no ``p_greater`` and no ``n``.
             ``attrs["mixrank"]`` records ``adjust``, ``family_size`` and
             ``ci`` (marginal or simultaneous) without ``by``, the estimand or
             scale, and ``not_estimable`` (paired mixed models).
@@ -263,7 +278,7 @@ class PairwiseResult(TextDisplay):
             ``level``.
         DesignError
             ``draws`` outside [1000, the draw cap] with a jointly drawn
-            adjustment; ``adjust="maxt"`` with ``by``; ``df="containment"``
+            adjustment ([100, the cap] for arena fits); ``adjust="maxt"`` with ``by``; ``df="containment"``
             without a model-by-unit term of at least 3 levels.
 
         Notes
@@ -277,6 +292,16 @@ class PairwiseResult(TextDisplay):
         glmer (``tests/reference/glmer.R``, ``glmer_by.R``,
         ``glmer_slope.R``) and ppi_py (judge-corrected fits); Holm, Bonferroni
         and BH as R's ``p.adjust``; max-t as docs/model_scores.md §3-§4.
+        Arena contrasts: ``z = estimate / std_error`` from the Bradley-Terry
+        covariance, validated against statsmodels' ``Logit`` and a direct
+        scipy likelihood for Davidson ties (``tests/arena/test_estimate.py``).
+        Subset scores: a reference model's full mean is known exactly, so a
+        contrast carries the new model's standard error and df; at most one
+        of a new model's contrasts can be null (its score is one number), so
+        the closed-testing adjustment of its family is the p-value itself
+        (Shaffer 1986) and ``adjust="none"`` is its default: ``p_adjusted <
+        alpha`` exactly when the reference lies outside the score's interval,
+        as in :meth:`~mixrank.subset.SubsetResult.rank_intervals`.
 
         Examples
         --------
@@ -288,6 +313,9 @@ class PairwiseResult(TextDisplay):
         """
         where = f"{type(self).__name__}.contrasts"
         accepted = self.supported_options("contrasts")
+        if isinstance(level, str) and "method" in accepted and method is None:
+            warn_renamed(f"contrasts({level!r})", f"contrasts(method={level!r})", where=where)
+            method, level = level, None       # the former signature contrasts(method)
         if "draws" in accepted:
             draws = former(old, "B", "draws", draws, None, where=where)
         unexpected_keywords(old, where, ("level", *accepted))
@@ -295,20 +323,46 @@ class PairwiseResult(TextDisplay):
         how = self.check_option("contrasts", "adjust",
                                 self._default_adjust() if adjust is DEFAULT else adjust)
         extra = self._options("contrasts", dict(scale=scale, by=by, at=at, df=df, draws=draws,
-                                                rng=rng))
+                                                rng=rng, method=method))
         draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
+        self._check_rng(rng)
         return adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
                                   draws=draws, rng=rng)
-
-    def _default_rank_adjust(self) -> str:
-        """The ``adjust=`` of ``rank_intervals()`` when none is given: ``"holm"`` (a result
-        type whose contrasts default to a joint adjustment overrides this)."""
-        return "holm"
 
     def _default_adjust(self) -> str:
         """The ``adjust=`` of ``contrasts()`` when none is given: :attr:`DEFAULT_ADJUST`
         (a result type whose default depends on the fit overrides this)."""
         return self.DEFAULT_ADJUST
+
+    def _check_rng(self, rng: Any) -> None:
+        """A result type's check of ``contrasts(rng=)`` whatever the adjustment (none here:
+        the jointly drawn adjustments check it when they draw)."""
+
+
+class PairwiseResult(ContrastsTemplate):
+    """Base of the pairwise results: the contrasts template, judged pairs, shared accessors.
+
+    Subclasses are frozen dataclasses (``repr=False``: ``repr()`` is their
+    ``__str__``) with a ``level`` field and a ``models`` attribute; they
+    declare :attr:`OPTIONS` and implement
+    ``_pair_estimates(level, **options)`` (a :class:`PairEstimates`),
+    ``_rank_intervals(level, coverage=, adjust=, draws=, rng=, **options)``
+    and ``_resolution(level, power=, pairs=, adjust=, anytime=, **options)``
+    (``options``: the declared, accessor-specific ones such as ``scale``).
+    """
+
+    #: The hooks of the shared accessors, one per result type:
+    #: ``_rank_intervals(level, *, coverage, adjust, draws, rng, **declared options)`` and
+    #: ``_resolution(level, *, power, pairs, adjust, anytime, **declared options)``.
+    _rank_intervals: Callable[..., pd.DataFrame]
+    _resolution: Callable[..., pd.DataFrame]
+    OPTIONS: ClassVar[OptionTable] = {
+        "rank_intervals": RANK_OPTIONS, "resolution": RESOLUTION_OPTIONS}
+
+    def _default_rank_adjust(self) -> str:
+        """The ``adjust=`` of ``rank_intervals()`` when none is given: ``"holm"`` (a result
+        type whose contrasts default to a joint adjustment overrides this)."""
+        return "holm"
 
     # ---------------------------------------------------------- judged pairs
     def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str], *,
@@ -393,9 +447,10 @@ class PairwiseResult(TextDisplay):
         cluster : bool, optional
             The clustered paradigm (default: on where the result type has one).
         design_effect : {"model", "anova"}, optional
-            The clustered paradigm's design effect (default ``"model"``: the
-            default contrast's SE and df; ``"anova"``: the published one-way
-            ANOVA ICC recipe), where the result type has one.
+            How the clustered paradigm's ``variance_ratio`` is computed
+            (default ``"model"``: the default contrast's SE and df;
+            ``"anova"``: the published recipe's design effect from the one-way
+            ANOVA ICC), where the result type has one.
 
         Options a result type does not support (see
         ``type(result).supported_options("resolution")``) raise

@@ -160,7 +160,7 @@ class FitResult(PairwiseResult):
 
     # ---------------------------------------------------------------- tables
     def _pair_estimates(self, level: float, *, by: str | None = None) -> PairEstimates:
-        """The pair estimates of :meth:`~mixrank.results.base.PairwiseResult.contrasts`:
+        """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`:
         one row per fitted pair (t with the pair's df; a degenerate pair, no variance
         estimable, gets the exact sign test, docs/hardening.md §1), max-t and step-down
         drawn from this fit, the pairs the formula cannot estimate appended after the

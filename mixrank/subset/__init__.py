@@ -1,7 +1,8 @@
 """mixrank.subset: score a new model on a fraction of the items (docs/subset.md).
 
-Stage: inference/design (stage 5 of tests/test_import_graph.py); imports
-``formula``, ``frame`` and the shared helpers only.  A reference
+Stage: results (stage 6 of tests/test_import_graph.py); imports
+``formula``, ``frame``, the shared helpers and the contrasts template of
+``results/base.py`` (:class:`~mixrank.subset.SubsetResult` is a result type).  A reference
 leaderboard (several models, every item) gives the items' difficulties; a
 stratified probability sample of items is run on a new model; the
 model-assisted (difference) estimator turns its answers into its score on

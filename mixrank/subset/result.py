@@ -1,23 +1,26 @@
-"""Stage subset (inference/design): :class:`SubsetResult`, the answer of :func:`mixrank.subset_score`.
+"""Stage subset (results): :class:`SubsetResult`, the answer of :func:`mixrank.subset_score`.
 
 Inputs: the per-model estimates of the estimator and the reference models'
 full-benchmark means.  Outputs: tidy tables -- :meth:`SubsetResult.scores`,
-:meth:`SubsetResult.contrasts` (a new model against each reference model)
-and :meth:`SubsetResult.rank_intervals` (its rank among them).  A reference
-model's full mean is known exactly (every item was run), so a contrast
-carries the new model's sampling error alone and the rank interval is the
-set of ranks the score interval allows.
+``SubsetResult.contrasts`` (a new model against each reference model: the
+one template of :class:`~mixrank.results.base.ContrastsTemplate`, this
+module supplying the pair estimates) and :meth:`SubsetResult.rank_intervals`
+(its rank among them).  A reference model's full mean is known exactly
+(every item was run), so a contrast carries the new model's sampling error
+alone and the rank interval is the set of ranks the score interval allows.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from mixrank.errors import OptionError
+from mixrank.inference.multiplicity import adjust_values
+from mixrank.results.base import ContrastsTemplate, OptionTable, PairEstimates
 
 __all__ = ["SubsetResult", "METHODS"]
 
@@ -25,7 +28,7 @@ __all__ = ["SubsetResult", "METHODS"]
 METHODS = ("model_assisted", "stratified_mean", "irt")
 
 
-class SubsetResult:
+class SubsetResult(ContrastsTemplate):
     """A new model's full-benchmark score estimated from a probability sample of items.
 
     Attributes
@@ -37,6 +40,14 @@ class SubsetResult:
         each table's ``attrs["mixrank"]``).
     """
 
+    #: Options per accessor (:attr:`~mixrank.results.base.ContrastsTemplate.OPTIONS`).
+    OPTIONS: ClassVar[OptionTable] = {
+        "contrasts": {"method": METHODS, "adjust": adjust_values("subset_contrasts")},
+        "scores": {"method": METHODS}, "rank_intervals": {"method": METHODS}}
+    #: At most one of a new model's contrasts can be null: unadjusted p-values are the
+    #: closed-testing answer (see ``contrasts``'s Notes).
+    DEFAULT_ADJUST: ClassVar[str] = "none"
+
     def __init__(self, scores: pd.DataFrame, reference: pd.DataFrame, level: float,
                  meta: dict[str, Any]) -> None:
         self.scores_table = scores
@@ -44,7 +55,7 @@ class SubsetResult:
         self.level = level
         self.meta = dict(meta)
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         models = self.scores_table["model"].nunique()
         return (f"SubsetResult({models} new model(s), {self.meta.get('k')} of "
                 f"{self.meta.get('n_items')} items, level {self.level})")
@@ -94,44 +105,14 @@ class SubsetResult:
         tab = self.scores_table if method is None else self._method(method)
         return self._attrs(tab.reset_index(drop=True).copy(), method=method or "all")
 
-    def contrasts(self, method: str = "model_assisted") -> pd.DataFrame:
-        """Each new model minus each reference model, on the full benchmark.
-
-        Parameters
-        ----------
-        method : str
-            The estimate of the new model (see :meth:`scores`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``model_a`` (new), ``model_b`` (reference), ``estimate``,
-            ``std_error``, ``df``, ``statistic``, ``p_value`` (two-sided),
-            ``ci_lower``, ``ci_upper``, ``level``.
-
-        Raises
-        ------
-        OptionError
-            An unknown ``method``.
-
-        Notes
-        -----
-        A reference model's full mean is known exactly, so the contrast's
-        standard error and df are the new model's; ``statistic`` is
-        ``estimate / std_error`` against Student's t (normal for ``irt``).
-
-        Examples
-        --------
-        >>> import mixrank
-        >>> data = mixrank.load_dataset("chembench").query("prompt == 'default'")
-        >>> ref, new = data[data.model != "o1"], data[data.model == "o1"]
-        >>> sel = mixrank.select_items(ref, 100, rng=2)
-        >>> res = mixrank.subset_score(ref, new[new.question.isin(sel.question)], selection=sel)
-        >>> len(res.contrasts())
-        24
-        """
+    def _pair_estimates(self, level: float, *,
+                        method: str = "model_assisted") -> PairEstimates:
+        """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`:
+        each new model (estimate ``method``) minus each reference model's full mean, with
+        the new model's standard error and df (t; normal for ``irt``), adjusted within
+        each new model."""
         tab = self._method(method)
-        q = 1 - (1 - self.level) / 2
+        q = 1 - (1 - level) / 2
         rows = []
         for r in tab.itertuples(index=False):
             crit = float(stats.t.ppf(q, r.df)) if np.isfinite(r.df) else float(stats.norm.ppf(q))
@@ -143,8 +124,10 @@ class SubsetResult:
                 rows.append({"model_a": r.model, "model_b": ref.model, "estimate": est,
                              "std_error": r.std_error, "df": r.df, "statistic": z,
                              "p_value": float(p), "ci_lower": est - crit * r.std_error,
-                             "ci_upper": est + crit * r.std_error, "level": self.level})
-        return self._attrs(pd.DataFrame(rows), method=method)
+                             "ci_upper": est + crit * r.std_error, "level": level})
+        meta = {**self.meta, "level": level, "method": method,
+                "family": "each new model against every reference model"}
+        return PairEstimates(rows, meta, within="model_a")
 
     def rank_intervals(self, method: str = "model_assisted") -> pd.DataFrame:
         """Each new model's rank among the reference models (1 = best), with its interval.

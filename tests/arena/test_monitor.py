@@ -71,3 +71,16 @@ def test_bad_monitor_options():
         ArenaMonitor([("x", "y"), ("y", "x")])
     with pytest.raises(DesignError, match="adjust"):
         ArenaMonitor([("x", "y")], adjust="holm")
+
+
+def test_monitor_shows_its_state():
+    mon = ArenaMonitor([("x", "y"), ("x", "z")], d_plan=50)
+    log = pd.DataFrame({"model_a": ["x"] * 40, "model_b": ["y"] * 40, "winner": ["model_a"] * 40})
+    assert repr(mon) == "<ArenaMonitor: 2 pairs, 0 battles counted, 0 resolved, alpha=0.05 " \
+                        "(bonferroni)>"
+    mon.update(log)
+    st = mon.status()
+    assert repr(mon) == str(mon) == (f"<ArenaMonitor: 2 pairs, {int(st['n'].sum())} battles "
+                                     "counted, 1 resolved, alpha=0.05 (bonferroni)>")
+    assert mon._repr_html_() == "<pre>" + repr(mon).replace("<", "&lt;").replace(
+        ">", "&gt;") + "</pre>"

@@ -39,7 +39,7 @@ def _table(est, n, sd, de=None):
     t = pd.DataFrame({"model_a": [f"a{i}" for i in range(m)], "model_b": [f"b{i}" for i in range(m)],
                       "estimate": est, "n": n, "sigma_d": sd})
     if de is not None:
-        t["design_effect"] = de
+        t["variance_ratio"] = de
     return t
 
 
@@ -176,13 +176,13 @@ def test_published_mmlu_pro_clustered_n_star():
     assert not tab["resolved_cluster"].iloc[0] and tab["resolved"].iloc[0]
 
 
-def test_design_effect_below_one_never_loosens():
+def test_variance_ratio_below_one_never_loosens():
     tab = resolution_table(_table([0.02, 0.02], [1000, 1000], [0.3, 0.3], de=[0.5, 2.0]),
                            adjust=None, anytime=False)
     assert tab["n_star_cluster"].iloc[0] == tab["n_star"].iloc[0]
     assert tab["q_cluster"].iloc[0] == tab["q"].iloc[0]
-    assert tab["design_effect"].iloc[0] == 0.5          # reported as fitted
-    assert tab.attrs["mixrank"]["design_effect_below_1"] == 1
+    assert tab["variance_ratio"].iloc[0] == 0.5          # reported as fitted
+    assert tab.attrs["mixrank"]["variance_ratio_below_1"] == 1
 
 
 def test_degenerate_rows():
@@ -237,7 +237,7 @@ def test_bad_arguments_name_the_allowed_range(kwargs, match):
 @pytest.mark.parametrize("column, value, match", [
     ("n", 0, r"'n'.*> 0"),
     ("sigma_d", -0.1, r"'sigma_d'.*>= 0"),
-    ("design_effect", 0.0, r"'design_effect'.*> 0"),
+    ("variance_ratio", 0.0, r"'variance_ratio'.*> 0"),
     ("estimate", np.nan, r"'estimate'.*finite"),
 ])
 def test_bad_columns(column, value, match):
@@ -252,7 +252,7 @@ def test_bad_tables():
         resolution_table([1, 2, 3])
     with pytest.raises(DesignError, match="empty"):
         resolution_table(_table([], [], [], de=[]))
-    with pytest.raises(DesignError, match="design_effect"):
+    with pytest.raises(DesignError, match="variance_ratio"):
         resolution_table(_table([0.03], [1000], [0.5]))     # cluster=True needs it
     assert len(resolution_table(_table([0.03], [1000], [0.5]), cluster=False)) == 1
 
@@ -331,7 +331,7 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
         assert r["sigma_d"] == p.sigma_d
         # the clustered stress is relative to the estimand's own iid variance (the default, cells)
         iid = p.sigma_d**2 * r["weight_factor"] / p.n
-        assert r["design_effect"] == pytest.approx(c["std_error"] ** 2 / iid, rel=1e-12)
+        assert r["variance_ratio"] == pytest.approx(c["std_error"] ** 2 / iid, rel=1e-12)
         assert r["variance_iid"] == pytest.approx(iid, rel=1e-12)
         assert r["std_error"] == c["std_error"] and r["df"] == c["df"]
         assert r["p_adjusted"] == c["p_adjusted"]
@@ -353,7 +353,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
                                                  ascending=[False, True])["model"].tolist()
     assert list(zip(tab["model_a"], tab["model_b"])) == list(zip(order[:-1], order[1:]))
     rebuilt = resolution_table(tab[["model_a", "model_b", "estimate", "n", "sigma_d",
-                                    "std_error", "df", "design_effect", "p_adjusted"]])
+                                    "std_error", "df", "variance_ratio", "p_adjusted"]])
     pd.testing.assert_frame_equal(tab, rebuilt, check_like=False)
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"

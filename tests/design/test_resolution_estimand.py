@@ -41,7 +41,8 @@ def _fit(formula, data, estimand):
 #: after e3b47ea (exact Newton steps for one random term, 19fd650), which moves the REML
 #: optimum within its convergence tolerance: 4e-10 relative on the unbalanced ChemBench
 #: design.  Every other column (fixed n, multiplicity, anytime) is compared at 1e-12.
-MODEL_BASED = {"std_error", "design_effect", "n_star_cluster", "mde_cluster", "q_cluster"}
+MODEL_BASED = {"std_error", "variance_ratio", "design_effect", "n_star_cluster", "mde_cluster",
+               "q_cluster"}
 MODEL_BASED_RTOL = 1e-8
 #: Columns that rest on the clustered SE: since issue 36 the default contrast's (CR2 at the
 #: unit), no longer the REML variance the reference stored; checked against the contrasts.
@@ -100,7 +101,7 @@ def test_cells_tables_equal_the_pre_change_reference():
             old = pd.DataFrame([dict(model_a=a, model_b=b, estimate=r.estimate, n=r.n,
                                      sigma_d=r.sigma_d, std_error=c(a, b)["std_error"],
                                      df=c(a, b)["df"],
-                                     design_effect=c(a, b)["std_error"] ** 2 * r.n
+                                     variance_ratio=c(a, b)["std_error"] ** 2 * r.n
                                      / r.sigma_d ** 2)
                                 for a, b, r in zip(tab["model_a"], tab["model_b"],
                                                    tab.itertuples())])

@@ -63,9 +63,9 @@ def test_design_effect_balanced_is_one_plus_m_minus_one_icc(estimand):
     tab = res.resolution(pairs="all", adjust=None, anytime=False)
     c = res.contrasts().iloc[0]
     assert tab["std_error"].iloc[0] == c["std_error"] and tab["df"].iloc[0] == c["df"]
-    assert tab["design_effect"].iloc[0] == pytest.approx(
+    assert tab["variance_ratio"].iloc[0] == pytest.approx(
         c["std_error"] ** 2 * p.n / p.sigma_d ** 2, rel=1e-12)
-    assert tab["design_effect"].iloc[0] == pytest.approx(p.variance * p.n / p.sigma_d ** 2
+    assert tab["variance_ratio"].iloc[0] == pytest.approx(p.variance * p.n / p.sigma_d ** 2
                                                          / tab["weight_factor"].iloc[0],
                                                          rel=1e-6)
     kt = (stats.t.ppf(0.975, c["df"]) + stats.t.ppf(0.8, c["df"])) ** 2

@@ -64,7 +64,7 @@ def test_loso_hand_worked_four_subjects():
         assert r["std_error"] ** 2 == pytest.approx(var, rel=1e-7)
         assert r["q"] == pytest.approx(est**2 * 9 / (K * sd2), rel=1e-12)
         assert r["q_cluster"] == pytest.approx(est**2 / (K * var), rel=1e-7)
-        assert r["design_effect"] == pytest.approx(var / (sd2 / 9), rel=1e-7)
+        assert r["variance_ratio"] == pytest.approx(var / (sd2 / 9), rel=1e-7)
         assert r["resolved_cluster"] == (est**2 / (K * var) >= 1)
     # leaving out s2 (the smallest gap) or s4 (the largest) moves the verdict the most
     summ = stability(tab)
@@ -145,7 +145,7 @@ def test_random_clusterings_design_effect_centres_on_one():
                      estimand="cells")
     R = 400
     tab = fit.sensitivity("clusterings", pairs=[("A", "B")], n_random=R, rng=15)
-    de = tab.loc[tab["label"] == "random", "design_effect"].to_numpy()
+    de = tab.loc[tab["label"] == "random", "variance_ratio"].to_numpy()
     assert len(de) == R and np.all(de >= 1 - 1e-6)
     assert np.median(de) == pytest.approx(1.0, abs=1e-6)  # P(F <= 1) > 1/2: median exactly 1
     want = _de_null_mean(T, T * m)
@@ -153,9 +153,9 @@ def test_random_clusterings_design_effect_centres_on_one():
     assert abs(de.mean() - want) <= 4 * se, (de.mean(), want, se)
     summ = stability(tab)
     row = summ[summ["grouping"] == "random"].iloc[0]
-    assert row["design_effect_median"] == pytest.approx(1.0, abs=1e-6)
+    assert row["variance_ratio_median"] == pytest.approx(1.0, abs=1e-6)
     # the real clustering (sd 0.5 between subjects, 30 per subject) is far in the tail
-    assert row["design_effect"] > 4 and row["p_value"] <= 1 / (R + 1) + 1e-12
+    assert row["variance_ratio"] > 4 and row["p_value"] <= 1 / (R + 1) + 1e-12
 
 
 def test_named_groupings_and_errors():
@@ -194,7 +194,7 @@ def test_cluster_bootstrap_n_star_balanced_agrees_heterogeneous_departs():
                      estimand="cells")
     s = fit.sensitivity("bootstrap", pairs=[("A", "B")], draws=B, rng=7, summary=True).iloc[0]
     ratio = s["n_star_bootstrap"] / s["n_star_cluster"]
-    assert s["design_effect"] > 3
+    assert s["variance_ratio"] > 3
     assert abs(ratio - 1) <= band, ratio
     assert s["variance_bootstrap"] == pytest.approx(s["variance_bootstrap_raw"] * T / (T - 1))
     sizes = list(rng.choice([3, 5, 10, 40, 150], size=T))

@@ -25,7 +25,7 @@ def _close():
 def _verdicts():
     t = pd.DataFrame({"model_a": ["a", "b", "c"], "model_b": ["b", "c", "d"],
                       "estimate": [0.04, 0.0, 0.01], "n": [2000, 2000, 2000],
-                      "sigma_d": [0.45, 0.4, 0.5], "design_effect": [3.0, 1.0, 1.5]})
+                      "sigma_d": [0.45, 0.4, 0.5], "variance_ratio": [3.0, 1.0, 1.5]})
     return resolution_table(t)
 
 

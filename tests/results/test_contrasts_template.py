@@ -19,10 +19,12 @@ import pandas as pd
 import pytest
 
 import mixrank
+from mixrank.arena import ArenaResult
 from mixrank.inference.multiplicity import adjust, adjust_within
 from mixrank.judge.result import JudgeResult
 from mixrank.results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult
-from mixrank.results.base import PairwiseResult
+from mixrank.results.base import ContrastsTemplate, PairwiseResult
+from mixrank.subset import SubsetResult
 
 ROOT = Path(__file__).resolve().parents[2] / "mixrank"
 CASE = Path(__file__).resolve().parents[1] / "reference" / "glmm_by_cases" / "unbalanced.csv.gz"
@@ -49,13 +51,9 @@ def fits():
 
 
 def _contrasts_defs() -> list[str]:
-    """``module:Class`` of every class body defining ``contrasts`` (arena and subset aside: they
-    join the template later; the subset's contrasts are new-vs-reference rows without an
-    adjustment)."""
+    """``module:Class`` of every class body defining ``contrasts``, in every package."""
     out = []
     for f in ROOT.rglob("*.py"):
-        if {"arena", "subset"} & set(f.relative_to(ROOT).parts):
-            continue
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ClassDef) and not any(   # a Protocol only declares it
                     isinstance(b, ast.Name) and b.id == "Protocol" for b in node.bases):
@@ -65,14 +63,18 @@ def _contrasts_defs() -> list[str]:
 
 
 def test_contrasts_is_written_once_in_the_base():
-    assert _contrasts_defs() == ["results/base.py:PairwiseResult"]
-    for cls in (FitResult, GlmmResult, GlmmByResult, GlmmSlopeResult, JudgeResult):
-        assert cls.contrasts is PairwiseResult.contrasts
+    assert _contrasts_defs() == ["results/base.py:ContrastsTemplate"]
+    for cls in (FitResult, GlmmResult, GlmmByResult, GlmmSlopeResult, JudgeResult, ArenaResult,
+                SubsetResult):
+        assert cls.contrasts is ContrastsTemplate.contrasts
+        assert "contrasts" in cls.OPTIONS and "adjust" in cls.OPTIONS["contrasts"]
+    assert issubclass(PairwiseResult, ContrastsTemplate)
+    assert not issubclass(SubsetResult, PairwiseResult)     # no inherited accessor that raises
 
 
 def test_no_result_module_adjusts_p_values_itself():
-    """Adjustment and max-t live in inference/: no results or judge module imports them."""
-    for pkg in ("results", "judge"):
+    """Adjustment and max-t live in inference/: no result module imports them."""
+    for pkg in ("results", "judge", "arena", "subset"):
         for f in (ROOT / pkg).rglob("*.py"):
             text = f.read_text()
             assert "adjust_contrasts" not in text and "import adjust\n" not in text \

@@ -195,7 +195,7 @@ def test_old_spellings_warn_and_give_the_same_answer(data):
     _warns_same(lambda: rank_intervals_from_contrasts(sc, con, adjust="bh"),
                 lambda: rank_intervals_from_contrasts(sc, con, method="bh"))
     pairs = pd.DataFrame(dict(model_a=["a"], model_b=["b"], estimate=[0.1], n=[100],
-                              sigma_d=[0.5], design_effect=[1.2]))
+                              sigma_d=[0.5], variance_ratio=[1.2]))
     _warns_same(lambda: resolution_table(pairs, level=0.9, adjust="bonferroni"),
                 lambda: resolution_table(pairs, alpha=0.1, multiplicity="bonferroni"))
     _warns_same(lambda: mixrank.paired_bootstrap([1, 0, 1, 1, 0], [0, 0, 1, 0, 0], draws=300,

@@ -79,7 +79,8 @@ def _finish(rows: list[dict], kk: float, full: pd.DataFrame) -> pd.DataFrame:
     var = t["variance"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         t["std_error"] = np.sqrt(var)
-        t["design_effect"] = var / iid
+        t["variance_ratio"] = var / iid
+        t["design_effect"] = t["variance_ratio"]   # former name of variance_ratio: one release
         t["q"] = est**2 / (kk * iid)
         t["q_cluster"] = est**2 / (kk * np.maximum(var, iid))
     ok = np.isfinite(t["q"].to_numpy(float))
@@ -294,8 +295,9 @@ def sensitivity_of(fit: Any, kind: str | Sequence[str] = "loso", *,
         the grouping's name or ``"random"``), ``model_a, model_b`` (as in the
         judged), ``estimate`` (the fit's estimand on the replicate),
         ``n, sigma_d, weight_factor`` (as in the verdict table),
-        ``std_error`` (model-based), ``design_effect`` (over the estimand's
-        iid variance), ``q`` (fixed n), ``q_cluster``, ``resolved``,
+        ``std_error`` (model-based), ``variance_ratio`` (its square over the
+        estimand's iid variance; also as ``design_effect``, its former name, for
+        one release), ``q`` (fixed n), ``q_cluster``, ``resolved``,
         ``resolved_cluster``, ``same_sign`` (estimate has the full fit's
         sign) and ``fitted`` (False where the pair could not be fitted on
         the replicate, e.g. no common cells left).  ``attrs["mixrank"]``
@@ -375,7 +377,7 @@ def sensitivity_of(fit: Any, kind: str | Sequence[str] = "loso", *,
                 rep.close()
     out = _finish(rows, kk, full)
     keep = ["model_a", "model_b", "estimate", "n", "sigma_d", "weight_factor", "std_error",
-            "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]
+            "variance_ratio", "design_effect", "q", "q_cluster", "resolved", "resolved_cluster"]
     meta = dict(table="sensitivity", kinds=kinds, unit=uname, unit_reason=why,
                 n_units=int(frame.term_levels[uname]), judged=judged,
                 family=judged,   # former key of ``judged``: kept for one release (CHANGELOG.md)

@@ -44,17 +44,20 @@ def _boot_columns(g: pd.DataFrame, full: dict[str, Any], kk: float,
     delta2 = np.float64(full["estimate"]) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         return dict(variance_bootstrap=var_boot, variance_bootstrap_raw=raw,
-                    design_effect_bootstrap=var_boot / iid,
+                    variance_ratio_bootstrap=var_boot / iid,
+                    design_effect_bootstrap=var_boot / iid,     # former name: one release
                     n_star_cluster=kk * full["n"] * max(full["std_error"] ** 2, iid) / delta2,
                     n_star_bootstrap=kk * full["n"] * var_boot / delta2)
 
 
 def _random_columns(g: pd.DataFrame, full: dict[str, Any]) -> dict[str, float]:
-    """The random-clustering null: where the fit's own design effect falls in it."""
-    de = g["design_effect"].to_numpy(float)
+    """The random-clustering null: where the fit's own variance ratio falls in it."""
+    de = g["variance_ratio"].to_numpy(float)
     de = de[np.isfinite(de)]
-    return dict(design_effect_mean=float(np.mean(de)), design_effect_median=float(np.median(de)),
-                p_value=float((1 + np.sum(de >= full["design_effect"])) / (1 + de.size)))
+    mean, median = float(np.mean(de)), float(np.median(de))
+    return dict(variance_ratio_mean=mean, variance_ratio_median=median,
+                design_effect_mean=mean, design_effect_median=median,   # former names
+                p_value=float((1 + np.sum(de >= full["variance_ratio"])) / (1 + de.size)))
 
 
 def stability(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
@@ -74,20 +77,22 @@ def stability(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
         unit for loso / bootstrap, the grouping's name or ``"random"``),
         ``model_a, model_b``, ``replicates`` (fitted), ``failed`` (could not
         be fitted), ``estimate``, ``q_cluster``, ``resolved_cluster``,
-        ``design_effect`` (the full fit's), ``stability`` (share of fitted
+        ``variance_ratio`` (the full fit's), ``stability`` (share of fitted
         replicates whose clustered verdict equals the full fit's),
         ``share_resolved``, ``share_resolved_cluster``, ``share_same_sign``,
         ``ci_lower, ci_upper, level`` (replicate quantiles of the estimate),
         ``q_cluster_median``, ``q_cluster_min``, ``q_cluster_max``; for the
         bootstrap also ``variance_bootstrap`` (the replicates' variance of the
         estimate times the small-cluster factor ``T / (T - 1)``),
-        ``variance_bootstrap_raw`` (uncorrected), ``design_effect_bootstrap``,
+        ``variance_bootstrap_raw`` (uncorrected), ``variance_ratio_bootstrap``,
         ``n_star_cluster`` (``N* DE``, model-based) and ``n_star_bootstrap``
         (``K n Var_boot(estimate) / delta^2``, the item-level cluster-bootstrap
-        N*); for random clusterings ``design_effect_mean``,
-        ``design_effect_median`` and ``p_value`` (share of random
-        clusterings with a design effect at least the fit's, ``(1 + #) / (1 +
-        R)``).  Columns that do not apply are NaN.
+        N*); for random clusterings ``variance_ratio_mean``,
+        ``variance_ratio_median`` and ``p_value`` (share of random
+        clusterings with a variance ratio at least the fit's, ``(1 + #) / (1 +
+        R)``).  Columns that do not apply are NaN.  Each ``variance_ratio*``
+        column is also given under its former name ``design_effect*`` for one
+        release (removed in the next).
 
     Raises
     ------
@@ -128,7 +133,8 @@ def stability(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
         row: dict[str, Any] = dict(
             kind=kind, grouping=grouping, model_a=a, model_b=b, replicates=len(ok),
             failed=int(len(g) - len(ok)), estimate=f["estimate"], q_cluster=f["q_cluster"],
-            resolved_cluster=bool(f["resolved_cluster"]), design_effect=f["design_effect"],
+            resolved_cluster=bool(f["resolved_cluster"]), variance_ratio=f["variance_ratio"],
+            design_effect=f["variance_ratio"],     # former name of variance_ratio: one release
             stability=float(np.mean(ok["resolved_cluster"] == f["resolved_cluster"]))
             if len(ok) else float("nan"),
             share_resolved=float(ok["resolved"].mean()) if len(ok) else float("nan"),

@@ -174,7 +174,7 @@ class GlmmResult(PairwiseResult):
 
     def _pair_estimates(self, level: float, *, scale: str = "logit",
                         df: str | None = None) -> PairEstimates:
-        """The pair estimates of :meth:`~mixrank.results.base.PairwiseResult.contrasts`, as
+        """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`, as
         glmer: ``logit``, the log-odds difference ``beta_a - beta_b`` with its Wald SE from
         the joint covariance (and the odds ratio); ``response``, the difference in
         probability averaged over the frame's cells (average marginal effect), SE by the
