@@ -37,6 +37,7 @@ from mixrank.design.paradigms import (
     normal_columns,
     ratio,
 )
+from mixrank.design.verdict_stepdown import FIT_DEFAULT, ORDER, stepdown_steps, verdict_adjust
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
@@ -321,7 +322,7 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
 
 
 def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | None,
-              anytime: bool | str, cluster: bool) -> pd.DataFrame:
+              anytime: bool | str, cluster: bool, steps: Any = None) -> pd.DataFrame:
     """:func:`resolution_table` at the two-sided ``alpha`` (keywords already resolved)."""
     if not isinstance(pairs, pd.DataFrame):
         raise DesignError(
@@ -331,7 +332,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     _check_scalar("power", power)
     al = float(check_alpha(alpha))
     pw = float(check_power(power, np.asarray(al)))
-    method = _check_multiplicity(adjust)
+    method = "stepdown" if steps is not None else _check_multiplicity(adjust)
     cluster = _check_flag("cluster", cluster)
     for c in ("model_a", "model_b"):
         if c not in pairs.columns:
@@ -363,7 +364,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     }
     paradigms = ["fixed"]
     if method is not None:
-        cols.update(multiplicity_columns(q, ns, md, n, al, pw, method))
+        cols.update(multiplicity_columns(q, ns, md, n, al, pw, method, steps=steps))
         paradigms.append("multiplicity")
     if any_method == "normal":
         cols.update(normal_columns(est, n, sde, al, pw))
@@ -398,7 +399,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     return tidy(
         out, table="resolution", paradigms=paradigms, unresolved=counts, n_unresolved=n_unres,
         n_pairs=len(out), alpha=al, power=pw, multiplicity=method,
-        multiplicity_order="fixed-n Wald p-value (q descending)" if method else None,
+        multiplicity_order=ORDER.get(str(method), ORDER["holm"]) if method else None,
         anytime=any_meta,
         estimand_variance="sigma_d^2 * weight_factor / n (the estimand's iid variance)",
         design_effect_below_1=int(np.sum(de < 1)) if de is not None else None,
@@ -408,7 +409,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
 def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
-                   adjust: str | None = "holm", anytime: bool | str = "auto",
+                   adjust: Any = FIT_DEFAULT, anytime: bool | str = "auto",
                    cluster: bool | None = None, design_effect: str | None = None,
                    **old: Any) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
@@ -440,7 +441,8 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     adjust, anytime, cluster
         Paradigms, as in :func:`resolution_table` (``adjust``: former
         keyword ``multiplicity=``, deprecated; ``cluster`` None: True); ``anytime="auto"`` is the
-        Bernoulli e-process when every pair's cell scores are 0/1.
+        Bernoulli e-process when every pair's cell scores are 0/1.  ``adjust="stepdown"``
+        (the default where ``fit.contrasts()`` defaults to it, else ``"holm"``): see Notes.
     design_effect : {"model", "anova"}, optional
         The clustered column's design effect: ``"model"`` -- the default
         contrast's own SE (CR2 at the unit where it applies) over the
@@ -495,6 +497,10 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     difference ``p_A - p_B``).  See :func:`resolution_table` for the
     formulas.  The estimand is in ``attrs["mixrank"]["estimand"]``.
 
+    ``adjust="stepdown"``: the multiplicity paradigm's order and per-step levels
+    come from the unit sign-flip step-down over the family
+    (:mod:`mixrank.design.verdict_stepdown`), in place of Holm's.
+
     Validated against :func:`resolution_table` on the same numbers and, on
     ChemBench, by the tightening of every paradigm (tests).
 
@@ -513,7 +519,8 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     """
     check_fit(fit, " For your own numbers use resolution_table().")
     where = "resolution"
-    adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
+    adjust = verdict_adjust(fit, former(old, "multiplicity", "adjust", adjust, FIT_DEFAULT,
+                                        where=where))
     alpha = alpha_from(level, old, default=fit.level, where=where)
     unexpected_keywords(old, where)
     design_effect = "model" if design_effect is None else design_effect
@@ -566,7 +573,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         table = table.drop(columns="discordance")
     observed = table.pop("observed").to_numpy()
     out = _verdicts(table, alpha=alpha, power=power, adjust=adjust, anytime=anytime,
-                    cluster=cluster)
+                    cluster=cluster, steps=stepdown_steps(fit, table, alpha, adjust))
     out["estimate"] = observed
     meta = dict(out.attrs["mixrank"])
     scores = fit.model_scores().sort_values(["estimate", "model"], ascending=[False, True])

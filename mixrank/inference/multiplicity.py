@@ -49,6 +49,8 @@ ADJUST_FOR: dict[str, tuple[str, ...]] = {
     "rank_tests": ("holm", "bonferroni", "bh"),
     # resolution verdicts' multiplicity paradigm (None drops the paradigm)
     "resolution": ("holm", "bonferroni", "bh"),
+    # FitResult.resolution / resolution_of: also the unit-randomization step-down (df="cr2")
+    "resolution_fit": ("holm", "bonferroni", "bh", "stepdown"),
 }
 
 #: Supported methods (case-insensitive; "fdr_bh", "fdr" and "benjamini-hochberg" mean "bh").

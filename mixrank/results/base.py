@@ -42,6 +42,7 @@ import pandas as pd
 from .._deprecate import level_from_alpha
 from .._util import TextDisplay, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
+from ..design.verdict_stepdown import FIT_DEFAULT
 from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
@@ -49,6 +50,7 @@ from ..inference.pairwise import PairEstimates, adjusted_contrasts
 from ..inference.ranks.core import COVERAGES
 
 __all__ = ["PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
+           "RESOLUTION_FIT_OPTIONS",
            "with_options", "PairEstimates", "DEFAULT"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
@@ -64,6 +66,8 @@ RANK_OPTIONS: dict[str, tuple[Any, ...] | None] = {
 RESOLUTION_OPTIONS: dict[str, tuple[Any, ...] | None] = {
     "power": ANY, "pairs": ANY, "adjust": adjust_values("resolution") + (None,),
     "anytime": (True, False, "auto", "normal", "bernoulli")}
+#: ``FitResult.resolution``: also the unit-randomization step-down (CR2 path).
+RESOLUTION_FIT_OPTIONS = dict(RESOLUTION_OPTIONS, adjust=(*adjust_values("resolution_fit"), None))
 
 
 def with_options(table: OptionTable, **extra: dict[str, Any] | None
@@ -79,15 +83,9 @@ def with_options(table: OptionTable, **extra: dict[str, Any] | None
     return out
 
 
-class _Default:
-    """The default of an option that depends on the result (shown as ``default`` in help)."""
-
-    def __repr__(self) -> str:
-        return "default"
-
-
-#: ``contrasts(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_adjust`.
-DEFAULT: Any = _Default()
+#: ``contrasts(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_adjust`
+#: (one object with :data:`mixrank.design.verdict_stepdown.FIT_DEFAULT`; shown as ``default``).
+DEFAULT: Any = FIT_DEFAULT
 
 
 class PairwiseResult(TextDisplay):
@@ -305,6 +303,12 @@ class PairwiseResult(TextDisplay):
         type whose contrasts default to a joint adjustment overrides this)."""
         return "holm"
 
+    def _default_verdict_adjust(self) -> str:
+        """The ``adjust=`` of ``resolution()`` when none is given: ``"stepdown"`` (its per-step
+        levels from the same unit flips) where ``contrasts()`` defaults to the step-down, else
+        ``"holm"``."""
+        return "stepdown" if self._default_adjust() == "stepdown" else "holm"
+
     def _default_adjust(self) -> str:
         """The ``adjust=`` of ``contrasts()`` when none is given: :attr:`DEFAULT_ADJUST`
         (a result type whose default depends on the fit overrides this)."""
@@ -370,7 +374,7 @@ class PairwiseResult(TextDisplay):
     def resolution(self, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
-                   adjust: str | None = "holm", anytime: bool | str = "auto",
+                   adjust: Any = DEFAULT, anytime: bool | str = "auto",
                    cluster: bool | None = None, design_effect: str | None = None,
                    **old: Any) -> pd.DataFrame:
         """Resolution verdicts per judged pair (docs/methods.md §6, "Verdict table").
@@ -386,9 +390,12 @@ class PairwiseResult(TextDisplay):
             else ``"adjacent"``).
         models, top : optional
             With ``"adjacent"``/``"all"``: only these models / the ``top`` best.
-        adjust : {"holm", "bonferroni", "bh"} or None, default "holm"
+        adjust : {"holm", "bonferroni", "bh", "stepdown"} or None, optional
             The multiplicity paradigm's method (former name ``multiplicity=``,
-            deprecated); None drops that paradigm.
+            deprecated); None drops that paradigm.  Default the result type's
+            (:meth:`_default_verdict_adjust`: ``"stepdown"``, the unit
+            randomization step-down's per-step levels, where ``contrasts()``
+            defaults to ``"stepdown"``; else ``"holm"``).
         anytime : {"auto", "normal", "bernoulli"} or bool, default "auto"
         cluster : bool, optional
             The clustered paradigm (default: on where the result type has one).
@@ -403,7 +410,8 @@ class PairwiseResult(TextDisplay):
         :func:`mixrank.design.resolution.resolution_table`.
         """
         where = f"{type(self).__name__}.resolution"
-        adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
+        adjust = former(old, "multiplicity", "adjust", adjust, DEFAULT, where=where)
+        adjust = self._default_verdict_adjust() if adjust is DEFAULT else adjust
         if "alpha" in old:
             level = level_from_alpha(old.pop("alpha"), level, where=where, stacklevel=3)
         unexpected_keywords(old, where, ("level", *self.supported_options("resolution")))

@@ -44,7 +44,7 @@ from ..inference.simultaneous import randomized, rank_probabilities_of
 from .base import (
     ANY,
     RANK_OPTIONS,
-    RESOLUTION_OPTIONS,
+    RESOLUTION_FIT_OPTIONS,
     OptionTable,
     PairEstimates,
     PairwiseResult,
@@ -65,7 +65,7 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
     "rank_intervals": {**RANK_OPTIONS, "by": ANY},
     "rank_probabilities": {"draws": ANY, "rng": ANY},
-    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
+    "resolution": {**RESOLUTION_FIT_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
                    "design_effect": ("model", "anova")},
     "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
                     "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,

@@ -247,14 +247,16 @@ def _randomization_ranks(fit: FittedPairs, *, level: float, coverage: str, B: in
     models, est, n = read_scores(fit.model_scores())
     mats = contrast_matrices(fit.contrasts(adjust="none"), models)
     gen = as_rng(rng)
-    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen)
+    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen,
+                                     scaled=True)     # the contrasts' step-down statistic
     marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),
-                                 rng=gen) if coverage == "simultaneous" else None
+                                 rng=gen, scaled=True) if coverage == "simultaneous" else None
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
     return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
                     method="maxt", extra=extra, source="contrasts", marginal=marginal,
-                    reference="randomization: sign flips of the unit's contrast totals")
+                    reference="randomization: sign flips of the unit's contrast totals, each "
+                    "scaled by its within-unit SE")
 
 
 for _f in (rank_intervals_from_contrasts, rank_intervals_of):
