@@ -31,6 +31,7 @@ from scipy import special
 
 from .._util import as_rng
 from ..engine.lmm.unit_se import pair_unit_data, unit_weights
+from ..engine.records import pair_key, pair_lookup
 from ..errors import DesignError
 
 __all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "flips",
@@ -272,7 +273,8 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
 
 # ------------------------------------------------ scaled step-down and flip intervals (issue 37)
 
-__all__ += ["within_unit_scale", "scaled_stepdown", "flip_intervals"]
+__all__ += ["within_unit_scale", "scaled_stepdown", "flip_intervals", "check_flip_ci",
+            "flip_ci"]
 
 def within_unit_scale(fit: Any, uc: UnitContributions) -> np.ndarray:
     """Per pair, a scale of its estimate that the unit sign flips leave unchanged.
@@ -397,3 +399,43 @@ def flip_intervals(fit: Any, *, level: float) -> dict[str, Any]:
             else:
                 lo[j], hi[j] = srt[k[c] - 1, c], srt[n_ok[c] - k[c], c]
     return dict(ci_lower=lo, ci_upper=hi, flips=N, n_units=T, unit=uc.unit, live=uc.live)
+
+
+def check_flip_ci(fit: Any, *, adjust: str, by: Any, level: float) -> None:
+    """DesignError unless ``contrasts(ci="randomization")`` can be answered for ``fit``."""
+    unit = fit.frame.spec.unit
+    T = 0 if unit is None else int(fit.frame.term_levels[unit])
+    why = ""
+    if getattr(fit, "df_method", None) != "cr2":
+        why = f"the fit uses df={getattr(fit, 'df_method', None)!r}; it needs df='cr2'"
+    elif not 2 ** T * (1.0 - level) / 2.0 >= 1.0 or T > EXACT_MAX:
+        why = (f"{unit!r} has {T} levels: all 2^T flips are enumerated for T <= {EXACT_MAX}, "
+               f"and a {level:g} interval needs 2^T (1 - level) / 2 >= 1")
+    elif adjust == "maxt" or by is not None:
+        why = ("its intervals are marginal, one pair at a time: not with "
+               + ("adjust='maxt' (simultaneous intervals)" if adjust == "maxt" else "by="))
+    if why:
+        raise DesignError(f"ci='randomization' inverts the unit sign-flip test; {why}. "
+                          "Use ci='t' (the default).")
+
+
+def flip_ci(fit: Any, tab: Any, *, level: float) -> Any:
+    """``tab`` (a contrasts table of ``fit``) with ``ci_lower, ci_upper`` from
+    :func:`flip_intervals` for the pairs with 3 units (others keep theirs)."""
+    r = flip_intervals(fit, level=level)
+    out = tab.copy()
+    out.attrs = {"mixrank": dict(tab.attrs.get("mixrank", {}))}
+    lookup, index = pair_lookup(fit.pairs), {id(p): j for j, p in enumerate(fit.pairs)}
+    for i, (a, b) in enumerate(zip(out["model_a"], out["model_b"])):
+        p = lookup.get(pair_key(a, b))
+        if p is None:
+            continue
+        j = index[id(p)]
+        if r["live"][j] and np.isfinite(out["estimate"].iloc[i]):
+            lo, hi = r["ci_lower"][j], r["ci_upper"][j]
+            lo, hi = (lo, hi) if p.model_a == a else (-hi, -lo)   # the row's orientation
+            out.iloc[i, out.columns.get_loc("ci_lower")] = lo
+            out.iloc[i, out.columns.get_loc("ci_upper")] = hi
+    out.attrs["mixrank"].update(ci=f"marginal: inverted unit sign-flip test (all {r['flips']} "
+                                   f"flips of {r['unit']!r})", ci_method="randomization")
+    return out

@@ -47,6 +47,7 @@ from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
 from ..inference.pairwise import PairEstimates, adjusted_contrasts
+from ..inference.randomization import check_flip_ci, flip_ci
 from ..inference.ranks.core import COVERAGES
 
 __all__ = ["PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
@@ -187,7 +188,7 @@ class PairwiseResult(TextDisplay):
 
     def contrasts(self, level: float | None = None, *, adjust: Any = DEFAULT, scale: Any = None,
                   by: Any = None, at: Any = None, df: Any = None, draws: Any = None,
-                  rng: Any = None, **old: Any) -> pd.DataFrame:
+                  rng: Any = None, ci: Any = None, **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` (every result type: one template).
 
         Parameters
@@ -235,6 +236,12 @@ class PairwiseResult(TextDisplay):
             :attr:`DEFAULT_DRAWS`, 10000; former name ``B=``, deprecated).
         rng : Generator or int, optional
             Randomness of ``adjust="maxt"``/``"stepdown"``.
+        ci : {"t", "randomization"}, optional
+            Paired mixed-model fits with ``df="cr2"`` and a unit of 6 to 14
+            levels: ``"randomization"`` replaces ``ci_lower, ci_upper`` by
+            the inverted unit sign-flip test (all ``2^T`` flips; marginal,
+            so not with ``adjust="maxt"``; docs/methods.md §9), where the
+            Bell-McCaffrey df collapse; default ``"t"``, the pair's t interval.
 
         Returns
         -------
@@ -293,10 +300,14 @@ class PairwiseResult(TextDisplay):
         how = self.check_option("contrasts", "adjust",
                                 self._default_adjust() if adjust is DEFAULT else adjust)
         extra = self._options("contrasts", dict(scale=scale, by=by, at=at, df=df, draws=draws,
-                                                rng=rng))
+                                                rng=rng, ci=ci))
         draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
-        return adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
-                                  draws=draws, rng=rng)
+        flip = extra.pop("ci", "t") == "randomization"
+        if flip:
+            check_flip_ci(self, adjust=how, by=by, level=lev)
+        tab = adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
+                                 draws=draws, rng=rng)
+        return flip_ci(self, tab, level=lev) if flip else tab
 
     def _default_rank_adjust(self) -> str:
         """The ``adjust=`` of ``rank_intervals()`` when none is given: ``"holm"`` (a result

@@ -62,7 +62,8 @@ def _t_sf(x: Any, df: Any) -> Any:
 
 #: Options of :class:`FitResult` per accessor (accessor -> option -> allowed values, None: any).
 FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
+    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY,
+                  "ci": ("t", "randomization")},
     "rank_intervals": {**RANK_OPTIONS, "by": ANY},
     "rank_probabilities": {"draws": ANY, "rng": ANY},
     "resolution": {**RESOLUTION_FIT_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),

@@ -149,3 +149,34 @@ def test_flip_intervals_are_infinite_with_too_few_units():
     fit = _fit(T=5, K=3, seed=1)
     r = flip_intervals(fit, level=0.95)        # 32 flips: no tail of 2.5% beyond the identity
     assert np.all(np.isinf(r["ci_lower"])) and np.all(np.isinf(r["ci_upper"]))
+
+
+def test_contrasts_ci_randomization_are_the_flip_intervals():
+    fit = _fit(T=8, K=3, seed=9)
+    t = fit.contrasts()
+    c = fit.contrasts(ci="randomization")
+    r = flip_intervals(fit, level=fit.level)
+    np.testing.assert_allclose(c["ci_lower"], r["ci_lower"])
+    np.testing.assert_allclose(c["ci_upper"], r["ci_upper"])
+    pd.testing.assert_frame_equal(c.drop(columns=["ci_lower", "ci_upper"]),
+                                  t.drop(columns=["ci_lower", "ci_upper"]))
+    assert c.attrs["mixrank"]["ci_method"] == "randomization"
+    assert "sign-flip" in c.attrs["mixrank"]["ci"]
+    lv = fit.contrasts(level=0.8, ci="randomization")
+    assert ((lv["ci_lower"] >= c["ci_lower"]) & (lv["ci_upper"] <= c["ci_upper"])).all()
+
+
+def test_contrasts_ci_randomization_refusals():
+    fit = _fit(T=8, K=3, seed=9)
+    with pytest.raises(mixrank.DesignError, match="ci='randomization'.*adjust='maxt'"):
+        fit.contrasts(adjust="maxt", ci="randomization")
+    with pytest.raises(mixrank.DesignError, match="ci='randomization'.*5 levels"):
+        _fit(T=5, K=3, seed=1).contrasts(ci="randomization")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sat = mixrank.fit("correct ~ model + (1|subject)", _data(T=8, K=3, seed=9),
+                          df="satterthwaite")
+    with pytest.raises(mixrank.DesignError, match="ci='randomization'.*df='cr2'"):
+        sat.contrasts(ci="randomization")
+    with pytest.raises(mixrank.OptionError, match="ci='wald'"):
+        fit.contrasts(ci="wald")
