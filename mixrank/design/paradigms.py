@@ -56,16 +56,16 @@ def ratio(n: np.ndarray, ns: np.ndarray) -> np.ndarray:
 
 def multiplicity_columns(q: np.ndarray, ns: np.ndarray, md: np.ndarray, n: np.ndarray, alpha: float,
                   pw: float, method: str, steps: Any = None) -> dict[str, np.ndarray]:
-    """The multiplicity paradigm's columns.  ``steps`` (``method="stepdown"``): ``(step,
-    alpha_step)`` per row, the randomization step-down's own order (1-based) and the
-    per-comparison level its step spends (0: the step cannot reject), in place of Holm's
-    order by q and ``alpha / (m - r + 1)``."""
+    """The multiplicity paradigm's columns.  ``steps`` (``method="stepdown"``): a callable
+    taking ``q`` and giving ``(step, alpha_step)`` per row -- the steps in q order (as
+    Holm's) and the per-comparison level the randomization step-down spends at each, in
+    place of Holm's ``alpha / (m - r + 1)`` (0: the step cannot reject)."""
     m = len(q)
     order = np.argsort(-q, kind="stable")      # step 1 = largest q = smallest fixed-n p-value
     rank = np.empty(m, dtype=int)
     rank[order] = np.arange(1, m + 1)
     if method == "stepdown":
-        step, a_prime = (np.asarray(x, dtype=float) for x in steps)
+        step, a_prime = (np.asarray(x, dtype=float) for x in steps(q))
         order = np.argsort(step, kind="stable")
         ok = a_prime > 0
         scale = np.full(m, np.inf)

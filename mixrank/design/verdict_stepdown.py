@@ -11,6 +11,7 @@ for ``adjust="stepdown"``, each row's step and the per-comparison level the step
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,15 @@ def verdict_adjust(fit: Any, adjust: Any = FIT_DEFAULT) -> str | None:
 
 
 def stepdown_steps(fit: Any, table: pd.DataFrame, alpha: float, adjust: str | None = "stepdown"
-                   ) -> tuple[np.ndarray, np.ndarray] | None:
-    """None unless ``adjust == "stepdown"``; else per row of ``table`` (the family): the
-    randomization step-down's step and the
-    per-comparison level it spends (``alpha_step`` of
-    :func:`mixrank.inference.randomization.scaled_stepdown` over the family's pairs: the
-    max-T critical value over the pairs still in play, as a two-sided normal level in
-    units of the pair's own flip SD); pairs without 3 units come last with level 0."""
+                   ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+    """None unless ``adjust == "stepdown"``; else a function of the rows' ``q`` giving per
+    row of ``table`` (the family) its step (q descending, as Holm's) and the per-comparison
+    level the randomization step-down spends there (``alpha_step`` of
+    :func:`mixrank.inference.randomization.scaled_stepdown` with the steps in that order:
+    the step rejects iff the pair's CR2 ``|t|`` exceeds ``z = c s / SE``, ``c`` the
+    ``1 - alpha`` quantile of the max-T over the unit sign flips of the pairs still in
+    play, s the within-unit SE; the level is ``2 Phi(-z)``); pairs without 3 units get
+    level 0 (they cannot be rejected)."""
     if adjust != "stepdown":
         return None
     from mixrank.inference.randomization import EXACT_MAX, scaled_stepdown
@@ -67,17 +70,24 @@ def stepdown_steps(fit: Any, table: pd.DataFrame, alpha: float, adjust: str | No
                           + ("" if unit is None else f" with {fit.frame.term_levels[unit]} "
                              f"levels of {unit!r}") + ". Use adjust='holm'.")
     lookup, index = pair_lookup(fit.pairs), {id(p): i for i, p in enumerate(fit.pairs)}
-    cols = np.array([index[id(lookup[pair_key(a, b)])]
+    rows = np.array([index[id(lookup[pair_key(a, b)])]
                      for a, b in zip(table["model_a"], table["model_b"])], dtype=np.int64)
-    r = scaled_stepdown(fit, B=1000, rng=None, cols=np.unique(cols), level=1.0 - alpha)
-    step, a_step = r["step"][cols], r["alpha_step"][cols]
-    step = np.where(np.isfinite(step), step, np.inf)
-    return step, np.where(np.isfinite(a_step), a_step, 0.0)
+
+    def levels(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(-np.asarray(q, dtype=float), kind="stable")
+        r = scaled_stepdown(fit, B=1000, rng=None, cols=rows[order], level=1.0 - alpha,
+                            in_order=True)
+        step = np.empty(len(rows))
+        step[order] = np.arange(1, len(rows) + 1)
+        a_step = r["alpha_step"][rows]
+        return step, np.where(np.isfinite(a_step), a_step, 0.0)
+
+    return levels
 
 
 #: How the multiplicity paradigm orders its steps.
 ORDER = {"holm": "fixed-n Wald p-value (q descending)",
-         "stepdown": "the randomization step-down's: |total| / within-unit SE descending; "
-                      "each step's level is 2 Phi(-z), z the max-T critical value over the "
-                      "unit sign flips of the pairs still in play (Westfall-Young) in units "
-                      "of the pair's own flip SD"}
+         "stepdown": "fixed-n Wald p-value (q descending); each step's level from the "
+                      "randomization step-down: 2 Phi(-z), z the pair's CR2 |t| at which "
+                      "the max-T over the unit sign flips of the pairs still in play "
+                      "(Westfall-Young) rejects it"}

@@ -301,7 +301,7 @@ def within_unit_scale(fit: Any, uc: UnitContributions) -> np.ndarray:
 
 
 def scaled_stepdown(fit: Any, *, B: int, rng: Any, cols: Any = None,
-                    level: float | None = None) -> dict[str, Any]:
+                    level: float | None = None, in_order: bool = False) -> dict[str, Any]:
     """Westfall-Young step-down over unit sign flips of the scaled totals ``|eps'D| / s``.
 
     ``s`` is :func:`within_unit_scale` (invariant under the flips), so each pair's own
@@ -312,9 +312,11 @@ def scaled_stepdown(fit: Any, *, B: int, rng: Any, cols: Any = None,
     critical value ``c_j`` (hypothesis j, in step order, is rejected at its step iff
     its statistic exceeds ``c_j``; the ``level`` quantile of the maximum over the
     hypotheses still in play) and ``alpha_step = 2 Phi(-z_j)``, ``z_j = c_j s_j /
-    sqrt(sum_t D_tj^2)`` (``c_j`` in units of the statistic's own standard deviation
-    over the flips): the two-sided per-comparison level its step spends, on the
-    scale of Holm's ``alpha / (m - j + 1)``.
+    SE_j`` (``SE_j`` the pair's CR2 SE: the step rejects iff the pair's CR2 ``|t| >
+    z_j``): the two-sided per-comparison level its step spends, in place of Holm's
+    ``alpha / (m - j + 1)``.  ``in_order``: the steps of ``c_j`` and
+    ``alpha_step`` follow the order of ``cols`` (e.g. a verdict table's own order)
+    instead of the statistic's; ``p_adjusted`` is always the Westfall-Young one.
 
     Returns a dict of arrays in ``fit.pairs`` order (NaN outside the family or for
     pairs without 3 units): ``p_adjusted``, ``statistic``, ``scale``, ``step``
@@ -329,6 +331,7 @@ def scaled_stepdown(fit: Any, *, B: int, rng: Any, cols: Any = None,
     D, s = uc.D[:, fam], scale[fam]
     obs = np.abs(uc.estimate[fam]) / s
     order = np.argsort(-obs, kind="stable")
+    steps = np.arange(fam.size) if in_order else order
     chunks, total, exact = flips(uc.n_units, B=B, rng=rng)
     size = max(1, _CELLS // max(1, fam.size * uc.n_units))
     counts = np.zeros(fam.size)
@@ -336,24 +339,25 @@ def scaled_stepdown(fit: Any, *, B: int, rng: Any, cols: Any = None,
     for E in chunks(size):
         if fam.size == 0:
             continue
-        S = np.abs(E @ D)[:, order] / s[order]
-        counts += _stepdown_counts(S, obs[order])
+        S = np.abs(E @ D) / s
+        counts += _stepdown_counts(S[:, order], obs[order])
         if level is not None:
-            succ_all.append(np.maximum.accumulate(S[:, ::-1], axis=1)[:, ::-1])
+            succ_all.append(np.maximum.accumulate(S[:, steps][:, ::-1], axis=1)[:, ::-1])
     out: dict[str, Any] = {k: np.full(P, np.nan) for k in (
         "p_adjusted", "statistic", "scale", "step", "critical_value", "alpha_step")}
     idx = fam[order]
     out["p_adjusted"][idx] = np.maximum.accumulate(np.minimum(counts / total, 1.0))
     out["statistic"][fam], out["scale"][fam] = obs, s
-    out["step"][idx] = np.arange(1, fam.size + 1)
+    out["step"][fam[steps]] = np.arange(1, fam.size + 1)
     if level is not None and fam.size:
         succ = np.concatenate(succ_all)
         k = int(np.floor((1.0 - level) * total + 1e-9))      # flips allowed at or above
         crit = -np.sort(-succ, axis=0)[min(k, total - 1)]     # the (k+1)-th largest
-        out["critical_value"][idx] = crit
-        # c_j in units of the statistic's own flip SD, sqrt(sum_t D_t^2) / s: a z threshold
-        z = crit * s[order] / np.sqrt(np.clip(np.sum(D[:, order] ** 2, axis=0), 1e-300, None))
-        out["alpha_step"][idx] = 2.0 * special.ndtr(-z)
+        out["critical_value"][fam[steps]] = crit
+        # the step rejects iff |estimate| / SE_CR2 > z_j = c_j s_j / SE_CR2: a level on the
+        # scale of the pair's own CR2 t (Holm's alpha / (m - j + 1) is on that scale too)
+        z = crit * s[steps] / np.clip(uc.std_error[fam][steps], 1e-300, None)
+        out["alpha_step"][fam[steps]] = 2.0 * special.ndtr(-z)
     out.update(flips=total, exact=exact, n_units=uc.n_units, unit=uc.unit, live=uc.live)
     return out
 

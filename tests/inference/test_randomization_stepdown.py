@@ -21,6 +21,7 @@ import mixrank
 from mixrank.design.resolution import resolution_table
 from mixrank.engine.lmm.unit_se import pair_unit_data
 from mixrank.inference.randomization import flip_intervals, scaled_stepdown
+from tests.engine.test_unit_se import _dense_cr2
 from tests.inference.test_randomization import _brute_scaled
 
 
@@ -43,13 +44,16 @@ def _fit(**kw):
         return mixrank.fit("correct ~ model + (1|subject)", _data(**kw), estimand="cells")
 
 
-def _flip_sd(fit):
-    """sqrt(sum_t D_t^2) / s per pair: the statistic's SD over the flips, from the cells."""
+def _estimates(fit):
+    return np.array([p.estimate for p in fit.pairs])
+
+
+def _cr2_se(fit):
+    """Each pair's CR2 SE by the dense-matrix definition (tests/engine/test_unit_se.py)."""
     out = []
     for p in fit.pairs:
         d, codes = pair_unit_data(fit.frame, p, "subject")
-        D = np.bincount(codes, weights=d / d.size)
-        out.append(np.sqrt(np.sum(D ** 2)))
+        out.append(np.sqrt(_dense_cr2(d, codes, np.full(d.size, 1.0 / d.size), 0.0)[0]))
     return np.array(out)
 
 
@@ -66,8 +70,8 @@ def test_critical_values_and_levels_equal_brute_force(level):
     np.testing.assert_allclose(r["statistic"], obs, rtol=1e-9)
     np.testing.assert_array_equal(r["step"][order], np.arange(1, len(obs) + 1))
     np.testing.assert_allclose(r["critical_value"][order], crit, rtol=1e-9)
-    z = crit * (obs[order] / np.abs([p.estimate for p in fit.pairs])[order]) ** -1 \
-        / _flip_sd(fit)[order]
+    se = _cr2_se(fit)
+    z = crit * np.abs(_estimates(fit))[order] / obs[order] / se[order]   # c_j s_j / SE_j
     np.testing.assert_allclose(r["alpha_step"][order], 2 * stats.norm.sf(z), rtol=1e-7)
     # rejected by the step-down (p_adjusted <= 1 - level) iff every step so far passes
     passed = np.cumprod(obs[order] > crit).astype(bool)
@@ -80,29 +84,28 @@ def test_verdicts_take_the_stepdown_levels_on_the_cr2_path():
     meta = tab.attrs["mixrank"]
     assert meta["multiplicity"] == "stepdown" and "step-down" in meta["multiplicity_order"]
     assert meta["contrasts_adjust"] == "stepdown"
-    # brute force: order and levels of the flips of the family (all pairs)
+    # brute force: the steps in q order (as Holm's), at step j the 95% quantile c_j of the
+    # max over the flips of the pairs at steps >= j; the level 2 Phi(-c_j s_j / SE_j)
     S = _brute_scaled(fit)
-    obs = S[0]
-    order = np.argsort(-obs, kind="stable")
-    k = int(np.floor(0.05 * len(S) + 1e-9))
-    crit = np.array([np.sort(S[:, order[j:]].max(axis=1))[::-1][k] for j in range(len(obs))])
-    scale_over_sd = np.abs([p.estimate for p in fit.pairs]) / obs / _flip_sd(fit)
-    want = np.empty(len(obs))
-    want[order] = 2 * stats.norm.sf(crit * scale_over_sd[order])
     key = {frozenset((p.model_a, p.model_b)): i for i, p in enumerate(fit.pairs)}
     rows = np.array([key[frozenset(x)] for x in zip(tab["model_a"], tab["model_b"])])
-    np.testing.assert_allclose(tab["alpha_multiplicity"], want[rows], rtol=1e-7)
-    # the step rule in the step-down's order: resolved iff every earlier step has q' >= 1
-    pos = np.empty(len(obs), dtype=int)
-    pos[order] = np.arange(len(obs))
-    steps = pos[rows]
+    steps = np.argsort(-tab["q"].to_numpy(), kind="stable")      # table rows in step order
+    cols = rows[steps]
+    k = int(np.floor(0.05 * len(S) + 1e-9))
+    crit = np.array([np.sort(S[:, cols[j:]].max(axis=1))[::-1][k] for j in range(len(cols))])
+    z = crit * np.abs(_estimates(fit))[cols] / S[0][cols] / _cr2_se(fit)[cols]
+    want = np.empty(len(tab))
+    want[steps] = 2 * stats.norm.sf(z)
+    np.testing.assert_allclose(tab["alpha_multiplicity"], want, rtol=1e-7)
+    # Holm's step rule in that order: resolved iff every step so far has q' >= 1
     q = tab["q_multiplicity"].to_numpy()
-    for i in range(len(tab)):
-        earlier = steps <= steps[i]
-        assert tab["resolved_multiplicity"].iloc[i] == bool(np.all(q[earlier] >= 1))
+    np.testing.assert_array_equal(tab["resolved_multiplicity"].to_numpy()[steps],
+                                  np.cumprod(q[steps] >= 1).astype(bool))
     holm = fit.resolution(pairs="all", adjust="holm")
     assert holm.attrs["mixrank"]["multiplicity"] == "holm"
     np.testing.assert_allclose(tab["q"], holm["q"])          # the other paradigms unchanged
+    # later steps spend more (fewer pairs in play), as Holm's alpha / (m - j + 1)
+    assert np.all(np.diff(crit) <= 1e-12)
 
 
 def test_verdicts_stay_holm_off_the_cr2_path():

@@ -100,9 +100,9 @@ def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
     ``{how}_fwer`` (any null pair rejected) and ``{how}_power`` (share of non-null pairs
     rejected, either sign).  ``studentized``: also ``cr2_stepdown_*``, the step-down of the
     flipped CR2 t (the default before issue 37's power check).  ``intervals``: per-pair
-    95% coverage of the true gap (:func:`_true_gaps`) and mean width, ``{how}_cover`` /
-    ``{how}_width`` for ``cr2_t`` (the default intervals), ``satt_t`` and ``flip`` (the
-    inverted unit sign-flip test)."""
+    95% coverage of the true gap (:func:`_true_gaps`), mean and median width
+    (``{how}_cover``, ``{how}_width``, ``{how}_median_width``) for ``cr2_t`` (the default
+    intervals), ``satt_t`` and ``flip`` (the inverted unit sign-flip test)."""
     rng = np.random.default_rng(seed)
     T = len(sizes) if sizes is not None else int(n_subjects or 0)
     g = np.zeros(n_models) if gaps is None else np.asarray(gaps, float)
@@ -144,6 +144,7 @@ def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
         for how, (lo, hi) in cis.items():
             out[f"{how}_cover"] = float(np.mean((lo <= truth) & (truth <= hi)))
             out[f"{how}_width"] = float(np.mean(hi - lo))
+            out[f"{how}_median_width"] = float(np.median(hi - lo))
     return out
 
 
