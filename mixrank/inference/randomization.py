@@ -19,6 +19,11 @@ batched as matrix products ``E @ D`` in chunks of constant memory; no array
 of pairs x flips is ever held.  With at most :data:`EXACT_MAX` units all
 ``2^(T-1)`` flips (up to the global sign, which leaves ``|t|`` unchanged) are
 enumerated.
+
+Issue 37: the step-down of ``adjust="stepdown"`` (:func:`scaled_stepdown`) flips the
+totals scaled by a flip-invariant within-unit SE (:func:`within_unit_scale`), with its
+per-step critical values for the verdicts; :func:`flip_intervals` / :func:`flip_ci`
+invert the sign-flip test per pair (``contrasts(ci="randomization")``).
 """
 
 from __future__ import annotations
