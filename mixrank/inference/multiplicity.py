@@ -30,7 +30,7 @@ ADJUST: dict[str, str] = {
     "bonferroni": "Bonferroni (family-wise error rate)",
     "bh": "Benjamini-Hochberg step-up (false discovery rate)",
     "maxt": "single-step max-t from the joint covariance (family-wise; simultaneous intervals)",
-    "stepdown": "step-down max-t from the joint covariance (family-wise)",
+    "stepdown": "Westfall-Young step-down max-T over unit sign flips (family-wise; df=\"cr2\")",
 }
 
 #: The subset of :data:`ADJUST` each consumer accepts, in the order its errors list them.
