@@ -27,7 +27,7 @@ from .common import (
 from .options import common_args, deprecation_line, former_flag, level_power_args, rank_args
 
 #: The ``--adjust`` values of the verdicts' multiplicity paradigm (``resolution(adjust=)``).
-VERDICT_ADJUST = ("holm", "bonferroni", "bh", "none")
+VERDICT_ADJUST = ("holm", "bonferroni", "bh", "stepdown", "none")
 
 _RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
                     "resolved", "resolved_multiplicity", "resolved_anytime", "variance_ratio",
@@ -82,8 +82,9 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     res = fit_from_args(args, pairs=explicit)
     judged: Any = explicit if explicit else args.pairs
     extra["anytime"] = False if args.no_anytime else extra.get("anytime", "auto")
-    tab = res.resolution(level=args.level, power=args.power, pairs=judged,
-                         adjust=None if args.adjust == "none" else args.adjust, **extra)
+    if args.adjust is not None:                  # else the fit's default (stepdown on CR2)
+        extra["adjust"] = None if args.adjust == "none" else args.adjust
+    tab = res.resolution(level=args.level, power=args.power, pairs=judged, **extra)
     summ = None
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=judged, top=args.top, level=args.level,
@@ -150,9 +151,11 @@ def register(sub: Any) -> None:
                         "the pairs named there are judged instead)")
     former_flag(s, "--judged", "--pairs", "pairs", choices=["adjacent", "all"])
     s.add_argument("--top", type=int, default=None, help="only the TOP best-scoring models")
-    s.add_argument("--adjust", default="holm", choices=VERDICT_ADJUST,
+    s.add_argument("--adjust", default=None, choices=VERDICT_ADJUST,
                    help="correction of the multiplicity-adjusted paradigm across the pairs "
-                   "shown: holm (default), bonferroni, bh or none (drop that paradigm)")
+                   "shown: holm, bonferroni, bh, stepdown (the unit sign-flip step-down's "
+                   "per-step levels; df cr2 fits) or none (drop that paradigm); default the "
+                   "fit's (stepdown where the contrasts default to it, else holm)")
     former_flag(s, "--multiplicity", "--adjust", "adjust", choices=VERDICT_ADJUST)
     s.add_argument("--no-anytime", action="store_true", help="drop the anytime-valid paradigm")
     s.add_argument("--anytime", default="auto", choices=["auto", "normal", "bernoulli"],

@@ -26,6 +26,8 @@ Modules (closed forms first, then what builds on a fit):
   boundary and ``monitor``;
 * :mod:`~mixrank.design.resolution` -- verdict tables (fixed-n,
   multiplicity, anytime-valid, clustered) from a fit or per-pair numbers;
+* :mod:`~mixrank.design.verdict_stepdown` -- the multiplicity paradigm's default for a
+  fit and its per-step levels from the unit-randomization step-down;
 * :mod:`~mixrank.design.sensitivity` -- leave-one-out, cluster-bootstrap
   and other-clustering checks of the clustered verdict (a subpackage);
 * :mod:`~mixrank.design.plan` -- design planning from fitted variance

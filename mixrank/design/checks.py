@@ -9,7 +9,8 @@ Contents: :func:`z_quantile`, :func:`as_result`, :func:`as_float_array`,
 :func:`check_open01`, :func:`check_alpha`, :func:`check_power`,
 :func:`check_positive`, :func:`check_delta`, and the Frechet bounds of a
 0/1 correlation, :func:`rho_bounds` and :func:`check_rho`; :func:`check_fit`
-(the argument is a fitted result).  Used by
+(the argument is a fitted result); the verdict table's
+:func:`check_scalar`, :func:`check_flag` and :func:`check_anytime`.  Used by
 :mod:`~mixrank.design.power`, :mod:`~mixrank.design.power.audit`,
 :mod:`~mixrank.design.anytime`, :mod:`~mixrank.design.resolution` and
 :mod:`~mixrank.design.plan`.
@@ -27,8 +28,11 @@ from mixrank.errors import DesignError
 __all__ = [
     "z_quantile", "as_result", "read_numbers", "as_float_array", "describe_bad", "check_interval", "check_open01",
     "check_alpha", "check_power", "check_positive", "check_delta", "rho_bounds", "check_rho",
-    "check_fit",
+    "check_fit", "check_scalar", "check_flag", "check_anytime", "ANYTIME_METHODS",
 ]
+
+#: Accepted values of ``anytime=`` (besides True = "auto" and False = no anytime column).
+ANYTIME_METHODS = ("auto", "normal", "bernoulli")
 
 
 def z_quantile(q: Any) -> np.ndarray:
@@ -193,3 +197,33 @@ def check_fit(fit: Any, hint: str = "") -> None:
     if not all(hasattr(fit, a) for a in ("frame", "pairs", "method", "estimand")):
         raise DesignError(f"fit must be a FitResult from mixrank.fit(); received "
                           f"{type(fit).__name__}.{hint}")
+
+
+def check_scalar(name: str, value: Any) -> None:
+    """``value`` is one number (not an array)."""
+    if np.ndim(value) != 0:
+        raise DesignError(f"{name} must be a single number; received shape {np.shape(value)}.")
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` is True or False (numpy booleans included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise DesignError(f"{name} must be True or False; received {value!r}.")
+    return bool(value)
+
+
+def check_anytime(anytime: Any, has_psi: bool) -> str | None:
+    """"normal", "bernoulli" or None; "auto"/True picks bernoulli when discordances are known."""
+    if isinstance(anytime, (bool, np.bool_)):
+        return ("bernoulli" if has_psi else "normal") if anytime else None
+    key = anytime
+    if key not in ANYTIME_METHODS:
+        raise DesignError(f"anytime must be one of {list(ANYTIME_METHODS)}, True (= 'auto') or "
+                          f"False (no anytime paradigm); received {anytime!r}.")
+    if key == "auto":
+        return "bernoulli" if has_psi else "normal"
+    if key == "bernoulli" and not has_psi:
+        raise DesignError("anytime='bernoulli' needs the discordance of every pair (column "
+                          "'discordance', the share of cells where exactly one model is right; "
+                          "0/1 scores only); use anytime='normal' for continuous scores.")
+    return str(key)

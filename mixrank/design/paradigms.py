@@ -61,11 +61,30 @@ def ratio(n: np.ndarray, ns: np.ndarray) -> np.ndarray:
 
 
 def multiplicity_columns(q: np.ndarray, ns: np.ndarray, md: np.ndarray, n: np.ndarray, alpha: float,
-                  pw: float, method: str) -> dict[str, np.ndarray]:
+                  pw: float, method: str, steps: Any = None) -> dict[str, np.ndarray]:
+    """The multiplicity paradigm's columns.  ``steps`` (``method="stepdown"``): a callable
+    taking ``q`` and giving ``(step, alpha_step)`` per row -- the steps in q order (as
+    Holm's) and the per-comparison level the randomization step-down spends at each, in
+    place of Holm's ``alpha / (m - r + 1)`` (0: the step cannot reject)."""
     m = len(q)
     order = np.argsort(-q, kind="stable")      # step 1 = largest q = smallest fixed-n p-value
     rank = np.empty(m, dtype=int)
     rank[order] = np.arange(1, m + 1)
+    if method == "stepdown":
+        step, a_prime = (np.asarray(x, dtype=float) for x in steps(q))
+        order = np.argsort(step, kind="stable")
+        ok = a_prime > 0
+        scale = np.full(m, np.inf)
+        if ok.any():
+            scale[ok] = np.asarray(n_star_scale(a_prime[ok], alpha, power=pw), dtype=float)
+        scale = np.maximum(scale, 1.0)
+        ns_m = np.where(ns == 0, 0.0, ns * scale)      # a noiseless pair stays resolved
+        q_m = ratio(n, ns_m)
+        resolved = np.empty(m, dtype=bool)
+        resolved[order] = np.cumprod((q_m >= 1)[order]).astype(bool)   # stop at a failure
+        return {"alpha_multiplicity": a_prime, "n_star_multiplicity": ns_m,
+                "mde_multiplicity": md * np.sqrt(scale), "q_multiplicity": q_m,
+                "resolved_multiplicity": resolved}
     if method == "bonferroni":
         a_prime = np.full(m, float(multiplicity_alpha(alpha, m, method="bonferroni")))
     else:

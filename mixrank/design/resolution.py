@@ -24,7 +24,15 @@ import pandas as pd
 
 from mixrank._deprecate import former_names
 from mixrank._util import tidy
-from mixrank.design.checks import check_alpha, check_fit, check_power
+from mixrank.design.checks import (
+    ANYTIME_METHODS,
+    check_alpha,
+    check_anytime,
+    check_fit,
+    check_flag,
+    check_power,
+    check_scalar,
+)
 from mixrank.design.estimand import pair_inputs
 from mixrank.design.judged import default_pairs, select_pairs
 from mixrank.design.paradigms import (
@@ -39,6 +47,7 @@ from mixrank.design.paradigms import (
     ratio,
     ratio_column,
 )
+from mixrank.design.verdict_stepdown import FIT_DEFAULT, ORDER, stepdown_steps, verdict_adjust
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
@@ -55,8 +64,6 @@ PARADIGMS = ("fixed", "multiplicity", "anytime", "cluster")
 #: Accepted values of ``adjust=`` (None drops the paradigm); a subset of the one registry
 #: :data:`mixrank.inference.multiplicity.ADJUST`.
 MULTIPLICITY_METHODS = adjust_values("resolution")
-#: Accepted values of ``anytime=`` (besides True = "auto" and False = no anytime column).
-ANYTIME_METHODS = ("auto", "normal", "bernoulli")
 #: ``resolution_fit(design_effect=)``: the default contrast's SE, or the published ANOVA recipe.
 DESIGN_EFFECTS = ("model", "anova")
 
@@ -89,34 +96,6 @@ def _anova_de(fit: Any, p: Any) -> float:
 # ----------------------------------------------------------------------------
 # validation
 # ----------------------------------------------------------------------------
-
-def _check_scalar(name: str, value: Any) -> None:
-    if np.ndim(value) != 0:
-        raise DesignError(f"{name} must be a single number; received shape {np.shape(value)}.")
-
-
-def _check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise DesignError(f"{name} must be True or False; received {value!r}.")
-    return bool(value)
-
-
-def _check_anytime(anytime: Any, has_psi: bool) -> str | None:
-    """"normal", "bernoulli" or None; "auto"/True picks bernoulli when discordances are known."""
-    if isinstance(anytime, (bool, np.bool_)):
-        return ("bernoulli" if has_psi else "normal") if anytime else None
-    key = anytime
-    if key not in ANYTIME_METHODS:
-        raise DesignError(f"anytime must be one of {list(ANYTIME_METHODS)}, True (= 'auto') or "
-                          f"False (no anytime paradigm); received {anytime!r}.")
-    if key == "auto":
-        return "bernoulli" if has_psi else "normal"
-    if key == "bernoulli" and not has_psi:
-        raise DesignError("anytime='bernoulli' needs the discordance of every pair (column "
-                          "'discordance', the share of cells where exactly one model is right; "
-                          "0/1 scores only); use anytime='normal' for continuous scores.")
-    return str(key)
-
 
 def _check_multiplicity(method: Any) -> str | None:
     """The multiplicity paradigm's ``adjust=`` (None: no such paradigm)."""
@@ -313,9 +292,9 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
     """
     where = "resolution_table"
     adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
-    _check_scalar("level", level if level is not None else 0.95)
+    check_scalar("level", level if level is not None else 0.95)
     if "alpha" in old:
-        _check_scalar("alpha", old["alpha"])
+        check_scalar("alpha", old["alpha"])
     alpha = alpha_from(level, old, default=0.95, where=where)
     unexpected_keywords(old, where, ("level", "power", "adjust", "anytime", "cluster"))
     return _verdicts(pairs, alpha=alpha, power=power, adjust=adjust, anytime=anytime,
@@ -323,18 +302,18 @@ def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: 
 
 
 def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | None,
-              anytime: bool | str, cluster: bool) -> pd.DataFrame:
+              anytime: bool | str, cluster: bool, steps: Any = None) -> pd.DataFrame:
     """:func:`resolution_table` at the two-sided ``alpha`` (keywords already resolved)."""
     if not isinstance(pairs, pd.DataFrame):
         raise DesignError(
             f"pairs must be a DataFrame with one row per pair; received "
             f"{type(pairs).__name__}. Use resolution_of(fit) to build it from a fit."
         )
-    _check_scalar("power", power)
+    check_scalar("power", power)
     al = float(check_alpha(alpha))
     pw = float(check_power(power, np.asarray(al)))
-    method = _check_multiplicity(adjust)
-    cluster = _check_flag("cluster", cluster)
+    method = "stepdown" if steps is not None else _check_multiplicity(adjust)
+    cluster = check_flag("cluster", cluster)
     for c in ("model_a", "model_b"):
         if c not in pairs.columns:
             raise DesignError(f"the pair table lacks column {c!r}; expected model_a, model_b, "
@@ -351,7 +330,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
           else np.ones(len(pairs)))
     has_psi = "discordance" in pairs.columns and bool(np.all(np.isfinite(
         pd.to_numeric(pairs["discordance"], errors="coerce"))))
-    any_method = _check_anytime(anytime, has_psi)
+    any_method = check_anytime(anytime, has_psi)
     psi = (_column(pairs, "discordance", lo=0, what="discordance p10 + p01")
            if any_method == "bernoulli" else None)
     sde = sd if "weight_factor" not in pairs.columns else sd * np.sqrt(wf)
@@ -365,7 +344,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     }
     paradigms = ["fixed"]
     if method is not None:
-        cols.update(multiplicity_columns(q, ns, md, n, al, pw, method))
+        cols.update(multiplicity_columns(q, ns, md, n, al, pw, method, steps=steps))
         paradigms.append("multiplicity")
     if any_method == "normal":
         cols.update(normal_columns(est, n, sde, al, pw))
@@ -401,7 +380,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     return tidy(
         out, table="resolution", paradigms=paradigms, unresolved=counts, n_unresolved=n_unres,
         n_pairs=len(out), alpha=al, power=pw, multiplicity=method,
-        multiplicity_order="fixed-n Wald p-value (q descending)" if method else None,
+        multiplicity_order=ORDER.get(str(method), ORDER["holm"]) if method else None,
         anytime=any_meta,
         estimand_variance="sigma_d^2 * weight_factor / n (the estimand's iid variance)",
         variance_ratio_below_1=int(np.sum(de < 1)) if de is not None else None,
@@ -413,7 +392,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
 def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
-                   adjust: str | None = "holm", anytime: bool | str = "auto",
+                   adjust: Any = FIT_DEFAULT, anytime: bool | str = "auto",
                    cluster: bool | None = None, design_effect: str | None = None,
                    **old: Any) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
@@ -445,7 +424,8 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     adjust, anytime, cluster
         Paradigms, as in :func:`resolution_table` (``adjust``: former
         keyword ``multiplicity=``, deprecated; ``cluster`` None: True); ``anytime="auto"`` is the
-        Bernoulli e-process when every pair's cell scores are 0/1.
+        Bernoulli e-process when every pair's cell scores are 0/1.  ``adjust="stepdown"``
+        (the default where ``fit.contrasts()`` defaults to it, else ``"holm"``): see Notes.
     design_effect : {"model", "anova"}, optional
         The clustered column's ``variance_ratio``: ``"model"`` -- the default
         contrast's own SE (CR2 at the unit where it applies) over the
@@ -500,6 +480,10 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     difference ``p_A - p_B``).  See :func:`resolution_table` for the
     formulas.  The estimand is in ``attrs["mixrank"]["estimand"]``.
 
+    ``adjust="stepdown"``: the multiplicity paradigm's order and per-step levels
+    come from the unit sign-flip step-down over the family
+    (:mod:`mixrank.design.verdict_stepdown`), in place of Holm's.
+
     Validated against :func:`resolution_table` on the same numbers and, on
     ChemBench, by the tightening of every paradigm (tests).
 
@@ -518,7 +502,8 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
     """
     check_fit(fit, " For your own numbers use resolution_table().")
     where = "resolution"
-    adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
+    adjust = verdict_adjust(fit, former(old, "multiplicity", "adjust", adjust, FIT_DEFAULT,
+                                        where=where))
     alpha = alpha_from(level, old, default=fit.level, where=where)
     unexpected_keywords(old, where)
     design_effect = "model" if design_effect is None else design_effect
@@ -571,7 +556,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         table = table.drop(columns="discordance")
     observed = table.pop("observed").to_numpy()
     out = _verdicts(table, alpha=alpha, power=power, adjust=adjust, anytime=anytime,
-                    cluster=cluster)
+                    cluster=cluster, steps=stepdown_steps(fit, table, alpha, adjust))
     out["estimate"] = observed
     meta = dict(out.attrs["mixrank"])
     scores = fit.model_scores().sort_values(["estimate", "model"], ascending=[False, True])

@@ -30,7 +30,7 @@ ADJUST: dict[str, str] = {
     "bonferroni": "Bonferroni (family-wise error rate)",
     "bh": "Benjamini-Hochberg step-up (false discovery rate)",
     "maxt": "single-step max-t from the joint covariance (family-wise; simultaneous intervals)",
-    "stepdown": "step-down max-t from the joint covariance (family-wise)",
+    "stepdown": "Westfall-Young step-down max-T over unit sign flips (family-wise; df=\"cr2\")",
 }
 
 #: The subset of :data:`ADJUST` each consumer accepts, in the order its errors list them.
@@ -53,6 +53,8 @@ ADJUST_FOR: dict[str, tuple[str, ...]] = {
     "rank_tests": ("holm", "bonferroni", "bh"),
     # resolution verdicts' multiplicity paradigm (None drops the paradigm)
     "resolution": ("holm", "bonferroni", "bh"),
+    # FitResult.resolution / resolution_of: also the unit-randomization step-down (df="cr2")
+    "resolution_fit": ("holm", "bonferroni", "bh", "stepdown"),
 }
 
 #: Supported methods (case-insensitive; "fdr_bh", "fdr" and "benjamini-hochberg" mean "bh").

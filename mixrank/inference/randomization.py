@@ -22,6 +22,11 @@ batched as matrix products ``E @ D`` in chunks of constant memory; no array
 of pairs x flips is ever held.  With at most :data:`EXACT_MAX` units all
 ``2^(T-1)`` flips (up to the global sign, which leaves ``|t|`` unchanged) are
 enumerated.
+
+Issue 37: the step-down of ``adjust="stepdown"`` (:func:`scaled_stepdown`) flips the
+totals scaled by a flip-invariant within-unit SE (:func:`within_unit_scale`), with its
+per-step critical values for the verdicts; :func:`flip_intervals` / :func:`flip_ci`
+invert the sign-flip test per pair (``contrasts(ci="randomization")``).
 """
 
 from __future__ import annotations
@@ -30,9 +35,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from .._util import as_rng
 from ..engine.lmm.unit_se import pair_unit_data, unit_weights
+from ..engine.records import pair_key, pair_lookup
 from ..errors import DesignError
 
 __all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "contributions_of", "flips",
@@ -236,7 +243,7 @@ def _stepdown_counts(stats: np.ndarray, obs: np.ndarray) -> np.ndarray:
 
 
 def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
-                      rng: Any) -> tuple[np.ndarray, np.ndarray]:
+                      rng: Any, scaled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Randomization step-down adjusted p-values of the directed hypotheses "j better than k".
 
     The randomization counterpart of
@@ -244,6 +251,8 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
     output): the directed statistics are the CR2 t of each pair and its
     negation, their joint null distribution the unit sign flips.  Returns
     ``adj_a, adj_b`` (M x M; marginal families report ``min(1, 2 adjusted)``).
+    ``scaled``: the statistic of :func:`scaled_stepdown` (the total over its
+    flip-invariant within-unit SE) in place of the flipped CR2 t.
     """
     uc = contributions_of(fit)
     M = len(models)
@@ -252,7 +261,8 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
     labels = uc.labels if uc.labels is not None else [(p.model_a, p.model_b) for p in fit.pairs]
     a = np.array([pos[labels[i][0]] for i in live], dtype=np.int64)
     b = np.array([pos[labels[i][1]] for i in live], dtype=np.int64)
-    t_obs = uc.estimate[live] / uc.std_error[live]
+    sc = within_unit_scale(fit, uc)[live] if scaled else uc.std_error[live]
+    t_obs = uc.estimate[live] / sc
     obs = np.full((M, M), -np.inf)
     obs[a, b], obs[b, a] = t_obs, -t_obs
     if coverage == "simultaneous":
@@ -265,7 +275,7 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
     chunks, total, _ = flips(uc.n_units, B=B, rng=rng)
     size = max(1, _CELLS // max(1, M * M + live.size * uc.n_units))
     for E in chunks(size):
-        tt = uc.signed_t(E)
+        tt = (E @ uc.D[:, live]) / sc if scaled else uc.signed_t(E)
         S3 = np.full((len(E), M, M), -np.inf)
         S3[:, a, b], S3[:, b, a] = tt, -tt
         S = S3.reshape(len(E), M * M)
@@ -285,3 +295,177 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
         else:
             adj_b.ravel()[o] = np.minimum(1.0, 2.0 * p)
     return adj_a, adj_b
+
+
+# ------------------------------------------------ scaled step-down and flip intervals (issue 37)
+
+__all__ += ["within_unit_scale", "scaled_stepdown", "flip_intervals", "check_flip_ci",
+            "flip_ci"]
+
+def within_unit_scale(fit: Any, uc: UnitContributions) -> np.ndarray:
+    """Per pair, a scale of its estimate that the unit sign flips leave unchanged.
+
+    ``s^2 = sum_t sum_{i in t} w_i^2 (d_i - dbar_t)^2 n_t / (n_t - 1)``: the
+    within-unit variance of ``sum_i w_i d_i`` (flipping unit t negates every
+    ``d_i`` of t and ``dbar_t``, so ``s`` is invariant).  A pair whose cells agree
+    within every unit (``s = 0``) takes the null-restricted CR2 scale ``sqrt(sum_t
+    D_t^2 / (1 - W_t))``, also invariant.  NaN for pairs that are not live.
+    """
+    frame, unit = fit.frame, uc.unit
+    est = "units" if fit.estimand == "units" else "cells"
+    s = np.full(len(fit.pairs), np.nan)
+    for j in np.flatnonzero(uc.live):
+        p = fit.pairs[j]
+        d, codes = pair_unit_data(frame, p, unit)
+        w = unit_weights(est, codes, p, unit)
+        n_t = np.bincount(codes).astype(float)
+        dbar = np.bincount(codes, weights=d) / np.maximum(n_t, 1.0)
+        corr = (n_t / np.maximum(n_t - 1.0, 1.0))[codes]
+        s[j] = np.sqrt(np.sum(w * w * (d - dbar[codes]) ** 2 * corr))
+    restricted = np.sqrt(uc.a0)
+    return np.where(np.isfinite(s) & (s > 1e-12 * np.maximum(restricted, 1e-300)), s, restricted)
+
+
+def scaled_stepdown(fit: Any, *, B: int, rng: Any, cols: Any = None,
+                    level: float | None = None, in_order: bool = False) -> dict[str, Any]:
+    """Westfall-Young step-down over unit sign flips of the scaled totals ``|eps'D| / s``.
+
+    ``s`` is :func:`within_unit_scale` (invariant under the flips), so each pair's own
+    test is exactly the sign-flip test of its total and the family-wise error is
+    controlled exactly under the unit symmetry (the assumption of
+    :func:`randomization_maxt`).  ``cols``: indices into ``fit.pairs`` forming the
+    family (default every live pair).  With ``level``, also the step-down's per-step
+    critical value ``c_j`` (hypothesis j, in step order, is rejected at its step iff
+    its statistic exceeds ``c_j``; the ``level`` quantile of the maximum over the
+    hypotheses still in play) and ``alpha_step = 2 Phi(-z_j)``, ``z_j = c_j s_j /
+    SE_j`` (``SE_j`` the pair's CR2 SE: the step rejects iff the pair's CR2 ``|t| >
+    z_j``): the two-sided per-comparison level its step spends, in place of Holm's
+    ``alpha / (m - j + 1)``.  ``in_order``: the steps of ``c_j`` and
+    ``alpha_step`` follow the order of ``cols`` (e.g. a verdict table's own order)
+    instead of the statistic's; ``p_adjusted`` is always the Westfall-Young one.
+
+    Returns a dict of arrays in ``fit.pairs`` order (NaN outside the family or for
+    pairs without 3 units): ``p_adjusted``, ``statistic``, ``scale``, ``step``
+    (1-based), ``critical_value``, ``alpha_step``; and ``flips``, ``exact``,
+    ``n_units``, ``unit``, ``live``.
+    """
+    uc = unit_contributions(fit)
+    scale = within_unit_scale(fit, uc)
+    fam = np.flatnonzero(uc.live) if cols is None else np.asarray(cols, dtype=np.int64)
+    fam = fam[uc.live[fam]]
+    P = len(fit.pairs)
+    D, s = uc.D[:, fam], scale[fam]
+    obs = np.abs(uc.estimate[fam]) / s
+    order = np.argsort(-obs, kind="stable")
+    steps = np.arange(fam.size) if in_order else order
+    chunks, total, exact = flips(uc.n_units, B=B, rng=rng)
+    size = max(1, _CELLS // max(1, fam.size * uc.n_units))
+    counts = np.zeros(fam.size)
+    succ_all = []
+    for E in chunks(size):
+        if fam.size == 0:
+            continue
+        S = np.abs(E @ D) / s
+        counts += _stepdown_counts(S[:, order], obs[order])
+        if level is not None:
+            succ_all.append(np.maximum.accumulate(S[:, steps][:, ::-1], axis=1)[:, ::-1])
+    out: dict[str, Any] = {k: np.full(P, np.nan) for k in (
+        "p_adjusted", "statistic", "scale", "step", "critical_value", "alpha_step")}
+    idx = fam[order]
+    out["p_adjusted"][idx] = np.maximum.accumulate(np.minimum(counts / total, 1.0))
+    out["statistic"][fam], out["scale"][fam] = obs, s
+    out["step"][fam[steps]] = np.arange(1, fam.size + 1)
+    if level is not None and fam.size:
+        succ = np.concatenate(succ_all)
+        k = int(np.floor((1.0 - level) * total + 1e-9))      # flips allowed at or above
+        crit = -np.sort(-succ, axis=0)[min(k, total - 1)]     # the (k+1)-th largest
+        out["critical_value"][fam[steps]] = crit
+        # the step rejects iff |estimate| / SE_CR2 > z_j = c_j s_j / SE_CR2: a level on the
+        # scale of the pair's own CR2 t (Holm's alpha / (m - j + 1) is on that scale too)
+        z = crit * s[steps] / np.clip(uc.std_error[fam][steps], 1e-300, None)
+        out["alpha_step"][fam[steps]] = 2.0 * special.ndtr(-z)
+    out.update(flips=total, exact=exact, n_units=uc.n_units, unit=uc.unit, live=uc.live)
+    return out
+
+
+def flip_intervals(fit: Any, *, level: float) -> dict[str, Any]:
+    """Per-pair intervals by inverting the unit sign-flip test (all flips; T <= EXACT_MAX).
+
+    The test of ``delta0`` flips the signs of the units' ``D_t - delta0 W_t``; its
+    statistic ``sum_t eps_t (D_t - delta0 W_t)`` crosses the observed ``estimate -
+    delta0`` at ``delta0 = sum_{t in F} D_t / sum_{t in F} W_t``, F the units whose
+    sign is flipped (the weighted mean of the subset F; Hartigan 1969).  The
+    equal-tailed ``level`` interval keeps the ``delta0`` that neither one-sided test
+    rejects at ``(1 - level) / 2``: from the ``k``-th smallest to the ``k``-th largest
+    subset mean, ``k = floor(2^T (1 - level) / 2 - z) + 1`` with ``z`` the subsets of
+    zero weight (the empty one among them).  Infinite when ``k < 1`` (too few units).
+
+    Returns a dict with ``ci_lower``, ``ci_upper`` (``fit.pairs`` order; NaN for pairs
+    without 3 units), ``flips`` (``2^T``), ``n_units``, ``unit`` and ``live``.
+    """
+    uc = unit_contributions(fit)
+    T = uc.n_units
+    if T > EXACT_MAX:
+        raise DesignError(f"flip intervals enumerate all 2^T sign flips; the unit "
+                          f"{uc.unit!r} has {T} levels (at most {EXACT_MAX})")
+    N = 1 << T
+    idx = np.arange(N, dtype=np.int64)[:, None]
+    F = ((idx >> np.arange(T, dtype=np.int64)) & 1).astype(float)   # N subsets x T units
+    alpha2 = (1.0 - level) / 2.0
+    lo, hi = np.full(len(fit.pairs), np.nan), np.full(len(fit.pairs), np.nan)
+    live = np.flatnonzero(uc.live)
+    step = max(1, _CELLS // N)
+    for start in range(0, live.size, step):
+        cols = live[start:start + step]
+        num, den = F @ uc.D[:, cols], F @ uc.W[:, cols]
+        zero = den <= 1e-12
+        means = np.where(zero, np.nan, num / np.where(zero, 1.0, den))
+        k = np.floor(N * alpha2 - zero.sum(axis=0) + 1e-9).astype(np.int64) + 1
+        srt = np.sort(means, axis=0)                    # NaN (zero-weight subsets) last
+        n_ok = (~zero).sum(axis=0)
+        for c, j in enumerate(cols):
+            if k[c] < 1 or k[c] > n_ok[c]:
+                lo[j], hi[j] = -np.inf, np.inf
+            else:
+                lo[j], hi[j] = srt[k[c] - 1, c], srt[n_ok[c] - k[c], c]
+    return dict(ci_lower=lo, ci_upper=hi, flips=N, n_units=T, unit=uc.unit, live=uc.live)
+
+
+def check_flip_ci(fit: Any, *, adjust: str, by: Any, level: float) -> None:
+    """DesignError unless ``contrasts(ci="randomization")`` can be answered for ``fit``."""
+    unit = fit.frame.spec.unit
+    T = 0 if unit is None else int(fit.frame.term_levels[unit])
+    why = ""
+    if getattr(fit, "df_method", None) != "cr2":
+        why = f"the fit uses df={getattr(fit, 'df_method', None)!r}; it needs df='cr2'"
+    elif not 2 ** T * (1.0 - level) / 2.0 >= 1.0 or T > EXACT_MAX:
+        why = (f"{unit!r} has {T} levels: all 2^T flips are enumerated for T <= {EXACT_MAX}, "
+               f"and a {level:g} interval needs 2^T (1 - level) / 2 >= 1")
+    elif adjust == "maxt" or by is not None:
+        why = ("its intervals are marginal, one pair at a time: not with "
+               + ("adjust='maxt' (simultaneous intervals)" if adjust == "maxt" else "by="))
+    if why:
+        raise DesignError(f"ci='randomization' inverts the unit sign-flip test; {why}. "
+                          "Use ci='t' (the default).")
+
+
+def flip_ci(fit: Any, tab: Any, *, level: float) -> Any:
+    """``tab`` (a contrasts table of ``fit``) with ``ci_lower, ci_upper`` from
+    :func:`flip_intervals` for the pairs with 3 units (others keep theirs)."""
+    r = flip_intervals(fit, level=level)
+    out = tab.copy()
+    out.attrs = {"mixrank": dict(tab.attrs.get("mixrank", {}))}
+    lookup, index = pair_lookup(fit.pairs), {id(p): j for j, p in enumerate(fit.pairs)}
+    for i, (a, b) in enumerate(zip(out["model_a"], out["model_b"])):
+        p = lookup.get(pair_key(a, b))
+        if p is None:
+            continue
+        j = index[id(p)]
+        if r["live"][j] and np.isfinite(out["estimate"].iloc[i]):
+            lo, hi = r["ci_lower"][j], r["ci_upper"][j]
+            lo, hi = (lo, hi) if p.model_a == a else (-hi, -lo)   # the row's orientation
+            out.iloc[i, out.columns.get_loc("ci_lower")] = lo
+            out.iloc[i, out.columns.get_loc("ci_upper")] = hi
+    out.attrs["mixrank"].update(ci=f"marginal: inverted unit sign-flip test (all {r['flips']} "
+                                   f"flips of {r['unit']!r})", ci_method="randomization")
+    return out

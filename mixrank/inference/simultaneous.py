@@ -37,7 +37,7 @@ from mixrank.inference.multiplicity import adjust as adjust_p
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.multiplicity import check_adjust as _check_adjust
 from mixrank.inference.mvt import DF_SHARED, normal_scores, small_df
-from mixrank.inference.randomization import flip_draws, randomization_maxt
+from mixrank.inference.randomization import flip_draws, randomization_maxt, scaled_stepdown
 
 __all__ = ["ADJUST", "adjust_contrasts", "contrast_draws", "rank_probabilities_of"]
 
@@ -156,15 +156,23 @@ def _randomization(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any,
     if len(tab) != len(fit.pairs):
         raise DesignError(f"adjust={'stepdown' if stepdown else 'maxt'!r} needs the contrasts "
                           "of every fitted pair")
-    r = randomization_maxt(fit, level=level, B=B, rng=rng, stepdown=stepdown)
+    # A source with its own contributions (the binomial GLMM's score flips) has no
+    # within-unit scale: its step-down flips the studentized statistic (docs/glmm.md §12).
+    scaled = stepdown and not callable(getattr(fit, "unit_contributions", None))
+    r = (scaled_stepdown(fit, B=B, rng=rng) if scaled
+         else randomization_maxt(fit, level=level, B=B, rng=rng, stepdown=stepdown))
     live = r["live"] & np.isfinite(tab["p_value"].to_numpy(dtype=float))
     tab["p_adjusted"] = np.where(live, r["p_adjusted"], tab["p_value"])
     meta = dict(flips=r["flips"], exact=r["exact"], unit=r["unit"], n_units=r["n_units"],
                 mc_se_of_p="0 (all flips)" if r["exact"] else f"<= {0.5 / np.sqrt(B):.2g}",
                 assumes="unit effects exchangeable and symmetric about 0 under the null")
+    if scaled:
+        return dict(meta, ci="marginal", p_adjusted="randomization step-down max-T "
+                    "(Westfall-Young) over unit sign flips of the pairs' totals, each scaled "
+                    "by its within-unit SE (flip-invariant)")
     if stepdown:
         return dict(meta, ci="marginal", p_adjusted="randomization step-down max-t "
-                    "(Westfall-Young) over unit sign flips")
+                    "(Westfall-Young) over unit sign flips of the studentized contrasts")
     c = r["critical_value"]
     se = r["std_error"]
     est = tab["estimate"].to_numpy(dtype=float)

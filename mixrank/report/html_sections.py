@@ -270,7 +270,10 @@ def resolution(fit: Any, ctx: dict) -> str:
             {"paradigm": list(counts), "verdict": [str(v) for v in counts.values()]}),
             caption=f"Family: {meta.get('pairs', '?')} pairs; alpha {meta.get('alpha', '?')}, "
                     f"power {meta.get('power', '?')}, multiplicity "
-                    f"{meta.get('multiplicity', '?')}."))
+                    f"{meta.get('multiplicity', '?')}" + (
+                        " (per-step levels of the unit sign-flip step-down over these pairs, "
+                        "the contrasts' method)" if meta.get("multiplicity") == "stepdown"
+                        else "") + "."))
     def fig() -> str:
         from mixrank.report.plots_resolution import plot_resolution
 

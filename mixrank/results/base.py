@@ -45,13 +45,16 @@ import pandas as pd
 from .._deprecate import level_from_alpha, warn_renamed
 from .._util import TextDisplay, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
+from ..design.verdict_stepdown import FIT_DEFAULT
 from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
 from ..inference.pairwise import PairEstimates, adjusted_contrasts
+from ..inference.randomization import check_flip_ci, flip_ci
 from ..inference.ranks.core import COVERAGES
 
 __all__ = ["ContrastsTemplate", "PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
+           "RESOLUTION_FIT_OPTIONS",
            "with_options", "PairEstimates", "DEFAULT"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
@@ -67,6 +70,8 @@ RANK_OPTIONS: dict[str, tuple[Any, ...] | None] = {
 RESOLUTION_OPTIONS: dict[str, tuple[Any, ...] | None] = {
     "power": ANY, "pairs": ANY, "adjust": adjust_values("resolution") + (None,),
     "anytime": (True, False, "auto", "normal", "bernoulli")}
+#: ``FitResult.resolution``: also the unit-randomization step-down (CR2 path).
+RESOLUTION_FIT_OPTIONS = dict(RESOLUTION_OPTIONS, adjust=(*adjust_values("resolution_fit"), None))
 
 
 def with_options(table: OptionTable, **extra: dict[str, Any] | None
@@ -82,15 +87,9 @@ def with_options(table: OptionTable, **extra: dict[str, Any] | None
     return out
 
 
-class _Default:
-    """The default of an option that depends on the result (shown as ``default`` in help)."""
-
-    def __repr__(self) -> str:
-        return "default"
-
-
-#: ``contrasts(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_adjust`.
-DEFAULT: Any = _Default()
+#: ``contrasts(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_adjust`
+#: (one object with :data:`mixrank.design.verdict_stepdown.FIT_DEFAULT`; shown as ``default``).
+DEFAULT: Any = FIT_DEFAULT
 
 
 class ContrastsTemplate(TextDisplay):
@@ -183,7 +182,7 @@ class ContrastsTemplate(TextDisplay):
 
     def contrasts(self, level: float | None = None, *, adjust: Any = DEFAULT, scale: Any = None,
                   by: Any = None, at: Any = None, df: Any = None, draws: Any = None,
-                  rng: Any = None, method: Any = None, **old: Any) -> pd.DataFrame:
+                  rng: Any = None, method: Any = None, ci: Any = None, **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` (every result type: one template).
 
         Parameters
@@ -248,6 +247,12 @@ class ContrastsTemplate(TextDisplay):
             Passed as the first positional argument (the former signature
             ``contrasts(method)``) it still works for one release, with a
             :class:`~mixrank.MixrankDeprecationWarning`.
+        ci : {"t", "randomization"}, optional
+            Paired mixed-model fits with ``df="cr2"`` and a unit of 6 to 14
+            levels: ``"randomization"`` replaces ``ci_lower, ci_upper`` by
+            the inverted unit sign-flip test (all ``2^T`` flips; marginal,
+            so not with ``adjust="maxt"``; docs/methods.md §9), where the
+            Bell-McCaffrey df collapse; default ``"t"``, the pair's t interval.
 
         Returns
         -------
@@ -323,11 +328,15 @@ class ContrastsTemplate(TextDisplay):
         how = self.check_option("contrasts", "adjust",
                                 self._default_adjust() if adjust is DEFAULT else adjust)
         extra = self._options("contrasts", dict(scale=scale, by=by, at=at, df=df, draws=draws,
-                                                rng=rng, method=method))
+                                                rng=rng, method=method, ci=ci))
         draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
         self._check_rng(rng)
-        return adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
-                                  draws=draws, rng=rng)
+        flip = extra.pop("ci", "t") == "randomization"
+        if flip:
+            check_flip_ci(self, adjust=how, by=by, level=lev)
+        tab = adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
+                                 draws=draws, rng=rng)
+        return flip_ci(self, tab, level=lev) if flip else tab
 
     def _default_adjust(self) -> str:
         """The ``adjust=`` of ``contrasts()`` when none is given: :attr:`DEFAULT_ADJUST`
@@ -363,6 +372,13 @@ class PairwiseResult(ContrastsTemplate):
         """The ``adjust=`` of ``rank_intervals()`` when none is given: ``"holm"`` (a result
         type whose contrasts default to a joint adjustment overrides this)."""
         return "holm"
+
+    def _default_verdict_adjust(self) -> str:
+        """The ``adjust=`` of ``resolution()`` when none is given: ``"stepdown"`` (its per-step
+        levels from the same unit flips) where ``contrasts()`` defaults to the step-down and
+        the verdicts take it (the linear fits' CR2 path), else ``"holm"``."""
+        takes = "stepdown" in (self.OPTIONS.get("resolution", {}).get("adjust") or ())
+        return "stepdown" if takes and self._default_adjust() == "stepdown" else "holm"
 
     # ---------------------------------------------------------- judged pairs
     def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str], *,
@@ -424,7 +440,7 @@ class PairwiseResult(ContrastsTemplate):
     def resolution(self, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
-                   adjust: str | None = "holm", anytime: bool | str = "auto",
+                   adjust: Any = DEFAULT, anytime: bool | str = "auto",
                    cluster: bool | None = None, design_effect: str | None = None,
                    **old: Any) -> pd.DataFrame:
         """Resolution verdicts per judged pair (docs/methods.md §6, "Verdict table").
@@ -440,9 +456,12 @@ class PairwiseResult(ContrastsTemplate):
             else ``"adjacent"``).
         models, top : optional
             With ``"adjacent"``/``"all"``: only these models / the ``top`` best.
-        adjust : {"holm", "bonferroni", "bh"} or None, default "holm"
+        adjust : {"holm", "bonferroni", "bh", "stepdown"} or None, optional
             The multiplicity paradigm's method (former name ``multiplicity=``,
-            deprecated); None drops that paradigm.
+            deprecated); None drops that paradigm.  Default the result type's
+            (:meth:`_default_verdict_adjust`: ``"stepdown"``, the unit
+            randomization step-down's per-step levels, where ``contrasts()``
+            defaults to ``"stepdown"``; else ``"holm"``).
         anytime : {"auto", "normal", "bernoulli"} or bool, default "auto"
         cluster : bool, optional
             The clustered paradigm (default: on where the result type has one).
@@ -458,7 +477,8 @@ class PairwiseResult(ContrastsTemplate):
         :func:`mixrank.design.resolution.resolution_table`.
         """
         where = f"{type(self).__name__}.resolution"
-        adjust = former(old, "multiplicity", "adjust", adjust, "holm", where=where)
+        adjust = former(old, "multiplicity", "adjust", adjust, DEFAULT, where=where)
+        adjust = self._default_verdict_adjust() if adjust is DEFAULT else adjust
         if "alpha" in old:
             level = level_from_alpha(old.pop("alpha"), level, where=where, stacklevel=3)
         unexpected_keywords(old, where, ("level", *self.supported_options("resolution")))

@@ -44,7 +44,7 @@ from ..inference.simultaneous import randomized, rank_probabilities_of
 from .base import (
     ANY,
     RANK_OPTIONS,
-    RESOLUTION_OPTIONS,
+    RESOLUTION_FIT_OPTIONS,
     OptionTable,
     PairEstimates,
     PairwiseResult,
@@ -62,10 +62,11 @@ def _t_sf(x: Any, df: Any) -> Any:
 
 #: Options of :class:`FitResult` per accessor (accessor -> option -> allowed values, None: any).
 FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY},
+    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY,
+                  "ci": ("t", "randomization")},
     "rank_intervals": {**RANK_OPTIONS, "by": ANY},
     "rank_probabilities": {"draws": ANY, "rng": ANY},
-    "resolution": {**RESOLUTION_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
+    "resolution": {**RESOLUTION_FIT_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
                    "design_effect": ("model", "anova")},
     "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
                     "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,

@@ -348,7 +348,10 @@ def small_fit():
 
 
 def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
-    tab = small_fit.resolution()
+    # Holm, as resolution_table from numbers (the CR2 path's default is the step-down,
+    # tests/inference/test_randomization_stepdown.py)
+    assert small_fit.resolution().attrs["mixrank"]["multiplicity"] == "stepdown"
+    tab = small_fit.resolution(adjust="holm")
     order = small_fit.model_scores().sort_values(["estimate", "model"],
                                                  ascending=[False, True])["model"].tolist()
     assert list(zip(tab["model_a"], tab["model_b"])) == list(zip(order[:-1], order[1:]))
@@ -358,7 +361,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"
     assert meta["estimand"] == "cells" and meta["model_order"] == order
-    assert resolution_of(small_fit).equals(tab)
+    assert resolution_of(small_fit, adjust="holm").equals(tab)
     # q_cluster = delta^2 / (K_t SE^2): the default contrast's SE and df (issue 36)
     from scipy import stats
     var = tab["std_error"].to_numpy() ** 2

@@ -54,17 +54,52 @@ def _brute(fit):
     return np.array(stats)        # flips x pairs; row 0 is the identity
 
 
+def _within_se(dd, codes, w):
+    """The within-unit SE of ``w @ dd`` from the cells, by its definition."""
+    v = 0.0
+    for t in np.unique(codes):
+        m = codes == t
+        if m.sum() > 1:
+            v += np.sum(w[m] ** 2 * (dd[m] - dd[m].mean()) ** 2) * m.sum() / (m.sum() - 1)
+    return np.sqrt(v)
+
+
+def _brute_scaled(fit):
+    """|w'd| / within-unit SE under every flip of the raw cells (flips x pairs), the
+    scale recomputed from the flipped cells each time."""
+    T = fit.frame.term_levels["subject"]
+    per = [pair_unit_data(fit.frame, p, "subject") for p in fit.pairs]
+    rows = []
+    for eps in itertools.product([1.0, -1.0], repeat=T):
+        row = []
+        for d, codes in per:
+            dd = d * np.array(eps)[codes]
+            w = np.full(dd.size, 1.0 / dd.size)
+            row.append(abs(float(w @ dd)) / _within_se(dd, codes, w))
+        rows.append(row)
+    return np.array(rows)
+
+
+def _brute_stepdown(S):
+    """Westfall-Young step-down p-values from the flips x hypotheses matrix (row 0 the
+    identity), the maximum over the hypotheses not yet rejected taken directly."""
+    obs = S[0]
+    order = np.argsort(-obs)
+    want = np.empty_like(obs)
+    run = 0.0
+    for i, j in enumerate(order):
+        run = max(run, np.mean(S[:, order[i:]].max(axis=1) >= obs[j] - 1e-9))
+        want[j] = run
+    return want
+
+
 def test_maxt_and_stepdown_equal_brute_force_enumeration():
     fit = _fit()
     S = np.abs(_brute(fit))
     obs = S[0]
     want_single = np.array([np.mean(S.max(axis=1) >= o - 1e-9) for o in obs])
-    order = np.argsort(-obs)
-    want_sd = np.empty_like(obs)
-    run = 0.0
-    for i, j in enumerate(order):
-        run = max(run, np.mean(S[:, order[i:]].max(axis=1) >= obs[j] - 1e-9))
-        want_sd[j] = run
+    # the step-down flips the totals scaled by their within-unit SE (issue 37)
+    want_sd = _brute_stepdown(_brute_scaled(fit))
     single = fit.contrasts(adjust="maxt")
     sd = fit.contrasts(adjust="stepdown")
     np.testing.assert_allclose(single["statistic"].abs(), obs, rtol=1e-9)

@@ -351,7 +351,8 @@ def example_fit():
 
 
 def test_fit_path_matches_contrasts(example_fit):
-    tab = example_fit.rank_intervals(coverage="simultaneous")
+    # Holm on the fit path (its default here is the unit randomization step-down)
+    tab = example_fit.rank_intervals(coverage="simultaneous", adjust="holm")
     scores = example_fit.model_scores()
     assert sorted(tab["model"]) == sorted(scores["model"])
     assert tab.set_index("model")["estimate"].to_dict() == pytest.approx(

@@ -150,7 +150,9 @@ def test_unsupported_options_raise_one_message(data):
     with pytest.raises(mixrank.OptionError, match=r"level=1.5 is not a confidence level"):
         g.rank_intervals(level=1.5)
     assert FitResult.supported_options("resolution")["adjust"] == ("holm", "bonferroni", "bh",
-                                                                   None)
+                                                                   "stepdown", None)
+    assert GlmmResult.supported_options("resolution")["adjust"] == ("holm", "bonferroni", "bh",
+                                                                    None)
     assert GlmmResult.supported_options("sensitivity") == {}
 
 

@@ -83,11 +83,26 @@ def omitted_replicate(seed: int, sd_model_prompt: float) -> dict[str, float]:
                 holm=float((c["p_adjusted"] < .05).any()))
 
 
+def _true_gaps(g: np.ndarray, sd: float = float(np.sqrt(0.5**2 + 1.0 + 0.3**2))) -> np.ndarray:
+    """Each model's expected accuracy ``E expit(g + sd Z)`` under :func:`designs.simulate`'s
+    defaults (subject 0.5, question 1, model x subject 0.3), by Gauss-Hermite quadrature:
+    the cells estimand's target, ``model_a - model_b`` of these."""
+    x, w = np.polynomial.hermite_e.hermegauss(80)
+    return (w[None] / (1 + np.exp(-(np.asarray(g, float)[:, None] + sd * x[None])))).sum(1) \
+        / w.sum()
+
+
 def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
                    sizes: np.ndarray | None = None, n_subjects: int | None = None,
-                   satterthwaite: bool = True) -> dict[str, float]:
+                   satterthwaite: bool = True, studentized: bool = False,
+                   intervals: bool = False) -> dict[str, float]:
     """Default (step-down), CR2 + Holm and Satterthwaite + Holm on the nested 0/1 design:
-    ``{how}_fwer`` (any null pair rejected) and ``{how}_power`` (share of non-null pairs)."""
+    ``{how}_fwer`` (any null pair rejected) and ``{how}_power`` (share of non-null pairs
+    rejected, either sign).  ``studentized``: also ``cr2_stepdown_*``, the step-down of the
+    flipped CR2 t (the default before issue 37's power check).  ``intervals``: per-pair
+    95% coverage of the true gap (:func:`_true_gaps`), mean and median width
+    (``{how}_cover``, ``{how}_width``, ``{how}_median_width``) for ``cr2_t`` (the default
+    intervals), ``satt_t`` and ``flip`` (the inverted unit sign-flip test)."""
     rng = np.random.default_rng(seed)
     T = len(sizes) if sizes is not None else int(n_subjects or 0)
     g = np.zeros(n_models) if gaps is None else np.asarray(gaps, float)
@@ -98,10 +113,15 @@ def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
         fit = mixrank.fit("correct ~ model + (1|subject)", d)
         tabs = {"default": fit.contrasts(), "cr2_holm": fit.contrasts(adjust="holm")}
         if satterthwaite:
-            tabs["satt_holm"] = mixrank.fit("correct ~ model + (1|subject)", d,
-                                            df="satterthwaite").contrasts(adjust="holm")
+            sat = mixrank.fit("correct ~ model + (1|subject)", d, df="satterthwaite")
+            tabs["satt_holm"] = sat.contrasts(adjust="holm")
     out["default_is_stepdown"] = float(tabs["default"].attrs["mixrank"]["adjust"] == "stepdown")
-    true = dict(zip([f"m{m:02d}" for m in range(n_models)], g))
+    if studentized:
+        from mixrank.inference.randomization import randomization_maxt
+        r = randomization_maxt(fit, level=0.95, B=1000, rng=0, stepdown=True)
+        tabs["cr2_stepdown"] = tabs["cr2_holm"].assign(p_adjusted=r["p_adjusted"])
+    names = [f"m{m:02d}" for m in range(n_models)]
+    true = dict(zip(names, g))
     for how, c in tabs.items():
         gap = np.array([true[a] - true[b] for a, b in zip(c["model_a"], c["model_b"])])
         null = np.isclose(gap, 0.0)
@@ -110,6 +130,21 @@ def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
             out[f"{how}_fwer"] = float(rej[null].any())
         if (~null).any():
             out[f"{how}_power"] = float(rej[~null].mean())
+    if intervals:
+        from mixrank.inference.randomization import flip_intervals
+        acc = dict(zip(names, _true_gaps(g)))
+        c = tabs["default"]
+        truth = np.array([acc[a] - acc[b] for a, b in zip(c["model_a"], c["model_b"])])
+        fl = flip_intervals(fit, level=0.95)
+        cis = {"cr2_t": (c["ci_lower"].to_numpy(), c["ci_upper"].to_numpy()),
+               "flip": (fl["ci_lower"], fl["ci_upper"])}
+        if satterthwaite:
+            s = tabs["satt_holm"]
+            cis["satt_t"] = (s["ci_lower"].to_numpy(), s["ci_upper"].to_numpy())
+        for how, (lo, hi) in cis.items():
+            out[f"{how}_cover"] = float(np.mean((lo <= truth) & (truth <= hi)))
+            out[f"{how}_width"] = float(np.mean(hi - lo))
+            out[f"{how}_median_width"] = float(np.median(hi - lo))
     return out
 
 

@@ -310,14 +310,19 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     models, est, n = read_scores(scores)
     mats = contrast_matrices(contrasts, models)
     gen = as_rng(rng)
-    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen)
+    # the contrasts' step-down statistic: the scaled totals of a linear fit; the studentized
+    # contrasts of a source with its own contributions (the binomial GLMM's score flips)
+    scaled = not callable(getattr(fit, "unit_contributions", None))
+    adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen,
+                                     scaled=scaled)
     marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),
-                                 rng=gen) if coverage == "simultaneous" else None
+                                 rng=gen, scaled=scaled) if coverage == "simultaneous" else None
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
     return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
                     method="maxt", extra=extra, source="contrasts", marginal=marginal,
-                    reference="randomization: sign flips of the unit's contrast totals")
+                    reference="randomization: sign flips of the unit's contrast totals, each "
+                    + ("scaled by its within-unit SE" if scaled else "studentized"))
 
 
 for _f in (rank_intervals_from_contrasts, rank_intervals_of):

@@ -1,0 +1,69 @@
+"""Issue 37's acceptance on bundled ChemBench (25 systems, 9 topics of 40-1,001 questions)
+under the defaults with ``correct ~ model + (1|subject)``: the family-wise answers come from
+the unit sign-flip step-down and resolve what a 63-point gap positive in all 9 topics should;
+the rank intervals narrow accordingly; no score interval leaves [0, 1]; the report says
+what 9 unequal topics cost; the verdicts' multiplicity paradigm uses the same step-down.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import mixrank
+from mixrank.report.html import render_report
+
+
+@pytest.fixture(scope="module")
+def chem():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_dataset("chembench"))
+        return fit, fit.contrasts()
+
+
+def test_the_default_resolves_o1_vs_galactica_and_at_least_20_pairs(chem):
+    fit, c = chem
+    meta = c.attrs["mixrank"]
+    assert meta["adjust"] == "stepdown" and meta["exact"] and meta["flips"] == 2 ** 8
+    row = c[((c["model_a"] == "o1") & (c["model_b"] == "galactica_120b"))
+            | ((c["model_a"] == "galactica_120b") & (c["model_b"] == "o1"))]
+    assert len(row) == 1 and float(row["p_adjusted"].iloc[0]) < 0.05
+    assert len(c) == 300 and int((c["p_adjusted"] < 0.05).sum()) >= 20
+
+
+def test_rank_intervals_narrow_for_the_resolved_models(chem):
+    fit, c = chem
+    r = fit.rank_intervals().set_index("model")
+    M = len(r)
+    won = c[c["p_adjusted"] < 0.05]
+    for m in {*won["model_a"], *won["model_b"]}:
+        assert r.loc[m, "rank_upper"] - r.loc[m, "rank_lower"] < M - 1, (m, r.loc[m])
+    assert r.loc["galactica_120b", "rank_lower"] > 1
+
+
+def test_no_score_interval_leaves_the_unit_interval(chem):
+    fit, _ = chem
+    s = fit.model_scores()
+    assert (s["ci_lower"] >= 0).all() and (s["ci_upper"] <= 1).all()
+
+
+def test_verdicts_use_the_stepdown_and_agree_with_the_contrasts(chem):
+    fit, c = chem
+    tab = fit.resolution(pairs="all")
+    assert tab.attrs["mixrank"]["multiplicity"] == "stepdown"
+    assert int(tab["rejected"].sum()) == int((c["p_adjusted"] < 0.05).sum())
+
+
+def test_the_report_says_what_nine_topics_cost(chem):
+    fit, c = chem
+    text = re.sub("<[^>]+>", "", str(render_report(fit))).replace("&#x27;", "'")
+    assert ("9 levels of 'subject': the smallest family-wise p possible is "
+            f"{1 / 2 ** 8:.2g}") in text
+    won = c.loc[c["p_adjusted"] < 0.05, "estimate"].abs()
+    assert f"smallest gap resolved family-wise here is {won.min():.3g}" in text
+    assert "multiplicity stepdown (per-step levels of the unit sign-flip step-down" in text
+    assert np.isfinite(won.min())
