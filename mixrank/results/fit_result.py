@@ -125,6 +125,7 @@ class FitResult(PairwiseResult):
             return "units - 1"
         return {"cr2": f"CR2 at {self.frame.spec.unit!r}, Bell-McCaffrey df",
                 "containment": "REML SE, containment df (units - 1)",
+                "satterthwaite-vc": "REML SE, Satterthwaite df of the variance components",
                 }.get(self.df_method, "satterthwaite")
 
     def _df_of(self, pairs: Sequence[PairFit]) -> dict[str, Any]:
