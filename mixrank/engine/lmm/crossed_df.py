@@ -16,9 +16,10 @@ variance ``V`` is linear in ``psi`` for the ``cells`` / ``units`` estimands
 (``g_r = |Z_r' w|^2``, ``g_e = w'w``) and ``V = 1 / (1' Sigma^-1 1)`` for ``gls``
 (``g_i = V^2 1' Sigma^-1 S_i Sigma^-1 1``); ``df = 2 V^2 / (g' I^-1 g)``
 (Giesbrecht & Burns 1985; SAS PROC MIXED's ``DDFM=SATTERTHWAITE``; Kenward &
-Roger 1997's df use the same ``I``).  In the interior it equals lmerTest's
-(Satterthwaite's df does not depend on the parametrization); at the boundary it
-differs: lmerTest differentiates in ``theta = sigma_r / sigma_e``, where
+Roger 1997's df use the same ``I``).  In the interior it is close to lmerTest's
+(Satterthwaite's df does not depend on the parametrization; the two differ by expected
+vs observed information: median 0.1 %, at most 7 % on the 50 interior pairs of
+tests/reference/crossed_cell.json); at the boundary it differs: lmerTest differentiates in ``theta = sigma_r / sigma_e``, where
 ``dV/dtheta_r = 0`` at ``theta_r = 0``, so a crossed term estimated at zero
 (frequent with 3-5 prompts) drops out of the df and the pair is referred to the
 subject and residual df -- the family-wise error of issue 37's crossed cell.  In
@@ -44,9 +45,10 @@ from ..records import PairFit
 
 __all__ = ["MAX_LEVELS", "variance_df", "crossed_inference"]
 
-#: above this many random-effect levels in a pair the ``q x q`` algebra is not attempted
-#: and the pair keeps lmerTest's df (the caller says so).
-MAX_LEVELS = 3000
+#: above this many random-effect levels in a pair the ``q x q`` algebra (about 0.3 s a
+#: pair at 400 levels, 1.3 s at 1,000) is not attempted and the pair keeps lmerTest's
+#: df (the caller warns).
+MAX_LEVELS = 400
 
 
 def _renumber(c: np.ndarray) -> tuple[np.ndarray, int]:
