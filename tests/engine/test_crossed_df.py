@@ -121,3 +121,19 @@ def test_variance_df_of_one_balanced_term_is_its_levels_minus_one():
         assert df == pytest.approx(L - 1)
     V, df = variance_df([codes], np.array([0.6, 0.0]), None)
     assert np.isnan(V) and np.isnan(df)
+
+
+def test_pairs_with_too_many_levels_keep_lmertest_df_and_warn(monkeypatch):
+    from mixrank.engine.lmm import crossed_df
+
+    monkeypatch.setattr(crossed_df, "MAX_LEVELS", 10)     # the cell has 10 subjects + 3 prompts
+    d = pd.read_csv(REF / "crossed_cell" / "seed14.csv.gz")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fit = mixrank.fit(FORMULA, d, estimand="gls")
+    msgs = [str(x.message) for x in w if issubclass(x.category, mixrank.SmallSampleWarning)]
+    assert any("28 pair(s) have more than 10 random-effect levels" in m for m in msgs), msgs
+    case = next(c for c in DATA["cases"] if c["seed"] == 14)
+    got = _by_pair(fit.contrasts())
+    for p in case["pairs"]:
+        assert got[(p["model_a"], p["model_b"])].df == pytest.approx(p["lmer_df"], rel=1e-3)
