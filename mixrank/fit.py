@@ -161,7 +161,7 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         With ``gold``: PPI++'s lambda -- None (default) its plug-in per score
         and contrast (as ``ppi_py``), ``"unit"`` the minimiser of the
         variance at the unit, or fixed (0: labelled cells only, 1: classical PPI).
-    df : {"cr2", "containment", "satterthwaite"}, optional
+    df : {"cr2", "containment", "satterthwaite", "satterthwaite-vc"}, optional
         How the contrasts' standard error and df are obtained
         (:data:`mixrank.engine.lmm.unit_se.DF_METHODS`; docs/methods.md, "Validity
         with few units").  ``"cr2"`` (the default for ``method="reml"`` with a
@@ -170,7 +170,12 @@ def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "
         ``"containment"``: the REML variance with df = units - 1;
         ``"satterthwaite"``: lme4 + lmerTest's answer (REML variance,
         Satterthwaite df; the default when there is no unit, for
-        ``method="aggregate"`` and for model x covariate formulas).
+        ``method="aggregate"`` and for model x covariate formulas);
+        ``"satterthwaite-vc"``: the REML variance with the Satterthwaite df of
+        the variance components' expected information (the default when a
+        random term is crossed with the unit, e.g. ``(1|prompt)`` beside
+        ``(1|subject)``: lmerTest's df drop a crossed term whose variance is
+        estimated at zero; docs/methods.md §9).
 
     Returns
     -------

@@ -172,7 +172,7 @@ def register(sub: Any) -> None:
                            help="p_adjusted across the pairs shown (the values contrasts(adjust=) "
                                 "takes for the fit's type; maxt: simultaneous CIs too; stepdown: "
                                 "step-down max-t); default the fit's (the unit randomization "
-                                "step-down on the CR2 path with at most 14 units, else holm)")
+                                "step-down on the CR2 path with 6 to 14 units, else holm)")
             s.add_argument("--draws", type=int, default=None,
                            help="Gaussian draws for --adjust maxt (default 10000)")
             s.add_argument("--seed", type=int, default=None, help="seed for --adjust maxt")

@@ -191,10 +191,13 @@ def fit_args(p: argparse.ArgumentParser, formula_required: bool = True,
                    help="what a gap and a score mean: cells = the plain mean over common cells "
                    "(the leaderboard number), gls = lme4's fixed effect, units = the mean of the "
                    "first random term's level means (default %(default)s; docs/methods.md §3)")
-    p.add_argument("--df", default=None, choices=["cr2", "containment", "satterthwaite"],
+    p.add_argument("--df", default=None,
+                   choices=["cr2", "containment", "satterthwaite", "satterthwaite-vc"],
                    help="SE and df of the contrasts: cr2 (cluster-robust at the unit, "
                    "Bell-McCaffrey df; the default with a unit of >= 3 levels), containment "
-                   "(REML SE, units - 1 df) or satterthwaite (lme4 + lmerTest's answer)")
+                   "(REML SE, units - 1 df), satterthwaite (lme4 + lmerTest's answer) or "
+                   "satterthwaite-vc (REML SE, Satterthwaite df of the variance components; "
+                   "the default with a term crossed with the unit)")
     p.add_argument("--pair", action="append", metavar="A,B",
                    help="fit only this pair (repeatable); quote names holding commas or spaces: "
                    "'\"A, v2\",B'")

@@ -42,11 +42,20 @@ from ..engine.lmm.unit_se import pair_unit_data, unit_weights
 from ..engine.records import pair_key, pair_lookup
 from ..errors import DesignError
 
-__all__ = ["EXACT_MAX", "UnitContributions", "unit_contributions", "contributions_of", "flips",
+__all__ = ["EXACT_MAX", "flips_reach", "UnitContributions", "unit_contributions", "contributions_of", "flips",
            "randomization_maxt", "directed_stepdown", "flip_draws"]
 
 #: enumerate every sign flip up to this many units (2^(T-1) flips).
 EXACT_MAX = 14
+
+
+def flips_reach(n_units: int, level: float, sides: int = 1) -> bool:
+    """True when all ``2^(T-1)`` flips of T units are enumerated (T at most
+    :data:`EXACT_MAX`) and their smallest p-value, ``sides / 2^(T-1)``, reaches
+    ``1 - level`` (T >= 6 at 0.95; ``sides=2``, each side of a directed family at
+    half the level: T >= 7).  Below that the flips can never reject and Holm is used."""
+    T = int(n_units)
+    return 3 <= T <= EXACT_MAX and sides * 0.5 ** (T - 1) <= round(1.0 - float(level), 12)
 _CELLS = 1 << 20          # entries of one (flips x pairs) chunk
 
 

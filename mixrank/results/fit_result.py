@@ -126,6 +126,7 @@ class FitResult(PairwiseResult):
             return "units - 1"
         return {"cr2": f"CR2 at {self.frame.spec.unit!r}, Bell-McCaffrey df",
                 "containment": "REML SE, containment df (units - 1)",
+                "satterthwaite-vc": "REML SE, Satterthwaite df of the variance components",
                 }.get(self.df_method, "satterthwaite")
 
     def _df_of(self, pairs: Sequence[PairFit]) -> dict[str, Any]:
@@ -195,30 +196,28 @@ class FitResult(PairwiseResult):
                              finish=partial(self._with_incomplete, lev=level))
 
     def _default_adjust(self) -> str:
-        """``"stepdown"`` where the unit randomization applies exactly, else ``"holm"``.
-
-        The randomization step-down max-T (Westfall-Young over all ``2^(T-1)`` sign
-        flips of the unit, :func:`mixrank.inference.randomization.randomization_maxt`)
-        controls the family-wise error under the same assumption as the CR2 tests and
-        is uniformly at least as powerful as Holm.  It is the default on the CR2 path
-        (``df_method == "cr2"``) with at least two pairs and at most
-        :data:`~mixrank.inference.randomization.EXACT_MAX` units (all flips enumerated:
-        deterministic, no ``rng``); Holm elsewhere (docs/methods.md §9).
-        """
-        from ..inference.randomization import EXACT_MAX
+        """``"stepdown"`` (Westfall-Young over all ``2^(T-1)`` unit sign flips,
+        :func:`~mixrank.inference.randomization.scaled_stepdown`: the CR2 tests' assumption)
+        on the CR2 path with 2+ pairs and T units the flips reach the level with
+        (:func:`~mixrank.inference.randomization.flips_reach`: 6 to 14 at 0.95;
+        deterministic); Holm elsewhere (docs/methods.md §9)."""
+        from ..inference.randomization import flips_reach
 
         unit = self.frame.spec.unit
         if self.DEFAULT_ADJUST != "stepdown" or (
                 randomized(self) and unit is not None and len(self.pairs) >= 2
-                and int(self.frame.term_levels[unit]) <= EXACT_MAX):
+                and flips_reach(int(self.frame.term_levels[unit]), self.level)):
             return self.DEFAULT_ADJUST
         return "holm"
 
     def _default_rank_adjust(self) -> str:
-        """``"maxt"`` (the unit randomization step-down of the directed hypotheses) where
-        ``contrasts()`` defaults to the step-down, so the rank intervals and the adjusted
-        contrasts come from the same flips; else ``"holm"``."""
-        return "maxt" if self._default_adjust() == "stepdown" else "holm"
+        """``"maxt"`` (the directed step-down over the same flips) where ``contrasts()``
+        defaults to the step-down and each side's ``alpha/2`` is reachable (7+ units at 0.95)."""
+        from ..inference.randomization import flips_reach
+
+        ok = self._default_adjust() == "stepdown" and flips_reach(
+            int(self.frame.term_levels[str(self.frame.spec.unit)]), self.level, sides=2)
+        return "maxt" if ok else "holm"
 
     def _with_incomplete(self, tab: pd.DataFrame, lev: float) -> pd.DataFrame:
         """``tab`` with the NaN rows of the pairs the formula cannot estimate appended."""

@@ -82,7 +82,7 @@ def _two_subjects():
 
 def test_df_validated_with_valid_values_listed():
     ex = mixrank.load_example()
-    with pytest.raises(DesignError, match=r"df='kr'.*\['cr2', 'containment', 'satterthwaite'\]"):
+    with pytest.raises(DesignError, match=r"df='kr'.*\['cr2', 'containment', 'satterthwaite', 'satterthwaite-vc'\]"):
         mixrank.fit("correct ~ model + (1|subject)", ex, df="kr")
     with pytest.raises(DesignError, match="aggregate"):
         mixrank.fit("correct ~ model + (1|subject)", ex, method="aggregate", df="cr2")
@@ -131,10 +131,11 @@ def test_interaction_formula_refuses_unit_df():
             mixrank.fit("correct ~ model * x + (1|subject)", ex, df="cr2")
 
 
-def test_crossed_term_keeps_satterthwaite_by_default_and_refuses_cr2():
+def test_crossed_term_keeps_the_reml_variance_by_default_and_refuses_cr2():
     """(1|prompt) crossed with (1|subject): a subject-robust variance cannot see the prompt
     variance shared across subjects (the crossed coverage simulation measured 0.891 with
-    it), so the default stays lme4's Satterthwaite and an explicit df='cr2' is refused."""
+    it), so the default keeps lme4's REML variance (with the variance components'
+    Satterthwaite df, tests/engine/test_crossed_df.py) and an explicit df='cr2' is refused."""
     import warnings
 
     import pytest
@@ -146,7 +147,7 @@ def test_crossed_term_keeps_satterthwaite_by_default_and_refuses_cr2():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = mixrank.fit(crossed, d)
-        assert res.df_method == "satterthwaite"
+        assert res.df_method == "satterthwaite-vc"
         assert mixrank.fit("correct ~ model + (1|subject) + (1|subject:question)",
                            d).df_method == "cr2"
         with pytest.raises(mixrank.DesignError, match=r"\['prompt'\] are crossed with it"):

@@ -183,3 +183,17 @@ def test_contrasts_ci_randomization_refusals():
         sat.contrasts(ci="randomization")
     with pytest.raises(mixrank.OptionError, match="ci='wald'"):
         fit.contrasts(ci="wald")
+
+
+@pytest.mark.parametrize("T, contrasts, ranks", [(5, "holm", "holm"), (6, "stepdown", "holm"),
+                                                 (7, "stepdown", "maxt")])
+def test_the_flips_are_the_default_only_where_they_can_reach_the_level(T, contrasts, ranks):
+    """With T units the smallest flip p-value is 1/2^(T-1) (0.0625 at 5 units: the step-down
+    could never reject at 0.05, so Holm stays); the rank intervals' directed families test
+    each side at alpha/2, so they need 2/2^(T-1) <= 0.05 (7 units)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixrank.fit("correct ~ model + (1|subject)", _data(T=T))
+        assert fit.df_method == "cr2"
+        assert fit.contrasts().attrs["mixrank"]["adjust"] == contrasts
+        assert fit.rank_intervals().attrs["mixrank"]["method"] == ranks

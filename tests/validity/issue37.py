@@ -4,8 +4,10 @@
   asked with each of 3-5 prompts (crossed with the subjects), model x subject and
   model x prompt effects;
 * :func:`crossed_replicate` -- the crossed design under ``(1|subject) + (1|prompt)``
-  (Satterthwaite, the default on crossed designs): Holm, max-t and simultaneous rank
-  intervals;
+  (the defaults: Satterthwaite df of the variance components, Holm): Holm, max-t and
+  simultaneous rank intervals, and Holm with lmerTest's df;
+* :func:`crossed_power_replicate` -- the crossed design with model gaps: Holm's power
+  and error with the default df and with lmerTest's on the same fits;
 * :func:`omitted_replicate` -- the same data fitted with ``(1|subject)``: does the
   :class:`~mixrank.OmittedKeyWarning` fire;
 * :func:`unit_replicate` -- the nested 0/1 design of :mod:`tests.validity.designs` at
@@ -54,8 +56,12 @@ def simulate_crossed(n_models: int, n_subjects: int, rng: np.random.Generator, *
 
 
 def crossed_replicate(seed: int, draws: int = 1000) -> dict[str, float]:
-    """Any null pair rejected by Holm / max-t; the simultaneous max-t rank intervals
-    cover (every interval [1, M]: all models tie)."""
+    """Under the defaults (Satterthwaite df of the variance components, Holm; max-t from the
+    multivariate t at those df): any null pair rejected by Holm / max-t; the simultaneous
+    rank intervals (Holm, the default here, and max-t) cover (every interval [1, M]: all
+    models tie).  ``satt_holm``: Holm with lmerTest's df on the same fits."""
+    from scipy import stats
+
     rng = np.random.default_rng(seed)
     d = simulate_crossed(8, 10, rng)
     with warnings.catch_warnings():
@@ -63,12 +69,55 @@ def crossed_replicate(seed: int, draws: int = 1000) -> dict[str, float]:
         fit = mixrank.fit("score ~ model + (1|subject) + (1|prompt)", d)
         c = fit.contrasts()
         mt = fit.contrasts(adjust="maxt", draws=draws, rng=seed)
-        r = fit.rank_intervals(coverage="simultaneous", adjust="maxt", draws=draws, rng=seed)
+        r = fit.rank_intervals(coverage="simultaneous")                  # Holm by default
+        rm = fit.rank_intervals(coverage="simultaneous", adjust="maxt", draws=draws, rng=seed)
     M = fit.frame.n_models
-    return dict(default=c.attrs["mixrank"]["adjust"] == "holm",
+    t = np.array([p.estimate / np.sqrt(p.variance) for p in fit.pairs])
+    p_satt = 2 * stats.t.sf(np.abs(t), [p.df for p in fit.pairs])   # lmerTest's df
+    def cover(t: pd.DataFrame) -> float:
+        return float(((t["rank_lower"] <= 1) & (t["rank_upper"] >= M)).all())
+
+    return dict(default=float(c.attrs["mixrank"]["adjust"] == "holm"
+                              and fit.df_method == "satterthwaite-vc"
+                              and r.attrs["mixrank"]["method"] == "holm"),
                 holm=float((c["p_adjusted"] < .05).any()),
                 maxt=float((mt["p_adjusted"] < .05).any()),
-                rank_cover=float(((r["rank_lower"] <= 1) & (r["rank_upper"] >= M)).all()))
+                rank_cover=cover(r), rank_cover_maxt=cover(rm),
+                satt_holm=float(np.min(p_satt) * len(p_satt) < .05))
+
+
+def crossed_power_replicate(seed: int, sd_model_prompt: float, gap_max: float
+                            ) -> dict[str, float]:
+    """The crossed design with model gaps ``linspace(0, gap_max, 8)``, fitted once: for the
+    default df (``vc``) and lmerTest's (``satt``), Holm's ``{how}_fwer`` over the tied
+    pairs and ``{how}_power`` over the others, and the per-pair rejection rates at 0.05
+    (``{how}_pair_null``, ``{how}_pair_power``); seeds 70,000+ in docs/methods.md §9."""
+    from scipy import stats
+
+    from mixrank.inference.multiplicity import adjust
+
+    rng = np.random.default_rng(seed)
+    d = simulate_crossed(8, 10, rng, sd_model_prompt=sd_model_prompt)
+    gaps = np.linspace(0.0, gap_max, 8)
+    d["score"] = d["score"] + gaps[d["model"].str[1:].astype(int).to_numpy()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixrank.fit("score ~ model + (1|subject) + (1|prompt)", d)
+    inf = fit.inference_pairs()
+    t = np.array([p.estimate / np.sqrt(p.variance) for p in inf])
+    gap = np.array([gaps[int(p.model_a[1:])] - gaps[int(p.model_b[1:])] for p in inf])
+    null = np.isclose(gap, 0.0)
+    out: dict[str, float] = {}
+    for how, ps in (("vc", inf), ("satt", fit.pairs)):
+        pv = 2 * stats.t.sf(np.abs(t), [p.df for p in ps])
+        rej = adjust(pv, "holm") < 0.05
+        if null.any():
+            out[f"{how}_fwer"] = float(rej[null].any())
+            out[f"{how}_pair_null"] = float((pv[null] < 0.05).mean())
+        if (~null).any():
+            out[f"{how}_power"] = float(rej[~null].mean())
+            out[f"{how}_pair_power"] = float((pv[~null] < 0.05).mean())
+    return out
 
 
 def omitted_replicate(seed: int, sd_model_prompt: float) -> dict[str, float]:

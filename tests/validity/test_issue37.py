@@ -26,18 +26,20 @@ R = 300
 SE = math.sqrt(0.05 * 0.95 / R)
 
 
-def test_crossed_maxt_and_simultaneous_ranks_hold_holms_level():
-    """8 models x 10 subjects x 3-5 prompts, model x prompt sd 0.5, (1|subject) + (1|prompt)
-    (Satterthwaite): the multivariate-t max-t and rank intervals are no more liberal than
-    Holm on the same fits (the Gaussian copula gave max-t 0.163 and rank coverage 0.817
-    against Holm's 0.090 on these data: Satterthwaite's own tail, not the max-t reference,
-    is what is left above 0.05)."""
+def test_crossed_holm_maxt_and_simultaneous_ranks_hold_their_level():
+    """8 models x 10 subjects x 3-5 prompts, model x prompt sd 0.5, (1|subject) + (1|prompt),
+    the defaults (Satterthwaite df of the variance components; docs/methods.md §9): Holm
+    and max-t family-wise error at most 0.05 + 2 SE, simultaneous rank coverage (Holm, the
+    default, and max-t) at least 0.95 - 2 SE.  With lmerTest's df (a prompt variance estimated at zero drops the prompt
+    term from the df) Holm's error was 0.090, max-t 0.097 and rank coverage 0.890 on
+    these data; satt_holm prints the first for comparison."""
     res = summarise([crossed_replicate(s, draws=1000) for s in range(R)])
     print({k: round(v[0], 3) for k, v in res.items()})
-    assert res["default"][0] == 1.0                       # Holm: no unit randomization here
-    holm, maxt = res["holm"][0], res["maxt"][0]
-    assert maxt <= holm + 2 * SE, (maxt, holm)
-    assert res["rank_cover"][0] >= 1 - holm - 2 * SE, res["rank_cover"]
+    assert res["default"][0] == 1.0          # Holm, the new df, max-t rank intervals
+    assert res["holm"][0] <= 0.05 + 2 * SE, res["holm"]
+    assert res["maxt"][0] <= 0.05 + 2 * SE, res["maxt"]
+    assert res["rank_cover"][0] >= 0.95 - 2 * SE, res["rank_cover"]
+    assert res["rank_cover_maxt"][0] >= 0.95 - 2 * SE, res["rank_cover_maxt"]
 
 
 def test_omitted_prompt_warns_and_stays_silent_without_its_variance():

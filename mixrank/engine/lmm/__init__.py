@@ -10,6 +10,7 @@ both fits), :mod:`.newton` (the one projected Newton loop),
 :mod:`.one_term`, :mod:`.reml_grad`, :mod:`.reml_hess` (analytic
 derivatives), :mod:`.satterthwaite` (df), :mod:`.estimand` (the estimand
 weights, defined once), :mod:`.fixed`, :mod:`.reml_fixed` (the model x
-covariate fits), :mod:`.unit_se` (df at the unit), :mod:`.single` (each
+covariate fits), :mod:`.unit_se` (df at the unit), :mod:`.crossed_df` (df of
+the variance components, crossed designs), :mod:`.single` (each
 model's own scores).
 """

@@ -8,6 +8,9 @@ randomization max-t flips (:func:`unit_totals`).
 Contents (docs/methods.md, "Validity with few units"):
 
 * ``"satterthwaite"`` -- the engine's REML variance with lmerTest's df (lme4's answer);
+* ``"satterthwaite-vc"`` -- the engine's REML variance with the Satterthwaite df of the
+  variance components' expected information (:mod:`mixrank.engine.lmm.crossed_df`; the
+  default when a random term is crossed with the unit);
 * ``"containment"`` -- the engine's REML variance with df = T_pair - 1 (units on the
   pair's common cells minus one; the between-within / containment df);
 * ``"cr2"`` -- a cluster-robust CR2 variance at the unit with Bell-McCaffrey df
@@ -32,7 +35,7 @@ __all__ = ["DF_METHODS", "UNIT_METHODS", "check_df", "crossed_terms", "resolve_d
            "cr2_bell_mccaffrey", "unit_weights"]
 
 #: valid values of ``fit(df=)``.
-DF_METHODS = ("cr2", "containment", "satterthwaite")
+DF_METHODS = ("cr2", "containment", "satterthwaite", "satterthwaite-vc")
 #: the methods that need the unit's levels (at least 3 of them).
 UNIT_METHODS = ("cr2", "containment")
 
@@ -203,6 +206,25 @@ def unit_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, how: s
     return out
 
 
+def _variance_df(frame: Frame, fits: Sequence[PairFit], estimand: str
+                 ) -> tuple[str, tuple[tuple[float, float], ...]]:
+    """``("satterthwaite-vc", rows)`` of :func:`~mixrank.engine.lmm.crossed_df.crossed_inference`,
+    warning about the pairs too large for it (they keep lmerTest's df)."""
+    import warnings
+
+    from ...errors import SmallSampleWarning
+    from .crossed_df import MAX_LEVELS, crossed_inference
+
+    rows, kept = crossed_inference(frame, fits, estimand)
+    if kept:
+        warnings.warn(f"{len(kept)} pair(s) have more than {MAX_LEVELS} random-effect levels "
+                      f"and a variance component estimated at zero ({', '.join(kept[:3])}"
+                      f"{' ...' if len(kept) > 3 else ''}); they keep lmerTest's Satterthwaite "
+                      "df, which drop that term and can be liberal (docs/methods.md §9)",
+                      SmallSampleWarning, stacklevel=4)
+    return "satterthwaite-vc", rows
+
+
 def _unit_ratio(p: PairFit, unit: str) -> float:
     """The unit's fitted component over the sum of the others (the CR2 working covariance)."""
     comps = {k: float(v) for k, v in p.components.items()}
@@ -269,7 +291,7 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
 
     ``df=None`` picks ``"cr2"`` for REML with a unit of at least 3 levels in which every
     other random term is nested (a crossed term, e.g. ``(1|prompt)`` beside
-    ``(1|subject)``, keeps ``"satterthwaite"``: a unit-robust variance would ignore
+    ``(1|subject)``, gives ``"satterthwaite-vc"``: a unit-robust variance would ignore
     the crossed term's variance, docs/methods.md §9), else the
     engine's own (``"satterthwaite"``, or ``"units - 1"`` for the aggregate method)
     with a :class:`~mixrank.errors.SmallSampleWarning` when the unit has fewer than
@@ -288,6 +310,8 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
     how = "cr2" if df is None else check_df(df)
     if how == "satterthwaite":
         return how, ()
+    if how == "satterthwaite-vc":
+        return _variance_df(frame, fits, estimand)
     unit = frame.spec.unit
     levels = 0 if unit is None else int(frame.term_levels[unit])
     if levels < 3:
@@ -306,8 +330,9 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
     crossed = crossed_terms(frame, str(unit)) if how == "cr2" else []
     if crossed and df is None:
         # a term crossed with the unit (e.g. (1|prompt) beside (1|subject)) adds variance
-        # shared across units, which a unit-robust variance cannot see: keep lme4's answer
-        return "satterthwaite", ()
+        # shared across units, which a unit-robust variance cannot see: lme4's REML variance
+        # with the df of the variance components (lmerTest's drops a crossed term at zero)
+        return _variance_df(frame, fits, estimand)
     if crossed:
         raise DesignError(f"df={df!r} treats the levels of {unit!r} as independent, but the "
                           f"random term(s) {crossed} are crossed with it (their levels span "
