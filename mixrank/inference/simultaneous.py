@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import special, stats
-from threadpoolctl import threadpool_limits
 
 from mixrank._deprecate import former_names
 from mixrank._util import as_rng, check_max_draws, tidy
+from mixrank.engine.parallel import blas_controller
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
 from mixrank.inference.joint import contrast_covariance
@@ -206,7 +206,7 @@ def adjust_contrasts(fit: Any, tab: pd.DataFrame, *, adjust: str, level: float, 
         meta.update(_randomization(fit, out, level, check_draws(B), rng, how == "stepdown"))
     elif how == "maxt":
         out.insert(int(out.columns.get_loc("p_value")) + 1, "p_adjusted", np.nan)
-        with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
+        with blas_controller().limit(limits=1, user_api="blas"):   # small matrices: threads only contend (10x slower)
             meta.update(_maxt(fit, out, level, check_draws(B), rng))
     else:
         adj = np.full(len(p), np.nan)
@@ -268,7 +268,7 @@ def _rank_draws(fit: Any, pairs: tuple, B: int, rng: Any) -> Iterator[np.ndarray
     est = np.array([p.estimate for p in pairs])
     se = np.array([p.std_error for p in pairs])
     df = np.array([p.df for p in pairs])
-    with threadpool_limits(1, "blas"):   # small matrices: threads only contend (10x slower)
+    with blas_controller().limit(limits=1, user_api="blas"):   # small matrices: threads only contend (10x slower)
         draws, live, _ = contrast_draws(fit, B=B, rng=rng)
         chunks_g = list(draws)
     for z in chunks_g:

@@ -142,3 +142,22 @@ def test_pairs_with_too_many_levels_keep_lmertest_df_and_warn(monkeypatch):
     got = _by_pair(fit.contrasts())
     for p in case["pairs"]:
         assert got[(p["model_a"], p["model_b"])].df == pytest.approx(p["lmer_df"], rel=1e-3)
+
+
+def test_above_the_cheap_size_only_pairs_with_a_variance_at_zero_take_these_df(monkeypatch):
+    """Over :data:`CHEAP_LEVELS` levels an interior pair keeps lmerTest's df (the per-fit
+    cost stays lme4's) and a pair with a variance at zero, where lmerTest's df are liberal,
+    takes the variance components' df -- both from R's own fits (the JSON)."""
+    from mixrank.engine.lmm import crossed_df
+
+    monkeypatch.setattr(crossed_df, "CHEAP_LEVELS", 5)      # the cell has 10 + 3 levels
+    case = next(c for c in DATA["cases"] if c["seed"] == 14)
+    got = _by_pair(_fit(14, estimand="gls").contrasts())
+    kinds = set()
+    for p in case["pairs"]:
+        zero = min(v for k, v in p["components"].items() if k != "residual") < 1e-8
+        r = got[(p["model_a"], p["model_b"])]
+        assert r.df == pytest.approx(p["gls_df"] if zero else p["lmer_df"],
+                                     rel=1e-4 if zero else 1e-3)
+        kinds.add(zero)
+    assert kinds == {True, False}

@@ -6,7 +6,7 @@ the estimand.
 Outputs: per pair ``(variance, df)``: the engine's REML variance of the estimate and
 the Satterthwaite df computed from the expected REML information of the *variances*
 ``psi = (sigma_1^2, ..., sigma_R^2, sigma_e^2)`` (:func:`variance_df`,
-:func:`crossed_inference`).  Contents: :data:`MAX_LEVELS`, :func:`variance_df`,
+:func:`crossed_inference`).  Contents: :data:`MAX_LEVELS`, :data:`CHEAP_LEVELS`, :func:`variance_df`,
 :func:`crossed_inference`.
 
 Method (docs/methods.md §9, "Crossed designs"): with ``Sigma = sigma_e^2 I +
@@ -40,17 +40,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ...frame import Frame
 from ..records import PairFit
 
-__all__ = ["MAX_LEVELS", "variance_df", "crossed_inference"]
+__all__ = ["MAX_LEVELS", "CHEAP_LEVELS", "variance_df", "crossed_inference"]
 
 #: above this many random-effect levels in a pair the ``q x q`` algebra (one BLAS thread:
 #: 2 ms a pair at 136 levels, 27 ms at 376) is not attempted and the pair keeps lmerTest's
 #: df (the caller warns).
 MAX_LEVELS = 400
+#: up to this many levels every pair takes the variance components' df (about 1 ms); above
+#: it, only a pair with a variance component at zero does (where lmerTest's df drop the
+#: term and are liberal); an interior pair keeps lmerTest's df, which differ from these by
+#: a few percent there (docs/methods.md §9) -- so the per-fit cost stays lme4's.
+CHEAP_LEVELS = 100
 
 
 def _renumber(c: np.ndarray) -> tuple[np.ndarray, int]:
@@ -126,13 +130,16 @@ def variance_df(codes: Sequence[np.ndarray], psi: np.ndarray, weights: np.ndarra
 def crossed_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str
                       ) -> tuple[tuple[tuple[float, float], ...], list[str]]:
     """Per pair ``(variance, df)``: the engine's variance and :func:`variance_df`'s df (pairs
-    that are degenerate or have more than :data:`MAX_LEVELS` levels keep lmerTest's df); and
+    that are degenerate, have more than :data:`MAX_LEVELS` levels, or more than
+    :data:`CHEAP_LEVELS` and every variance component positive keep lmerTest's df); and
     the pairs over :data:`MAX_LEVELS` with a variance component at zero, where lmerTest's df,
     which drop that term, are liberal (the caller warns about them; in the interior the two
     df differ by a few percent, docs/methods.md §9)."""
+    from ..parallel import blas_controller
     from .native import _columns
 
-    with threadpool_limits(1, "blas"):   # q x q matrices: threads only contend (7x slower)
+    # q x q matrices: threads only contend (7x slower); one cached controller (~3 ms each)
+    with blas_controller().limit(limits=1, user_api="blas"):
         return _crossed_inference(frame, pairs, estimand, _columns(frame))
 
 
@@ -154,9 +161,11 @@ def _crossed_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, co
         codes = [frame.term_codes[t] if cells.idx is None else frame.term_codes[t][cells.idx]
                  for t in names]
         psi = np.array([float(comps[t]) for t in names] + [float(comps["residual"])])
-        if sum(int(np.unique(c).size) for c in codes) > MAX_LEVELS:
+        levels = sum(int(np.unique(c).size) for c in codes)
+        zero = bool(np.any(psi[:-1] <= 1e-10 * max(float(psi.sum()), 1e-300)))
+        if levels > MAX_LEVELS or (levels > CHEAP_LEVELS and not zero):
             out.append((p.variance, p.df))
-            if np.any(psi[:-1] <= 1e-10 * max(float(psi.sum()), 1e-300)):
+            if zero:
                 kept.append(f"{p.model_a} vs {p.model_b}")   # lmerTest's df drop that term
             continue
         w = estimand_weights(estimand, codes[0].size, codes[0])   # unit: the first term
