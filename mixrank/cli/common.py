@@ -561,13 +561,14 @@ def fit_from_args(args: argparse.Namespace, pairs: Sequence[tuple[str, str]] | N
 
 # --------------------------------------------------------------------------- arguments
 
-def rank_kwargs(args: argparse.Namespace, adjust: str | None = None) -> dict:
+def rank_kwargs(args: argparse.Namespace, adjust: str | None = None, *,
+                from_args: bool = True) -> dict:
     """The rank options as keyword arguments of :meth:`FitResult.rank_intervals`.
 
-    ``adjust``: the multiplicity method (default ``--adjust``, else the fit's default:
-    left out).
+    ``adjust``: the multiplicity method (default ``--adjust`` when ``from_args``, else the
+    fit's default: left out).
     """
-    adjust = adjust or getattr(args, "adjust", None)
+    adjust = adjust or (getattr(args, "adjust", None) if from_args else None)
     if adjust != "maxt" and (args.draws is not None or args.seed is not None):
         raise UsageError("--draws and --seed set the Gaussian draws of --adjust maxt; "
                          f"with {'the default --adjust' if adjust is None else '--adjust ' + adjust}"

@@ -26,8 +26,9 @@ from .common import (
 from .options import RANK_ADJUST, fit_args, former_flag, rank_args
 
 
-def _section_adjust(args: argparse.Namespace) -> tuple[str, str]:
-    """The multiplicity method of the rank intervals and of the verdict table.
+def _section_adjust(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The multiplicity method of the rank intervals and of the verdict table (None: the
+    fit's own default, the one the API uses).
 
     ``--adjust`` goes to each section whose accessor takes the value (the
     result type's declared options: ``maxt`` only the rank intervals, ``none``
@@ -49,7 +50,7 @@ def _section_adjust(args: argparse.Namespace) -> tuple[str, str]:
             ask_result(args, "rank_intervals", adjust=("--adjust", given))
         rank = rank or (given if takes_rank else None)
         verdict = verdict or (given if takes_verdict else None)
-    return rank or "holm", verdict or "holm"
+    return rank, verdict          # None: the fit's own default (docs/defaults.md), as the API
 
 
 def cmd_report(args: argparse.Namespace) -> None:
@@ -58,10 +59,12 @@ def cmd_report(args: argparse.Namespace) -> None:
     from ..report.html import write_report
 
     rank_adjust, verdicts = _section_adjust(args)
-    ranks = rank_kwargs(args, rank_adjust)
+    ranks = rank_kwargs(args, rank_adjust, from_args=False)
     ask_result(args, "rank_intervals", coverage=("--coverage", ranks["coverage"]),
-               adjust=("--adjust", ranks["adjust"]))
-    ask_result(args, "resolution", adjust=("--adjust", None if verdicts == "none" else verdicts))
+               **({"adjust": ("--adjust", ranks["adjust"])} if "adjust" in ranks else {}))
+    resolution_kw = {} if verdicts is None else dict(adjust=None if verdicts == "none" else verdicts)
+    if resolution_kw:
+        ask_result(args, "resolution", adjust=("--adjust", resolution_kw["adjust"]))
     if args.delta is not None:
         ask_result(args, "plan", via=f"--delta {args.delta} (the planning section)")
     if args.sensitivity:
@@ -99,7 +102,7 @@ def cmd_report(args: argparse.Namespace) -> None:
                        plan_delta=0.02 if args.delta is None else args.delta,
                        max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in ranks.items() if k != "level"},
-                       resolution_kwargs=dict(adjust=None if verdicts == "none" else verdicts),
+                       resolution_kwargs=resolution_kw,
                        reliable_change=rc, sensitivity=args.sensitivity,
                        progress=progress_arg(args))
     print(f"wrote {out}", file=sys.stderr)
@@ -111,7 +114,8 @@ def register(sub: Any) -> None:
     fit_args(s, formula_required=False)
     rank_args(s, former_dest="rank_adjust", adjust_help=(
         "multiple-testing correction of the rank intervals and of the verdict table's "
-        "multiplicity paradigm: holm (default), bonferroni or bh for both; maxt for the rank "
+        "multiplicity paradigm: holm, bonferroni or bh for both (default: the fit's own, as the "
+        "API's; docs/defaults.md); maxt for the rank "
         "intervals only (joint Gaussian draws; --draws, --seed), none for the verdicts only "
         "(that paradigm dropped); each section's caption names its method"),
         choices=(*RANK_ADJUST, "none"))
