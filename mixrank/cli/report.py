@@ -60,8 +60,9 @@ def cmd_report(args: argparse.Namespace) -> None:
 
     rank_adjust, verdicts = _section_adjust(args)
     ranks = rank_kwargs(args, rank_adjust, from_args=False)
-    ask_result(args, "rank_intervals", coverage=("--coverage", ranks["coverage"]),
-               **({"adjust": ("--adjust", ranks["adjust"])} if "adjust" in ranks else {}))
+    ask_result(args, "rank_intervals", coverage=("--coverage", ranks["coverage"]))
+    if "adjust" in ranks:
+        ask_result(args, "rank_intervals", adjust=("--adjust", ranks["adjust"]))
     resolution_kw = {} if verdicts is None else dict(adjust=None if verdicts == "none" else verdicts)
     if resolution_kw:
         ask_result(args, "resolution", adjust=("--adjust", resolution_kw["adjust"]))
