@@ -263,8 +263,9 @@ def rank_args(p: argparse.ArgumentParser, adjust_help: str = "",
                    "default) or simultaneous (all intervals at once; docs/methods.md §7)")
     p.add_argument("--adjust", default=None, choices=choices,
                    help=adjust_help or "multiple-testing correction behind the rank intervals: "
-                   "holm (default), bonferroni, bh, or maxt (joint Gaussian draws; --draws, "
-                   "--seed)")
+                   "holm, bonferroni, bh, or maxt (the unit sign flips on the CR2 path, else "
+                   "joint Gaussian draws; --draws, --seed); default the fit's own "
+                   "(docs/defaults.md)")
     former_flag(p, "--rank-method", "--adjust", former_dest, choices=RANK_ADJUST)
     p.add_argument("--draws", type=int, default=None,
                    help="Gaussian draws for --adjust maxt (default 2000, at most "
