@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._deprecate import level_from_alpha, warn_renamed
-from .._util import TextDisplay, check_level, check_max_draws
+from .._util import TextDisplay, as_rng, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
 from ..design.verdict_stepdown import FIT_DEFAULT
 from ..errors import DesignError, OptionError
@@ -344,8 +344,10 @@ class ContrastsTemplate(TextDisplay):
         return self.DEFAULT_ADJUST
 
     def _check_rng(self, rng: Any) -> None:
-        """A result type's check of ``contrasts(rng=)`` whatever the adjustment (none here:
-        the jointly drawn adjustments check it when they draw)."""
+        """``contrasts(rng=)`` is checked whatever the adjustment (a bad value is an
+        :class:`OptionError` naming ``rng`` even where no draw uses it)."""
+        if rng is not None:
+            as_rng(rng)
 
 
 class PairwiseResult(ContrastsTemplate):

@@ -253,3 +253,19 @@ def test_judge_defaults_use_the_fits_level():
         _same(res.plan(0.2), res.plan(0.2, level=lev))
         if lev == 0.9:
             assert not res.plan(0.2).equals(res.plan(0.2, level=0.95))
+
+
+@pytest.mark.parametrize("adjust", ["holm", "none", "stepdown"])
+def test_a_bad_rng_is_refused_whatever_the_adjustment(adjust):
+    """``rng=`` is never silently ignored: a value that is not a seed or a Generator is an
+    OptionError naming it even where the adjustment draws nothing."""
+    import warnings
+
+    import mixrank
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    with pytest.raises(mixrank.OptionError, match="rng='abc'"):
+        fit.contrasts(adjust=adjust, rng="abc")
+    fit.contrasts(adjust=adjust, rng=3)        # a seed is accepted
