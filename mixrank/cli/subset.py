@@ -56,10 +56,14 @@ def cmd_subset_score(args: argparse.Namespace) -> None:
     selection = _read(args.selection, "--selection")
     res = subset_score(data, new, selection=selection, formula=args.formula,
                        item_model=args.item_model, dims=args.dims, level=args.level)
+    if args.adjust is not None and args.table != "contrasts":
+        raise UsageError(f"--adjust sets the p_adjusted of --table contrasts; with --table "
+                         f"{args.table} it would be ignored: drop it or pass --table contrasts")
     if args.table == "scores":
         tab = res.scores(args.method)
     elif args.table == "contrasts":
-        tab = res.contrasts(method=args.method or "model_assisted")
+        tab = res.contrasts(method=args.method or "model_assisted",
+                            **({} if args.adjust is None else {"adjust": args.adjust}))
     else:
         tab = res.rank_intervals(args.method or "model_assisted")
     emit(render(tab, args.format), args)
@@ -107,5 +111,9 @@ def register(sub: Any) -> None:
     s.add_argument("--table", default="scores", choices=["scores", "contrasts", "ranks"],
                    help="scores (default), contrasts against every reference model, or ranks "
                    "among them")
+    s.add_argument("--adjust", default=None, choices=["none", "holm", "bonferroni", "bh"],
+                   help="--table contrasts: the p_adjusted of each new model's contrasts "
+                   "(default none: closed testing, at most one of them can be null; "
+                   "docs/subset.md)")
     out_args(s)
     s.set_defaults(func=cmd_subset_score)

@@ -79,3 +79,21 @@ def test_usage_errors(capsys, files, argv, message):
     code, out, err = _run(capsys, [a.format(**paths) for a in argv])
     assert code == 2 and out == ""
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+def test_adjust_flag_equals_the_api_and_is_refused_where_unused(capsys, files):
+    tmp, ref, new = files
+    sel = mixrank.select_items(ref, 40, rng=3)
+    sel.to_csv(tmp / "sel40.csv", index=False)
+    new[new.question.isin(sel.question)].to_csv(tmp / "new40.csv", index=False)
+    base = ["subset-score", str(tmp / "ref.csv"), "--new", str(tmp / "new40.csv"),
+            "--selection", str(tmp / "sel40.csv")]
+    code, out, err = _run(capsys, [*base, "--table", "contrasts", "--adjust", "holm",
+                                   "--format", "csv"])
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    want = mixrank.subset_score(ref, new[new.question.isin(sel.question)],
+                                selection=sel).contrasts(adjust="holm")
+    np.testing.assert_allclose(got["p_adjusted"], want["p_adjusted"], rtol=1e-9)
+    code, out, err = _run(capsys, [*base, "--adjust", "holm"])
+    assert code == 2 and out == "" and "would be ignored" in err
