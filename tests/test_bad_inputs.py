@@ -1,4 +1,4 @@
-"""The bad-input battery of issue 36: each input a clear error naming the argument, file or
+"""The bad-input battery: each input a clear error naming the argument, file or
 column and the fix -- never a raw numpy/pandas exception, never a silent answer.
 
 Numbers that are checked (pass@k at n ~ 1e15) are compared with exact rationals

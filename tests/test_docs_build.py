@@ -1,5 +1,5 @@
-"""The documentation site builds with warnings as errors and covers everything public
-(issue 40): an API page for every name in ``mixrank.__all__`` (result classes with
+"""The documentation site builds with warnings as errors and covers everything public:
+an API page for every name in ``mixrank.__all__`` (result classes with
 every accessor), a gallery page with at least one figure for every vignette, a CLI
 page for every subcommand, and every ``docs/*.md`` page in a toctree.
 

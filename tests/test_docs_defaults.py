@@ -1,4 +1,4 @@
-"""Words that match the code (issue 40): docs/defaults.md, the one page that names the
+"""Words that match the code: docs/defaults.md, the one page that names the
 defaults, states the ones the code has now (read from what a fit does when given no
 option, not copied here), and
 no page repeats a stale default; the stale claims are listed once, in STALE."""

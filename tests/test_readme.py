@@ -1,4 +1,4 @@
-"""The README is a front door (issue 40): at most 250 lines, every link resolves
+"""The README is a front door: at most 250 lines, every link resolves
 (relative paths exist, in-page and cross-page anchors exist), its test command is the
 one ``.ci/run`` runs, and it names the documentation build and the benchmark commands."""
 

@@ -1,4 +1,4 @@
-"""The built wheel works for the main job with no extra (issue 40): ``python -m build``
+"""The built wheel works for the main job with no extra: ``python -m build``
 makes an sdist and a wheel from it, the wheel is installed (not editable) into a fresh
 venv whose dependencies pip fetches, and there ``mixrank demo``, ``mixrank report`` on a
 bundled dataset and ``load_dataset`` for every dataset ``list_datasets()`` names succeed:

@@ -1,6 +1,6 @@
 """Validity of clustered and judge-corrected arenas under the defaults (seeded, slow).
 
-Cells (issue 37 item 4, issue 38; R >= 300 replicates each; pass bands of
+Cells (R >= 300 replicates each; pass bands of
 2 Monte Carlo SEs: coverage >= 0.95 - 2 sqrt(.95 .05 / R), family-wise
 error <= 0.05 + 2 sqrt(.05 .95 / R); the mean coverage over the contrasts of
 a replicate is an average of correlated indicators, whose variance is at

@@ -125,7 +125,7 @@ def test_help_says_what_the_defaults_do():
 
 def test_tour_cli_row_lists_every_subcommand():
     # hrev review: the README's module table omitted `arena` and `judge`; the table moved
-    # to docs/tour.md with the README's rewrite (issue 40)
+    # to docs/tour.md with the README's rewrite
     from pathlib import Path
 
     row = next(line for line in (Path(__file__).parents[2] / "docs" / "tour.md").read_text(

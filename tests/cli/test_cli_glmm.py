@@ -177,7 +177,7 @@ BAD = [
 
 @pytest.mark.parametrize("how", ["stepdown", "maxt"])
 def test_contrasts_take_the_unit_sign_flips(capsys, how):
-    """Issue 37: --adjust maxt/stepdown are the GLMM's unit sign flips (all 2^11 of the
+    """--adjust maxt/stepdown are the GLMM's unit sign flips (all 2^11 of the
     example's 12 subjects), the same table as the API; the default is the step-down."""
     code, out, err = run(capsys, "contrasts", "example", "-f", FU, *BIN, "--nagq", "0",
                          "--adjust", how, "--format", "csv")

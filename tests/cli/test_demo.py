@@ -1,5 +1,5 @@
-"""``mixrank demo`` is a newcomer's first run: it prints no warning it does not explain
-(issue 40): each warning it shows is followed by one plain ``note:`` sentence saying
+"""``mixrank demo`` is a newcomer's first run: it prints no warning it does not explain:
+each warning it shows is followed by one plain ``note:`` sentence saying
 what it means and what to do."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 36 item 7: lm-eval output read into the right design, on the command line.
+"""The lm-eval output read into the right design, on the command line.
 
 On the committed fixtures (tests/io/fixtures), ``plan`` and the reader's
 summary report the true number of cells and prompts (prompt = template, not

@@ -1,4 +1,4 @@
-"""Issue 36 item 6: one vocabulary, CLI = API.
+"""One vocabulary, CLI = API.
 
 * every ``adjust=`` value of the package is a ``--adjust`` choice of ``mixrank
   contrasts`` (the result type refuses those it does not take, as the API does);

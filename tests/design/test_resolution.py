@@ -321,7 +321,7 @@ def test_property_random_fits(seed, models, subjects, questions, missing, sd_sub
         assert all(scores[a] >= scores[b] - 1e-12 for a, b in zip(tab["model_a"], tab["model_b"]))
     assert len(tab) == (models - 1 if family == "adjacent" else models * (models - 1) // 2)
     # the fit's numbers go through unchanged (up to orientation); the clustered stress uses
-    # the default contrast's SE and df (issue 36: one SE per pair in every table)
+    # the default contrast's SE and df (one SE per pair in every table)
     con = res.contrasts().set_index(["model_a", "model_b"])
     for _, r in tab.iterrows():
         p = res.pair(r["model_a"], r["model_b"])
@@ -362,7 +362,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     assert meta["formula"] == "correct ~ model + (1|subject)"
     assert meta["estimand"] == "cells" and meta["model_order"] == order
     assert resolution_of(small_fit, adjust="holm").equals(tab)
-    # q_cluster = delta^2 / (K_t SE^2): the default contrast's SE and df (issue 36)
+    # q_cluster = delta^2 / (K_t SE^2): the default contrast's SE and df
     from scipy import stats
     var = tab["std_error"].to_numpy() ** 2
     kt = np.maximum((stats.t.ppf(0.975, tab["df"]) + stats.t.ppf(0.8, tab["df"])) ** 2, K)

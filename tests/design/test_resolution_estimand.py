@@ -44,7 +44,7 @@ def _fit(formula, data, estimand):
 MODEL_BASED = {"std_error", "variance_ratio", "design_effect", "n_star_cluster", "mde_cluster",
                "q_cluster"}
 MODEL_BASED_RTOL = 1e-8
-#: Columns that rest on the clustered SE: since issue 36 the default contrast's (CR2 at the
+#: Columns that rest on the clustered SE: now the default contrast's (CR2 at the
 #: unit), no longer the REML variance the reference stored; checked against the contrasts.
 CLUSTERED = MODEL_BASED | {"resolved_cluster", "resolved_all"}
 #: A reference estimate within a few ulps of 0 on the 0/1 scale is a tie (two models with the
@@ -83,7 +83,7 @@ def test_cells_tables_equal_the_pre_change_reference():
             tab = fit.resolution(anytime="normal", **entry["kwargs"])
             tie = np.abs(np.array([float(x) for x in entry["table"]["estimate"]])) <= TIE_ATOL
             for col, want in entry["table"].items():
-                if col in CLUSTERED:    # issue 36: now the default contrast's SE and df
+                if col in CLUSTERED:    # now the default contrast's SE and df
                     continue
                 got = tab[col].tolist()
                 if isinstance(want[0], str) or isinstance(want[0], bool):
@@ -167,7 +167,7 @@ def test_units_and_gls_q_fixed_uses_the_estimand_weights(source, shared_data):
             assert r["q"] == pytest.approx(want_q, rel=1e-6)
             assert r["weight_factor"] == pytest.approx(p.n * sw2, rel=1e-6)
             assert r["weight_factor"] >= 1 - 1e-12
-            # the clustered column uses the default contrast's SE and df (issue 36):
+            # the clustered column uses the default contrast's SE and df:
             # q = delta^2 / (K_t SE^2), K_t from t quantiles with the contrast's df
             cc = con.loc[(a, b)] if (a, b) in con.index else con.loc[(b, a)]
             kt = max((stats.t.ppf(0.975, cc["df"]) + stats.t.ppf(0.8, cc["df"])) ** 2, K)

@@ -58,7 +58,7 @@ def test_design_effect_balanced_is_one_plus_m_minus_one_icc(estimand):
     assert _model_de(p) == pytest.approx(1 + (m - 1) * icc, rel=1e-8)
     assert _model_de(p) > 2                                  # a real cluster effect
     # the table's DE is the default contrast's variance over the sample variance of d
-    # (issue 36: one SE per pair); balanced with an interior component, CR2 reproduces the
+    # (one SE per pair); balanced with an interior component, CR2 reproduces the
     # REML SE (docs/methods.md §9), so the REML design effect comes back
     tab = res.resolution(pairs="all", adjust=None, anytime=False)
     c = res.contrasts().iloc[0]

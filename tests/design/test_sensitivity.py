@@ -86,7 +86,7 @@ def test_loso_matches_refits_of_the_raw_data(shared_data):
                               anytime=False)
         np.testing.assert_allclose(g["estimate"], want["estimate"], rtol=1e-6, atol=1e-12)
         # the refits' model-based SE (the LOSO rows refit the mixed model; the verdict
-        # table's std_error is the default contrast's since issue 36)
+        # table's std_error is the default contrast's now)
         reml = [ref.pair(a, b).std_error for a, b in zip(g["model_a"], g["model_b"])]
         np.testing.assert_allclose(g["std_error"], reml, rtol=1e-5)
         np.testing.assert_allclose(g["q"], want["q"], rtol=1e-6)
@@ -209,7 +209,7 @@ def test_cluster_bootstrap_n_star_balanced_agrees_heterogeneous_departs():
           f"Var_boot / Var_REML {reml:.3f}")
     assert reml > 1 + 2 * band
     # ... while the verdict table's clustered column, on the default contrast's CR2 SE since
-    # issue 36, agrees with the bootstrap
+    # agrees with the bootstrap
     assert abs(ratio_h - 1) <= 2 * band
 
 

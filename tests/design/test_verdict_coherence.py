@@ -1,4 +1,4 @@
-"""Issue 36 item 2: one estimate, SE and df per pair in every table.
+"""One estimate, SE and df per pair in every table.
 
 * The verdict table's clustered column is built on the default contrast
   (``fit.contrasts()``): same estimate, SE and df; ``resolved_all`` implies

@@ -2,7 +2,7 @@
 on crossed designs, against independent references:
 
 * R (tests/reference/crossed_cell.R, JSON beside it): the same df written with dense
-  matrices at lme4's estimates, on every pair of two replicates of issue 37's crossed
+  matrices at lme4's estimates, on every pair of two replicates of the validity suite's crossed
   cell, both estimands; and lmerTest's own Satterthwaite df for ``df="satterthwaite"``;
 * a balanced subject x prompt design, one score a cell, interior REML fit: the textbook
   Satterthwaite df of the quasi-F combination ``MS_s + MS_p - MS_e`` (Satterthwaite 1946;

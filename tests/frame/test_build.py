@@ -342,7 +342,7 @@ def test_level_sums_are_the_per_model_level_sums_in_cell_order(M):
 
 
 def test_balance_columns_agree():
-    """Issue 36: a pair marked ``complete: no`` with only_a = only_b = 0 (cells only a third
+    """A pair marked ``complete: no`` with only_a = only_b = 0 (cells only a third
     model has) now shows them as ``neither``; the columns add up to every cell."""
     d = pd.DataFrame({"model": ["a", "b", "c", "a", "b", "c", "c"],
                       "subject": ["s1", "s1", "s1", "s2", "s2", "s2", "s3"],

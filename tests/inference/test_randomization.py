@@ -98,7 +98,7 @@ def test_maxt_and_stepdown_equal_brute_force_enumeration():
     S = np.abs(_brute(fit))
     obs = S[0]
     want_single = np.array([np.mean(S.max(axis=1) >= o - 1e-9) for o in obs])
-    # the step-down flips the totals scaled by their within-unit SE (issue 37)
+    # the step-down flips the totals scaled by their within-unit SE
     want_sd = _brute_stepdown(_brute_scaled(fit))
     single = fit.contrasts(adjust="maxt")
     sd = fit.contrasts(adjust="stepdown")

@@ -1,5 +1,5 @@
 """The scaled step-down, its per-step critical values and levels (the verdicts' multiplicity
-paradigm) and the per-pair intervals from inverting the unit sign-flip test (issue 37).
+paradigm) and the per-pair intervals from inverting the unit sign-flip test.
 
 Reference: brute force -- every sign flip applied to the raw cell differences of each
 unit, the statistic (|w'd| over the within-unit SE recomputed from the flipped cells) and

@@ -1,4 +1,4 @@
-"""Simultaneous rank intervals contain the marginal ones (issue 36), on every bundled dataset
+"""Simultaneous rank intervals contain the marginal ones, on every bundled dataset
 with several models, for the p-value methods and max-t (randomization and Gaussian paths)."""
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def test_four_models_simultaneous_bh_and_bonferroni():
     P = _upper_to_matrix(list(FOUR), FOUR_P)
     bh = rank_intervals_from_tests(FOUR, P, coverage="simultaneous", adjust="bh")
     hand = {"w": (1, 1), "x": (2, 3), "y": (2, 3), "z": (4, 4)}
-    # the reported interval is the union with BH's marginal one (never narrower, issue 36)
+    # the reported interval is the union with BH's marginal one (never narrower)
     marg = _intervals(rank_intervals_from_tests(FOUR, P, coverage="marginal", adjust="bh"))
     union = {m: (min(hand[m][0], marg[m][0]), max(hand[m][1], marg[m][1])) for m in hand}
     assert _intervals(bh) == union

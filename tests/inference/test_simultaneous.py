@@ -29,8 +29,8 @@ def example_fit():
 
 
 def test_columns_and_default_stepdown(example_fit):
-    """The CR2 fit with 12 subjects: the default is the exact randomization step-down
-    (issue 37); Holm one keyword away, as R's p.adjust."""
+    """The CR2 fit with 12 subjects: the default is the exact randomization step-down;
+    Holm one keyword away, as R's p.adjust."""
     c = example_fit.contrasts()
     cols = list(c.columns)
     assert cols[cols.index("p_value") + 1] == "p_adjusted"

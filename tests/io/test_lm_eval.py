@@ -133,7 +133,7 @@ def test_metric_mapping_task_entry_overrides_group_entry():
 
 
 def test_prompt_is_the_template_and_the_hash_is_kept():
-    """Issue 36: the per-document prompt_hash made 15 documents look like 15 prompts.
+    """The per-document prompt_hash made 15 documents look like 15 prompts.
 
     ``prompt`` is the run's prompt configuration (constant across documents:
     the results files say 0-shot, no chat template); lm-eval's per-document

@@ -84,7 +84,7 @@ def test_differential_bias_size_under_null():
 
 
 def test_zero_disagreement_interval_has_positive_width():
-    """Issue 36: 60 labels that all agree with the judge gave bias 0 with CI [0, 0].
+    """60 labels that all agree with the judge gave bias 0 with CI [0, 0].
 
     The interval is now the exact Clopper-Pearson bound on the disagreement
     rate, checked against the hand formula 1 - alpha^(1/n) and scipy's

@@ -87,7 +87,7 @@ def test_coverage_with_few_units():
 @pytest.mark.slow
 @pytest.mark.parametrize("frac", [0.10, 0.20])
 def test_coverage_with_few_unequal_units(frac):
-    """8 subjects of 5-60 questions, 10-20% labelled, judge bias varying by model (issue 37):
+    """8 subjects of 5-60 questions, 10-20% labelled, judge bias varying by model:
     CR2 at the unit with Bell-McCaffrey df covers at 0.95 - 2 MC SE (CR1 with units - 1 df
     gave 0.918-0.929).  400 replications each."""
     reps = 400

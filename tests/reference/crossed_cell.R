@@ -1,8 +1,8 @@
-# Reference for the crossed cell of issue 37 (tests/engine/test_crossed_df.py):
+# Reference for the crossed validity cell (tests/engine/test_crossed_df.py):
 # lmerTest's Satterthwaite df and the variance-parametrization Satterthwaite df
 # (expected REML information, Giesbrecht & Burns 1985; SAS PROC MIXED's
 # DDFM=SATTERTHWAITE) of every pair of two replicates of
-# tests/validity/issue37.simulate_crossed (8 models x 10 subjects x 3-5 prompts).
+# tests/validity/few_units.simulate_crossed (8 models x 10 subjects x 3-5 prompts).
 #
 # Regenerate from the repository root:
 #

@@ -1,6 +1,6 @@
-"""Write the data of tests/reference/crossed_cell.R: two replicates of the issue-37 crossed cell.
+"""Write the data of tests/reference/crossed_cell.R: two replicates of the crossed validity cell.
 
-Run from the repository root (only if tests/validity/issue37.simulate_crossed changes):
+Run from the repository root (only if tests/validity/few_units.simulate_crossed changes):
 
     python tests/reference/make_crossed_cell.py
     Rscript tests/reference/crossed_cell.R
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.validity.issue37 import simulate_crossed
+from tests.validity.few_units import simulate_crossed
 
 HERE = Path(__file__).parent / "crossed_cell"
 SEEDS = (1, 14)

@@ -1,5 +1,5 @@
 """The report says what few units cost when the family-wise answers come from the exact unit
-randomization (issue 37): the smallest family-wise p is 1 / 2^(T-1)."""
+randomization: the smallest family-wise p is 1 / 2^(T-1)."""
 
 from __future__ import annotations
 

@@ -228,7 +228,7 @@ def test_plot_contrasts_draws_the_table(res):
     np.testing.assert_allclose(got, want)
     colors = ax.collections[0].get_colors()
     sig = matplotlib.colors.to_rgba(style.COLORS["significant"])
-    # the colour is the adjusted verdict the caption names (issue 36), not the marginal CI
+    # the colour is the adjusted verdict the caption names, not the marginal CI
     excl = (order.p_adjusted < 1 - order.level).to_numpy()
     assert [tuple(c) == sig for c in colors] == list(excl)
     plt.close("all")

@@ -1,4 +1,4 @@
-"""Issue 36 item 4: the report shows differences, not overlapping bars.
+"""The report shows differences, not overlapping bars.
 
 * The contrast plot colours a pair by the adjusted verdict its caption names
   (p_adjusted < 1 - level), not by its marginal interval.

@@ -1,4 +1,4 @@
-"""Issue 37's acceptance on bundled ChemBench (25 systems, 9 topics of 40-1,001 questions)
+"""The acceptance on bundled ChemBench (25 systems, 9 topics of 40-1,001 questions)
 under the defaults with ``correct ~ model + (1|subject)``: the family-wise answers come from
 the unit sign-flip step-down and resolve what a 63-point gap positive in all 9 topics should;
 the rank intervals narrow accordingly; no score interval leaves [0, 1]; the report says

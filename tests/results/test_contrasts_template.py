@@ -91,7 +91,7 @@ def test_default_adjust_is_one_class_constant(fits, kind):
     pd.testing.assert_frame_equal(twin.contrasts(), res.contrasts(adjust="bh"))
     assert twin.contrasts().attrs["mixrank"]["adjust"] == "bh"
     # the paired mixed model's default is the randomization step-down on the CR2 path, the
-    # binomial GLMM's where a model-by-unit term's unit has at most 14 levels (issue 37; Holm
+    # binomial GLMM's where a model-by-unit term's unit has at most 14 levels (Holm
     # where it does not apply: this GLMM has no model-by-unit term), the model * x fits' Holm
     want = "stepdown" if kind == "gauss" else "holm"
     assert res.contrasts().attrs["mixrank"]["adjust"] == want
@@ -157,7 +157,7 @@ def test_every_result_and_summary_shows_itself(fits, kind):
 
 
 def test_refused_adjust_values_say_why(fits):
-    """Issue 37: an adjust value one result family takes and the other refuses says why."""
+    """An adjust value one result family takes and the other refuses says why."""
     with pytest.raises(mixrank.OptionError, match="unit sign flips of the score contributions"):
         fits["by"].contrasts(adjust="stepdown")
     with pytest.raises(mixrank.OptionError, match=r"by='x' is not supported by "

@@ -78,7 +78,7 @@ def test_default_estimand_is_the_plain_mean():
     df = _prompt_modes(missing=()).sample(frac=0.85, random_state=4)    # unbalanced
     res = _quiet(F_PROMPT, df)
     assert res.estimand == "cells"
-    # the plain means are one keyword away (issue 36: the default puts every model on the
+    # the plain means are one keyword away (the default puts every model on the
     # union of cells when their cell sets differ, docs/methods.md §11)
     sc = res.model_scores(scoring="plain").set_index("model")
     means = df.groupby("model")["correct"].mean()

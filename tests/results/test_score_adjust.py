@@ -1,4 +1,4 @@
-"""Issue 36 item 1: leaderboard scores on one common item set when cell sets differ.
+"""Leaderboard scores on one common item set when cell sets differ.
 
 * The additive fit ``y = mu_model + b_cell`` equals statsmodels' OLS with model
   and cell dummies (its predictions averaged over the cells).

@@ -117,7 +117,7 @@ def test_bad_options(example, kw, match):
 def test_summary_shows_scores(example):
     text = str(_fit("correct ~ model + (1|subject)", example).summary())
     assert "Model scores (y ~ 1 + (1|subject), estimand cells, unit subject, 95% CI)" in text
-    assert "p_adjusted: stepdown across the 15 pairs" in text    # the CR2 default (issue 37)
+    assert "p_adjusted: stepdown across the 15 pairs" in text    # the CR2 default
 
 
 def test_same_engine_as_the_fit():

@@ -107,7 +107,7 @@ def test_table_carries_the_fits(name, shared_data):
         assert row["estimate"] == pytest.approx(ref["estimate"], rel=1e-5, abs=1e-5 * ref["std_error"])
         assert row["std_error"] == pytest.approx(ref["std_error"], rel=LME4["std_error_rel"])
         q = stats.t.ppf(0.975, row["df"])
-        if "logit scale" in row["note"]:     # the t interval left [0, 1] (issue 36)
+        if "logit scale" in row["note"]:     # the t interval left [0, 1]
             p, se = row["estimate"], row["std_error"] / (row["estimate"] * (1 - row["estimate"]))
             eta = np.log(p / (1 - p)) + q * se
             assert row["ci_upper"] == pytest.approx(1 / (1 + np.exp(-eta)), rel=1e-12)

@@ -3,7 +3,7 @@ table of docs/subset.md §5 comes from benchmarks/subset_chembench.py).
 
 Each of the 25 systems in turn is scored from k = 100 questions with the other 24 as
 reference, over 20 seeds (500 intervals): the model-assisted estimate's mean absolute
-error is at most 0.85 x a simple random sample's (issue 41: a crude stratified
+error is at most 0.85 x a simple random sample's (a crude stratified
 difference estimator already reaches 0.81 x), and its 95% intervals cover the true
 full score in >= 93% of the (model, seed) cases.
 """

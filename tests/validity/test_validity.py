@@ -121,7 +121,7 @@ def test_glmm_contrast_coverage_both_scales():
         assert z.mean() < 0.95, (scale, z.mean())
 
 
-def test_latent_logistic_design_has_the_issue_structure():
+def test_latent_logistic_design_has_the_worst_case_structure():
     """The generator: unequal subject sizes in 5..60, 0/1 scores, means near expit(0)."""
     rng = np.random.default_rng(0)
     d = simulate(6, 12, rng)

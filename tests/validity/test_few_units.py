@@ -1,8 +1,8 @@
-"""Issue 37 cells of the validity suite (seeded, slow; docs/methods.md §9, the grid).
+"""Cells of the validity suite (seeded, slow; docs/methods.md §9, the grid).
 
 Each cell runs at least 300 replications; bands from the Monte Carlo SE: family-wise
 error at most 0.05 + 2 SE, coverage at least 0.95 - 2 SE.  Designs and replicates:
-tests/validity/issue37.py.  The numbers printed are the rows of docs/methods.md §9.
+tests/validity/few_units.py.  The numbers printed are the rows of docs/methods.md §9.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from .issue37 import (
+from .few_units import (
     CHEMBENCH_SIZES,
     crossed_replicate,
     omitted_replicate,

@@ -1,7 +1,7 @@
-"""Issue 37 item 5, the binomial GLMM's family-wise answers at few units (marker ``slow``;
+"""The binomial GLMM's family-wise answers at few units (marker ``slow``;
 docs/glmm.md §12, docs/methods.md §9 "GLMM randomization").
 
-Design (tests/validity/issue37_glmm.py): 0/1 outcomes from exactly the fitted GLMM
+Design (tests/validity/glmm_cells.py): 0/1 outcomes from exactly the fitted GLMM
 (``correct ~ model + (1|subject) + (1|subject:model)``, subject sd 0.7, model x subject
 sd 0.5, subjects of 5-60 questions), the defaults of ``mixrank.fit(..., family="binomial")``
 (Laplace; contrasts' default the unit sign-flip step-down, all 2^(T-1) flips).  Pass bands
@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pytest
 
-from .issue37_glmm import glmm_replicate, summarise
+from .glmm_cells import glmm_replicate, summarise
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_glmm_eight_models_six_subjects_familywise_error():
     assert res["default_is_stepdown"][0] == 1.0
     assert 0.02 <= res["default_fwer"][0] <= _upper(R), res["default_fwer"]
     assert res["maxt_fwer"][0] <= _upper(R), res["maxt_fwer"]
-    # the level Holm with the containment t wastes (issue 37: 0 / 200)
+    # the level Holm with the containment t wastes (0 / 200)
     assert res["holm_fwer"][0] < res["default_fwer"][0]
 
 

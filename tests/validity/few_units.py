@@ -1,4 +1,4 @@
-"""Designs and replicates of the issue-37 cells of the validity suite (docs/methods.md §9).
+"""Designs and replicates of the few-units cells of the validity suite (docs/methods.md §9).
 
 * :func:`simulate_crossed` -- Gaussian scores, questions nested in subjects, every question
   asked with each of 3-5 prompts (crossed with the subjects), model x subject and
@@ -27,7 +27,7 @@ import mixrank
 
 from .designs import simulate
 
-#: ChemBench's 9 topic sizes (questions per topic), the "9 unequal clusters" of issue 37.
+#: ChemBench's 9 topic sizes (questions per topic), the "9 unequal clusters" of the validity grid.
 CHEMBENCH_SIZES = np.array([40, 84, 92, 149, 152, 165, 430, 675, 1001])
 
 
@@ -148,7 +148,7 @@ def unit_replicate(seed: int, n_models: int, gaps: np.ndarray | None = None,
     """Default (step-down), CR2 + Holm and Satterthwaite + Holm on the nested 0/1 design:
     ``{how}_fwer`` (any null pair rejected) and ``{how}_power`` (share of non-null pairs
     rejected, either sign).  ``studentized``: also ``cr2_stepdown_*``, the step-down of the
-    flipped CR2 t (the default before issue 37's power check).  ``intervals``: per-pair
+    flipped CR2 t (the former default).  ``intervals``: per-pair
     95% coverage of the true gap (:func:`_true_gaps`), mean and median width
     (``{how}_cover``, ``{how}_width``, ``{how}_median_width``) for ``cr2_t`` (the default
     intervals), ``satt_t`` and ``flip`` (the inverted unit sign-flip test)."""

@@ -1,10 +1,10 @@
-"""Per-pair intervals at 9 unequal clusters (issue 37 item 7; seeded, slow; docs/methods.md §9,
+"""Per-pair intervals at 9 unequal clusters (seeded, slow; docs/methods.md §9,
 "Intervals from the unit sign flips").
 
 8 models on 9 topics of ChemBench's sizes (40-1,001 questions), 0/1 latent-logistic data
 (tests/validity/designs.py: subject 0.5, question 1, model x subject 0.3), 4 models tied
 and 4 at 0.5-1.5 logits; the true gap of a pair is the difference of the models' expected
-accuracies (Gauss-Hermite quadrature, ``tests.validity.issue37._true_gaps``).  Per data set
+accuracies (Gauss-Hermite quadrature, ``tests.validity.few_units._true_gaps``).  Per data set
 the share of the 28 pairs whose 95% interval covers it and the mean width, for the
 CR2 t interval with Bell-McCaffrey df (about 2 here), Satterthwaite's t interval and the
 interval from inverting the unit sign-flip test
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .issue37 import CHEMBENCH_SIZES, summarise, unit_replicate
+from .few_units import CHEMBENCH_SIZES, summarise, unit_replicate
 
 pytestmark = pytest.mark.slow
 

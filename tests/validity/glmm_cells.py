@@ -1,4 +1,4 @@
-"""Replicates of the binomial GLMM cell of issue 37 (item 5; docs/glmm.md §12, docs/methods.md §9).
+"""Replicates of the binomial GLMM cell (docs/glmm.md §12, docs/methods.md §9).
 
 * :func:`glmm_replicate` -- 0/1 data of the latent-logistic design of
   :mod:`tests.validity.designs` (subject sd 0.7, model x subject sd 0.5, no question
