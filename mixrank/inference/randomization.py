@@ -42,7 +42,8 @@ from ..engine.lmm.unit_se import pair_unit_data, unit_weights
 from ..engine.records import pair_key, pair_lookup
 from ..errors import DesignError
 
-__all__ = ["EXACT_MAX", "flips_reach", "UnitContributions", "unit_contributions", "contributions_of", "flips",
+__all__ = ["EXACT_MAX", "flips_reach", "UnitContributions", "unit_contributions", "own_contributions",
+           "contributions_of", "flips",
            "randomization_maxt", "directed_stepdown", "flip_draws"]
 
 #: enumerate every sign flip up to this many units (2^(T-1) flips).
@@ -137,6 +138,13 @@ def unit_contributions(fit: Any) -> UnitContributions:
     return UnitContributions(D, W, live, unit)
 
 
+def own_contributions(source: Any) -> bool:
+    """True when ``source`` computes its own unit contributions (``unit_contributions()``,
+    e.g. the binomial GLMM's score contributions): its flips studentize, for the
+    flip-invariant within-unit scale (:func:`within_unit_scale`) needs a linear fit's cells."""
+    return callable(getattr(source, "unit_contributions", None))
+
+
 def contributions_of(source: Any) -> UnitContributions:
     """The unit contributions behind ``source``: ``source`` itself when it is a
     :class:`UnitContributions`, its own ``unit_contributions()`` when it has one (e.g.
@@ -144,8 +152,7 @@ def contributions_of(source: Any) -> UnitContributions:
     linear fit's contrast totals (:func:`unit_contributions`)."""
     if isinstance(source, UnitContributions):
         return source
-    own = getattr(source, "unit_contributions", None)
-    return own() if callable(own) else unit_contributions(source)
+    return source.unit_contributions() if own_contributions(source) else unit_contributions(source)
 
 
 def flips(T: int, *, B: int, rng: Any
@@ -199,8 +206,7 @@ def randomization_maxt(fit: Any, *, level: float, B: int, rng: Any,
         mx = tt.max(axis=1)
         maxima.append(mx)
         if stepdown:
-            succ = np.maximum.accumulate(tt[:, order][:, ::-1], axis=1)[:, ::-1]
-            exceed += np.sum(succ >= obs_sorted * (1 - 1e-9), axis=0)
+            exceed += _stepdown_counts(tt[:, order], obs_sorted)
         else:
             exceed += np.sum(mx[:, None] >= obs_sorted[None, :] * (1 - 1e-9), axis=0)
     mx_all = np.concatenate(maxima) if maxima else np.zeros(1)
@@ -447,7 +453,7 @@ def check_flip_ci(fit: Any, *, adjust: str, by: Any, level: float) -> None:
     why = ""
     if getattr(fit, "df_method", None) != "cr2":
         why = f"the fit uses df={getattr(fit, 'df_method', None)!r}; it needs df='cr2'"
-    elif not 2 ** T * (1.0 - level) / 2.0 >= 1.0 or T > EXACT_MAX:
+    elif not flips_reach(T, level):
         why = (f"{unit!r} has {T} levels: all 2^T flips are enumerated for T <= {EXACT_MAX}, "
                f"and a {level:g} interval needs 2^T (1 - level) / 2 >= 1")
     elif adjust == "maxt" or by is not None:

@@ -37,7 +37,12 @@ from mixrank.inference.multiplicity import adjust as adjust_p
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.multiplicity import check_adjust as _check_adjust
 from mixrank.inference.mvt import DF_SHARED, normal_scores, small_df
-from mixrank.inference.randomization import flip_draws, randomization_maxt, scaled_stepdown
+from mixrank.inference.randomization import (
+    flip_draws,
+    own_contributions,
+    randomization_maxt,
+    scaled_stepdown,
+)
 
 __all__ = ["ADJUST", "adjust_contrasts", "contrast_draws", "rank_probabilities_of"]
 
@@ -74,7 +79,7 @@ def randomized(fit: Any) -> bool:
     """True when the fit's family-wise answers come from unit sign flips (``df="cr2"``, or a
     source with its own ``unit_contributions()`` such as the binomial GLMM's)."""
     return (getattr(fit, "df_method", "satterthwaite") == "cr2"
-            or callable(getattr(fit, "unit_contributions", None)))
+            or own_contributions(fit))
 
 
 def _correlation(fit: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
@@ -158,7 +163,7 @@ def _randomization(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any,
                           "of every fitted pair")
     # A source with its own contributions (the binomial GLMM's score flips) has no
     # within-unit scale: its step-down flips the studentized statistic (docs/glmm.md §12).
-    scaled = stepdown and not callable(getattr(fit, "unit_contributions", None))
+    scaled = stepdown and not own_contributions(fit)
     r = (scaled_stepdown(fit, B=B, rng=rng) if scaled
          else randomization_maxt(fit, level=level, B=B, rng=rng, stepdown=stepdown))
     live = r["live"] & np.isfinite(tab["p_value"].to_numpy(dtype=float))

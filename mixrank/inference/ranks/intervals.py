@@ -302,7 +302,7 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     >>> tab.attrs["mixrank"]["method"]
     'maxt'
     """
-    from mixrank.inference.randomization import directed_stepdown
+    from mixrank.inference.randomization import directed_stepdown, own_contributions
 
     fit, B = source, draws
     alpha = alpha_from_level(level)
@@ -312,7 +312,7 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     gen = as_rng(rng)
     # the contrasts' step-down statistic: the scaled totals of a linear fit; the studentized
     # contrasts of a source with its own contributions (the binomial GLMM's score flips)
-    scaled = not callable(getattr(fit, "unit_contributions", None))
+    scaled = not own_contributions(fit)
     adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen,
                                      scaled=scaled)
     marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),

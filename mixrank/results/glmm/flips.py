@@ -38,7 +38,7 @@ from scipy.special import expit
 
 from ...engine.glmm.scores import UnitScores, flip_unit, unit_scores
 from ...errors import DesignError
-from ...inference.randomization import EXACT_MAX, UnitContributions
+from ...inference.randomization import UnitContributions, flips_reach
 
 __all__ = ["glmm_contributions", "GlmmFlips", "flips_ready", "flips_apply"]
 
@@ -119,13 +119,11 @@ def flips_ready(result: Any) -> bool:
 def flips_apply(result: Any, sides: int = 1) -> bool:
     """True when the unit randomization is the GLMM's default: :func:`flips_ready`, a
     model-by-unit term (the contrasts' unit of inference), at least two pairs, and T units
-    with ``1 / 2^(T-1) <= 1 - level`` (the smallest p-value the flips give can reach the
-    fit's level: T >= 6 at 0.95) and ``T <=``
-    :data:`~mixrank.inference.randomization.EXACT_MAX` (all flips enumerated:
-    deterministic).  ``sides=2``: the rank intervals' marginal families, each at half the
-    level (``2 / 2^(T-1) <= 1 - level``: T >= 7 at 0.95)."""
+    the flips can reach the fit's level with, all enumerated
+    (:func:`~mixrank.inference.randomization.flips_reach`: ``sides / 2^(T-1) <= 1 - level``
+    and ``T <= EXACT_MAX``; T >= 6 at 0.95).  ``sides=2``: the rank intervals' marginal
+    families, each at half the level (T >= 7 at 0.95)."""
     if not result.formula.model_terms or len(result._pairs()) < 2 or not flips_ready(result):
         return False
     _, codes = flip_unit(result.frame, result.formula)
-    T = int(codes.max()) + 1
-    return T <= EXACT_MAX and sides * 0.5 ** (T - 1) <= round(1.0 - float(result.level), 12)
+    return flips_reach(int(codes.max()) + 1, result.level, sides=sides)
