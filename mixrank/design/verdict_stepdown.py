@@ -36,13 +36,15 @@ FIT_DEFAULT: Any = _FitDefault()
 
 def verdict_adjust(fit: Any, adjust: Any = FIT_DEFAULT) -> str | None:
     """``adjust`` checked (``None`` drops the paradigm), or the multiplicity paradigm's
-    default for ``fit`` when it is :data:`FIT_DEFAULT`: ``"stepdown"`` where the fit's
-    contrasts default to the unit-randomization step-down (the CR2 path with at most 14
-    units), so the verdicts and the contrasts come from the same flips; else ``"holm"``."""
+    default for ``fit`` when it is :data:`FIT_DEFAULT`: the result type's own
+    (:meth:`~mixrank.results.base.PairwiseResult._default_verdict_adjust`:
+    ``"stepdown"`` where the fit's contrasts default to the unit-randomization step-down,
+    the CR2 path with 6 to 14 units, so the verdicts and the contrasts come from the same
+    flips); ``"holm"`` for a fit without one."""
     if adjust is not FIT_DEFAULT:
         return check_adjust(adjust, "resolution_fit", where="resolution", allow_none=True)
-    default = getattr(fit, "_default_adjust", None)
-    return "stepdown" if callable(default) and default() == "stepdown" else "holm"
+    default = getattr(fit, "_default_verdict_adjust", None)
+    return default() if callable(default) else "holm"
 
 
 def stepdown_steps(fit: Any, table: pd.DataFrame, alpha: float, adjust: str | None = "stepdown"
