@@ -58,6 +58,16 @@ def big_design(models=15, subjects=57, questions=100, prompts=100, missing=0.0, 
     })
 
 
+def best(f, repeats: int) -> float:
+    """Best (smallest) wall seconds of ``repeats`` calls of ``f``."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
 @contextmanager
 def measure():
     """Wall time and peak traced memory (numpy/pandas allocations) of a block."""

@@ -18,20 +18,25 @@ DataFrame), ``contrasts(adjust="stepdown")``, ``contrasts(adjust="maxt")`` and t
 simultaneous max-t rank intervals (the same flips).  The flips should take no longer
 than the fit.
 
-    PYTHONPATH=. python benchmarks/bench_glmm_randomization.py [repeats] [--designs a u]
+    python benchmarks/bench_glmm_randomization.py [repeats] [--designs a u]
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import mixrank
-from benchmarks.bench_glmm import design_a, design_b
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import best  # noqa: E402
+from bench_glmm import design_a, design_b  # noqa: E402
 
 
 def design_u(rng: np.random.Generator) -> pd.DataFrame:
@@ -53,15 +58,6 @@ DESIGNS = {
     "u": (design_u, "correct ~ model + (1|subject) + (1|subject:model)"),
     "b": (design_b, "correct ~ model + (1|question)"),
 }
-
-
-def best(f, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def time_design(key: str, repeats: int) -> dict[str, float]:

@@ -9,26 +9,21 @@ rank intervals, each the best of ``repeats`` runs, in the same process (the
 peer timed in the same run).  Issue 21 asks the randomization answers to take
 no longer than the fit.
 
-    PYTHONPATH=. python benchmarks/bench_randomization.py [repeats]
+    python benchmarks/bench_randomization.py [repeats]
 """
 
 from __future__ import annotations
 
 import sys
-import time
 import warnings
+from pathlib import Path
 
 import mixrank
-from benchmarks.bench_engine import leaderboard
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def best(f, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+from _common import best  # noqa: E402
+from bench_engine import leaderboard  # noqa: E402
 
 
 def main(repeats: int = 3) -> dict[str, float]:
