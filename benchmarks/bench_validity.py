@@ -8,17 +8,20 @@ df="satterthwaite" (lme4 + lmerTest), and prints one row per design and method:
 per-pair type-I error, 95% CI coverage, Holm / max-t / step-down family-wise
 error, simultaneous rank-interval coverage, Holm power.
 
-    PYTHONPATH=. python benchmarks/bench_validity.py [replicates] [design name filter]
+    python benchmarks/bench_validity.py [replicates] [design name filter]
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from tests.validity.runner import run
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # the repository root
+
+from tests.validity.runner import run  # noqa: E402
 
 GRID = [
     ("6 models x 8 subjects, 0/1, model x subject", (6, 8), {}),
