@@ -314,7 +314,11 @@ class ContrastsTemplate(TextDisplay):
         >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
         >>> c = res.contrasts()
         >>> int((c["p_value"] < 0.05).sum()), int((c["p_adjusted"] < 0.05).sum())
-        (7, 1)
+        (7, 3)
+        >>> c.attrs["mixrank"]["adjust"], c.attrs["mixrank"]["flips"]   # all 2**11 sign flips
+        ('stepdown', 2048)
+        >>> int((res.contrasts(adjust="holm")["p_adjusted"] < 0.05).sum())
+        1
         """
         where = f"{type(self).__name__}.contrasts"
         accepted = self.supported_options("contrasts")
