@@ -303,7 +303,11 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     'maxt'
     """
     from mixrank.inference.randomization import (
-        contributions_of, directed_stepdown, own_contributions, within_unit_scale)
+        contributions_of,
+        directed_stepdown,
+        own_contributions,
+        within_unit_scale,
+    )
 
     fit, B = source, draws
     alpha = alpha_from_level(level)
@@ -315,11 +319,12 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     # contrasts of a source with its own contributions (the binomial GLMM's score flips)
     scaled = not own_contributions(fit)
     uc = contributions_of(fit)                 # once for both families
-    shared = dict(scaled=scaled, uc=uc, scale=within_unit_scale(fit, uc) if scaled else None)
+    sc = within_unit_scale(fit, uc) if scaled else None
     adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen,
-                                     **shared)
-    marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),
-                                 rng=gen, **shared) if coverage == "simultaneous" else None
+                                     scaled=scaled, uc=uc, scale=sc)
+    marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100), rng=gen,
+                                 scaled=scaled, uc=uc, scale=sc
+                                 ) if coverage == "simultaneous" else None
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
     return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
