@@ -115,7 +115,8 @@ def cmd_contrasts(args: argparse.Namespace) -> None:
     glmm_by(args, args.by)
     kw = ask_result(args, "contrasts", adjust=("--adjust", args.adjust),
                     draws=("--draws", args.draws), rng=("--seed", args.seed),
-                    scale=("--scale", args.scale), by=("--by", args.by))
+                    scale=("--scale", args.scale), by=("--by", args.by),
+                    ci=("--ci", args.ci))
     res = fit_from_args(args)
     emit(table_of(res, res.contrasts(**kw), args.format), args)
 
@@ -183,6 +184,11 @@ def register(sub: Any) -> None:
                            help="--family binomial: log-odds differences with odds ratios "
                                 "(logit, default) or probability differences averaged over "
                                 "the cells (response)")
+            s.add_argument("--ci", default=None, choices=["t", "randomization"],
+                           help="each pair's test and interval: t (its SE and df) or "
+                                "randomization (its unit sign-flip test, inverted); default "
+                                "randomization where the default adjustment is the unit "
+                                "step-down, else t")
         if name == "anova":
             s.add_argument("--adjust", dest="anova_adjust", default="none",
                            choices=("none", "holm"), help="Holm across pairs, per term")

@@ -65,12 +65,15 @@ class UnitContributions:
 
     ``labels``: the ``(model_a, model_b)`` of each column when the contributions do not
     come from a linear fit's pairs (e.g. the binomial GLMM's score contributions).
+    ``within``: each pair's within-unit SE (:func:`within_unit_scale` before its
+    fallback) when computed with ``D`` from the same cells.
     """
 
     def __init__(self, D: np.ndarray, W: np.ndarray, live: np.ndarray, unit: str,
-                 labels: list[tuple[str, str]] | None = None) -> None:
+                 labels: list[tuple[str, str]] | None = None,
+                 within: np.ndarray | None = None) -> None:
         self.D, self.W, self.live, self.unit = D, W, live, unit
-        self.labels = labels
+        self.labels, self.within = labels, within
         inv = 1.0 / np.clip(1.0 - W, 1e-12, None)
         self.inv = inv
         self.a0 = np.sum(D * D * inv, axis=0)           # sum D_t^2 / (1 - W_t)
@@ -105,8 +108,27 @@ class UnitContributions:
         return est / np.sqrt(np.clip(var, 1e-300, None))
 
 
+def _memo(fit: Any, key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per fit (results are immutable): kept in the fit's ``__dict__``
+    (a frozen dataclass refuses attribute assignment, not its dict); objects without a
+    ``__dict__`` compute every time."""
+    store = getattr(fit, "__dict__", None)
+    if store is None:
+        return compute()
+    cache = store.setdefault("_mixrank_flip_cache", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def unit_contributions(fit: Any) -> UnitContributions:
-    """``D`` and ``W`` of every pair of ``fit`` at its unit (DesignError without 3 units)."""
+    """``D`` and ``W`` of every pair of ``fit`` at its unit (DesignError without 3 units);
+    computed once per fit (the contrasts, their step-down, intervals and rank intervals
+    share them)."""
+    return _memo(fit, "unit_contributions", lambda: _unit_contributions(fit))
+
+
+def _unit_contributions(fit: Any) -> UnitContributions:
     frame = fit.frame
     unit = frame.spec.unit
     T = 0 if unit is None else int(frame.term_levels[unit])
@@ -119,6 +141,7 @@ def unit_contributions(fit: Any) -> UnitContributions:
     P = len(fit.pairs)
     D, W = np.zeros((T, P)), np.zeros((T, P))
     live = np.zeros(P, dtype=bool)
+    within = np.full(P, np.nan)
     full = frame.term_codes[unit]
     for j, p in enumerate(fit.pairs):
         if p.degenerate:
@@ -134,8 +157,17 @@ def unit_contributions(fit: Any) -> UnitContributions:
         w = unit_weights("units" if fit.estimand == "units" else "cells", compact, p, unit)
         D[levels, j] = np.bincount(compact, weights=w * d, minlength=levels.size)
         W[levels, j] = np.bincount(compact, weights=w, minlength=levels.size)
+        within[j] = _within_se(d, compact, w)
         live[j] = True
-    return UnitContributions(D, W, live, unit)
+    return UnitContributions(D, W, live, unit, within=within)
+
+
+def _within_se(d: np.ndarray, codes: np.ndarray, w: np.ndarray) -> float:
+    """``sqrt(sum_t sum_{i in t} w_i^2 (d_i - dbar_t)^2 n_t / (n_t - 1))`` (within_unit_scale)."""
+    n_t = np.bincount(codes).astype(float)
+    dbar = np.bincount(codes, weights=d) / np.maximum(n_t, 1.0)
+    corr = (n_t / np.maximum(n_t - 1.0, 1.0))[codes]
+    return float(np.sqrt(np.sum(w * w * (d - dbar[codes]) ** 2 * corr)))
 
 
 def own_contributions(source: Any) -> bool:
@@ -320,8 +352,8 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
 
 # ------------------------------------------------ scaled step-down and flip intervals (issue 37)
 
-__all__ += ["within_unit_scale", "scaled_stepdown", "flip_intervals", "check_flip_ci",
-            "flip_ci"]
+__all__ += ["within_unit_scale", "scaled_stepdown", "flip_intervals", "flip_ci_problem",
+            "check_flip_ci", "flip_p_values", "flip_reference"]
 
 def within_unit_scale(fit: Any, uc: UnitContributions) -> np.ndarray:
     """Per pair, a scale of its estimate that the unit sign flips leave unchanged.
@@ -332,17 +364,10 @@ def within_unit_scale(fit: Any, uc: UnitContributions) -> np.ndarray:
     within every unit (``s = 0``) takes the null-restricted CR2 scale ``sqrt(sum_t
     D_t^2 / (1 - W_t))``, also invariant.  NaN for pairs that are not live.
     """
-    frame, unit = fit.frame, uc.unit
-    est = "units" if fit.estimand == "units" else "cells"
-    s = np.full(len(fit.pairs), np.nan)
-    for j in np.flatnonzero(uc.live):
-        p = fit.pairs[j]
-        d, codes = pair_unit_data(frame, p, unit)
-        w = unit_weights(est, codes, p, unit)
-        n_t = np.bincount(codes).astype(float)
-        dbar = np.bincount(codes, weights=d) / np.maximum(n_t, 1.0)
-        corr = (n_t / np.maximum(n_t - 1.0, 1.0))[codes]
-        s[j] = np.sqrt(np.sum(w * w * (d - dbar[codes]) ** 2 * corr))
+    if uc.within is None:          # e.g. the binomial GLMM's score contributions
+        raise DesignError("the within-unit scale needs a linear fit's cells "
+                          "(unit_contributions(fit)); these contributions have none")
+    s = uc.within
     restricted = np.sqrt(uc.a0)
     return np.where(np.isfinite(s) & (s > 1e-12 * np.maximum(restricted, 1e-300)), s, restricted)
 
@@ -452,41 +477,95 @@ def flip_intervals(fit: Any, *, level: float) -> dict[str, Any]:
     return dict(ci_lower=lo, ci_upper=hi, flips=N, n_units=T, unit=uc.unit, live=uc.live)
 
 
-def check_flip_ci(fit: Any, *, adjust: str, by: Any, level: float) -> None:
-    """DesignError unless ``contrasts(ci="randomization")`` can be answered for ``fit``."""
+def flip_ci_problem(fit: Any, *, adjust: str, by: Any, level: float) -> str:
+    """Why ``contrasts(ci="randomization")`` cannot be answered for ``fit`` ("" if it can)."""
     unit = fit.frame.spec.unit
     T = 0 if unit is None else int(fit.frame.term_levels[unit])
-    why = ""
     if getattr(fit, "df_method", None) != "cr2":
-        why = f"the fit uses df={getattr(fit, 'df_method', None)!r}; it needs df='cr2'"
-    elif not flips_reach(T, level):
-        why = (f"{unit!r} has {T} levels: all 2^T flips are enumerated for T <= {EXACT_MAX}, "
-               f"and a {level:g} interval needs 2^T (1 - level) / 2 >= 1")
-    elif adjust == "maxt" or by is not None:
-        why = ("its intervals are marginal, one pair at a time: not with "
-               + ("adjust='maxt' (simultaneous intervals)" if adjust == "maxt" else "by="))
+        return f"the fit uses df={getattr(fit, 'df_method', None)!r}; it needs df='cr2'"
+    if not flips_reach(T, level):
+        return (f"{unit!r} has {T} levels: all 2^T flips are enumerated for T <= {EXACT_MAX}, "
+                f"and a {level:g} interval needs 2^T (1 - level) / 2 >= 1")
+    if adjust == "maxt" or by is not None:
+        return ("its intervals are marginal, one pair at a time: not with "
+                + ("adjust='maxt' (simultaneous intervals)" if adjust == "maxt" else "by="))
+    return ""
+
+
+def check_flip_ci(fit: Any, *, adjust: str, by: Any, level: float) -> None:
+    """DesignError unless ``contrasts(ci="randomization")`` can be answered for ``fit``."""
+    why = flip_ci_problem(fit, adjust=adjust, by=by, level=level)
     if why:
         raise DesignError(f"ci='randomization' inverts the unit sign-flip test; {why}. "
-                          "Use ci='t' (the default).")
+                          "Use ci='t'.")
 
 
-def flip_ci(fit: Any, tab: Any, *, level: float) -> Any:
-    """``tab`` (a contrasts table of ``fit``) with ``ci_lower, ci_upper`` from
-    :func:`flip_intervals` for the pairs with 3 units (others keep theirs)."""
-    r = flip_intervals(fit, level=level)
-    out = tab.copy()
-    out.attrs = {"mixrank": dict(tab.attrs.get("mixrank", {}))}
+def flip_p_values(fit: Any) -> dict[str, Any]:
+    """Per pair, the unit sign-flip test of its total ``S = sum_t D_t`` over all ``2^T`` flips.
+
+    ``p_value = #{|eps'D| >= |S|} / 2^T`` (two-sided), ``p_greater = #{eps'D >= S} / 2^T``
+    (H1: model_a better) and ``p_less = #{eps'D <= S} / 2^T``; the identity is among the
+    flips, so no p-value is below ``2 / 2^T`` (two-sided).  It is the marginal test of
+    :func:`scaled_stepdown` (the scale is flip-invariant, so scaling changes nothing) and
+    the test :func:`flip_intervals` inverts: a step-down ``p_adjusted`` is never below it,
+    and ``p_value < 1 - level`` exactly when the interval excludes 0.  Arrays in
+    ``fit.pairs`` order (NaN where not live).
+    """
+    uc = unit_contributions(fit)
+    T = uc.n_units
+    if T > EXACT_MAX:
+        raise DesignError(f"the flip p-values enumerate all 2^T sign flips; the unit "
+                          f"{uc.unit!r} has {T} levels (at most {EXACT_MAX})")
+    live = np.flatnonzero(uc.live)
+    obs = uc.estimate[live]
+    # ties: relative to the largest total the flips can reach (an estimate of exactly 0
+    # sums to +-1e-18 in floating point; its flips that also sum to 0 are ties)
+    tol = 1e-9 * np.abs(uc.D[:, live]).sum(axis=0)
+    two, ge, le = (np.zeros(live.size) for _ in range(3))
+    chunks, half, _ = flips(T, B=0, rng=None)       # the 2^(T-1) with eps_1 = +1
+    size = max(1, _CELLS // max(1, live.size))
+    for E in chunks(size):
+        S = E @ uc.D[:, live]
+        two += np.sum(np.abs(S) >= np.abs(obs) - tol, axis=0)
+        ge += np.sum(S >= obs - tol, axis=0) + np.sum(-S >= obs - tol, axis=0)
+        le += np.sum(S <= obs + tol, axis=0) + np.sum(-S <= obs + tol, axis=0)
+    out: dict[str, Any] = {k: np.full(len(uc.live), np.nan)
+                           for k in ("p_value", "p_greater", "p_less")}
+    out["p_value"][live] = np.minimum(two / half, 1.0)
+    out["p_greater"][live], out["p_less"][live] = ge / (2 * half), le / (2 * half)
+    out.update(flips=2 * half, unit=uc.unit, live=uc.live)
+    return out
+
+
+def flip_reference(fit: Any, est: Any, *, level: float) -> Any:
+    """The :class:`~mixrank.inference.pairwise.PairEstimates` ``est`` of ``fit`` with each
+    live pair's ``p_value, p_greater`` from :func:`flip_p_values` and ``ci_lower,
+    ci_upper`` from :func:`flip_intervals` (before any adjustment: Holm and BH adjust these
+    p-values); other rows (degenerate pairs, pairs without 3 units) keep theirs."""
+    from dataclasses import replace
+
+    pv, ci = flip_p_values(fit), flip_intervals(fit, level=level)
     lookup, index = pair_lookup(fit.pairs), {id(p): j for j, p in enumerate(fit.pairs)}
-    for i, (a, b) in enumerate(zip(out["model_a"], out["model_b"])):
-        p = lookup.get(pair_key(a, b))
-        if p is None:
+    rows = []
+    for row in est.rows:
+        p = lookup.get(pair_key(row["model_a"], row["model_b"]))
+        if p is None or not pv["live"][index[id(p)]] or not np.isfinite(row["estimate"]) \
+                or not np.isfinite(row["statistic"]):
+            rows.append(row)
             continue
         j = index[id(p)]
-        if r["live"][j] and np.isfinite(out["estimate"].iloc[i]):
-            lo, hi = r["ci_lower"][j], r["ci_upper"][j]
-            lo, hi = (lo, hi) if p.model_a == a else (-hi, -lo)   # the row's orientation
-            out.iloc[i, out.columns.get_loc("ci_lower")] = lo
-            out.iloc[i, out.columns.get_loc("ci_upper")] = hi
-    out.attrs["mixrank"].update(ci=f"marginal: inverted unit sign-flip test (all {r['flips']} "
-                                   f"flips of {r['unit']!r})", ci_method="randomization")
-    return out
+        same = p.model_a == row["model_a"]          # the row's orientation
+        lo, hi = ci["ci_lower"][j], ci["ci_upper"][j]
+        rows.append(dict(row, p_value=float(pv["p_value"][j]),
+                         p_greater=float(pv["p_greater" if same else "p_less"][j]),
+                         ci_lower=lo if same else -hi, ci_upper=hi if same else -lo))
+    flips_of = f"all {pv['flips']} sign flips of {pv['unit']!r}"
+    meta = dict(p_value=f"unit sign-flip test of the pair's total ({flips_of})",
+                ci_method="randomization", ci=f"marginal: inverted unit sign-flip test "
+                f"({flips_of})")
+
+    def finish(tab: Any) -> Any:
+        tab.attrs["mixrank"].update(meta)
+        return tab if est.finish is None else est.finish(tab)
+
+    return replace(est, rows=rows, finish=finish)

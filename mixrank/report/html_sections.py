@@ -174,9 +174,13 @@ def contrasts(fit: Any, ctx: dict) -> str:
     con, de, meta = (_pair_rows(full, ctx["pairs"]), _pair_rows(_contrast_de(fit, full),
                                                                 ctx["pairs"]),
                      full.attrs.get("mixrank", {}))
-    parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); t-tests "
-                f"with SE and df by {meta.get('df_method', 'satterthwaite')}; p_adjusted: "
-                f"{meta.get('adjust')} across all {meta.get('family_size')} pairs.")]
+    tests = (f"p_value and interval: each pair's own {meta['p_value']}, the interval its "
+             f"inversion (SE and df by {meta.get('df_method')} shown beside them)"
+             if meta.get("ci_method") == "randomization" else
+             f"t-tests with SE and df by {meta.get('df_method', 'satterthwaite')}")
+    parts = [paragraph(f"Estimate = mean of model_a \u2212 model_b (estimand {fit.estimand}); "
+                       f"{tests}; p_adjusted: {meta.get('adjust')} across all "
+                       f"{meta.get('family_size')} pairs.")]
     if meta.get("adjust") == "stepdown" and meta.get("exact"):   # what few units cost (issue 37)
         won = full.loc[full["p_adjusted"] < 1 - fit.level, "estimate"].abs()
         parts.append(paragraph(

@@ -50,7 +50,7 @@ from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
 from ..inference.pairwise import PairEstimates, adjusted_contrasts
-from ..inference.randomization import check_flip_ci, flip_ci
+from ..inference.randomization import check_flip_ci, flip_ci_problem, flip_reference
 from ..inference.ranks.core import COVERAGES
 
 __all__ = ["ContrastsTemplate", "PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
@@ -249,10 +249,14 @@ class ContrastsTemplate(TextDisplay):
             :class:`~mixrank.MixrankDeprecationWarning`.
         ci : {"t", "randomization"}, optional
             Paired mixed-model fits with ``df="cr2"`` and a unit of 6 to 14
-            levels: ``"randomization"`` replaces ``ci_lower, ci_upper`` by
-            the inverted unit sign-flip test (all ``2^T`` flips; marginal,
-            so not with ``adjust="maxt"``; docs/methods.md §9), where the
-            Bell-McCaffrey df collapse; default ``"t"``, the pair's t interval.
+            levels: ``"randomization"`` takes each pair's ``p_value,
+            p_greater`` from its own unit sign-flip test (all ``2^T`` flips)
+            and ``ci_lower, ci_upper`` from inverting it (marginal, so not
+            with ``adjust="maxt"`` or ``by``; docs/methods.md §9): the
+            marginal test of the step-down's ``p_adjusted``, for when the
+            Bell-McCaffrey df collapse.  Its default where ``contrasts()``
+            defaults to the step-down and the intervals are marginal; ``"t"``
+            (the pair's t test and interval) elsewhere.
 
         Returns
         -------
@@ -335,17 +339,29 @@ class ContrastsTemplate(TextDisplay):
                                                 rng=rng, method=method, ci=ci))
         draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
         self._check_rng(rng)
-        flip = extra.pop("ci", "t") == "randomization"
-        if flip:
+        flip = extra.pop("ci", None) or self._default_ci(how, by, lev)
+        if flip == "randomization":
             check_flip_ci(self, adjust=how, by=by, level=lev)
-        tab = adjusted_contrasts(self._pair_estimates(lev, **extra), adjust=how, level=lev,
-                                 draws=draws, rng=rng)
-        return flip_ci(self, tab, level=lev) if flip else tab
+        est = self._pair_estimates(lev, **extra)
+        return adjusted_contrasts(flip_reference(self, est, level=lev)
+                                  if flip == "randomization" else est,
+                                  adjust=how, level=lev, draws=draws, rng=rng)
 
     def _default_adjust(self) -> str:
         """The ``adjust=`` of ``contrasts()`` when none is given: :attr:`DEFAULT_ADJUST`
         (a result type whose default depends on the fit overrides this)."""
         return self.DEFAULT_ADJUST
+
+    def _default_ci(self, adjust: str, by: Any, level: float) -> str:
+        """The ``ci=`` of ``contrasts()`` when none is given: ``"randomization"`` -- each
+        pair's own unit sign-flip test and its inverted interval, the marginal test of the
+        step-down's ``p_adjusted`` -- where the result type takes it, ``contrasts()``
+        defaults to the step-down and the flips reach ``level`` with marginal intervals
+        (not ``adjust="maxt"``, not ``by=``); else ``"t"`` (docs/methods.md §9)."""
+        takes = "randomization" in (self.supported_options("contrasts").get("ci") or ())
+        if not takes or self._default_adjust() != "stepdown":
+            return "t"
+        return "t" if flip_ci_problem(self, adjust=adjust, by=by, level=level) else "randomization"
 
     def _check_rng(self, rng: Any) -> None:
         """``contrasts(rng=)`` is checked whatever the adjustment (a bad value is an

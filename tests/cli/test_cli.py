@@ -412,3 +412,22 @@ def test_every_registered_module_adds_its_subcommands():
             "rci", "report"} <= names
     for mod in cli.SUBCOMMANDS:
         assert callable(importlib.import_module(f"mixrank.cli.{mod}").register)
+
+
+@pytest.mark.parametrize("ci", [None, "t", "randomization"])
+def test_contrasts_ci_is_the_api_keyword(capsys, ci):
+    """``--ci`` is ``contrasts(ci=)``: each pair's test and interval (the unit sign flips by
+    default on the example's step-down path, the t with ``--ci t``)."""
+    argv = ["contrasts", "example", "-f", F1, "--format", "csv"] + (["--ci", ci] if ci else [])
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    want = api_fit().contrasts(**({"ci": ci} if ci else {}))
+    assert_same(csv_of(out), want)
+    flips = want.attrs["mixrank"].get("ci_method") == "randomization"
+    assert flips == (ci != "t")
+
+
+def test_contrasts_ci_refused_where_the_flips_cannot_give_it(capsys):
+    code, _, err = run(capsys, "contrasts", "example", "-f", F1, "--df", "satterthwaite",
+                       "--ci", "randomization")
+    assert code == 2 and "--ci randomization" in err and "--df cr2" in err

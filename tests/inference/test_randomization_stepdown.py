@@ -156,15 +156,22 @@ def test_flip_intervals_are_infinite_with_too_few_units():
 
 def test_contrasts_ci_randomization_are_the_flip_intervals():
     fit = _fit(T=8, K=3, seed=9)
-    t = fit.contrasts()
+    t = fit.contrasts(ci="t")
     c = fit.contrasts(ci="randomization")
+    pd.testing.assert_frame_equal(fit.contrasts(), c)      # the default on the step-down path
     r = flip_intervals(fit, level=fit.level)
     np.testing.assert_allclose(c["ci_lower"], r["ci_lower"])
     np.testing.assert_allclose(c["ci_upper"], r["ci_upper"])
-    pd.testing.assert_frame_equal(c.drop(columns=["ci_lower", "ci_upper"]),
-                                  t.drop(columns=["ci_lower", "ci_upper"]))
+    flip_cols = ["ci_lower", "ci_upper", "p_value", "p_greater"]
+    pd.testing.assert_frame_equal(c.drop(columns=flip_cols), t.drop(columns=flip_cols))
+    np.testing.assert_allclose(t["p_value"], 2 * stats.t.sf(t["statistic"].abs(), t["df"]))
+    for j in range(len(fit.pairs)):       # the p-values are the test the interval inverts
+        le, ge = _one_sided(fit, j, 0.0)
+        np.testing.assert_allclose(c["p_greater"].iloc[j], ge, rtol=1e-12)
+        np.testing.assert_allclose(c["p_value"].iloc[j], min(1.0, 2 * min(le, ge)), rtol=1e-12)
     assert c.attrs["mixrank"]["ci_method"] == "randomization"
-    assert "sign-flip" in c.attrs["mixrank"]["ci"]
+    assert "sign-flip" in c.attrs["mixrank"]["ci"] and "sign-flip" in c.attrs["mixrank"]["p_value"]
+    assert t.attrs["mixrank"]["ci"] == "marginal" and "p_value" not in t.attrs["mixrank"]
     lv = fit.contrasts(level=0.8, ci="randomization")
     assert ((lv["ci_lower"] >= c["ci_lower"]) & (lv["ci_upper"] <= c["ci_upper"])).all()
 

@@ -47,7 +47,8 @@ def partial(full):
 
 def _compare(judge, ordinary, tol):
     for a, b in ((judge.model_scores(), ordinary.model_scores()),
-                 (judge.contrasts(adjust="none"), ordinary.contrasts(adjust="none"))):
+                 (judge.contrasts(adjust="none", ci="t"),
+                  ordinary.contrasts(adjust="none", ci="t"))):
         pd.testing.assert_frame_equal(_key(a), _key(b), check_exact=False, atol=tol, rtol=tol)
 
 

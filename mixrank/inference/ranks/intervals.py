@@ -196,7 +196,10 @@ def rank_intervals_of(fit: FittedPairs, *, level: float = 0.95, coverage: str = 
     the tests use the fitted contrasts ``FitResult.contrasts``: one-sided
     p-values from ``t = estimate / std_error`` with the pair's df under the
     fit's df method (CR2/Bell-McCaffrey at the unit where it applies, Satterthwaite
-    otherwise, units - 1 for the aggregate method).  See
+    otherwise, units - 1 for the aggregate method); where the contrasts' own
+    tests are the unit sign flips (``attrs["mixrank"]["ci_method"] ==
+    "randomization"``, the default on the step-down path), their one-sided
+    flip p-values instead (docs/methods.md §9).  See
     :func:`rank_intervals_from_contrasts` for the procedures.
 
     Validated as :func:`rank_intervals_from_contrasts`; on ChemBench and

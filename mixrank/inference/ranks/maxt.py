@@ -114,7 +114,28 @@ def contrast_matrices(contrasts: pd.DataFrame, models: list[str]) -> dict[str, n
     P = np.where(ok, stats.t.sf(np.nan_to_num(T), np.where(ok, D, 1.0)), np.nan)
     # sign test of a constant non-zero gap: p2/2 in the observed direction, 1 in the other
     P[deg] = np.where((E[deg] > 0) & (P2[deg] < 1.0), P2[deg] / 2.0, 1.0)
+    if contrasts.attrs.get("mixrank", {}).get("ci_method") == "randomization":
+        P = _flip_one_sided(contrasts, pos, E, P, ok)
     return dict(estimate=E, variance=V, df=D, statistic=T, p=P, n=N)
+
+
+def _flip_one_sided(contrasts: pd.DataFrame, pos: dict[str, int], E: np.ndarray,
+                    P: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """The one-sided p-values of a table whose tests are the unit sign flips
+    (``ci_method == "randomization"``, docs/methods.md §9) instead of the t's: "a better
+    than b" is ``p_greater``; "b better than a" is ``p_value / 2`` when the estimate is
+    negative (exact: the flip distribution is symmetric), ``p_greater`` at 0 (symmetry),
+    and ``1 - p_greater`` when positive (a lower bound of ``P(S <= obs)``, at least 0.5:
+    never reached by a level below 0.5)."""
+    P = P.copy()
+    for a, b, p2, pg in zip(contrasts["model_a"], contrasts["model_b"], contrasts["p_value"],
+                            contrasts["p_greater"], strict=True):
+        j, k = pos[str(a)], pos[str(b)]
+        if not ok[j, k] or not (np.isfinite(p2) and np.isfinite(pg)):
+            continue
+        P[j, k] = pg
+        P[k, j] = p2 / 2.0 if E[j, k] < 0 else pg if E[j, k] == 0 else 1.0 - pg
+    return P
 
 
 def joint_covariance(v: np.ndarray) -> tuple[np.ndarray, float]:
