@@ -166,8 +166,14 @@ def _randomization(fit: Any, tab: pd.DataFrame, level: float, B: int, rng: Any,
     scaled = stepdown and not own_contributions(fit)
     r = (scaled_stepdown(fit, B=B, rng=rng) if scaled
          else randomization_maxt(fit, level=level, B=B, rng=rng, stepdown=stepdown))
-    live = r["live"] & np.isfinite(tab["p_value"].to_numpy(dtype=float))
-    tab["p_adjusted"] = np.where(live, r["p_adjusted"], tab["p_value"])
+    p = tab["p_value"].to_numpy(dtype=float)
+    live = r["live"] & np.isfinite(p)
+    # a linear fit's step-down rejection also needs the pair's own test: p_adjusted >= p_value
+    # (already so when p_value is the pair's flip test, the step-down's first step; with
+    # ci="t" the t p-value could sit above it; docs/methods.md §9).  Not the GLMM's: its
+    # t(T - 1) reference is conservative at few units (docs/glmm.md §12)
+    tab["p_adjusted"] = np.where(live, np.maximum(r["p_adjusted"], p) if scaled
+                                 else r["p_adjusted"], p)
     meta = dict(flips=r["flips"], exact=r["exact"], unit=r["unit"], n_units=r["n_units"],
                 mc_se_of_p="0 (all flips)" if r["exact"] else f"<= {0.5 / np.sqrt(B):.2g}",
                 assumes="unit effects exchangeable and symmetric about 0 under the null")

@@ -125,8 +125,10 @@ class Summary(TextDisplay):
         for col in ["estimate", "std_error", "df", "statistic", "p_value", "p_adjusted"]:
             with_fmt[col] = show[col].map(lambda x: _g(x))
         lines.append(with_fmt.to_string(index=False))
-        lines.append(f"p_adjusted: {c.attrs['mixrank']['adjust']} across the "
-                     f"{c.attrs['mixrank']['family_size']} pairs")
+        meta = c.attrs["mixrank"]
+        if meta.get("ci_method") == "randomization":
+            lines.append(f"p_value: each pair's {meta['p_value']}; statistic and df: its t")
+        lines.append(f"p_adjusted: {meta['adjust']} across the {meta['family_size']} pairs")
         bad = self.diagnostics[~self.diagnostics["converged"]]
         nb = int((self.diagnostics["boundary"] != "").sum())
         lines.append("")

@@ -105,3 +105,17 @@ def test_t_reference_where_the_flips_do_not_give_the_intervals():
         assert "ci_method" not in tab.attrs["mixrank"]
         np.testing.assert_allclose(tab["p_value"],
                                    2 * stats.t.sf(tab["statistic"].abs(), tab["df"]))
+
+
+def test_a_stepdown_beside_t_p_values_still_needs_the_pairs_own_test():
+    """With ``ci="t"`` the table's p-values are the t's (Bell-McCaffrey df near 2 on
+    ChemBench): a step-down rejection also needs the pair's own test, so ``p_adjusted`` is
+    the larger of the two and the family-wise rejections keep intervals that exclude 0."""
+    fit = _fit(mixrank.load_dataset("chembench"))
+    t = fit.contrasts(ci="t")
+    flips = fit.contrasts()
+    assert t.attrs["mixrank"]["adjust"] == "stepdown"
+    np.testing.assert_allclose(t["p_adjusted"], np.maximum(flips["p_adjusted"], t["p_value"]))
+    excludes = (t["ci_lower"] > 0) | (t["ci_upper"] < 0)
+    assert not ((t["p_adjusted"] < 0.05) & ~excludes).any()
+    assert 0 < int((t["p_adjusted"] < 0.05).sum()) < int((flips["p_adjusted"] < 0.05).sum())

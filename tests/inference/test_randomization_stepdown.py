@@ -162,8 +162,10 @@ def test_contrasts_ci_randomization_are_the_flip_intervals():
     r = flip_intervals(fit, level=fit.level)
     np.testing.assert_allclose(c["ci_lower"], r["ci_lower"])
     np.testing.assert_allclose(c["ci_upper"], r["ci_upper"])
-    flip_cols = ["ci_lower", "ci_upper", "p_value", "p_greater"]
+    flip_cols = ["ci_lower", "ci_upper", "p_value", "p_greater", "p_adjusted"]
     pd.testing.assert_frame_equal(c.drop(columns=flip_cols), t.drop(columns=flip_cols))
+    # the same step-down; beside t p-values a rejection also needs the pair's own t test
+    np.testing.assert_allclose(t["p_adjusted"], np.maximum(c["p_adjusted"], t["p_value"]))
     np.testing.assert_allclose(t["p_value"], 2 * stats.t.sf(t["statistic"].abs(), t["df"]))
     for j in range(len(fit.pairs)):       # the p-values are the test the interval inverts
         le, ge = _one_sided(fit, j, 0.0)
