@@ -509,7 +509,8 @@ def flip_p_values(fit: Any) -> dict[str, Any]:
     :func:`scaled_stepdown` (the scale is flip-invariant, so scaling changes nothing) and
     the test :func:`flip_intervals` inverts: a step-down ``p_adjusted`` is never below it,
     and ``p_value < 1 - level`` exactly when the interval excludes 0.  Arrays in
-    ``fit.pairs`` order (NaN where not live).
+    ``fit.pairs`` order (NaN where not live); ``flips``: ``2^(T-1)``, as the step-down
+    counts them (each flip with its mirror image).
     """
     uc = unit_contributions(fit)
     T = uc.n_units
@@ -533,7 +534,7 @@ def flip_p_values(fit: Any) -> dict[str, Any]:
                            for k in ("p_value", "p_greater", "p_less")}
     out["p_value"][live] = np.minimum(two / half, 1.0)
     out["p_greater"][live], out["p_less"][live] = ge / (2 * half), le / (2 * half)
-    out.update(flips=2 * half, unit=uc.unit, live=uc.live)
+    out.update(flips=half, unit=uc.unit, live=uc.live)
     return out
 
 
@@ -559,7 +560,8 @@ def flip_reference(fit: Any, est: Any, *, level: float) -> Any:
         rows.append(dict(row, p_value=float(pv["p_value"][j]),
                          p_greater=float(pv["p_greater" if same else "p_less"][j]),
                          ci_lower=lo if same else -hi, ci_upper=hi if same else -lo))
-    flips_of = f"all {pv['flips']} sign flips of {pv['unit']!r}"
+    # counted as the step-down counts them: 2^(T-1) flips, each with its mirror image
+    flips_of = f"all {pv['flips']} sign flips of {pv['unit']!r} and their mirror images"
     meta = dict(p_value=f"unit sign-flip test of the pair's total ({flips_of})",
                 ci_method="randomization", ci=f"marginal: inverted unit sign-flip test "
                 f"({flips_of})")

@@ -82,4 +82,4 @@ def test_one_answer_per_pair_on_chembench(chem):
     row = c[(c["model_a"] == "claude3") & (c["model_b"] == "gemma-1-1-7b-it")].iloc[0]
     assert row["p_value"] == pytest.approx(2 / 2 ** 9) and row["ci_lower"] > 0
     text = re.sub("<[^>]+>", "", str(render_report(fit))).replace("&#x27;", "'")
-    assert "each pair's own unit sign-flip test of the pair's total (all 512 sign flips" in text
+    assert "each pair's own unit sign-flip test of the pair's total (all 256 sign flips" in text

@@ -118,8 +118,8 @@ def test_summary_shows_scores(example):
     text = str(_fit("correct ~ model + (1|subject)", example).summary())
     assert "Model scores (y ~ 1 + (1|subject), estimand cells, unit subject, 95% CI)" in text
     assert "p_adjusted: stepdown across the 15 pairs" in text    # the CR2 default
-    assert ("p_value: each pair's unit sign-flip test of the pair's total (all 4096 sign "
-            "flips of 'subject')") in text                       # and its per-pair tests
+    assert ("p_value: each pair's unit sign-flip test of the pair's total (all 2048 sign "
+            "flips of 'subject' and their mirror images)") in text                       # and its per-pair tests
 
 
 def test_same_engine_as_the_fit():

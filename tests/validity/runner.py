@@ -38,7 +38,9 @@ def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "bina
     """Rejections of one data set: per method ``{method}_{answer}`` -> value.
 
     Answers: ``pair`` (share of null pairs rejected at 0.05 two-sided), ``cover`` (share
-    of pairs whose 95% CI covers the true gap), ``holm``, ``maxt``, ``stepdown`` (any null
+    of pairs whose 95% CI covers the true gap) -- both of the pair's t test and interval
+    (``ci="t"``), and ``flip_pair``, ``flip_cover`` of the default per-pair test and
+    interval where it is the unit sign flips --, ``holm``, ``maxt``, ``stepdown`` (any null
     pair rejected by the family-wise adjustment), ``power`` (share of non-null pairs
     rejected by Holm), ``rank_cover`` (the simultaneous max-t rank intervals contain every
     true rank; ``ranks=True``).
@@ -57,8 +59,11 @@ def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "bina
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = _with_df(base, how)
-            c = fit.contrasts(adjust="holm")
+            c = fit.contrasts(adjust="holm", ci="t")        # the t test and interval
             mt = fit.contrasts(adjust="maxt", draws=2000, rng=seed) if "maxt" in answers else None
+            # the default per-pair test where it is the unit sign flips (few units, CR2)
+            flip = fit.contrasts(adjust="none") if fit._default_ci("none", None, 0.95) \
+                == "randomization" else None
         gap = np.array([true[a] - true[b] for a, b in zip(c["model_a"], c["model_b"])])
         null = np.isclose(gap, 0.0)
         # latent gaps: on the 0/1 scale the true difference is 0 exactly when the gap is 0
@@ -71,9 +76,14 @@ def replicate(seed: int, n_models: int, n_subjects: int, *, outcome: str = "bina
             if how == "cr2" and "stepdown" in answers:
                 sd = fit.contrasts(adjust="stepdown", draws=2000, rng=seed)
                 out[f"{how}_stepdown"] = float((sd["p_adjusted"] < 0.05).to_numpy()[null].any())
+        if flip is not None and null.any():
+            out[f"{how}_flip_pair"] = float((flip["p_value"] < 0.05).to_numpy()[null].mean())
         if outcome != "binary" or null.all():
             lo, hi = c["ci_lower"].to_numpy(), c["ci_upper"].to_numpy()
             out[f"{how}_cover"] = float(np.mean((lo <= gap) & (gap <= hi)))
+            if flip is not None:
+                lo, hi = flip["ci_lower"].to_numpy(), flip["ci_upper"].to_numpy()
+                out[f"{how}_flip_cover"] = float(np.mean((lo <= gap) & (gap <= hi)))
         if (~null).any():
             out[f"{how}_power"] = float((c["p_adjusted"] < 0.05).to_numpy()[~null].mean())
         if ranks and "rank_cover" in answers:

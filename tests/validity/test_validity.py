@@ -42,6 +42,12 @@ def _check_valid(res: dict, R: int, how: str = "cr2") -> None:
             assert res[f"{how}_{k}"][0] <= _fwer_band(R), (k, res[f"{how}_{k}"])
     pair, se = res[f"{how}_pair"]
     assert abs(pair - NOMINAL) <= 3 * max(se, 1e-3), res[f"{how}_pair"]
+    if f"{how}_flip_pair" in res:       # the default per-pair test: exact, discrete
+        pair, se = res[f"{how}_flip_pair"]
+        assert pair <= NOMINAL + 3 * max(se, 1e-3), res[f"{how}_flip_pair"]
+    if f"{how}_flip_cover" in res:
+        cover, se = res[f"{how}_flip_cover"]
+        assert cover >= 0.95 - 3 * max(se, 1e-3), res[f"{how}_flip_cover"]
 
 
 def test_familywise_six_models_eight_subjects_binary():
