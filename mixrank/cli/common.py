@@ -133,7 +133,17 @@ def table_of(res: Any, tab: pd.DataFrame, fmt: str) -> str:
     if head and getattr(res, "family", "gaussian") == "binomial" and "scale" in meta:
         head += f"scale: {meta['scale']}" + (f"; estimate = {meta['score']}" if "score" in meta
                                               else "") + "\n"
-    return head + render(tab, fmt)
+    return head + (tests_line(tab) if fmt == "table" else "") + render(tab, fmt)
+
+
+def tests_line(tab: pd.DataFrame) -> str:
+    """The line above a contrasts table (table format) saying which test its ``p_value``
+    and interval are when they are not the t its ``statistic`` and ``df`` describe."""
+    meta = tab.attrs.get("mixrank", {})
+    if meta.get("ci_method") != "randomization":
+        return ""
+    return (f"p_value, ci: each pair's {meta['p_value']} (statistic, df: its t); "
+            f"p_adjusted: {meta.get('adjust')}\n")
 
 
 def titled(parts: list[tuple[str, pd.DataFrame]], fmt: str) -> str:

@@ -26,6 +26,7 @@ from .common import (
     render,
     score_header,
     table_of,
+    tests_line,
 )
 from .options import ADJUST_ALL, common_args, out_args
 
@@ -79,9 +80,11 @@ def cmd_demo(args: argparse.Namespace) -> None:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     for line in _explain(caught):
         print(line, file=sys.stderr)
+    con = res.contrasts()
     parts = ["mixrank demo: the bundled simulated example benchmark (see data/README.md)", "",
              res.frame.summary_text(), "", "== Contrasts (model_a - model_b) ==",
-             render(res.contrasts(), args.format), "== Variance components (first pair) ==",
+             (tests_line(con) if args.format == "table" else "") + render(con, args.format),
+             "== Variance components (first pair) ==",
              render(res.variance_components().query("model_a == 'm01' and model_b == 'm02'"),
                     args.format),
              "== Design effect ==", render(res.design_effect(), args.format)]

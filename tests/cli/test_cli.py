@@ -431,3 +431,19 @@ def test_contrasts_ci_refused_where_the_flips_cannot_give_it(capsys):
     code, _, err = run(capsys, "contrasts", "example", "-f", F1, "--df", "satterthwaite",
                        "--ci", "randomization")
     assert code == 2 and "--ci randomization" in err and "--df cr2" in err
+
+
+def test_the_table_format_says_which_test_the_p_values_are(capsys):
+    """Beside a t statistic and df, p-values from the unit sign flips are named (table
+    format: the contrasts command and the demo); CSV stays a plain table."""
+    code, out, _ = run(capsys, "contrasts", "example", "-f", F1)
+    assert code == 0
+    assert ("p_value, ci: each pair's unit sign-flip test of the pair's total (all 2048 sign "
+            "flips of 'subject' and their mirror images) (statistic, df: its t); p_adjusted: "
+            "stepdown") in out
+    code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--ci", "t")
+    assert code == 0 and "p_value, ci:" not in out
+    code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--format", "csv")
+    assert code == 0 and out.startswith("model_a,")
+    code, out, _ = run(capsys, "demo")
+    assert code == 0 and "p_value, ci: each pair's unit sign-flip test" in out
