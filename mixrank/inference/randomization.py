@@ -290,8 +290,7 @@ def _stepdown_counts(stats: np.ndarray, obs: np.ndarray) -> np.ndarray:
 
 
 def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
-                      rng: Any, scaled: bool = False, uc: UnitContributions | None = None,
-                      scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      rng: Any, scaled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Randomization step-down adjusted p-values of the directed hypotheses "j better than k".
 
     The randomization counterpart of
@@ -300,21 +299,16 @@ def directed_stepdown(fit: Any, models: list[str], *, coverage: str, B: int,
     negation, their joint null distribution the unit sign flips.  Returns
     ``adj_a, adj_b`` (M x M; marginal families report ``min(1, 2 adjusted)``).
     ``scaled``: the statistic of :func:`scaled_stepdown` (the total over its
-    flip-invariant within-unit SE) in place of the flipped CR2 t.  ``uc`` and ``scale``:
-    the contributions and within-unit scales of ``fit`` when the caller already has them
-    (both families of a simultaneous rank interval share them).
+    flip-invariant within-unit SE) in place of the flipped CR2 t.
     """
-    uc = contributions_of(fit) if uc is None else uc
+    uc = contributions_of(fit)
     M = len(models)
     pos = {m: i for i, m in enumerate(models)}
     live = np.flatnonzero(uc.live)
     labels = uc.labels if uc.labels is not None else [(p.model_a, p.model_b) for p in fit.pairs]
     a = np.array([pos[labels[i][0]] for i in live], dtype=np.int64)
     b = np.array([pos[labels[i][1]] for i in live], dtype=np.int64)
-    if scaled:
-        sc = (within_unit_scale(fit, uc) if scale is None else scale)[live]
-    else:
-        sc = uc.std_error[live]
+    sc = within_unit_scale(fit, uc)[live] if scaled else uc.std_error[live]
     t_obs = uc.estimate[live] / sc
     obs = np.full((M, M), -np.inf)
     obs[a, b], obs[b, a] = t_obs, -t_obs

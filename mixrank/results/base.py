@@ -339,9 +339,10 @@ class ContrastsTemplate(TextDisplay):
                                                 rng=rng, method=method, ci=ci))
         draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
         self._check_rng(rng)
-        flip = extra.pop("ci", None) or self._default_ci(how, by, lev)
-        if flip == "randomization":
+        flip = extra.pop("ci", None)
+        if flip == "randomization":          # asked for; the default is chosen only where valid
             check_flip_ci(self, adjust=how, by=by, level=lev)
+        flip = flip or self._default_ci(how, by, lev)
         est = self._pair_estimates(lev, **extra)
         return adjusted_contrasts(flip_reference(self, est, level=lev)
                                   if flip == "randomization" else est,

@@ -21,13 +21,16 @@ from mixrank.engine.lmm.unit_se import pair_unit_data
 from tests.engine.test_unit_se import _dense_cr2
 
 
-def _data(T=6, K=4, seed=3):
+def _data(T=6, K=4, seed=3, sd_unit=0.5, gaps=(0.3,)):
+    """Gaussian scores of K models on T subjects of 3-8 questions: a model x subject effect
+    (sd ``sd_unit``), unit noise, model m shifted by ``gaps[m]`` (0 beyond the tuple)."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(3, 9, size=T)
     subj = np.repeat(np.arange(T), sizes)
     rows = []
     for m in range(K):
-        eff = rng.normal(0, 0.5, T)[subj] + rng.normal(0, 1, subj.size) + 0.3 * (m == 0)
+        eff = (rng.normal(0, sd_unit, T)[subj] + rng.normal(0, 1, subj.size)
+               + (gaps[m] if m < len(gaps) else 0.0))
         rows += [dict(model=f"m{m}", subject=f"s{t}", question=f"q{i}", correct=float(e))
                  for i, (t, e) in enumerate(zip(subj, eff))]
     return pd.DataFrame(rows)
@@ -39,19 +42,25 @@ def _fit(**kw):
         return mixrank.fit("correct ~ model + (1|subject)", _data(**kw), estimand="cells")
 
 
-def _brute(fit):
+def _over_flips(fit, statistic):
+    """``statistic(dd, codes, w)`` of each pair's raw cell differences under every sign flip
+    of the subjects (flips x pairs; row 0 the identity), cell weights ``1/n``."""
     T = fit.frame.term_levels["subject"]
     per = [pair_unit_data(fit.frame, p, "subject") for p in fit.pairs]
-    stats = []
+    rows = []
     for eps in itertools.product([1.0, -1.0], repeat=T):
         row = []
         for d, codes in per:
             dd = d * np.array(eps)[codes]
-            w = np.full(dd.size, 1.0 / dd.size)
-            v, _ = _dense_cr2(dd, codes, w, 0.0)
-            row.append(float(w @ dd) / np.sqrt(v))
-        stats.append(row)
-    return np.array(stats)        # flips x pairs; row 0 is the identity
+            row.append(statistic(dd, codes, np.full(dd.size, 1.0 / dd.size)))
+        rows.append(row)
+    return np.array(rows)
+
+
+def _brute(fit):
+    """The CR2 t of every pair under every flip (the dense-matrix CR2 variance)."""
+    return _over_flips(fit, lambda dd, codes, w: float(w @ dd)
+                       / np.sqrt(_dense_cr2(dd, codes, w, 0.0)[0]))
 
 
 def _within_se(dd, codes, w):
@@ -67,17 +76,7 @@ def _within_se(dd, codes, w):
 def _brute_scaled(fit):
     """|w'd| / within-unit SE under every flip of the raw cells (flips x pairs), the
     scale recomputed from the flipped cells each time."""
-    T = fit.frame.term_levels["subject"]
-    per = [pair_unit_data(fit.frame, p, "subject") for p in fit.pairs]
-    rows = []
-    for eps in itertools.product([1.0, -1.0], repeat=T):
-        row = []
-        for d, codes in per:
-            dd = d * np.array(eps)[codes]
-            w = np.full(dd.size, 1.0 / dd.size)
-            row.append(abs(float(w @ dd)) / _within_se(dd, codes, w))
-        rows.append(row)
-    return np.array(rows)
+    return _over_flips(fit, lambda dd, codes, w: abs(float(w @ dd)) / _within_se(dd, codes, w))
 
 
 def _brute_stepdown(S):

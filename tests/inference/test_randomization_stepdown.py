@@ -23,19 +23,13 @@ from mixrank.engine.lmm.unit_se import pair_unit_data
 from mixrank.inference.randomization import flip_intervals, scaled_stepdown
 from tests.engine.test_unit_se import _dense_cr2
 from tests.inference.test_randomization import _brute_scaled
+from tests.inference.test_randomization import _data as _rdata
 
 
 def _data(T=7, K=4, seed=5, shift=0.6):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(3, 9, size=T)
-    subj = np.repeat(np.arange(T), sizes)
-    rows = []
-    for m in range(K):
-        eff = (rng.normal(0, 0.4, T)[subj] + rng.normal(0, 1, subj.size)
-               + shift * (m == 0) + 0.5 * shift * (m == 1))
-        rows += [dict(model=f"m{m}", subject=f"s{t}", question=f"q{i}", correct=float(e))
-                 for i, (t, e) in enumerate(zip(subj, eff))]
-    return pd.DataFrame(rows)
+    """The randomization tests' generator: model x subject sd 0.4, m0 ``shift`` and m1
+    half of it above the rest."""
+    return _rdata(T=T, K=K, seed=seed, sd_unit=0.4, gaps=(shift, 0.5 * shift))
 
 
 def _fit(**kw):

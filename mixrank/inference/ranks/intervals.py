@@ -305,12 +305,7 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     >>> tab.attrs["mixrank"]["method"]
     'maxt'
     """
-    from mixrank.inference.randomization import (
-        contributions_of,
-        directed_stepdown,
-        own_contributions,
-        within_unit_scale,
-    )
+    from mixrank.inference.randomization import directed_stepdown, own_contributions
 
     fit, B = source, draws
     alpha = alpha_from_level(level)
@@ -320,14 +315,12 @@ def rank_intervals_from_flips(scores: Any, contrasts: pd.DataFrame, source: Any,
     gen = as_rng(rng)
     # the contrasts' step-down statistic: the scaled totals of a linear fit; the studentized
     # contrasts of a source with its own contributions (the binomial GLMM's score flips)
+    # (both families share the fit's contributions: unit_contributions keeps them per fit)
     scaled = not own_contributions(fit)
-    uc = contributions_of(fit)                 # once for both families
-    sc = within_unit_scale(fit, uc) if scaled else None
     adj_a, adj_b = directed_stepdown(fit, models, coverage=coverage, B=max(int(B), 100), rng=gen,
-                                     scaled=scaled, uc=uc, scale=sc)
-    marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100), rng=gen,
-                                 scaled=scaled, uc=uc, scale=sc
-                                 ) if coverage == "simultaneous" else None
+                                     scaled=scaled)
+    marginal = directed_stepdown(fit, models, coverage="marginal", B=max(int(B), 100),
+                                 rng=gen, scaled=scaled) if coverage == "simultaneous" else None
     extra = dict(estimate=mats["estimate"], std_error=np.sqrt(mats["variance"]), df=mats["df"],
                  statistic=mats["statistic"], n=mats["n"])
     return assemble(models, est, n, mats["p"], adj_a, adj_b, alpha=alpha, coverage=coverage,
