@@ -92,6 +92,16 @@ def did_you_mean(value: Any, choices: Iterable[Any]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def invalid_choice_hint(message: str) -> str:
+    """:func:`did_you_mean` for argparse's "invalid choice: 'fitt' (choose from 'fit', ...)"."""
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m is None:
+        return ""
+    return did_you_mean(m.group(1), [c.strip().strip("'\"") for c in m.group(2).split(",")])
+
+
 def check_draws(value: Any, name: str = "draws", minimum: int = 100,
                 error: type[Exception] | None = None) -> int:
     """``value`` as a whole number of draws in ``[minimum, MAX_DRAWS]``, else ``error``.

@@ -9,6 +9,7 @@ Inputs: a battle log (DataFrame or path), an optional formula
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,9 +19,16 @@ from mixrank._util import check_level
 from mixrank.arena.clusters import detect_cluster
 from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patterns, read_battles
 from mixrank.arena.estimate import bootstrap, check_graph, fit_bt, sandwich, with_prior
-from mixrank.arena.fitting import check_rng, clustered, judged_arena, with_position
+from mixrank.arena.fitting import (
+    MIN_DECISIVE,
+    check_rng,
+    clustered,
+    judged_arena,
+    thin_sandwich,
+    with_position,
+)
 from mixrank.arena.result import ArenaResult, check_se
-from mixrank.errors import DataError, DesignError, OptionError
+from mixrank.errors import DataError, DesignError, OptionError, SmallSampleWarning
 from mixrank.inference.keywords import former, unexpected_keywords
 
 __all__ = ["arena", "check_rng", "with_position"]
@@ -120,14 +128,12 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
         named), strengths running to infinity (models named; ``prior=``);
         a cluster column with a single value; a judge column with missing
         verdicts.
-    DesignError
-        Unknown ``ties``/``se``, bad ``level``, ``draws`` or ``prior``;
-        ``se="bootstrap"`` with ``cluster``; ``draws``/``rng`` without
-        ``se="bootstrap"``.
     OptionError
-        A bad ``rng``, ``judge``, ``lam``, ``position`` or ``scale``;
-        ``judge`` with ``ties`` other than ``"half"``, a prior or a
-        non-sandwich ``se``.
+        (a DesignError) Unknown ``ties`` or ``se``, bad ``level``, ``draws``, ``prior``,
+        ``rng``, ``judge``, ``lam``, ``position`` or ``scale``; ``draws``/``rng`` without
+        ``se="bootstrap"`` (they would be ignored); ``se="bootstrap"`` with ``cluster``;
+        ``cluster`` with ``se="information"``; ``judge`` with ``ties`` other than
+        ``"half"``, a prior or a non-sandwich ``se``.
 
     Warns
     -----
@@ -161,11 +167,11 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     B = former(old, "B", "draws", draws, 1000, where="arena")   # B= kept for one release
     unexpected_keywords(old, "arena")
     if ties not in TIES:
-        raise DesignError(f"ties={ties!r}; expected one of {list(TIES)}")
-    lev = check_level(level, DesignError)
+        raise OptionError(f"ties={ties!r}; expected one of {list(TIES)}")
+    lev = check_level(level, OptionError)
     if (not isinstance(prior, (int, float, np.integer, np.floating)) or isinstance(prior, bool)
             or not np.isfinite(prior) or prior < 0):
-        raise DesignError(f"prior={prior!r}; expected a number >= 0 of pseudo-wins, e.g. 0.5")
+        raise OptionError(f"prior={prior!r}; expected a number >= 0 of pseudo-wins, e.g. 0.5")
     if scale not in ("elo", "logit"):
         raise OptionError(f"scale={scale!r}; expected 'elo' (default) or 'logit'")
     if not isinstance(position, (bool, np.bool_)):
@@ -187,7 +193,7 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     se_ = check_se(default_se if se is None else se, cl_name, B)
     if se_ != "bootstrap" and (rng is not None or not (isinstance(B, (int, np.integer))
                                                        and B == 1000)):
-        raise DesignError(f"draws= and rng= set the bootstrap (se='bootstrap'); with se={se_!r} they "
+        raise OptionError(f"draws= and rng= set the bootstrap (se='bootstrap'); with se={se_!r} they "
                           "would be ignored: drop them or pass se='bootstrap'")
     opts: dict[str, Any] = dict(winner=winner, terms=terms, cl_name=cl_name, detected=detected, se_=se_,
                 level=lev, model_a=model_a, model_b=model_b, position=bool(position),
@@ -221,6 +227,11 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     notes = []
     if se_ == "information":
         cov = fit.covariance()
+    elif se_ == "sandwich" and (thin := thin_sandwich(bt, ties)):
+        if prior != 0:
+            _prior_sandwich()
+        cov, se_ = fit.covariance(), "information"
+        notes.append(_thin_note(thin, cl_name))
     elif se_ == "sandwich":
         if prior != 0:
             _prior_sandwich()
@@ -240,6 +251,19 @@ def arena(data: Any, formula: str | None = None, *, ties: str = "half",
     return ArenaResult(battles=bt, counts=pt, fit=fit, cov=cov, se=se_, ties=ties, level=lev,
                        formula=_formula_text(winner, terms), prior=float(prior), draws=resamples,
                        notes=tuple(notes), dfs=dfs, scale=scale, cluster_detected=detected)
+
+
+def _thin_note(models: list[str], cl_name: str | None) -> str:
+    """Warn that the sandwich is degenerate and the information's covariance replaces it."""
+    where = f"clusters of {cl_name!r}" if cl_name is not None else "battles"
+    note = (f"sandwich replaced by the inverse information (se='information'): model(s) "
+            f"{models[:5]}{' ...' if len(models) > 5 else ''} have decisive (non-tie) battles in "
+            f"fewer than {MIN_DECISIVE} {where}")
+    warnings.warn(f"{note}, so a sandwich variance would rest on (almost) no variation (a tie "
+                  "scored as half a win leaves no residual) and collapse towards 0. The standard "
+                  "errors treat the battles as independent; with this many ties use "
+                  "ties='davidson' for a model of them", SmallSampleWarning, stacklevel=3)
+    return note
 
 
 def _prior_sandwich() -> np.ndarray:

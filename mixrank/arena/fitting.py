@@ -34,10 +34,14 @@ from mixrank.arena.ppi import design, design_rows, fit_ppbt
 from mixrank.arena.result import ArenaResult, check_rng
 from mixrank.errors import DataError, OptionError, SmallSampleWarning
 
-__all__ = ["clustered", "judged_arena", "with_position", "check_rng", "MIN_CLUSTERS"]
+__all__ = ["clustered", "judged_arena", "with_position", "check_rng", "MIN_CLUSTERS",
+           "thin_sandwich", "MIN_DECISIVE"]
 
 #: Fewer clusters touching a pair than this: a SmallSampleWarning.
 MIN_CLUSTERS = 20
+#: A model needs decisive (non-tie) battles in at least this many clusters (battles, unclustered)
+#: for a sandwich variance; below it the sandwich is degenerate (:func:`thin_sandwich`).
+MIN_DECISIVE = 3
 #: Largest battles x parameters for which CR2 forms the per-battle design (160 MB); above: CR1.
 MAX_DENSE = 20_000_000
 
@@ -49,6 +53,30 @@ def with_position(bt: Battles) -> Battles:
                         "feature of that name: rename it")
     return replace(bt, x=np.column_stack([bt.x, np.ones(bt.n)]),
                    features=bt.features + ("position",))
+
+
+def thin_sandwich(bt: Battles, ties: str) -> list[str]:
+    """Models whose decisive battles fall in fewer than :data:`MIN_DECISIVE` clusters (or
+    than the clusters their battles touch, when those are fewer).
+
+    With ``ties="half"`` a tie scores 0.5 for each side, so near a fitted 50 % it leaves no
+    residual: a sandwich variance of a model whose battles are (almost) all ties rests on the
+    one or two clusters holding its decisive battles and collapses towards 0 (a log of ties
+    only gives SE 0).  Davidson's model has a tie category with its own variance: never thin.
+    """
+    if ties == "davidson":
+        return []
+    cl = np.arange(bt.n) if bt.cluster is None else pd.factorize(bt.cluster)[0]
+
+    def clusters(rows: np.ndarray) -> np.ndarray:
+        seen = np.zeros((len(bt.models), int(cl.max(initial=-1)) + 1), dtype=bool)
+        seen[bt.a[rows], cl[rows]] = True
+        seen[bt.b[rows], cl[rows]] = True
+        return seen.sum(axis=1)
+
+    # fewer clusters altogether is the cluster checks' business (_check_clusters)
+    need = np.minimum(MIN_DECISIVE, clusters(np.ones(bt.n, dtype=bool)))
+    return [m for m, n, k in zip(bt.models, clusters(bt.outcome != 0.5), need) if n < k]
 
 
 def _combinations(K: int, p: int) -> np.ndarray:

@@ -109,16 +109,16 @@ def diagnostics(df: pd.DataFrame, *, winner: str, judges: Sequence[str], lam: np
     per_model = []
     yh = winner_outcome(lab[winner], winner)
     for j, lj in zip(judges, lam):
-        jp = _position(fit_one(df, j), level)
+        jp = _judge_position(fit_one, df, j, level)
         yj = winner_outcome(lab[j], j)
         dec = (yh != 0.5) & (yj != 0.5)
-        differs = abs(jp["position"] - hp["position"]) > z * np.hypot(jp["position_se"],
-                                                                        hp["position_se"])
+        differs = not np.isfinite(jp["position"]) or abs(jp["position"] - hp["position"]) > \
+            z * np.hypot(jp["position_se"], hp["position_se"])
         rows.append(dict(judge=j, lam=float(lj), n=int(len(df)), agreement=float(np.mean(yh == yj)),
                          agreement_decisive=float(np.mean(yh[dec] == yj[dec])) if dec.any()
                          else np.nan, share_model_a=_share_a(df[j]), **jp,
                          position_differs=bool(differs)))
-        if differs:
+        if differs and np.isfinite(jp["position"]):
             warnings.warn(f"judge {j!r} has a first-position (model_a) bias of "
                           f"{jp['position']:+.3f} log-odds [{jp['position_lower']:.3f}, "
                           f"{jp['position_upper']:.3f}], the humans {hp['position']:+.3f}: its "
@@ -135,6 +135,26 @@ def diagnostics(df: pd.DataFrame, *, winner: str, judges: Sequence[str], lam: np
                               "strengths held equal")
     agree = tidy(pd.DataFrame(per_model), table="judge_agreement", level=level)
     return diag, agree
+
+
+def _judge_position(fit_one: Any, df: pd.DataFrame, j: str, level: float) -> dict[str, float]:
+    """The judge's position term; infinite (with a warning) when its decisive verdicts all
+    pick one side, so that the position term separates them and has no finite estimate."""
+    share = _share_a(df[j])
+    try:
+        return _position(fit_one(df, j), level)
+    except DataError:
+        if share not in (0.0, 1.0):
+            raise
+    side = "model_a (shown first)" if share == 1.0 else "model_b (shown second)"
+    warnings.warn(f"judge {j!r} answered {side} on every decisive battle (first-position share "
+                  f"{share:.3f}): its verdicts carry no information on the models beyond the "
+                  "order of the answers, and its position bias has no finite estimate "
+                  "(judges() shows it as infinite). The correction's labelled battles rectify "
+                  "it; a judge-only leaderboard would be meaningless",
+                  DataQualityWarning, stacklevel=4)
+    inf = float("inf") if share == 1.0 else float("-inf")
+    return dict(position=inf, position_se=float("nan"), position_lower=inf, position_upper=inf)
 
 
 def _share_a(col: pd.Series) -> float:

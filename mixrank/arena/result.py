@@ -29,7 +29,7 @@ from mixrank._util import listed, tidy
 from mixrank.arena.data import Battles, Patterns
 from mixrank.arena.estimate import BTFit
 from mixrank.design.resolution import resolution_table
-from mixrank.errors import DataError, DesignError, OptionError
+from mixrank.errors import DesignError, OptionError
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.pairwise import NormalCoefficients
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
@@ -467,15 +467,15 @@ def check_rng(rng: Any) -> None:
 def check_se(se: Any, cluster: str | None, B: Any) -> str:
     """Validate ``se=`` against ``cluster=`` and ``B``."""
     if se not in ("information", "sandwich", "bootstrap"):
-        raise DesignError(f"se={se!r}; expected 'information', 'sandwich' or 'bootstrap'")
+        raise OptionError(f"se={se!r}; expected 'information', 'sandwich' or 'bootstrap'")
     if se == "bootstrap" and cluster is not None:
-        raise DesignError("se='bootstrap' resamples battles independently; with cluster= use "
+        raise OptionError("se='bootstrap' resamples battles independently; with cluster= use "
                           "se='sandwich' (clustered) instead")
     if se == "information" and cluster is not None:
-        raise DataError(f"cluster={cluster!r} is used by se='sandwich' only; pass "
-                        "se='sandwich' (or drop cluster=)")
+        raise OptionError(f"cluster={cluster!r} is used by se='sandwich' only; pass "
+                          "se='sandwich' (or drop cluster=)")
     if se == "bootstrap" and (not isinstance(B, (int, np.integer)) or isinstance(B, bool)
                               or not 100 <= B <= 100000):
-        raise DesignError(f"draws={B!r}; the bootstrap needs an integer number of resamples in "
+        raise OptionError(f"draws={B!r}; the bootstrap needs an integer number of resamples in "
                           "[100, 100000], e.g. 1000")
     return str(se)

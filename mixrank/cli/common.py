@@ -43,7 +43,9 @@ class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors raise :class:`UsageError` instead of exiting."""
 
     def error(self, message: str) -> NoReturn:  # exit 2 without argparse's own exit
-        raise UsageError(f"{self.prog}: {message}")
+        from .._util import invalid_choice_hint  # numpy-free --help: imported on error only
+
+        raise UsageError(f"{self.prog}: {message}{invalid_choice_hint(message)}")
 
 
 # --------------------------------------------------------------------------- output

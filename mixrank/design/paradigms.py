@@ -82,8 +82,10 @@ def multiplicity_columns(q: np.ndarray, ns: np.ndarray, md: np.ndarray, n: np.nd
         q_m = ratio(n, ns_m)
         resolved = np.empty(m, dtype=bool)
         resolved[order] = np.cumprod((q_m >= 1)[order]).astype(bool)   # stop at a failure
+        with np.errstate(invalid="ignore"):     # a noiseless pair (MDE 0) keeps MDE 0
+            mde_m = np.where(md == 0, 0.0, md * np.sqrt(scale))
         return {"alpha_multiplicity": a_prime, "n_star_multiplicity": ns_m,
-                "mde_multiplicity": md * np.sqrt(scale), "q_multiplicity": q_m,
+                "mde_multiplicity": mde_m, "q_multiplicity": q_m,
                 "resolved_multiplicity": resolved}
     if method == "bonferroni":
         a_prime = np.full(m, float(multiplicity_alpha(alpha, m, method="bonferroni")))

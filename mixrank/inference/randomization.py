@@ -475,6 +475,9 @@ def flip_ci_problem(fit: Any, *, adjust: str, by: Any, level: float) -> str:
     """Why ``contrasts(ci="randomization")`` cannot be answered for ``fit`` ("" if it can)."""
     unit = fit.frame.spec.unit
     T = 0 if unit is None else int(fit.frame.term_levels[unit])
+    if getattr(fit, "method", None) == "ppi":
+        return ("a judge-corrected fit (gold=) has no flip intervals: its contrasts are PPI++ "
+                "estimates of the reference labels, with a CR2 standard error and a t reference")
     if getattr(fit, "df_method", None) != "cr2":
         return f"the fit uses df={getattr(fit, 'df_method', None)!r}; it needs df='cr2'"
     if not flips_reach(T, level):

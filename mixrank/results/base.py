@@ -337,8 +337,16 @@ class ContrastsTemplate(TextDisplay):
                                 self._default_adjust() if adjust is DEFAULT else adjust)
         extra = self._options("contrasts", dict(scale=scale, by=by, at=at, df=df, draws=draws,
                                                 rng=rng, method=method, ci=ci))
+        asked = [f"{k}={v!r}" for k, v in (("draws", draws), ("rng", rng)) if v is not None]
         draws, rng = extra.pop("draws", self.DEFAULT_DRAWS), extra.pop("rng", None)
         self._check_rng(rng)
+        if asked and how not in ("maxt", "stepdown"):
+            # one rule (docs/vocabulary.md, "No argument silently ignored"): an option the
+            # call's own options leave unused is refused; with maxt / stepdown whether draws
+            # are taken depends on the data (attrs['mixrank']['exact'] says)
+            raise OptionError(f"{' and '.join(asked)} set the draws of adjust='maxt' or "
+                              f"'stepdown'; adjust={how!r} draws nothing, so they would be "
+                              "ignored: drop them or pass adjust='maxt'")
         flip = extra.pop("ci", None)
         if flip == "randomization":          # asked for; the default is chosen only where valid
             check_flip_ci(self, adjust=how, by=by, level=lev)
@@ -366,7 +374,7 @@ class ContrastsTemplate(TextDisplay):
 
     def _check_rng(self, rng: Any) -> None:
         """``contrasts(rng=)`` is checked whatever the adjustment (a bad value is an
-        :class:`OptionError` naming ``rng`` even where no draw uses it)."""
+        :class:`OptionError` naming ``rng`` before an unused one is)."""
         if rng is not None:
             as_rng(rng)
 

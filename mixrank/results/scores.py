@@ -17,7 +17,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .._util import check_level, did_you_mean, tidy
 from ..engine.estimability import score_groups
@@ -69,8 +69,7 @@ def score_interval(estimate: float, std_error: float, df: float, level: float,
     if 0 < estimate < 1:
         eta = np.log(estimate / (1 - estimate))
         se = std_error / (estimate * (1 - estimate))
-        return (float(1 / (1 + np.exp(-(eta - q * se)))),
-                float(1 / (1 + np.exp(-(eta + q * se)))), True)
+        return float(special.expit(eta - q * se)), float(special.expit(eta + q * se)), True
     return max(lo, 0.0), min(hi, 1.0), False
 
 

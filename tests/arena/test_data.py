@@ -10,7 +10,7 @@ import pytest
 
 import mixrank
 from mixrank.arena.data import encode_battles, parse_arena_formula
-from mixrank.errors import DataError, DesignError, FormulaError
+from mixrank.errors import DataError, DesignError, FormulaError, OptionError
 
 from .conftest import simulate_battles
 
@@ -123,7 +123,7 @@ def test_missing_columns_and_bad_options():
         mixrank.arena(LOG, ties="ignore")
     with pytest.raises(DesignError, match="cluster="):
         mixrank.arena(LOG.assign(p=1), cluster="p", se="bootstrap")
-    with pytest.raises(DataError, match="se='sandwich'"):
+    with pytest.raises(OptionError, match="se='sandwich'"):    # an unused option (issue 46)
         mixrank.arena(LOG.assign(p=1), cluster="p", se="information")
     with pytest.raises(DesignError, match="prior"):
         mixrank.arena(LOG, prior=-1)

@@ -65,8 +65,9 @@ def _frame(seed: int, models: int, subjects: int, questions: int, labels: str) -
 
 
 def _accessors(res) -> None:
-    for adjust in ("holm", "none", "bh", "maxt"):
-        res.contrasts(adjust=adjust, draws=1000, rng=0)
+    for adjust in ("holm", "none", "bh"):
+        res.contrasts(adjust=adjust)
+    res.contrasts(adjust="maxt", draws=1000, rng=0)
     res.model_scores()
     res.judge()
     res.variance_components()

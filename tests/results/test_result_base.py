@@ -268,4 +268,8 @@ def test_a_bad_rng_is_refused_whatever_the_adjustment(adjust):
         fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
     with pytest.raises(mixrank.OptionError, match="rng='abc'"):
         fit.contrasts(adjust=adjust, rng="abc")
-    fit.contrasts(adjust=adjust, rng=3)        # a seed is accepted
+    if adjust == "stepdown":                   # a seed is accepted where draws may be taken
+        fit.contrasts(adjust=adjust, rng=3)
+    else:                                      # and refused where none is (one rule, issue 46)
+        with pytest.raises(mixrank.OptionError, match="rng=3 .* would be ignored"):
+            fit.contrasts(adjust=adjust, rng=3)

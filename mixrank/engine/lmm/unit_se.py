@@ -311,6 +311,11 @@ def resolve_df(frame: Frame, fits: Sequence[PairFit], *, method: str, estimand: 
     if how == "satterthwaite":
         return how, ()
     if how == "satterthwaite-vc":
+        if not frame.spec.term_names:
+            raise OptionError(f"df='satterthwaite-vc' takes its df from the variance components "
+                              f"of the random terms, but the formula {frame.spec.formula!r} has "
+                              "none; add a random term (e.g. + (1|subject)) or leave df unset "
+                              "(cells are then the units: the paired t test)")
         return _variance_df(frame, fits, estimand)
     unit = frame.spec.unit
     levels = 0 if unit is None else int(frame.term_levels[unit])
