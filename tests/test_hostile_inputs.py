@@ -158,3 +158,37 @@ def test_a_mistyped_subcommand_gets_did_you_mean(capsys):
     assert code == 2 and err.startswith("error:") and "(did you mean 'fit'?)" in err
     code, _, err = run(capsys, "contrast")
     assert code == 2 and "(did you mean 'contrasts'?)" in err
+
+
+# ------------------------------------------------- 3. extreme score scales
+def _gaussian() -> pd.DataFrame:
+    return mixrank.simulate(models=3, subjects=8, questions=10, family="gaussian", sd_residual=1,
+                            rng=2)
+
+
+@pytest.mark.parametrize("factor, word", [(1e154, "overflow"), (1e-160, "underflow")])
+def test_scores_beyond_double_precision_are_refused(factor, word):
+    """x 1e154 used to make every pair 'degenerate: all paired differences identical' (SE 0,
+    sign-test p-values), x 1e-160 a DesignError about a zero residual variance: now one
+    DataError naming the magnitude and the change of unit (docs/hardening.md §2)."""
+    d = _gaussian()
+    d["correct"] *= factor
+    with pytest.raises(mixrank.DataError, match=rf"magnitude 1e-?\d+: .* {word} .* divide the "
+                                                r"scores by 1e"):
+        mixrank.fit("correct ~ model + (1|subject)", d)
+
+
+@pytest.mark.parametrize("factor", [1e60, 1e-75])
+def test_scores_within_the_range_are_scale_invariant(factor):
+    """Inside [1e-75, 1e75] every p-value equals the unscaled one, with no numpy warning."""
+    d = _gaussian()
+    base = quiet(mixrank.fit, "correct ~ model + (1|subject)", d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scaled = quiet(mixrank.fit, "correct ~ model + (1|subject)",
+                       d.assign(correct=d["correct"] * factor))
+        for ci in ("randomization", "t"):
+            a, b = base.contrasts(ci=ci), scaled.contrasts(ci=ci)
+            np.testing.assert_allclose(b["p_value"], a["p_value"], rtol=1e-12)
+            np.testing.assert_allclose(b["p_adjusted"], a["p_adjusted"], rtol=1e-12)
+            np.testing.assert_allclose(b["std_error"] / factor, a["std_error"], rtol=1e-12)

@@ -75,6 +75,23 @@ def _missing_column(col: str, role: str, columns: list[str]) -> DataError:
                      f"Available columns: {columns}")
 
 
+#: Largest score magnitude computed in (docs/hardening.md §2): beyond it sums of squares and
+#: fourth powers overflow double precision (or, below its inverse, underflow).
+MAX_MAGNITUDE = 1e75
+
+
+def check_magnitude(y: np.ndarray, column: str) -> None:
+    """DataError when the scores' largest magnitude is outside ``[1/MAX, MAX]`` (not all 0)."""
+    big = float(np.max(np.abs(y))) if y.size else 0.0
+    if big == 0.0 or 1.0 / MAX_MAGNITUDE <= big <= MAX_MAGNITUDE:
+        return
+    e = int(np.floor(np.log10(big)))
+    raise DataError(f"score column {column!r} has scores of magnitude 1e{e}: outside "
+                    f"[1e-75, 1e75], where sums of squares {'overflow' if e > 0 else 'underflow'} "
+                    f"double precision. Change the unit: divide the scores by 1e{e} (every "
+                    "p-value and decision stays the same; estimates scale by that factor)")
+
+
 def _score_values(s: pd.Series, name: str) -> np.ndarray:
     if isinstance(s.dtype, np.dtype) and s.dtype.kind in "biuf":   # numpy: no NA to map
         return s.to_numpy().astype(np.float64)
@@ -462,6 +479,7 @@ def build_frame(data: Any, formula: str | Spec, *, pair_by: Sequence[str] | None
                         f"({row_origin(df, row)}); scores must be finite")
     if len(y) == 0:
         raise DataError("no rows left after dropping missing scores")
+    check_magnitude(y, spec.response)
 
     def col(name: str) -> pd.Series:
         s = df[name]
