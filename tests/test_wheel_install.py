@@ -78,6 +78,11 @@ def test_demo_runs_from_the_wheel(venv, tmp_path):
     out = _run([str(venv / "bin" / "mixrank"), "demo"], tmp_path)
     assert "== Contrasts (model_a - model_b) ==" in out.stdout
     assert "warning:" not in out.stderr
+    # the demo's pointer to how the example was simulated works from the wheel
+    assert "help(mixrank.load_example)" in out.stdout.splitlines()[0]
+    doc = _run([str(venv / "bin" / "python"), "-c",
+                "import mixrank; print(mixrank.load_example.__doc__)"], tmp_path)
+    assert "rng=20260101" in doc.stdout and "sd_model_question=0.6" in doc.stdout
 
 
 def test_report_runs_from_the_wheel_on_a_bundled_dataset(venv, tmp_path):

@@ -81,13 +81,23 @@ def load_example() -> pd.DataFrame:
     """Return the bundled simulated example benchmark.
 
     Six models, 12 subjects x 20 questions x 4 prompts, binary scores,
-    simulated by ``data/make_example.py`` with :func:`mixrank.simulate`
-    (parameters in ``data/README.md``).
+    simulated (not real) by the repository's ``data/make_example.py`` with
+    :func:`mixrank.simulate`; its parameters are under Notes.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``model, subject, question, prompt, correct``.
+
+    Notes
+    -----
+    ``mixrank.simulate(models=["m01", ..., "m06"], subjects=12,
+    questions=20, prompts=4, effects=[0.9, 0.75, 0.7, 0.4, 0.35, 0.0],
+    sd_subject=0.8, sd_question=1.5, sd_prompt=0.3, sd_model_subject=0.35,
+    sd_model_question=0.6, sd_model_prompt=0.15, sd_residual=0.0,
+    family="binomial", rng=20260101)``: latent-logistic 0/1 scores, fully
+    crossed and balanced, 5,760 rows.  The main effects of subject, question
+    and prompt cancel in paired differences; the model interactions do not.
 
     Examples
     --------

@@ -122,3 +122,24 @@ def test_chembench_is_the_published_run_fully_paired():
 def test_reruns_is_refused_where_it_means_nothing(kw, msg):
     with pytest.raises(mixrank.OptionError, match=msg):
         mixrank.load_dataset("jailbreakbench", **kw)
+
+
+def test_the_example_is_described_where_an_installed_package_has_it():
+    """``mixrank demo`` points at ``help(mixrank.load_example)`` (a wheel has no
+    ``data/README.md``); that docstring names the simulation's parameters as
+    ``data/make_example.py`` sets them."""
+    import ast
+    import re
+
+    src = (ROOT / "mixrank" / "cli" / "fitting.py").read_text()
+    assert "help(mixrank.load_example)" in src and "data/README.md" not in src
+    tree = ast.parse((ROOT / "data" / "make_example.py").read_text())
+    assign = next(n for n in tree.body if isinstance(n, ast.Assign)
+                  and getattr(n.targets[0], "id", "") == "PARAMS")
+    params = {k.arg: ast.literal_eval(k.value) for k in assign.value.keywords}
+    doc = re.sub(r"\s+", " ", mixrank.load_example.__doc__)
+    for key, value in params.items():
+        if key == "models":
+            assert f'models=["{value[0]}", ..., "{value[-1]}"]' in doc
+        else:
+            assert f"{key}={value!r}".replace("'", '"') in doc, key
