@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import check_level
 from mixrank.arena.clusters import detect_cluster
 from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patterns, read_battles
@@ -33,6 +34,7 @@ def _formula_text(winner: str, terms: Sequence[tuple[str, str]]) -> str:
     return f"{winner} ~ {' + '.join(rhs) if rhs else '1'}"
 
 
+@former_keywords
 def arena(data: Any, formula: str | None = None, *, ties: str = "half",
           covariates: Sequence[str] | None = None, cluster: str | bool | None = None,
           se: str | None = None, draws: int = 1000, rng: Any = None, prior: float = 0.0,

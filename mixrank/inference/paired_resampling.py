@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import as_rng, check_level, check_max_draws, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
 from mixrank.inference.keywords import former, unexpected_keywords
@@ -156,6 +157,7 @@ def _jackknife(d: np.ndarray, codes: np.ndarray | None, G: int, f: Callable,
     return np.array([f(d[codes != g][None, :])[0] for g in range(G)])
 
 
+@former_keywords
 @_doc
 def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
                      b: Hashable | None = None, model: str = "model", score: str = "correct",

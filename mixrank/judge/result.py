@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._deprecate import former_keywords
 from .._util import check_level, listed, tidy
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError, OptionError
@@ -189,6 +190,7 @@ class JudgeResult(FitResult):
         self._need_all_corrected("rank intervals")
         return super()._rank_intervals(level, **kw)
 
+    @former_keywords
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
                            **old: Any) -> pd.DataFrame:
         self._need_all_corrected("rank probabilities")
@@ -246,6 +248,7 @@ class JudgeResult(FitResult):
         tab["n_labelled"], tab["n_labels_star"], tab["n_effective"] = nl, star, ne
         return tab
 
+    @former_keywords
     def plan(self, delta: float, *, labels: bool = True, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              level: float | None = None, pair: tuple[str, str] | None = None,

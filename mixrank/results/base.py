@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._deprecate import level_from_alpha, warn_renamed
+from .._deprecate import former_keywords, level_from_alpha, warn_renamed
 from .._util import TextDisplay, as_rng, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
 from ..design.verdict_stepdown import FIT_DEFAULT
@@ -180,6 +180,7 @@ class ContrastsTemplate(TextDisplay):
                     ci_lower=estimate - q * std_error, ci_upper=estimate + q * std_error,
                     level=level, n=n, **extra)
 
+    @former_keywords
     def contrasts(self, level: float | None = None, *, adjust: Any = DEFAULT, scale: Any = None,
                   by: Any = None, at: Any = None, df: Any = None, draws: Any = None,
                   rng: Any = None, method: Any = None, ci: Any = None, **old: Any) -> pd.DataFrame:
@@ -415,6 +416,7 @@ class PairwiseResult(ContrastsTemplate):
         return judged_pairs(order, self.models, pairs, models, top)   # type: ignore[attr-defined]
 
     # ------------------------------------------------------ shared accessors
+    @former_keywords
     def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
                        adjust: Any = DEFAULT, draws: int = 2000, rng: Any = None,
                        scale: str | None = None, by: str | None = None,
@@ -460,6 +462,7 @@ class PairwiseResult(ContrastsTemplate):
         return self._rank_intervals(lev, coverage=coverage, adjust=adjust, draws=draws, rng=rng,
                                     **extra)
 
+    @former_keywords
     def resolution(self, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,

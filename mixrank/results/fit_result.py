@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from .._deprecate import former_keywords
 from .._util import check_level, tidy
 from ..engine.control import Control
 from ..engine.estimability import (
@@ -388,6 +389,7 @@ class FitResult(PairwiseResult):
         from ..inference.ranks.intervals import rank_intervals_of
         return _left_out(rank_intervals_of(part, level=level, **kw), left)
 
+    @former_keywords
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
                            **old: Any) -> pd.DataFrame:
         """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
@@ -462,6 +464,7 @@ class FitResult(PairwiseResult):
                                         models=models, top=top, adjust=adjust, anytime=anytime,
                                         cluster=cluster, design_effect=design_effect), left)
 
+    @former_keywords
     def sensitivity(self, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
@@ -493,6 +496,7 @@ class FitResult(PairwiseResult):
                               progress=progress, **old)
         return _left_out(tab, left)
 
+    @former_keywords
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, level: float | None = None,
              pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
