@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -121,8 +121,10 @@ class JudgeResult(FitResult):
         tab["n_effective"] = [c.ppi.n_effective if c.ppi else np.nan for c in cs]
         return tab
 
-    def model_scores(self, level: float | None = None, *, estimand: str | None = None,
-                     by: str | None = None, scoring: str = "plain") -> pd.DataFrame:
+    def model_scores(  # type: ignore[override]  # only the plain scores (no adjusted ones)
+            self, level: float | None = None, *,
+            estimand: Literal["gls", "cells", "units"] | None = None, by: str | None = None,
+            scoring: Literal["plain"] = "plain") -> pd.DataFrame:
         """Corrected score per model (docs/judge.md §2).
 
         Returns
