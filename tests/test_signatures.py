@@ -124,3 +124,82 @@ def test_the_defaults_the_signatures_show_are_real_values():
         assert "default the result type's" in fn.__doc__
     res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
     assert res.contrasts().attrs["mixrank"]["adjust"] == res._default_adjust()
+
+
+def _admitted(fn: typing.Any, option: str) -> set:
+    ann = inspect.signature(fn).parameters[option].annotation
+    value = eval(ann, dict(vars(typing)), fn.__globals__)  # noqa: S307
+    return {v for v in _literal_values(value) if isinstance(v, str)}
+
+
+def test_fit_options_are_literals_of_the_registries_that_check_them():
+    from mixrank.engine.lmm.unit_se import DF_METHODS
+    from mixrank.fit import ENGINES, ESTIMANDS, FAMILIES, METHODS
+    from mixrank.io.backends import BACKENDS
+    from mixrank.routes.options import INCOMPLETE
+
+    want = {"method": set(METHODS), "estimand": set(ESTIMANDS), "family": set(FAMILIES),
+            "engine": {"auto", *ENGINES}, "backend": set(BACKENDS),
+            "incomplete": set(INCOMPLETE), "df": set(DF_METHODS), "na": {"error", "drop"}}
+    fit = mixrank.fit
+    for option, values in want.items():
+        assert _admitted(fit, option) == values, option
+    # the overloads' aliases say the same
+    g = fit.__globals__
+    for alias, option in (("_Method", "method"), ("_Engine", "engine"), ("_Estimand", "estimand"),
+                          ("_Na", "na"), ("_Backend", "backend"), ("_Incomplete", "incomplete"),
+                          ("_Df", "df")):
+        assert set(typing.get_args(g[alias])) == want[option], alias
+    # and a value outside them is refused by name (the check, not the annotation, decides)
+    with pytest.raises(mixrank.OptionError, match="engine"):
+        mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example(), engine="spss")
+
+
+def test_public_functions_type_their_options_as_the_registries_that_check_them():
+    from mixrank.arena.data import TIES
+    from mixrank.arena.result import SCALES
+    from mixrank.change import rci
+    from mixrank.change.reliability import SPLITS
+    from mixrank.design.anytime.normal import KINDS
+    from mixrank.inference import paired
+    from mixrank.inference.paired_data import ALTERNATIVES
+    from mixrank.subset.irt import ITEM_MODELS
+
+    alternatives = set(ALTERNATIVES.values())
+    want = {
+        (mixrank.arena, "ties"): set(TIES), (mixrank.arena, "scale"): set(SCALES),
+        (mixrank.paired_t, "alternative"): alternatives,
+        (mixrank.wilcoxon, "alternative"): alternatives,
+        (mixrank.sign_flip, "alternative"): alternatives,
+        (mixrank.mcnemar, "method"): {*paired._MCNEMAR_METHODS, "all"},
+        (mixrank.monitor, "anytime"): set(KINDS),
+        (mixrank.reliable_change, "split"): set(SPLITS),
+        (mixrank.reliable_change, "method"): set(rci._METHODS),
+        (mixrank.reliable_change, "sem"): set(rci._SEMS),
+        (mixrank.select_items, "item_model"): set(ITEM_MODELS),
+        (mixrank.subset_score, "item_model"): set(ITEM_MODELS),
+    }
+    for (fn, option), values in want.items():
+        assert _admitted(fn, option) == values, (fn.__name__, option)
+
+
+@pytest.mark.parametrize("call, option", [
+    (lambda v: mixrank.wilcoxon([1, 0, 1, 1], [0, 0, 1, 0], zero_method=v), "zero_method"),
+    (lambda v: mixrank.wilcoxon([1, 0, 1, 1], [0, 0, 1, 0], method=v), "method"),
+    (lambda v: mixrank.sign_flip([1, 0, 1, 1], [0, 0, 1, 0], method=v), "method"),
+    (lambda v: mixrank.paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], ci=v), "ci"),
+    (lambda v: mixrank.simulate(2, 3, 4, 1, family=v), "family"),
+], ids=["wilcoxon-zero_method", "wilcoxon-method", "sign_flip-method", "bootstrap-ci",
+        "simulate-family"])
+def test_inline_checks_name_the_literal_values(call, option):
+    """Options checked against a tuple written in the check itself: the error for a value
+    outside the Literal names the option and lists exactly the Literal's values."""
+    import re
+
+    fn = call.__code__.co_names[-1]
+    values = _admitted(getattr(mixrank, fn), option)
+    with pytest.raises(mixrank.MixrankError) as err:
+        call("nonsense")
+    msg = str(err.value)
+    assert option in msg
+    assert set(re.findall(r"'([\w-]+)'", msg)) - {"nonsense"} == values, msg

@@ -10,7 +10,7 @@ Inputs: a battle log (DataFrame or path), an optional formula
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -35,12 +35,14 @@ def _formula_text(winner: str, terms: Sequence[tuple[str, str]]) -> str:
 
 
 @former_keywords
-def arena(data: Any, formula: str | None = None, *, ties: str = "half",
+def arena(data: Any, formula: str | None = None, *,
+          ties: Literal["half", "davidson", "drop"] = "half",
           covariates: Sequence[str] | None = None, cluster: str | bool | None = None,
           se: str | None = None, draws: int = 1000, rng: Any = None, prior: float = 0.0,
           level: float = 0.95, model_a: str = "model_a", model_b: str = "model_b",
           judge: str | Sequence[str] | None = None, lam: float | Sequence[float] | None = None,
-          position: bool = False, scale: str = "elo", **old: Any) -> ArenaResult:
+          position: bool = False, scale: Literal["logit", "elo", "probability"] = "elo",
+          **old: Any) -> ArenaResult:
     """Bradley-Terry leaderboard of a battle log (pairwise preferences, LMArena style).
 
     Parameters
