@@ -163,10 +163,12 @@ def test_public_functions_type_their_options_as_the_registries_that_check_them()
     from mixrank.design.anytime.normal import KINDS
     from mixrank.inference import paired
     from mixrank.inference.paired_data import ALTERNATIVES
+    from mixrank.io.read import INPUT_FORMATS
     from mixrank.subset.irt import ITEM_MODELS
 
     alternatives = set(ALTERNATIVES.values())
     want = {
+        (mixrank.read, "format"): set(INPUT_FORMATS),
         (mixrank.arena, "ties"): set(TIES), (mixrank.arena, "scale"): set(SCALES),
         (mixrank.paired_t, "alternative"): alternatives,
         (mixrank.wilcoxon, "alternative"): alternatives,
