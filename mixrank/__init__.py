@@ -37,8 +37,7 @@ from __future__ import annotations
 import importlib as _importlib
 import sys as _sys
 import types as _types
-from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+import typing as _typing
 
 from ._version import MIXRANK_VERSION as __version__
 from .errors import (
@@ -98,7 +97,7 @@ _LAZY: dict[str, str] = {
     "SubsetResult": ".subset",
 }
 
-if _TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import power
     from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
     from .change import ReliableChange, ReliableChangeSummary, reliable_change
@@ -146,7 +145,7 @@ _MOVED: dict[str, tuple[str, str, str]] = {
 }
 
 
-def __getattr__(name: str) -> _Any:
+def __getattr__(name: str) -> _typing.Any:
     """Import the module that defines the public ``name`` on first access (PEP 562)."""
     target = _LAZY.get(name)
     if target is None and name in _MOVED:
@@ -188,7 +187,7 @@ class _Namespace(_types.ModuleType):
     :func:`__getattr__`, as it did with eager re-exports.
     """
 
-    def __setattr__(self, name: str, value: _Any) -> None:
+    def __setattr__(self, name: str, value: _typing.Any) -> None:
         if name in _SHADOWED and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
