@@ -4,7 +4,9 @@
 
 Produces ``mixrank/data/example.csv.gz`` (shipped inside the package so that
 ``mixrank.load_example()`` works after ``pip install``).  Parameters are
-listed in ``data/README.md``; change both together.
+listed in ``data/README.md`` and in ``mixrank.load_example``'s docstring (which an
+installed package carries; tests/io/test_datasets.py compares it with PARAMS); change all
+three together.
 """
 
 from pathlib import Path

@@ -8,7 +8,7 @@ The re-exports are lazy (PEP 562 module ``__getattr__``): ``import mixrank``
 loads nothing but the version and the exception tree, and the first access to
 a name such as ``mixrank.fit`` imports the module that defines it, so the
 command line's ``--version`` / ``--help`` start without pandas or scipy.
-``__all__`` and ``dir(mixrank)`` list every public name all the same.
+``__all__`` and ``dir(mixrank)`` list every public name, and only those.
 
 Module map (stages lowest first, as in ``tests/test_import_graph.py``):
 
@@ -34,10 +34,10 @@ Module map (stages lowest first, as in ``tests/test_import_graph.py``):
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import sys as _sys
+import types as _types
+import typing as _typing
 
 from ._version import MIXRANK_VERSION as __version__
 from .errors import (
@@ -97,7 +97,7 @@ _LAZY: dict[str, str] = {
     "SubsetResult": ".subset",
 }
 
-if TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
+if _typing.TYPE_CHECKING:  # the same names, eagerly, for type checkers and IDEs
     from . import power
     from .arena import ArenaMonitor, ArenaResult, arena, battles_from_scores, read_battles
     from .change import ReliableChange, ReliableChangeSummary, reliable_change
@@ -145,7 +145,7 @@ _MOVED: dict[str, tuple[str, str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     """Import the module that defines the public ``name`` on first access (PEP 562)."""
     target = _LAZY.get(name)
     if target is None and name in _MOVED:
@@ -153,17 +153,19 @@ def __getattr__(name: str) -> Any:
 
         where, attr, home = _MOVED[name]
         warn_moved(f"mixrank.{name}", home)
-        return getattr(importlib.import_module(where, __name__), attr)
+        return getattr(_importlib.import_module(where, __name__), attr)
     if target is None:
         raise AttributeError(f"module 'mixrank' has no attribute {name!r}")
-    module = importlib.import_module(target, __name__)
+    module = _importlib.import_module(target, __name__)
     value = module if name in _MODULES else getattr(module, name)
     globals()[name] = value  # later accesses skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public API only (``__all__``): not the helpers this module imports, nor the
+    submodules that importing them sets as attributes (``import mixrank.io``)."""
+    return sorted(__all__)
 
 
 #: Public names that are modules themselves.
@@ -175,7 +177,7 @@ _MODULES = frozenset({"power"})
 _SHADOWED = frozenset({"fit", "arena"})
 
 
-class _Namespace(types.ModuleType):
+class _Namespace(_types.ModuleType):
     """This package's module type: ``mixrank.fit`` stays the function.
 
     Importing the submodule :mod:`mixrank.fit` (as the CLI does) makes the
@@ -185,13 +187,14 @@ class _Namespace(types.ModuleType):
     :func:`__getattr__`, as it did with eager re-exports.
     """
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _SHADOWED and isinstance(value, types.ModuleType):
+    def __setattr__(self, name: str, value: _typing.Any) -> None:
+        if name in _SHADOWED and isinstance(value, _types.ModuleType):
             return
         super().__setattr__(name, value)
 
 
-sys.modules[__name__].__class__ = _Namespace
+_sys.modules[__name__].__class__ = _Namespace
+del annotations  # the __future__ feature object: not a public name
 
 
 __all__ = [

@@ -10,16 +10,43 @@ naming the new one.  Passing both spellings is an :class:`OptionError`.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import MixrankDeprecationWarning, OptionError
 
-__all__ = ["renamed", "warn_renamed", "warn_moved", "level_from_alpha", "former_names"]
+__all__ = ["renamed", "warn_renamed", "warn_moved", "level_from_alpha", "former_names",
+           "former_keywords", "FORMER"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The name of the ``**`` parameter through which a function receives its former keyword
+#: spellings (:func:`former_keywords` leaves it out of the signature it shows).
+FORMER = "old"
 
 #: Sentinel default for a keyword that was not passed.
 _UNSET: Any = object()
+
+
+def former_keywords(fn: _F) -> _F:
+    """Show ``fn``'s real keywords only: its signature (``inspect.signature``, ``help()``,
+    the API pages, IDEs that ask the interpreter) without the ``**old`` through which the
+    former spellings still arrive.
+
+    The function itself is unchanged (no wrapper): a former spelling still reaches ``old``,
+    where :func:`renamed` / :func:`mixrank.inference.keywords.former` take it out with a
+    :class:`MixrankDeprecationWarning` and
+    :func:`mixrank.inference.keywords.unexpected_keywords` refuses anything left.
+    """
+    sig = inspect.signature(fn)
+    shown = [p for p in sig.parameters.values()
+             if not (p.kind is inspect.Parameter.VAR_KEYWORD and p.name == FORMER)]
+    if len(shown) == len(sig.parameters):
+        raise TypeError(f"{fn.__qualname__} has no **{FORMER} parameter to hide")
+    setattr(fn, "__signature__", sig.replace(parameters=shown))  # noqa: B010
+    return fn
 
 
 def warn_renamed(old: str, new: str, *, where: str = "", stacklevel: int = 3) -> None:

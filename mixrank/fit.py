@@ -36,39 +36,59 @@ __all__ = ["fit", "resolve_pairs", "ENGINES", "FAMILIES", "Fitter", "METHODS", "
 FAMILIES: dict[str, Mapping[str, Callable[..., Any]]] = families()
 
 
+#: The accepted values of fit()'s options, for its overloads (the implementation below spells
+#: them out, as ``inspect.signature`` and ``help()`` show it; tests/test_signatures.py checks
+#: both against the registries that validate them).
+_Method = Literal["reml", "aggregate"]
+_Engine = Literal["auto", "native", "statsmodels", "lme4"]
+_Estimand = Literal["gls", "cells", "units"]
+_Na = Literal["error", "drop"]
+_Backend = Literal["pandas", "duckdb", "dask"]
+_Incomplete = Literal["keep", "drop"]
+_Df = Literal["cr2", "containment", "satterthwaite", "satterthwaite-vc"]
+
+
 @overload
-def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
-        estimand: str | None = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
-        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
-        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: Literal["binomial"], control: Control | GlmmControl | None = ..., nagq: int | None = ...,
+def fit(formula: str | Spec, data: Any, *, method: _Method = ..., engine: _Engine = ...,
+        estimand: _Estimand | None = ..., pairs: Sequence[tuple[str, str]] | None = ...,
+        level: float = ..., pair_by: Sequence[str] | None = ..., replicate: str | None = ...,
+        na: _Na = ..., backend: _Backend = ..., client: Any = ...,
+        backend_options: Mapping[str, Any] | None = ..., family: Literal["binomial"],
+        control: Control | GlmmControl | None = ..., nagq: int | None = ...,
         progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
-        lam: float | str | None = ..., incomplete: str = ...,
-        df: str | None = ...) -> GlmmResult:
+        lam: float | str | None = ..., incomplete: _Incomplete = ...,
+        df: _Df | None = ...) -> GlmmResult:
     ...
 
 
 @overload
-def fit(formula: str | Spec, data: Any, *, method: str = ..., engine: str = ...,
-        estimand: str | None = ..., pairs: Sequence[tuple[str, str]] | None = ..., level: float = ...,
-        pair_by: Sequence[str] | None = ..., replicate: str | None = ..., na: str = ...,
-        backend: str = ..., client: Any = ..., backend_options: Mapping[str, Any] | None = ...,
-        family: str = ..., control: Control | GlmmControl | None = ..., nagq: int | None = ...,
+def fit(formula: str | Spec, data: Any, *, method: _Method = ..., engine: _Engine = ...,
+        estimand: _Estimand | None = ..., pairs: Sequence[tuple[str, str]] | None = ...,
+        level: float = ..., pair_by: Sequence[str] | None = ..., replicate: str | None = ...,
+        na: _Na = ..., backend: _Backend = ..., client: Any = ...,
+        backend_options: Mapping[str, Any] | None = ..., family: Literal["gaussian"] = ...,
+        control: Control | GlmmControl | None = ..., nagq: int | None = ...,
         progress: Callable[[int, int], Any] | bool | None = ..., gold: str | None = ...,
-        lam: float | str | None = ..., incomplete: str = ...,
-        df: str | None = ...) -> FitResult:
+        lam: float | str | None = ..., incomplete: _Incomplete = ...,
+        df: _Df | None = ...) -> FitResult:
     ...
 
 
-def fit(formula: str | Spec, data: Any, *, method: str = "reml", engine: str = "auto",
-        estimand: str | None = None, pairs: Sequence[tuple[str, str]] | None = None,
+def fit(formula: str | Spec, data: Any, *, method: Literal["reml", "aggregate"] = "reml",
+        engine: Literal["auto", "native", "statsmodels", "lme4"] = "auto",
+        estimand: Literal["gls", "cells", "units"] | None = None,
+        pairs: Sequence[tuple[str, str]] | None = None,
         level: float = 0.95, pair_by: Sequence[str] | None = None,
-        replicate: str | None = None, na: str = "error", backend: str = "pandas",
+        replicate: str | None = None, na: Literal["error", "drop"] = "error",
+        backend: Literal["pandas", "duckdb", "dask"] = "pandas",
         client: Any = None, backend_options: Mapping[str, Any] | None = None,
-        family: str = "gaussian", control: Control | GlmmControl | None = None,
+        family: Literal["gaussian", "binomial"] = "gaussian",
+        control: Control | GlmmControl | None = None,
         nagq: int | None = None, progress: Callable[[int, int], Any] | bool | None = None,
         gold: str | None = None, lam: float | str | None = None,
-        incomplete: str = "keep", df: str | None = None) -> FitResult | GlmmResult:
+        incomplete: Literal["keep", "drop"] = "keep",
+        df: Literal["cr2", "containment", "satterthwaite", "satterthwaite-vc"] | None = None
+        ) -> FitResult | GlmmResult:
     """Fit the paired-difference mixed model for every pair of models.
 
     Parameters

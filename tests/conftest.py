@@ -39,15 +39,17 @@ ORDERED = ("mixrank.arena",)
 SHUFFLE = os.environ.get("MIXRANK_SHUFFLE_ROWS", "").strip() not in ("", "0")
 
 
-def _get(name):
-    if name not in _CACHE:
-        _CACHE[name] = load_dataset(name)
-    return _CACHE[name].copy()
+def _get(name, reruns=False):
+    key = (name, reruns)
+    if key not in _CACHE:
+        _CACHE[key] = load_dataset(name, reruns=reruns) if reruns else load_dataset(name)
+    return _CACHE[key].copy()
 
 
 @pytest.fixture
 def shared_data():
-    """Return a loader: ``shared_data('chembench')`` gives a fresh DataFrame copy."""
+    """Return a loader: ``shared_data('chembench')`` gives a fresh DataFrame copy
+    (``shared_data('chembench', reruns=True)`` with ChemBench's temperature-1 re-runs)."""
     return _get
 
 

@@ -57,3 +57,22 @@ def test_lazily_exported_callables_show_their_signature():
             assert kinds != {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}, name
     assert "formula" in inspect.signature(mixrank.fit).parameters
     assert mixrank.fit.__doc__ and "Parameters" in mixrank.fit.__doc__
+
+
+def test_dir_lists_the_public_api_only():
+    """``dir(mixrank)`` is ``__all__``: not the helpers ``mixrank/__init__.py`` imports
+    (``Any``, ``TYPE_CHECKING``, ``annotations``, ``importlib``, ``sys``, ``types``) nor the
+    submodules importing them sets as attributes, before and after the lazy names load."""
+    import mixrank.io  # noqa: F401  (sets the attribute 'io' on the package)
+    import mixrank.report  # noqa: F401
+
+    public = [n for n in dir(mixrank) if not n.startswith("_")]
+    assert public == sorted(public)
+    assert len(set(mixrank.__all__)) == len(mixrank.__all__)
+    assert set(public) == set(mixrank.__all__) - {"__version__"}
+    for name in ("Any", "TYPE_CHECKING", "annotations", "importlib", "sys", "types"):
+        assert not hasattr(mixrank, name), name
+    # the lazy names still resolve (and then stay out of dir's way)
+    assert callable(mixrank.fit) and callable(mixrank.load_dataset)
+    assert mixrank.power.__name__ == "mixrank.power"
+    assert set(n for n in dir(mixrank) if not n.startswith("_")) == set(public)

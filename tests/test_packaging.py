@@ -12,8 +12,11 @@ virtual environment, ``pip install --no-deps -e <clone>``, the script run beside
 
 from __future__ import annotations
 
+import ast
+import re
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -62,3 +65,68 @@ def test_a_clone_named_mixrank_beside_a_script_does_not_shadow_the_install(tmp_p
 def test_the_project_root_is_the_package_root():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'package-dir = {"" = "."}' in text
+
+
+def test_the_licence_is_declared_as_pep_639_asks():
+    """The repository carries the MIT licence the README names, and pyproject.toml declares
+    it as an SPDX expression with ``license-files`` (the table form is deprecated by
+    setuptools, and needs setuptools >= 77 to build); no licence classifier beside it
+    (PEP 639 forbids both)."""
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli",
+                                  reason="reading pyproject.toml needs tomllib (3.11+) or tomli")
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    project = meta["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n\nCopyright (c) ")
+    assert "mixrank itself is MIT-licensed" in (ROOT / "README.md").read_text()
+    assert any(r.replace(" ", "") == "setuptools>=77" for r in meta["build-system"]["requires"])
+    assert project["classifiers"] and not any(c.startswith("License ::")
+                                              for c in project["classifiers"])
+
+
+#: Modules the tests import only where a test first skips without them: the docs site's own
+#: extension (docs/_ext, not a distribution).  tests/io/producers/generate.py (the evaluation
+#: harnesses and their datasets, extra ``producers``) runs only after
+#: tests/io/test_producers.py found the harness installed (it skips with the reason).
+_GUARDED = {"mixrank_docs", "sphinx"}
+_PRODUCERS = Path("tests") / "io" / "producers" / "generate.py"
+
+
+def _requirement_names(reqs: list[str]) -> set[str]:
+    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower().replace("_", "-") for r in reqs}
+
+
+def test_the_test_extra_installs_what_the_tests_import():
+    """``pip install '.[test]' && python -m pytest`` needs no other extra: every third-party
+    module a test file imports comes from the core dependencies or the ``test`` extra,
+    unless that file skips without it (``pytest.importorskip``) or it is a harness of the
+    ``producers`` extra; ``pandas.read_html`` needs lxml."""
+    from importlib.metadata import packages_distributions
+
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli",
+                                  reason="reading pyproject.toml needs tomllib (3.11+) or tomli")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    have = _requirement_names(project["dependencies"] + project["optional-dependencies"]["test"])
+    dists = packages_distributions()
+    local = {p.name for p in (ROOT / "tests").rglob("*") if p.is_dir()} | {
+        p.stem for p in (ROOT / "tests").rglob("*.py")} | {"mixrank", "tests"}
+    missing = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.relative_to(ROOT) == _PRODUCERS:
+            continue
+        text = path.read_text(encoding="utf-8")
+        skipped = set(re.findall(r"importorskip\(\s*[{\"']([\w.]+)", text))
+        skipped |= {m.split(".")[0] for m in skipped}
+        mods = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                mods |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods.add(node.module.split(".")[0])
+        if "read_html(" in text:
+            mods.add("lxml")
+        for mod in sorted(mods - set(sys.stdlib_module_names) - local - skipped - _GUARDED):
+            names = {d.lower().replace("_", "-") for d in dists.get(mod, [mod])}
+            if not names & have:
+                missing.append(f"{path.relative_to(ROOT)}: {mod} ({', '.join(sorted(names))})")
+    assert not missing, missing

@@ -54,7 +54,8 @@ def venv(tmp_path_factory) -> Path:
             pytest.fail("the 'build' package (test extra) is not installed")
         pytest.skip("the 'build' package (test extra) is not installed")
     tmp = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(ROOT)], tmp)
+    built = _run([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(ROOT)], tmp)
+    (tmp / "build.log").write_text(built.stdout + built.stderr)
     wheels = list((tmp / "dist").glob("mixrank-*.whl"))
     assert len(wheels) == 1, wheels
     _run([sys.executable, "-m", "venv", str(tmp / "venv")], tmp)
@@ -77,6 +78,11 @@ def test_demo_runs_from_the_wheel(venv, tmp_path):
     out = _run([str(venv / "bin" / "mixrank"), "demo"], tmp_path)
     assert "== Contrasts (model_a - model_b) ==" in out.stdout
     assert "warning:" not in out.stderr
+    # the demo's pointer to how the example was simulated works from the wheel
+    assert "help(mixrank.load_example)" in out.stdout.splitlines()[0]
+    doc = _run([str(venv / "bin" / "python"), "-c",
+                "import mixrank; print(mixrank.load_example.__doc__)"], tmp_path)
+    assert "rng=20260101" in doc.stdout and "sd_model_question=0.6" in doc.stdout
 
 
 def test_report_runs_from_the_wheel_on_a_bundled_dataset(venv, tmp_path):
@@ -86,3 +92,26 @@ def test_report_runs_from_the_wheel_on_a_bundled_dataset(venv, tmp_path):
     text = page.read_text(encoding="utf-8")
     assert "data:image/png;base64," in text                 # the plots are drawn
     assert "Leaderboard" in text and "gpt" in text.lower()
+
+
+def test_the_wheel_carries_the_licence_and_the_build_no_licence_deprecation(venv):
+    """PEP 639: ``license = "MIT"`` and ``license-files`` put the project's LICENSE in the
+    wheel's ``.dist-info/licenses/`` with ``License-Expression: MIT``; setuptools' warning
+    about the former table form (``project.license`` as a TOML table, or licence
+    classifiers) is not in the build output."""
+    import zipfile
+
+    tmp = venv.parent
+    log = (tmp / "build.log").read_text()
+    for phrase in ("as a TOML table is deprecated", "License classifiers are deprecated",
+                   "SetuptoolsDeprecationWarning"):
+        assert phrase not in log, phrase
+    (wheel,) = (tmp / "dist").glob("mixrank-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        licence = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert len(licence) == 1, names[-20:]
+        assert z.read(licence[0]).decode().startswith("MIT License")
+        meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: MIT" in meta
+    assert "Classifier: Intended Audience :: Science/Research" in meta

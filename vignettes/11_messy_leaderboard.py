@@ -33,7 +33,7 @@ def show(caught):
             print(f"{w.category.__name__}: {str(w.message)[:330]}...\n")
 
 
-chem = mixrank.load_dataset("chembench")
+chem = mixrank.load_dataset("chembench", reruns=True)  # with the temperature-1 re-runs
 two_modes = ["llama3-8b-instruct", "llama3-70b-instruct", "llama3.1-8b-instruct",
              "llama3.1-70b-instruct", "mixtral-8x7b-instruct"]
 one_mode = ["gpt-4o", "claude3.5"]

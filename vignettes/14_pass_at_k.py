@@ -32,7 +32,7 @@ import pandas as pd
 import mixrank
 from mixrank.report import plot_rank_intervals
 
-chem = mixrank.load_dataset("chembench")
+chem = mixrank.load_dataset("chembench", reruns=True)  # the published run and the re-runs
 runs = chem.groupby("model")["prompt"].nunique()
 chem = chem[chem["model"].isin(runs[runs == 2].index)]
 print(chem.shape, chem["model"].nunique(), "models,", chem["question"].nunique(), "questions")

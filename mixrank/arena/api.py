@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import check_level
 from mixrank.arena.clusters import detect_cluster
 from mixrank.arena.data import TIES, encode_battles, parse_arena_formula, patterns, read_battles
@@ -41,12 +42,15 @@ def _formula_text(winner: str, terms: Sequence[tuple[str, str]]) -> str:
     return f"{winner} ~ {' + '.join(rhs) if rhs else '1'}"
 
 
-def arena(data: Any, formula: str | None = None, *, ties: str = "half",
+@former_keywords
+def arena(data: Any, formula: str | None = None, *,
+          ties: Literal["half", "davidson", "drop"] = "half",
           covariates: Sequence[str] | None = None, cluster: str | bool | None = None,
           se: str | None = None, draws: int = 1000, rng: Any = None, prior: float = 0.0,
           level: float = 0.95, model_a: str = "model_a", model_b: str = "model_b",
           judge: str | Sequence[str] | None = None, lam: float | Sequence[float] | None = None,
-          position: bool = False, scale: str = "elo", **old: Any) -> ArenaResult:
+          position: bool = False, scale: Literal["logit", "elo", "probability"] = "elo",
+          **old: Any) -> ArenaResult:
     """Bradley-Terry leaderboard of a battle log (pairwise preferences, LMArena style).
 
     Parameters

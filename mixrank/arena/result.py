@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -164,7 +164,8 @@ class ArenaResult(PairwiseResult):
         """``contrasts(rng=)`` is checked whatever the adjustment (:func:`check_rng`)."""
         check_rng(rng)
 
-    def model_scores(self, level: float | None = None, *, scale: str | None = None,
+    def model_scores(self, level: float | None = None, *,
+                     scale: Literal["elo", "logit", "probability"] | None = None,
                      anchor: tuple[str, float] | None = None, center: float = 1000.0
                      ) -> pd.DataFrame:
         """Each model's strength on a display scale, with its interval.
@@ -199,7 +200,7 @@ class ArenaResult(PairwiseResult):
         ``se="bootstrap"``).  Covariates are held at zero (docs/arena.md §4).
         """
         lev = self._level(level)
-        scale = self.scale if scale is None else scale
+        scale = self.scale if scale is None else scale  # type: ignore[assignment]
         if scale not in ("elo", "logit"):
             raise DesignError(f"scale={scale!r}; expected 'elo' or 'logit'")
         K = len(self.models)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -44,10 +44,10 @@ def reliable_change(
     item: str | Sequence[str] = ("subject", "question"),
     sample: str | None = "sample",
     score: str = "correct",
-    split: str = "halves",
+    split: Literal["halves", "odd_even"] = "halves",
     by: str | None = "subject",
-    method: str = "rci",
-    sem: str = "item",
+    method: Literal["rci", "eb"] = "rci",
+    sem: Literal["item", "pooled"] = "item",
     threshold: float = float(stats.norm.ppf(0.975)),
     fdr: float = 0.05,
 ) -> ReliableChange:

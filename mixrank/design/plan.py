@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mixrank._deprecate import former_names
+from mixrank._deprecate import former_keywords, former_names
 from mixrank._util import tidy
 from mixrank.design.checks import (
     check_alpha,
@@ -245,6 +245,7 @@ def smallest_count(ok: Callable[[int], bool], start: float) -> int | None:
     return hi
 
 
+@former_keywords
 def plan_of(fit: FittedPairs, delta: float, *, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              level: float | None = None, pair: tuple[str, str] | None = None,

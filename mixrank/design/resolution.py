@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mixrank._deprecate import former_names
+from mixrank._deprecate import former_keywords, former_names
 from mixrank._util import tidy
 from mixrank.design.checks import (
     ANYTIME_METHODS,
@@ -136,6 +136,7 @@ def _count(resolved: np.ndarray) -> str:
 # public API
 # ----------------------------------------------------------------------------
 
+@former_keywords
 def resolution_table(pairs: pd.DataFrame, *, level: float | None = None, power: float = 0.8,
                      adjust: str | None = "holm", anytime: bool | str = "auto",
                      cluster: bool = True, **old: Any) -> pd.DataFrame:
@@ -389,6 +390,7 @@ def _verdicts(pairs: pd.DataFrame, *, alpha: float, power: float, adjust: str | 
     )
 
 
+@former_keywords
 def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,

@@ -20,7 +20,7 @@ the model-interaction components: ``(1|subject)`` from ``sd_model_subject``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -38,7 +38,7 @@ def simulate(models: int | Sequence[str] = 4, subjects: int = 10,
              sd_subject: float = 0.5, sd_question: float = 1.0, sd_prompt: float = 0.2,
              sd_model_subject: float = 0.3, sd_model_question: float = 0.5,
              sd_model_prompt: float = 0.1, sd_residual: float = 0.0,
-             family: str = "binomial", missing: float = 0.0,
+             family: Literal["binomial", "gaussian"] = "binomial", missing: float = 0.0,
              rng: Any = None) -> pd.DataFrame:
     """Simulate a long-format benchmark.
 

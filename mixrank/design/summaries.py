@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import as_rng, check_max_draws, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
 from mixrank.design.judged import select_pairs
@@ -129,6 +130,7 @@ def _boot_n_star(d: np.ndarray, alpha: float, power: float, B: int,
     return float(n * (spread / abs(est)) ** 2)
 
 
+@former_keywords
 def pair_audit(fit: Any, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
                models: Sequence[str] | None = None, top: int | None = None,
                level: float | None = None, power: float = 0.8, draws: int = 2000,

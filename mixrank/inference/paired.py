@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -103,7 +103,8 @@ def _mcnemar_p(b: int, c: int, method: str) -> tuple[float, float]:
 def mcnemar(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | None = None,
             model: str = "model", score: str = "correct",
             pair_by: str | Sequence[str] | None = None,
-            method: str = "exact") -> pd.DataFrame:
+            method: Literal["exact", "midp", "asymptotic", "corrected", "all"] = "exact"
+            ) -> pd.DataFrame:
     """McNemar test for two models' 0/1 scores on the same cells.
 
     Parameters
@@ -205,7 +206,8 @@ def mcnemar(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | N
 def paired_t(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | None = None,
              model: str = "model", score: str = "correct",
              pair_by: str | Sequence[str] | None = None,
-             alternative: str = "two-sided", level: float = 0.95) -> pd.DataFrame:
+             alternative: Literal["two-sided", "less", "greater"] = "two-sided",
+             level: float = 0.95) -> pd.DataFrame:
     """Paired t-test on the per-cell differences ``d = A - B``.
 
     Parameters
@@ -315,8 +317,9 @@ def _signed_rank_null(ranks2: np.ndarray) -> np.ndarray:
 def wilcoxon(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | None = None,
              model: str = "model", score: str = "correct",
              pair_by: str | Sequence[str] | None = None,
-             zero_method: str = "wilcox", correction: bool = False, method: str = "auto",
-             alternative: str = "two-sided") -> pd.DataFrame:
+             zero_method: Literal["wilcox", "pratt"] = "wilcox", correction: bool = False,
+             method: Literal["auto", "exact", "asymptotic"] = "auto",
+             alternative: Literal["two-sided", "less", "greater"] = "two-sided") -> pd.DataFrame:
     """Wilcoxon signed-rank test on the per-cell differences ``d = A - B``.
 
     Parameters

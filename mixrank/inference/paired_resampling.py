@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import as_rng, check_level, check_max_draws, tidy
 from mixrank.errors import DataError, DesignError, SmallSampleWarning
 from mixrank.inference.keywords import former, unexpected_keywords
@@ -156,12 +157,14 @@ def _jackknife(d: np.ndarray, codes: np.ndarray | None, G: int, f: Callable,
     return np.array([f(d[codes != g][None, :])[0] for g in range(G)])
 
 
+@former_keywords
 @_doc
 def paired_bootstrap(x: Any, y: Any = None, *, a: Hashable | None = None,
                      b: Hashable | None = None, model: str = "model", score: str = "correct",
                      pair_by: str | Sequence[str] | None = None, cluster: Any = None,
                      statistic: str | Callable = "mean", draws: int = 2000,
-                     level: float = 0.95, ci: str = "percentile", rng: Any = None,
+                     level: float = 0.95, ci: Literal["percentile", "bca", "all"] = "percentile",
+                     rng: Any = None,
                      **old: Any) -> pd.DataFrame:
     """Paired bootstrap confidence interval for a statistic of ``d = A - B``.
 
@@ -321,7 +324,8 @@ def _exact_counts(u: np.ndarray, t: float, tol: float) -> tuple[int, int, int]:
 def sign_flip(x: Any, y: Any = None, *, a: Hashable | None = None, b: Hashable | None = None,
               model: str = "model", score: str = "correct",
               pair_by: str | Sequence[str] | None = None, cluster: Any = None,
-              alternative: str = "two-sided", method: str = "auto",
+              alternative: Literal["two-sided", "less", "greater"] = "two-sided",
+              method: Literal["auto", "exact", "monte_carlo"] = "auto",
               n_resamples: int = 10000, rng: Any = None) -> pd.DataFrame:
     """Sign-flip permutation test of the mean difference ``mean(A - B) = 0``.
 

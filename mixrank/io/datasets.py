@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, OptionError
 
 __all__ = ["load_example", "load_dataset", "list_datasets", "dataset_path", "shared_data_dir",
            "load_shared", "DATASETS", "SHARED_FILES", "BUNDLED_DIR"]
@@ -37,7 +37,9 @@ class _Dataset:
 DATASETS: dict[str, _Dataset] = {
     "chembench": _Dataset(
         "chembench/long.csv.gz", "MIT", "lamalab-org/chembench-paper @ 8fe2291",
-        "25 systems x 2,788 chemistry questions in 9 topics, 0/1, fully paired"),
+        "25 systems x 2,788 chemistry questions in 9 topics, 0/1, fully paired (the published "
+        "run, prompt 'default'; load_dataset('chembench', reruns=True) adds the temperature-1 "
+        "re-runs of 7 open models, prompt 'temp1_rerun')"),
     "chembench_humans": _Dataset(
         "chembench/humans.csv.gz", "MIT", "lamalab-org/chembench-paper @ 8fe2291",
         "20 chemists x ~120 questions each (unbalanced, partly overlapping), tool/notool"),
@@ -65,6 +67,10 @@ DATASETS: dict[str, _Dataset] = {
         "11 story generators x 96 prompts x 6 criteria, 1-5 ratings by 5 LLM judges x 4 prompts "
         "(judge) and the mean of 3 humans (gold)"),
 }
+#: Datasets whose file also holds re-runs, -> the ``prompt`` of the published run that
+#: :func:`load_dataset` keeps unless ``reruns=True``.
+_PUBLISHED_PROMPT = {"chembench": "default"}
+
 #: name -> file (relative), as before the datasets were bundled.
 SHARED_FILES = {name: d.file for name, d in DATASETS.items()}
 
@@ -75,13 +81,23 @@ def load_example() -> pd.DataFrame:
     """Return the bundled simulated example benchmark.
 
     Six models, 12 subjects x 20 questions x 4 prompts, binary scores,
-    simulated by ``data/make_example.py`` with :func:`mixrank.simulate`
-    (parameters in ``data/README.md``).
+    simulated (not real) by the repository's ``data/make_example.py`` with
+    :func:`mixrank.simulate`; its parameters are under Notes.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``model, subject, question, prompt, correct``.
+
+    Notes
+    -----
+    ``mixrank.simulate(models=["m01", ..., "m06"], subjects=12,
+    questions=20, prompts=4, effects=[0.9, 0.75, 0.7, 0.4, 0.35, 0.0],
+    sd_subject=0.8, sd_question=1.5, sd_prompt=0.3, sd_model_subject=0.35,
+    sd_model_question=0.6, sd_model_prompt=0.15, sd_residual=0.0,
+    family="binomial", rng=20260101)``: latent-logistic 0/1 scores, fully
+    crossed and balanced, 5,760 rows.  The main effects of subject, question
+    and prompt cancel in paired differences; the model interactions do not.
 
     Examples
     --------
@@ -123,7 +139,7 @@ def dataset_path(name: str) -> Path:
     return path
 
 
-def load_dataset(name: str) -> pd.DataFrame:
+def load_dataset(name: str, *, reruns: bool = False) -> pd.DataFrame:
     """Load one of the real evaluation datasets shipped with mixrank.
 
     Parameters
@@ -134,6 +150,12 @@ def load_dataset(name: str) -> pd.DataFrame:
         for :func:`mixrank.arena`), ``triviaqa_judges`` or ``hanna_stories``
         (judge verdicts with human ``gold`` labels, for ``fit(gold=)``); see
         :func:`list_datasets`.
+    reruns : bool, default False
+        ``chembench`` only.  False: the published run (``prompt ==
+        "default"``, 25 systems x 2,788 questions, 69,700 rows, every model
+        on every question once).  True: also the temperature-1 re-runs of 7
+        open models (``prompt == "temp1_rerun"``, 19,516 more rows; those
+        models then have two rows per question and the other 18 one).
 
     Returns
     -------
@@ -152,6 +174,8 @@ def load_dataset(name: str) -> pd.DataFrame:
     ------
     DataError
         Unknown name (lists the names).
+    OptionError
+        ``reruns=True`` for a dataset without re-runs.
 
     Notes
     -----
@@ -163,8 +187,21 @@ def load_dataset(name: str) -> pd.DataFrame:
     >>> import mixrank
     >>> mixrank.load_dataset("jailbreakbench").shape
     (1800, 9)
+    >>> mixrank.load_dataset("chembench").shape
+    (69700, 7)
+    >>> mixrank.load_dataset("chembench", reruns=True)["prompt"].value_counts().to_dict()
+    {'default': 69700, 'temp1_rerun': 19516}
     """
-    return pd.read_csv(dataset_path(name))
+    if not isinstance(reruns, bool):
+        raise OptionError(f"load_dataset: reruns must be True or False, not {reruns!r}")
+    published = _PUBLISHED_PROMPT.get(name)
+    if reruns and published is None:
+        raise OptionError(f"load_dataset: {name!r} has no re-runs; reruns=True applies to "
+                          f"{', '.join(sorted(_PUBLISHED_PROMPT))} only -- drop reruns=")
+    data = pd.read_csv(dataset_path(name))
+    if published is None or reruns:
+        return data
+    return data.loc[data["prompt"] == published].reset_index(drop=True)
 
 
 def list_datasets() -> pd.DataFrame:
@@ -190,6 +227,6 @@ def list_datasets() -> pd.DataFrame:
                           "description": d.description} for n, d in DATASETS.items()])
 
 
-def load_shared(name: str) -> pd.DataFrame:
+def load_shared(name: str, *, reruns: bool = False) -> pd.DataFrame:
     """Same as :func:`load_dataset` (the name from before the datasets were bundled)."""
-    return load_dataset(name)
+    return load_dataset(name, reruns=reruns)

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -161,7 +161,10 @@ def metric_options(fmt: str) -> tuple[str, ...]:
     return tuple(n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY)
 
 
-def read(path: str | Path, format: str = "auto", **options: Any) -> pd.DataFrame:
+def read(path: str | Path,
+         format: Literal["auto", "helm", "inspect", "lighteval", "lm_eval", "table", "jsonl",
+                         "wide"] = "auto",
+         **options: Any) -> pd.DataFrame:
     """Read evaluation results in any registered format as a canonical long DataFrame.
 
     Parameters
@@ -258,7 +261,7 @@ def read_for_formula(data: Any, formula: str | Spec, format: str = "auto",
             raise DataError(f"the formula's left side names metric {spec.response!r} but "
                             f"metric={metric!r} was also given; use one of them")
         metric = spec.response
-    df = read(data, format, metric=metric, **options)
+    df = read(data, format, metric=metric, **options)  # type: ignore[arg-type]  # read checks it
     if spec.response != "correct":
         df = df.rename(columns={"correct": spec.response})
     return df

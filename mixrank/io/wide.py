@@ -13,7 +13,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -128,7 +128,7 @@ def read_wide(
     models: Sequence[str] | None = None,
     prompt: str | None = None,
     score_name: str = LONG_COLUMNS[-1],
-    na: str = "error",
+    na: Literal["error", "drop"] = "error",
 ) -> pd.DataFrame:
     """Read an items x models score matrix into the canonical long format.
 

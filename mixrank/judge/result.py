@@ -17,12 +17,13 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._deprecate import former_keywords
 from .._util import check_level, listed, tidy
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError, OptionError
@@ -120,8 +121,10 @@ class JudgeResult(FitResult):
         tab["n_effective"] = [c.ppi.n_effective if c.ppi else np.nan for c in cs]
         return tab
 
-    def model_scores(self, level: float | None = None, *, estimand: str | None = None,
-                     by: str | None = None, scoring: str = "plain") -> pd.DataFrame:
+    def model_scores(  # type: ignore[override]  # only the plain scores (no adjusted ones)
+            self, level: float | None = None, *,
+            estimand: Literal["gls", "cells", "units"] | None = None, by: str | None = None,
+            scoring: Literal["plain"] = "plain") -> pd.DataFrame:
         """Corrected score per model (docs/judge.md §2).
 
         Returns
@@ -189,6 +192,7 @@ class JudgeResult(FitResult):
         self._need_all_corrected("rank intervals")
         return super()._rank_intervals(level, **kw)
 
+    @former_keywords
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
                            **old: Any) -> pd.DataFrame:
         self._need_all_corrected("rank probabilities")
@@ -246,6 +250,7 @@ class JudgeResult(FitResult):
         tab["n_labelled"], tab["n_labels_star"], tab["n_effective"] = nl, star, ne
         return tab
 
+    @former_keywords
     def plan(self, delta: float, *, labels: bool = True, subjects: int | None = None,
              questions: int | None = None, prompts: int | None = None, power: float = 0.8,
              level: float | None = None, pair: tuple[str, str] | None = None,

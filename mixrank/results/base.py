@@ -37,12 +37,12 @@ The pair lookup has one home, :func:`mixrank.engine.records.pair_lookup`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
-from .._deprecate import level_from_alpha, warn_renamed
+from .._deprecate import former_keywords, level_from_alpha, warn_renamed
 from .._util import TextDisplay, as_rng, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
 from ..design.verdict_stepdown import FIT_DEFAULT
@@ -55,7 +55,7 @@ from ..inference.ranks.core import COVERAGES
 
 __all__ = ["ContrastsTemplate", "PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
            "RESOLUTION_FIT_OPTIONS",
-           "with_options", "PairEstimates", "DEFAULT"]
+           "with_options", "PairEstimates", "DEFAULT", "left_out"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
 OptionTable = Mapping[str, Mapping[str, "tuple[Any, ...] | None"]]
@@ -87,8 +87,17 @@ def with_options(table: OptionTable, **extra: dict[str, Any] | None
     return out
 
 
-#: ``contrasts(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_adjust`
-#: (one object with :data:`mixrank.design.verdict_stepdown.FIT_DEFAULT`; shown as ``default``).
+def left_out(tab: Any, left: list[str]) -> Any:
+    """``tab`` with the models left out as not estimable in ``attrs["mixrank"]["left_out"]``."""
+    if left and isinstance(tab, pd.DataFrame):
+        tab.attrs.setdefault("mixrank", {})["left_out"] = list(left)
+    return tab
+
+
+#: ``resolution(adjust=DEFAULT)``: the result type's :meth:`PairwiseResult._default_verdict_adjust`
+#: (there ``adjust=None`` drops the multiplicity paradigm, so "not given" needs its own
+#: object: :data:`mixrank.design.verdict_stepdown.FIT_DEFAULT`, shown as ``default``).
+#: ``contrasts()`` and ``rank_intervals()`` take ``adjust=None`` for the type's default.
 DEFAULT: Any = FIT_DEFAULT
 
 
@@ -180,9 +189,15 @@ class ContrastsTemplate(TextDisplay):
                     ci_lower=estimate - q * std_error, ci_upper=estimate + q * std_error,
                     level=level, n=n, **extra)
 
-    def contrasts(self, level: float | None = None, *, adjust: Any = DEFAULT, scale: Any = None,
-                  by: Any = None, at: Any = None, df: Any = None, draws: Any = None,
-                  rng: Any = None, method: Any = None, ci: Any = None, **old: Any) -> pd.DataFrame:
+    @former_keywords
+    def contrasts(self, level: float | None = None, *,
+                  adjust: Literal["none", "holm", "bonferroni", "bh", "maxt", "stepdown"]
+                  | None = None,
+                  scale: Literal["logit", "response", "elo", "probability"] | None = None,
+                  by: Any = None, at: Any = None, df: Literal["containment", "wald"] | None = None,
+                  draws: Any = None, rng: Any = None,
+                  method: Literal["model_assisted", "stratified_mean", "irt"] | None = None,
+                  ci: Literal["t", "randomization"] | None = None, **old: Any) -> pd.DataFrame:
         """Pairwise contrasts ``model_a - model_b`` (every result type: one template).
 
         Parameters
@@ -334,7 +349,7 @@ class ContrastsTemplate(TextDisplay):
         unexpected_keywords(old, where, ("level", *accepted))
         lev = self._level(level)
         how = self.check_option("contrasts", "adjust",
-                                self._default_adjust() if adjust is DEFAULT else adjust)
+                                self._default_adjust() if adjust is None else adjust)
         extra = self._options("contrasts", dict(scale=scale, by=by, at=at, df=df, draws=draws,
                                                 rng=rng, method=method, ci=ci))
         asked = [f"{k}={v!r}" for k, v in (("draws", draws), ("rng", rng)) if v is not None]
@@ -423,9 +438,12 @@ class PairwiseResult(ContrastsTemplate):
         return judged_pairs(order, self.models, pairs, models, top)   # type: ignore[attr-defined]
 
     # ------------------------------------------------------ shared accessors
-    def rank_intervals(self, level: float | None = None, *, coverage: str = "marginal",
-                       adjust: Any = DEFAULT, draws: int = 2000, rng: Any = None,
-                       scale: str | None = None, by: str | None = None,
+    @former_keywords
+    def rank_intervals(self, level: float | None = None, *,
+                       coverage: Literal["marginal", "simultaneous"] = "marginal",
+                       adjust: Literal["holm", "bonferroni", "bh", "maxt"] | None = None,
+                       draws: int = 2000, rng: Any = None,
+                       scale: Literal["logit", "response"] | None = None, by: str | None = None,
                        at: Any = None, **old: Any) -> pd.DataFrame:
         """Rank confidence intervals of the models (docs/methods.md §7).
 
@@ -456,23 +474,26 @@ class PairwiseResult(ContrastsTemplate):
         :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`.
         """
         where = f"{type(self).__name__}.rank_intervals"
-        adjust = former(old, "method", "adjust", adjust, DEFAULT, where=where)
-        adjust = self._default_rank_adjust() if adjust is DEFAULT else adjust
+        given = former(old, "method", "adjust", adjust, None, where=where)
+        how = self._default_rank_adjust() if given is None else given
         draws = former(old, "B", "draws", draws, 2000, where=where)
         unexpected_keywords(old, where, ("level", *self.supported_options("rank_intervals")))
         lev = self._level(level)
         coverage = self.check_option("rank_intervals", "coverage", coverage)
-        adjust = self.check_option("rank_intervals", "adjust", adjust)
+        how = self.check_option("rank_intervals", "adjust", how)
         check_max_draws("draws", draws, DesignError)   # before any path draws (hardening.md §8)
         extra = self._options("rank_intervals", dict(scale=scale, by=by, at=at))
-        return self._rank_intervals(lev, coverage=coverage, adjust=adjust, draws=draws, rng=rng,
+        return self._rank_intervals(lev, coverage=coverage, adjust=how, draws=draws, rng=rng,
                                     **extra)
 
+    @former_keywords
     def resolution(self, *, level: float | None = None, power: float = 0.8,
                    pairs: str | Sequence[tuple[str, str]] | None = None,
                    models: Sequence[str] | None = None, top: int | None = None,
-                   adjust: Any = DEFAULT, anytime: bool | str = "auto",
-                   cluster: bool | None = None, design_effect: str | None = None,
+                   adjust: Literal["holm", "bonferroni", "bh", "stepdown"] | None = DEFAULT,
+                   anytime: bool | Literal["auto", "normal", "bernoulli"] = "auto",
+                   cluster: bool | None = None,
+                   design_effect: Literal["model", "anova"] | None = None,
                    **old: Any) -> pd.DataFrame:
         """Resolution verdicts per judged pair (docs/methods.md §6, "Verdict table").
 
@@ -508,15 +529,15 @@ class PairwiseResult(ContrastsTemplate):
         :func:`mixrank.design.resolution.resolution_table`.
         """
         where = f"{type(self).__name__}.resolution"
-        adjust = former(old, "multiplicity", "adjust", adjust, DEFAULT, where=where)
-        adjust = self._default_verdict_adjust() if adjust is DEFAULT else adjust
+        given = former(old, "multiplicity", "adjust", adjust, DEFAULT, where=where)
+        how = self._default_verdict_adjust() if given is DEFAULT else given
         if "alpha" in old:
             level = level_from_alpha(old.pop("alpha"), level, where=where, stacklevel=3)
         unexpected_keywords(old, where, ("level", *self.supported_options("resolution")))
         lev = self._level(level)
-        adjust = self.check_option("resolution", "adjust", adjust)
+        how = self.check_option("resolution", "adjust", how)
         anytime = self.check_option("resolution", "anytime", anytime)
         extra = self._options("resolution", dict(models=models, top=top, cluster=cluster,
                                                  design_effect=design_effect))
-        return self._resolution(lev, power=power, pairs=pairs, adjust=adjust, anytime=anytime,
+        return self._resolution(lev, power=power, pairs=pairs, adjust=how, anytime=anytime,
                                 **extra)

@@ -18,12 +18,13 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from .._deprecate import former_keywords
 from .._util import check_level, tidy
 from ..engine.control import Control
 from ..engine.estimability import (
@@ -48,6 +49,7 @@ from .base import (
     OptionTable,
     PairEstimates,
     PairwiseResult,
+    left_out,
 )
 from .scores import model_scores_table
 from .summary import Summary
@@ -231,7 +233,7 @@ class FitResult(PairwiseResult):
         tab.attrs["mixrank"] = meta
         return tab
 
-    def anova(self, *, adjust: str = "none") -> pd.DataFrame:
+    def anova(self, *, adjust: Literal["none", "holm"] = "none") -> pd.DataFrame:
         """Per pair, F tests that the gap is the same at every level of each covariate term.
 
         See :func:`mixrank.results.anova.anova_table` (lmerTest ``anova(type = 3)``);
@@ -239,7 +241,7 @@ class FitResult(PairwiseResult):
         """
         part, left = self.estimable_part()
         from .anova import anova_table
-        return _left_out(anova_table(part, adjust=adjust), left)
+        return left_out(anova_table(part, adjust=adjust), left)
 
     def variance_components(self) -> pd.DataFrame:
         """Variance components per pair.
@@ -295,8 +297,10 @@ class FitResult(PairwiseResult):
                 for p in (*self.pairs, *self.incomplete)]
         return tidy(rows, **self._meta("diagnostics"))
 
-    def model_scores(self, level: float | None = None, *, estimand: str | None = None,
-                     by: str | None = None, scoring: str = "adjusted") -> pd.DataFrame:
+    def model_scores(self, level: float | None = None, *,
+                     estimand: Literal["gls", "cells", "units"] | None = None,
+                     by: str | None = None,
+                     scoring: Literal["adjusted", "plain"] = "adjusted") -> pd.DataFrame:
         """Each model's score with its uncertainty at the formula's unit of inference.
 
         Parameters
@@ -386,8 +390,9 @@ class FitResult(PairwiseResult):
             return out
         part, left = self.estimable_part()
         from ..inference.ranks.intervals import rank_intervals_of
-        return _left_out(rank_intervals_of(part, level=level, **kw), left)
+        return left_out(rank_intervals_of(part, level=level, **kw), left)
 
+    @former_keywords
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
                            **old: Any) -> pd.DataFrame:
         """P(rank = r) and P(best) per model; see docs/model_scores.md §4.
@@ -445,7 +450,7 @@ class FitResult(PairwiseResult):
             out.attrs["mixrank"] = dict(tabs[0].attrs.get("mixrank", {}), groups=len(parts))
             return out
         part, left = self.estimable_part()
-        return _left_out(rank_probabilities_of(part, B=B, rng=rng), left)
+        return left_out(rank_probabilities_of(part, B=B, rng=rng), left)
 
     def _resolution(self, level: float, *, power: float, pairs: Any, adjust: str | None,
                     anytime: bool | str, models: Sequence[str] | None = None,
@@ -458,11 +463,13 @@ class FitResult(PairwiseResult):
         estimand (docs/sensitivity.md)."""
         part, left = self.estimable_part()
         from ..design.resolution import resolution_of
-        return _left_out(resolution_of(part, level=level, power=power, pairs=pairs,
+        return left_out(resolution_of(part, level=level, power=power, pairs=pairs,
                                         models=models, top=top, adjust=adjust, anytime=anytime,
                                         cluster=cluster, design_effect=design_effect), left)
 
-    def sensitivity(self, kind: str | Sequence[str] = "loso", *,
+    @former_keywords
+    def sensitivity(self,
+                    kind: Literal["loso", "bootstrap", "clusterings"] | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,
                     level: float | None = None, power: float = 0.8, unit: str | None = None,
@@ -491,8 +498,9 @@ class FitResult(PairwiseResult):
                               level=level, power=power, unit=unit, draws=draws,
                               groupings=groupings, n_random=n_random, rng=rng, summary=summary,
                               progress=progress, **old)
-        return _left_out(tab, left)
+        return left_out(tab, left)
 
+    @former_keywords
     def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
              prompts: int | None = None, power: float = 0.8, level: float | None = None,
              pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
@@ -511,7 +519,7 @@ class FitResult(PairwiseResult):
         from ..design.plan import plan_of  # on first use: a fit does not need it
 
         part, left = self.estimable_part()
-        return _left_out(plan_of(part, delta, subjects=subjects, questions=questions,
+        return left_out(plan_of(part, delta, subjects=subjects, questions=questions,
                                   prompts=prompts, power=power, level=level, pair=pair,
                                   roles=roles, grid=grid, labels=labels, **old), left)
 
@@ -577,13 +585,6 @@ class FitResult(PairwiseResult):
 
 _PARTS: weakref.WeakKeyDictionary[FitResult, tuple[FitResult, list[str]]] = \
     weakref.WeakKeyDictionary()
-
-
-def _left_out(tab: Any, left: list[str]) -> Any:
-    """``tab`` with the models left out as not estimable in ``attrs["mixrank"]["left_out"]``."""
-    if left and isinstance(tab, pd.DataFrame):
-        tab.attrs.setdefault("mixrank", {})["left_out"] = list(left)
-    return tab
 
 
 def _unit_variance(p: PairFit, variance: float, df: float) -> PairFit:

@@ -21,7 +21,7 @@ estimates of its mean over *all* reference items (docs/subset.md §3-§4):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -136,7 +136,8 @@ def _selection(selection: Any, lay: Layout, mat: Matrix) -> tuple[np.ndarray, np
 
 
 def subset_score(reference: Any, new: Any, *, selection: Any,
-                 formula: str = DEFAULT_FORMULA, item_model: str = "rasch", dims: int = 1,
+                 formula: str = DEFAULT_FORMULA, item_model: Literal["rasch", "2pl"] = "rasch",
+                 dims: int = 1,
                  level: float = 0.95) -> SubsetResult:
     """Each new model's score on the whole benchmark from its answers on the selected items.
 

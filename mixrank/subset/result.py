@@ -12,7 +12,7 @@ alone and the rank interval is the set of ranks the score interval allows.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -70,7 +70,8 @@ class SubsetResult(ContrastsTemplate):
                               f"one of {', '.join(map(repr, METHODS))}")
         return self.scores_table[self.scores_table["method"] == method]
 
-    def scores(self, method: str | None = None) -> pd.DataFrame:
+    def scores(self, method: Literal["model_assisted", "stratified_mean", "irt"] | None = None
+               ) -> pd.DataFrame:
         """Each new model's estimated mean over all reference items.
 
         Parameters
@@ -129,7 +130,8 @@ class SubsetResult(ContrastsTemplate):
                 "family": "each new model against every reference model"}
         return PairEstimates(rows, meta, within="model_a")
 
-    def rank_intervals(self, method: str = "model_assisted") -> pd.DataFrame:
+    def rank_intervals(self, method: Literal["model_assisted", "stratified_mean", "irt"]
+                       = "model_assisted") -> pd.DataFrame:
         """Each new model's rank among the reference models (1 = best), with its interval.
 
         The interval holds every rank the score's confidence interval allows:

@@ -21,7 +21,7 @@ simple random sample without replacement.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -159,7 +159,8 @@ def draw(des: Design, rng: np.random.Generator) -> np.ndarray:
 
 
 def select_items(reference: Any, k: int, *, formula: str = DEFAULT_FORMULA,
-                 strata: str | None = None, item_model: str = "rasch", dims: int = 1,
+                 strata: str | None = None, item_model: Literal["rasch", "2pl"] = "rasch",
+                 dims: int = 1,
                  rng: Any = None) -> pd.DataFrame:
     """A stratified probability sample of ``k`` items to run a new model on.
 

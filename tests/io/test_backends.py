@@ -100,7 +100,7 @@ def assert_same_fit(ref, res):
 # ------------------------------------------------------------ equality --
 @pytest.mark.parametrize("backend", OUT_OF_CORE)
 def test_chembench_equal_to_pandas(shared_data, tmp_path, client, backend):
-    d = shared_data("chembench")  # 25 models; 7 also re-run at temperature 1 (unbalanced)
+    d = shared_data("chembench", reruns=True)  # 25 models; 7 also re-run at temperature 1
     folder = write_parts(d, tmp_path / "chembench", n_files=4)
     ref = fit_with("pandas", d, SUBJ)
     assert len(ref.pairs) == 300 and not ref.frame.observed.all()

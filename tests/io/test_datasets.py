@@ -94,3 +94,52 @@ def test_data_dir_override(tmp_path, monkeypatch):
     assert len(mixrank.load_dataset("jailbreakbench")) == 2
     # a dataset the override folder lacks comes from the package
     assert dataset_path("chembench") == BUNDLED_DIR / "chembench" / "long.csv.gz"
+
+
+def test_chembench_is_the_published_run_fully_paired():
+    """The default is what its description says: 25 systems x 2,788 questions, each model on
+    each question once (prompt 'default'); the temperature-1 re-runs only on request."""
+    d = mixrank.load_dataset("chembench")
+    assert len(d) == 69_700 and set(d["prompt"]) == {"default"}
+    per = d.groupby(["model", "question"]).size()
+    assert len(per) == 25 * 2_788 and (per == 1).all()
+    assert d["model"].nunique() == 25 and d["question"].nunique() == 2_788
+    assert "fully paired" in mixrank.list_datasets().set_index("name").loc["chembench",
+                                                                           "description"]
+    both = mixrank.load_dataset("chembench", reruns=True)
+    counts = both["prompt"].value_counts().to_dict()
+    assert counts == {"default": 69_700, "temp1_rerun": 19_516}
+    assert both.loc[both["prompt"] == "temp1_rerun", "model"].nunique() == 7
+    pd.testing.assert_frame_equal(both[both["prompt"] == "default"].reset_index(drop=True), d)
+    desc = mixrank.list_datasets().set_index("name").loc["chembench", "description"]
+    assert "reruns=True" in desc
+    prov = (BUNDLED_DIR / "chembench" / "PROVENANCE.md").read_text()
+    assert "reruns=True" in prov and "69,700" in prov
+
+
+@pytest.mark.parametrize("kw, msg", [({"reruns": True}, "has no re-runs"),
+                                     ({"reruns": "yes"}, "True or False")])
+def test_reruns_is_refused_where_it_means_nothing(kw, msg):
+    with pytest.raises(mixrank.OptionError, match=msg):
+        mixrank.load_dataset("jailbreakbench", **kw)
+
+
+def test_the_example_is_described_where_an_installed_package_has_it():
+    """``mixrank demo`` points at ``help(mixrank.load_example)`` (a wheel has no
+    ``data/README.md``); that docstring names the simulation's parameters as
+    ``data/make_example.py`` sets them."""
+    import ast
+    import re
+
+    src = (ROOT / "mixrank" / "cli" / "fitting.py").read_text()
+    assert "help(mixrank.load_example)" in src and "data/README.md" not in src
+    tree = ast.parse((ROOT / "data" / "make_example.py").read_text())
+    assign = next(n for n in tree.body if isinstance(n, ast.Assign)
+                  and getattr(n.targets[0], "id", "") == "PARAMS")
+    params = {k.arg: ast.literal_eval(k.value) for k in assign.value.keywords}
+    doc = re.sub(r"\s+", " ", mixrank.load_example.__doc__)
+    for key, value in params.items():
+        if key == "models":
+            assert f'models=["{value[0]}", ..., "{value[-1]}"]' in doc
+        else:
+            assert f"{key}={value!r}".replace("'", '"') in doc, key

@@ -50,7 +50,7 @@ def test_published_example():
 
 
 def chembench_runs() -> pd.DataFrame:
-    d = mixrank.load_dataset("chembench")
+    d = mixrank.load_dataset("chembench", reruns=True)
     runs = d.groupby("model")["prompt"].nunique()
     return d[d.model.isin(runs[runs == 2].index)]
 

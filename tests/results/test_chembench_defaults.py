@@ -83,3 +83,21 @@ def test_one_answer_per_pair_on_chembench(chem):
     assert row["p_value"] == pytest.approx(2 / 2 ** 9) and row["ci_lower"] > 0
     text = re.sub("<[^>]+>", "", str(render_report(fit))).replace("&#x27;", "'")
     assert "each pair's own unit sign-flip test of the pair's total (all 256 sign flips" in text
+
+
+def test_the_bundled_default_is_fully_paired_so_no_cell_is_left_unpaired():
+    """``load_dataset("chembench")`` is the published run: the obvious fit pairs every model
+    on every question (no UnpairedCellsWarning, which the temperature-1 re-runs of 7 models
+    bring with ``reruns=True``: 18 models then lack half the cells)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_dataset("chembench"))
+    kinds = {w.category for w in caught}
+    assert mixrank.UnpairedCellsWarning not in kinds
+    assert mixrank.IncompletePairWarning not in kinds
+    assert fit.frame.observed.all() and fit.frame.n_cells == 2788
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mixrank.fit("correct ~ model + (1|subject)",
+                    mixrank.load_dataset("chembench", reruns=True))
+    assert mixrank.UnpairedCellsWarning in {w.category for w in caught}

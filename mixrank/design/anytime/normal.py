@@ -25,7 +25,7 @@ at most alpha.
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -377,7 +377,8 @@ def _differences(x: Any, y: Any) -> np.ndarray:
 
 def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None = None,
             n_plan: float | None = None, rho0: float | None = None,
-            variance: str = "null", anytime: str = "auto",
+            variance: Literal["null", "sample"] = "null",
+            anytime: Literal["auto", "normal", "bernoulli"] = "auto",
             d_plan: float | None = None, kind: str | None = None) -> pd.DataFrame:
     """Monitor a stream of paired outcomes with an anytime-valid boundary.
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank._deprecate import former_names
+from mixrank._deprecate import former_keywords, former_names
 from mixrank._progress import Reporter, as_progress
 from mixrank._util import as_rng, check_max_draws, did_you_mean, tidy
 from mixrank.design.checks import check_alpha, check_fit, check_power, z_quantile, z_upper
@@ -236,6 +236,7 @@ def _whole(name: str, value: Any, lo: int) -> int:
     return int(value)
 
 
+@former_keywords
 def sensitivity_of(fit: Any, kind: str | Sequence[str] = "loso", *,
                     pairs: str | Sequence[tuple[str, str]] | None = None,
                     models: Sequence[str] | None = None, top: int | None = None,

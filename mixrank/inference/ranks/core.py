@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import check_level, listed, tidy
 from mixrank.errors import DataError, DesignError, MixrankWarning, OptionError
 from mixrank.inference.keywords import former, unexpected_keywords
@@ -298,6 +299,7 @@ def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
                 level=level, n_models=M, pairwise=pairwise.to_dict("records"), **meta)
 
 
+@former_keywords
 def rank_intervals_from_tests(scores: Any, p_values: Any, *, level: float = 0.95,
                               coverage: str = "marginal", adjust: str = "holm",
                               **old: Any) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from mixrank._deprecate import former_keywords
 from mixrank._util import as_rng, check_max_draws, listed
 from mixrank.errors import DataError, DesignError, MixrankWarning
 from mixrank.formula import Spec, parse
@@ -65,6 +66,7 @@ def unit_mean_tests(um: np.ndarray, test: str, pair: tuple[str, str]) -> tuple[f
             float(r["p_value"].iloc[0]))
 
 
+@former_keywords
 def rank_intervals(data: Any, *, formula: Any = None, model: str = "model",
                    score: str = "correct", unit: str | None = "subject", test: str = "t",
                    level: float = 0.95, coverage: str = "marginal", adjust: str = "holm",

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mixrank._deprecate import former_names
+from mixrank._deprecate import former_keywords, former_names
 from mixrank._util import as_rng, check_draws, listed
 from mixrank.engine.records import missing_pairs
 from mixrank.errors import DataError, DesignError
@@ -58,6 +58,7 @@ __all__ = ["rank_intervals", "rank_intervals_of", "rank_intervals_from_contrasts
            "RANK_METHODS"]
 
 
+@former_keywords
 def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level: float = 0.95,
                                   coverage: str = "marginal", adjust: str = "holm",
                                   draws: int = 2000, rng: Any = None,
@@ -158,6 +159,7 @@ def rank_intervals_from_contrasts(scores: Any, contrasts: pd.DataFrame, *, level
                      coverage=coverage, method=method, extra=extra, source="contrasts", **meta)
 
 
+@former_keywords
 def rank_intervals_of(fit: FittedPairs, *, level: float = 0.95, coverage: str = "marginal",
                        adjust: str = "holm", draws: int = 2000, rng: Any = None,
                        **old: Any) -> pd.DataFrame:

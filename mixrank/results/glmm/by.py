@@ -13,7 +13,7 @@ interaction).  Statistical notes: docs/glmm.md §11.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -190,7 +190,8 @@ class GlmmByResult(GlmmResult):
                                               df_method="Wald z (normal), as glmer"),
                              within=None if by is None else self.by, finish=_note_last)
 
-    def model_scores(self, level: float | None = None, *, scale: str = "logit",
+    def model_scores(self, level: float | None = None, *,
+                     scale: Literal["logit", "response"] = "logit",
                      by: str | None = None) -> pd.DataFrame:
         """Each model's score (overall or per level) on one scale with its interval.
 
@@ -264,7 +265,7 @@ class GlmmByResult(GlmmResult):
         return float(expit(self.fit.beta[col] + shift[col] + self.fit.cell_effects[cells]).mean())
 
     def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
-                        rng: Any, scale: str = "logit", by: str | None = None) -> pd.DataFrame:
+                        rng: Any, scale: Any = "logit", by: str | None = None) -> pd.DataFrame:
         """Rank intervals overall, or per level of the covariate (``by``).
 
         Per level, the scores and the pairwise tests are
@@ -306,7 +307,7 @@ class GlmmByResult(GlmmResult):
                                     response_form=self.response_form)
         return out
 
-    def anova(self, adjust: str = "none") -> pd.DataFrame:
+    def anova(self, adjust: Literal["holm", "none", "bh", "bonferroni"] = "none") -> pd.DataFrame:
         """Is the gap the same at every level?  Wald chi-square tests of ``model:x``.
 
         Per pair: H0 ``beta_{a,l} - beta_{b,l}`` equal for all levels l where

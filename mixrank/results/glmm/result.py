@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -288,7 +288,8 @@ class GlmmResult(PairwiseResult):
                    nfev=f.nfev, message=f.message)
         return tidy([row], **self._meta("diagnostics"))
 
-    def model_scores(self, level: float | None = None, *, scale: str = "logit") -> pd.DataFrame:
+    def model_scores(self, level: float | None = None, *,
+                     scale: Literal["logit", "response"] = "logit") -> pd.DataFrame:
         """Each model's score on one scale, its interval on the same scale, and the alternatives.
 
         Parameters
@@ -351,7 +352,7 @@ class GlmmResult(PairwiseResult):
 
     # ---------------------------------------------- inference / design layers
     def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
-                        rng: Any, scale: str = "logit") -> pd.DataFrame:
+                        rng: Any, scale: Any = "logit") -> pd.DataFrame:
         """Rank intervals of :meth:`PairwiseResult.rank_intervals`: point ranks and intervals
         from one quantity on one scale.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -155,7 +155,8 @@ class GlmmSlopeResult(GlmmResult):
                                               df_method="Wald z (normal), as glmer"),
                              within=self.by)
 
-    def model_scores(self, level: float | None = None, *, scale: str = "logit",
+    def model_scores(self, level: float | None = None, *,
+                     scale: Literal["logit", "response"] = "logit",
                      by: str | None = None,
                      at: float | Sequence[float] | None = None) -> pd.DataFrame:
         """Each model's score at chosen values of the covariate, on one scale.
@@ -207,7 +208,7 @@ class GlmmSlopeResult(GlmmResult):
                                        response_form=self.response_form))
 
     def _rank_intervals(self, level: float, *, coverage: str, adjust: str, draws: int,
-                        rng: Any, scale: str = "logit", by: str | None = None,
+                        rng: Any, scale: Any = "logit", by: str | None = None,
                         at: float | Sequence[float] | None = None) -> pd.DataFrame:
         """Rank intervals at each value of the covariate (``by``/``at`` as :meth:`contrasts`).
 
@@ -239,7 +240,7 @@ class GlmmSlopeResult(GlmmResult):
                                     response_form=self.response_form)
         return out
 
-    def anova(self, adjust: str = "none") -> pd.DataFrame:
+    def anova(self, adjust: Literal["holm", "none", "bh", "bonferroni"] = "none") -> pd.DataFrame:
         """Do the models' slopes in the covariate differ?  Wald chi-square tests of ``model:x``.
 
         Per pair: H0 ``b_a = b_b`` (1 df).  Last row (``model_a = model_b =
