@@ -31,7 +31,7 @@ def scores_for_letters(res: Any, level: float) -> tuple[pd.DataFrame, str]:
     against the others (said in the second value)."""
     try:
         sc = res.model_scores(level)
-        if "group" in sc.columns or sc["model"].duplicated().any():
+        if sc["model"].duplicated().any():       # several scores per model: order by gaps
             raise DesignError("one score per model is needed")
         return sc[["model", "estimate"]].reset_index(drop=True), "model_scores()"
     except MixrankError:

@@ -153,3 +153,28 @@ def test_errors(shared_data):
     restricted = _quiet(mixrank.fit, F, jb, pairs=[(m[0], m[1]), (m[1], m[2])])
     with pytest.raises(DesignError, match="needs a test of every pair"):
         restricted.letters()
+
+
+def test_order_by_mean_gap_when_scores_cannot_be_fitted(shared_data, monkeypatch):
+    res = _quiet(mixrank.fit, F, shared_data("jailbreakbench"))
+    want = res.letters()
+
+    def refuse(*a, **kw):
+        raise DesignError("a random term is confounded with the residual")
+
+    monkeypatch.setattr(type(res), "model_scores", refuse)
+    cld = res.letters()
+    assert cld["estimate"].isna().all()
+    assert "mean of each model's contrasts" in cld.attrs["mixrank"]["scores"]
+    con = res.contrasts()
+    gap = {m: [] for m in res.models}
+    for a, b, e in zip(con.model_a, con.model_b, con.estimate):
+        gap[a].append(e)
+        gap[b].append(-e)
+    assert list(cld["model"]) == sorted(res.models, key=lambda m: -np.mean(gap[m]))
+    # the same decisions: the same groups of models (the letters may be named otherwise)
+    sets = dict(zip(cld["model"], map(set, cld["letters"])))
+    before = dict(zip(want["model"], map(set, want["letters"])))
+    for a in sets:
+        for b in sets:
+            assert bool(sets[a] & sets[b]) == bool(before[a] & before[b])
