@@ -146,3 +146,13 @@ def test_bad_input(res, shared_data):
         two = mixrank.fit("correct ~ model + (1|subject)", jb[jb.model.isin(jb.model.unique()[:2])])
     with pytest.raises(DesignError, match="at least 3 models"):
         two.table()
+
+
+def test_plus_minus_refuses_an_asymmetric_interval(res, monkeypatch):
+    sc = res.model_scores()
+    skewed = sc.assign(ci_upper=sc["ci_upper"] + 0.01)
+    skewed.attrs = sc.attrs
+    monkeypatch.setattr(type(res), "model_scores", lambda self, level=None: skewed)
+    with pytest.raises(OptionError, match=r"interval='pm' needs symmetric intervals; 6 model"):
+        res.table(interval="pm")
+    assert "[0.5" in res.table("markdown")          # bounds are shown as they are
