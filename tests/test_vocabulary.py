@@ -48,6 +48,7 @@ CLI_ONLY: dict[tuple[str, str], str] = {
     ("*", "--table"): "which table of the result is printed",
     ("scores", "--score-estimand"): "model_scores(estimand=); --estimand is fit(estimand=)",
     ("scores", "--probabilities"): "also print rank_probabilities()",
+    ("scores", "--letters"): "also print the column of letters()",
     ("resolution", "--no-anytime"): "resolution(anytime=False)",
     ("resolution", "--no-cluster"): "resolution(cluster=False)",
     ("resolution", "--all-columns"): "display: every column in table/markdown output",
@@ -92,7 +93,8 @@ def _api() -> dict[str, list[Callable]]:
         "components": fits,
         "anova": [*fits, FitResult.anova],
         "scores": [*fits, FitResult.model_scores, GlmmResult.model_scores,
-                   FitResult.rank_probabilities],
+                   FitResult.rank_probabilities, FitResult.letters],
+        "table": [*fits, FitResult.table, FitResult.letters],
         "ranks": [*fits, FitResult.rank_intervals, GlmmResult.rank_intervals],
         "resolution": [*fits, FitResult.resolution, GlmmResult.resolution,
                        FitResult.sensitivity],
@@ -171,7 +173,7 @@ def test_family_names_only_the_distribution():
 
 
 def test_cli_only_table_is_small_and_used():
-    assert len(CLI_ONLY) <= 32
+    assert len(CLI_ONLY) <= 33
     subs = _subparsers()
     for (name, flag), why in CLI_ONLY.items():
         assert why

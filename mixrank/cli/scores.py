@@ -1,7 +1,8 @@
 """CLI subcommand ``scores``: each model's score with its interval at the formula's unit.
 
 Inputs: parsed arguments (see :mod:`mixrank.cli.common`).  Outputs: the table
-of :meth:`FitResult.model_scores` (best first), with ``--probabilities`` the
+of :meth:`FitResult.model_scores` (best first; ``--letters`` adds the column of
+``letters()``), with ``--probabilities`` the
 rank probabilities of :meth:`FitResult.rank_probabilities` as well; with
 ``--family binomial`` the GLMM's ``model_scores()`` (share of successes,
 fitted log-odds, mean fitted probability).
@@ -21,6 +22,10 @@ def cmd_scores(args: argparse.Namespace) -> None:
         raise UsageError("--draws and --seed set the Gaussian draws of --probabilities; "
                          "without --probabilities they would be ignored: drop them or pass "
                          "--probabilities")
+    if args.letters and args.by is not None:
+        raise UsageError("--letters groups the models by their pairwise tests over every "
+                         "model; with --by (scores per level of a covariate) it has no column "
+                         "to fill: drop one of them")
     glmm_by(args, args.by)
     kw = ask_result(args, "model_scores", estimand=("--score-estimand", args.score_estimand),
                     scale=("--scale", args.scale), by=("--by", args.by),
@@ -35,6 +40,14 @@ def cmd_scores(args: argparse.Namespace) -> None:
         tab = tab.sort_values([*keys, "estimate", "model"],
                               ascending=[True] * len(keys) + [False, True],
                               kind="stable").reset_index(drop=True)
+    if args.letters:            # res.letters(): the fit's adjustment, at its level
+        cld = res.letters(level=args.level)
+        attrs = dict(tab.attrs)
+        tab = tab.merge(cld[["model", "letters"]], on="model", how="left")
+        cols = list(tab.columns[:-1])          # beside the interval
+        at = cols.index("ci_upper") + 1 if "ci_upper" in cols else len(cols)
+        tab = tab[[*cols[:at], "letters", *cols[at:]]]
+        tab.attrs = attrs
     if probabilities is None:
         emit(table_of(res, tab, args.format), args)
         return
@@ -55,6 +68,9 @@ def register(sub: Any) -> None:
                         "score on the union of cells, adjusted for the cells a model lacks; "
                         "plain is the plain mean over each model's own cells (docs/methods.md "
                         "§11)")
+    s.add_argument("--letters", action="store_true",
+                   help="add the compact letter display (letters()): models sharing a letter "
+                        "are not told apart by the fit's family-wise pairwise tests")
     s.add_argument("--probabilities", action="store_true",
                    help="also print P(rank = r) and P(best) per model")
     s.add_argument("--draws", type=int, default=None,

@@ -19,6 +19,8 @@ Modules:
   (sign-flip) max-t, step-down and contrast draws;
 * :mod:`~mixrank.inference.mvt` -- multivariate-t null draws of contrasts
   with small df (max-t and rank probabilities on crossed designs);
+* :mod:`~mixrank.inference.letters` -- compact letter display of pairwise
+  decisions (Piepho's insert-and-absorb, as multcompView);
 * :mod:`~mixrank.inference.sign_exact` -- the exact sign test of a pair without
   an estimable variance;
 * :mod:`~mixrank.inference.ranks` -- confidence intervals for ranks (a

@@ -15,7 +15,13 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from mixrank.report.html_format import figure_html, format_table_html, guard, paragraph
+from mixrank.report.html_format import (
+    figure_html,
+    format_table_html,
+    guard,
+    paragraph,
+    with_letters,
+)
 
 __all__ = ["meta_line", "battles", "leaderboard", "covariates", "contrasts", "ranks",
            "resolution", "judges"]
@@ -49,7 +55,8 @@ def leaderboard(res: Any, ctx: dict) -> str:
     fig = guard("Leaderboard plot", lambda: figure_html(
         plot_model_scores(tab, title=f"Bradley-Terry scores ({name})"), name="scores",
         alt="scores with intervals"))
-    return fig + format_table_html(tab, max_rows=60)
+    shown, says = with_letters(res, tab, level)
+    return fig + format_table_html(shown, max_rows=60, caption=says.strip() or None)
 
 
 def covariates(res: Any, ctx: dict) -> str:
@@ -80,7 +87,8 @@ def ranks(res: Any, ctx: dict) -> str:
     tab = res.rank_intervals(level, **ctx["rank_kwargs"])
     fig = guard("Rank plot", lambda: figure_html(plot_rank_intervals(tab, title="Rank intervals"),
                                                  name="ranks", alt="rank intervals"))
-    return fig + format_table_html(tab, max_rows=60)
+    shown, says = with_letters(res, tab, level)
+    return fig + format_table_html(shown, max_rows=60, caption=says.strip() or None)
 
 
 def resolution(res: Any, ctx: dict) -> str:

@@ -7,7 +7,8 @@ embedded PNG figure (:func:`figure_html`), a paragraph, and the visible
 computation raised a mixrank error (:func:`guard`).
 Contents: :func:`fmt` (one cell value as text), :func:`format_table_html`,
 :func:`figure_html`, :func:`pyplot_if_loaded`, :func:`paragraph`,
-:func:`omitted_note`, :func:`guard`, :func:`html_page` (the page shell: title,
+:func:`omitted_note`, :func:`guard`, :func:`with_letters` (a leaderboard table with the
+column of ``res.letters()``), :func:`html_page` (the page shell: title,
 meta line, table of contents, guarded sections, footer) -- used only by the one page
 builder, :func:`mixrank.report.html.render_report`; the section modules use the rest.
 """
@@ -29,7 +30,7 @@ from mixrank.errors import MixrankError
 from mixrank.report import style
 
 __all__ = ["fmt", "format_table_html", "figure_html", "pyplot_if_loaded", "paragraph",
-           "omitted_note", "guard", "html_page"]
+           "omitted_note", "guard", "html_page", "with_letters"]
 
 
 def fmt(v: Any) -> str:
@@ -141,6 +142,25 @@ def omitted_note(what: str, exc: BaseException) -> str:
     else:
         why = f"{type(exc).__name__}: {str(exc).rstrip('.')}"
     return f'<div class="omitted"><strong>{html.escape(what)} omitted</strong>: {html.escape(why)}.</div>'
+
+
+def with_letters(res: Any, tab: pd.DataFrame, level: float | None) -> tuple[pd.DataFrame, str]:
+    """``tab`` (one row per model) with the column of ``res.letters(level=level)`` after
+    ``ci_upper``, and a caption sentence saying what the letters mean; ``tab`` and "" when the
+    result has no letters (fewer than 3 models, a fit restricted to some pairs)."""
+    try:
+        cld = res.letters(level=level)
+    except MixrankError:
+        return tab, ""
+    out = tab.merge(cld[["model", "letters"]], on="model", how="left")
+    out.index = tab.index
+    out.attrs = dict(tab.attrs)
+    cols = [c for c in out.columns if c != "letters"]
+    at = cols.index("ci_upper") + 1 if "ci_upper" in cols else len(cols)
+    meta = cld.attrs["mixrank"]
+    return out[[*cols[:at], "letters", *cols[at:]]], (
+        f" Letters: models sharing a letter are not told apart by the {meta['adjust']}-adjusted "
+        f"pairwise tests over all {meta['family_size']} pairs at level {meta['level']:g}.")
 
 
 def guard(what: str, build: Callable[[], str]) -> str:

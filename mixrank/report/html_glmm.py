@@ -21,7 +21,13 @@ from collections.abc import Callable
 from typing import Any
 
 from mixrank.report import style
-from mixrank.report.html_format import figure_html, format_table_html, guard, paragraph
+from mixrank.report.html_format import (
+    figure_html,
+    format_table_html,
+    guard,
+    paragraph,
+    with_letters,
+)
 
 __all__ = ["preamble", "meta_line", "scores", "contrasts_logit", "contrasts_response",
            "components", "fixed_effects", "ranks", "resolution", "gaps", "diagnostics"]
@@ -60,7 +66,6 @@ def scores(res: Any, ctx: dict) -> str:
     """Model scores on the response scale (probability averaged over the cells)."""
     from mixrank.report.plots_scores import plot_model_scores
 
-    table = format_table_html
     tab = res.model_scores(ctx["level"], scale="response")
     tab = tab.sort_values(["estimate", "model"], ascending=[False, True], kind="stable")
 
@@ -76,9 +81,17 @@ def scores(res: Any, ctx: dict) -> str:
     return (_figure(plot, len(tab), name="scores", alt="model scores with intervals",
                     caption="Probability averaged over the cells ± the logit-scale "
                             "interval of β transformed to this scale.")
-            + table(tab, caption="Scale: response. estimate = " + tab.attrs["mixrank"]["score"]
-                    + "; logit, probability_at_zero (conditional at zero random effects) and "
-                    "observed (raw share) beside it; n = cells, trials beside it."))
+            + _lettered(res, tab, ctx, "Scale: response. estimate = "
+                        + tab.attrs["mixrank"]["score"] + "; logit, probability_at_zero "
+                        "(conditional at zero random effects) and observed (raw share) "
+                        "beside it; n = cells, trials beside it."))
+
+
+def _lettered(res: Any, tab: Any, ctx: dict, cap: str) -> str:
+    """The scores table with the column of ``res.letters()`` (when it has letters)."""
+    shown, says = with_letters(res, tab, ctx["level"])
+    return format_table_html(shown, caption=cap + says.replace(
+        " Letters:", " Letters (logit-scale tests):"))
 
 
 def _contrasts(res: Any, level: float | None, scale: str) -> str:

@@ -23,7 +23,14 @@ import pandas as pd
 
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.report import style
-from mixrank.report.html_format import figure_html, fmt, format_table_html, guard, paragraph
+from mixrank.report.html_format import (
+    figure_html,
+    fmt,
+    format_table_html,
+    guard,
+    paragraph,
+    with_letters,
+)
 from mixrank.report.plots import select_pairs
 from mixrank.report.plots_scores import plot_model_scores
 
@@ -138,7 +145,13 @@ def leaderboard(fit: Any, ctx: dict) -> str:
                 "are not a test of the gap between two models: the paired contrasts are; a "
                 f"star between two neighbours marks a gap whose {meta.get('adjust')}-adjusted "
                 "contrast rejects.")
-    ) + format_table_html(tab, caption=cap)
+    ) + _lettered(fit, tab, cap, ctx)
+
+
+def _lettered(fit: Any, tab: pd.DataFrame, cap: str, ctx: dict) -> str:
+    """The leaderboard table with the column of ``fit.letters()`` (when it has letters)."""
+    shown, says = with_letters(fit, tab, ctx.get("level"))
+    return format_table_html(shown, caption=cap + says)
 
 
 def components(fit: Any, ctx: dict) -> str:

@@ -8,6 +8,9 @@ Modules:
 * :mod:`~mixrank.results.fit_result` -- :class:`FitResult`, the fitted object
   over all pairs and its tidy accessors;
 * :mod:`~mixrank.results.summary` -- printable summaries;
+* :mod:`~mixrank.results.letters` -- ``letters()``, the compact letter display
+  of every result, and :mod:`~mixrank.results.paper_table` -- ``table()``, the
+  leaderboard for a paper (LaTeX, Markdown, HTML);
 * :mod:`~mixrank.results.scores` -- each model's score with its uncertainty at
   the formula's unit, with :mod:`~mixrank.results.score_adjust` (scores on the
   union of cells when models' cell sets differ);

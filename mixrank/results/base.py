@@ -52,6 +52,8 @@ from ..inference.multiplicity import adjust_values
 from ..inference.pairwise import PairEstimates, adjusted_contrasts
 from ..inference.randomization import check_flip_ci, flip_ci_problem, flip_reference
 from ..inference.ranks.core import COVERAGES
+from .letters import LettersMixin
+from .paper_table import PaperTableMixin
 
 __all__ = ["ContrastsTemplate", "PairwiseResult", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS", "RESOLUTION_OPTIONS",
            "RESOLUTION_FIT_OPTIONS",
@@ -101,7 +103,7 @@ def left_out(tab: Any, left: list[str]) -> Any:
 DEFAULT: Any = FIT_DEFAULT
 
 
-class ContrastsTemplate(TextDisplay):
+class ContrastsTemplate(LettersMixin, TextDisplay):
     """Base of every result with a contrasts table: level, declared options, ``contrasts()``.
 
     Subclasses have a ``level`` attribute, declare :attr:`OPTIONS` (at least
@@ -394,7 +396,7 @@ class ContrastsTemplate(TextDisplay):
             as_rng(rng)
 
 
-class PairwiseResult(ContrastsTemplate):
+class PairwiseResult(PaperTableMixin, ContrastsTemplate):
     """Base of the pairwise results: the contrasts template, judged pairs, shared accessors.
 
     Subclasses are frozen dataclasses (``repr=False``: ``repr()`` is their

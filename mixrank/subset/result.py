@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mixrank.errors import OptionError
+from mixrank.errors import DesignError, OptionError
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.results.base import ContrastsTemplate, OptionTable, PairEstimates
 
@@ -129,6 +129,25 @@ class SubsetResult(ContrastsTemplate):
         meta = {**self.meta, "level": level, "method": method,
                 "family": "each new model against every reference model"}
         return PairEstimates(rows, meta, within="model_a")
+
+    def _letter_scores(self, level: float) -> tuple[pd.DataFrame, str]:
+        """The hook of ``letters()``: the new model's ``model_assisted`` score and the
+        reference models' full means (one new model: the contrasts compare it with each
+        reference model, not new models with each other)."""
+        new = self._method("model_assisted")
+        if len(new) != 1:
+            raise DesignError(
+                f"letters() on a subset score needs one new model; this result scores "
+                f"{len(new)} ({', '.join(map(repr, new['model']))}), whose contrasts with each "
+                "other are not estimated: score one new model at a time")
+        tab = pd.concat([new[["model", "estimate"]], self.reference[["model", "estimate"]]],
+                        ignore_index=True)
+        return tab, "scores('model_assisted') and the reference models' full means"
+
+    def _known_pairs(self) -> dict[tuple[str, str], bool]:
+        """Two reference models' full means are known exactly: they differ unless equal."""
+        ref = list(zip(self.reference["model"], self.reference["estimate"]))
+        return {(a, b): bool(x != y) for i, (a, x) in enumerate(ref) for b, y in ref[i + 1:]}
 
     def rank_intervals(self, method: Literal["model_assisted", "stratified_mean", "irt"]
                        = "model_assisted") -> pd.DataFrame:
