@@ -125,16 +125,16 @@ def test_ranks_rejects_pair(capsys):
 def test_resolution(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api_fit().resolution())
+    assert_same(csv_of(out), api_fit().resolution(columns="all"))
     code, out, _ = run(capsys, "resolution", "example", "-f", F1)
-    tab = api_fit().resolution()
+    tab = api_fit().resolution(columns="all")
     assert code == 0
     for k, v in tab.attrs["mixrank"]["unresolved"].items():
         assert f"{k}: {v}" in out
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv", "--pairs",
                        "all", "--adjust", "none", "--no-anytime", "--level", "0.99")
     assert code == 0
-    want = api_fit().resolution(pairs="all", adjust=None, anytime=False, level=0.99)
+    want = api_fit().resolution(columns="all", pairs="all", adjust=None, anytime=False, level=0.99)
     assert_same(csv_of(out), want)
     assert "q_anytime" not in out
 
@@ -143,7 +143,7 @@ def test_resolution_explicit_pairs(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv",
                        "--pair", "m02,m01", "--pair", "m03,m04")
     assert code == 0
-    want = api_fit(pairs=[("m02", "m01"), ("m03", "m04")]).resolution(
+    want = api_fit(pairs=[("m02", "m01"), ("m03", "m04")]).resolution(columns="all",
         pairs=[("m02", "m01"), ("m03", "m04")])
     assert_same(csv_of(out), want)
 

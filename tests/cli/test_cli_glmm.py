@@ -95,12 +95,12 @@ def test_resolution(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--pairs", "all",
                        "--adjust", "bh", "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api().resolution(pairs="all", adjust="bh"))
+    assert_same(csv_of(out), api().resolution(columns="all", pairs="all", adjust="bh"))
     # --top: the result type declares it (GlmmResult.resolution(top=)), so the CLI passes it
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--top", "3",
                        "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api().resolution(top=3))
+    assert_same(csv_of(out), api().resolution(columns="all", top=3))
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN)
     assert code == 0
     assert "N*: logit-scale Wald test" in out

@@ -62,7 +62,7 @@ def test_cli_resolution_has_the_api_columns(capsys):
     tab = pd.read_csv(io.StringIO(capsys.readouterr().out))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = mixrank.fit(F, mixrank.load_example()).resolution(design_effect="anova")
+        want = mixrank.fit(F, mixrank.load_example()).resolution(columns="all", design_effect="anova")
     np.testing.assert_allclose(tab["design_effect"], want["design_effect"], rtol=1e-9)
 
 

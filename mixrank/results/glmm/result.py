@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
+from ..._display import format_at, format_p, format_se, se_decimals, wrap
 from ..._util import TextDisplay, tidy
 from ...engine.glmm.fit import GlmmFit
 from ...errors import DataError, DesignError
@@ -510,8 +511,10 @@ class GlmmSummary(TextDisplay):
         lines += ["", "Fixed effects:", f"  {'':<24}{'Estimate':>10}{'Std. Error':>11}{'z value':>9}"
                   f"{'Pr(>|z|)':>10}"]
         for _, row in r.fixed_effects().iterrows():
-            lines.append(f"  {row.term:<24}{row.estimate:10.4f}{row.std_error:11.4f}"
-                         f"{row.statistic:9.2f}{row.p_value:10.3g}")
+            dec = se_decimals(row.std_error)
+            lines.append(f"  {row.term:<24}{format_at(row.estimate, dec):>10}"
+                         f"{format_se(row.std_error):>11}{row.statistic:9.2f}"
+                         f"{format_p(row.p_value):>10}")
         lines += ["", "Scale: contrasts on the logit scale (log-odds, odds ratios) and on the "
                   "response scale (probability, averaged over cells: contrasts(scale='response'))",
                   r.unit_of_inference[0].upper() + r.unit_of_inference[1:] + "."]
@@ -519,6 +522,6 @@ class GlmmSummary(TextDisplay):
             lines.append(f"boundary (singular) fit: {', '.join(f.singular)}")
         if not f.converged:
             lines.append(f"convergence: criterion not met ({f.message}; max|grad| {f.gradient:.2g})")
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
 
