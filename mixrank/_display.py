@@ -49,7 +49,7 @@ _SE = re.compile(r"^(\w+_)?std_error(_\w+)?$")
 #: Degrees of freedom (3 significant digits, as lmerTest prints them).
 _DF = re.compile(r"^(df|df\d|df_\w+|\w+_df)$")
 #: Columns printed at the decimal place of the row's ``std_error``.
-_ON_SE = re.compile(r"^(estimate|ci_lower|ci_upper)(_\w+)?$")
+_ON_SE = re.compile(r"^(estimate|bias|ci_lower|ci_upper)(_\w+)?$")
 #: Key columns repeated in every block of a wide table.
 _KEYS = ("model", "model_a", "model_b", "group", "term", "kind", "vary", "grouping", "judge",
          "subject", "question", "by")

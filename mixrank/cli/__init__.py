@@ -52,7 +52,7 @@ from collections.abc import Sequence
 
 from .._version import MIXRANK_VERSION
 from ..errors import MixrankError
-from .common import VIEW, PROGRESS_MIN_PAIRS, Parser, UsageError, check_output, quiet_arg
+from .common import PROGRESS_MIN_PAIRS, VIEW, Parser, UsageError, check_output, quiet_arg
 from .options import check_former
 from .progress import Progress, progress_enabled
 

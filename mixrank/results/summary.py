@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._display import format_at, format_p, format_se, format_signif, format_table, se_decimals, wrap
+from .._display import (
+    format_at,
+    format_p,
+    format_se,
+    format_signif,
+    format_table,
+    se_decimals,
+    wrap,
+)
 from .._util import TextDisplay
 from ..errors import MixrankError
 from .interactions import coefficient_rows
@@ -51,7 +59,8 @@ class Summary(TextDisplay):
         cols = ["model", "estimate", "std_error", "df", "ci_lower", "ci_upper", "n",
                 "iid_std_error", "note"]
         return ["", f"Model scores ({meta['model']}, estimand {meta['estimand']}, unit {meta['unit']}, "
-                f"{100 * sc['level'].iloc[0]:g}% CI):", format_table(sc, columns=cols).rstrip()]
+                f"{100 * sc['level'].iloc[0]:g}% CI):",
+                format_table(sc.drop(columns="level"), columns=cols).rstrip()]
 
     def _one(self) -> str:
         fit = self.fit
@@ -74,7 +83,7 @@ class Summary(TextDisplay):
                         else ""))
         lines.append("")
         if fit.method == "reml":
-            lines.append(f"REML criterion at convergence: {p.criterion:.4f}")
+            lines.append(f"REML criterion at convergence: {format_signif(p.criterion)}")
             lines.append("")
             lines.append("Random effects:")
             w = max([len("Groups")] + [len(g) for g in p.components])

@@ -440,7 +440,7 @@ def test_the_table_format_says_which_test_the_p_values_are(capsys):
     assert code == 0
     assert ("p_value, ci: each pair's unit sign-flip test of the pair's total (all 2048 sign "
             "flips of 'subject' and their mirror images) (statistic, df: its t); p_adjusted: "
-            "stepdown") in out
+            "stepdown") in " ".join(out.split())     # wrapped at 100 characters
     code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--ci", "t")
     assert code == 0 and "p_value, ci:" not in out
     code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--format", "csv")

@@ -117,6 +117,8 @@ def test_bad_options(example, kw, match):
 
 def test_summary_shows_scores(example):
     text = str(_fit("correct ~ model + (1|subject)", example).summary())
+    assert max(len(line) for line in text.splitlines()) <= 100       # wrapped for reading
+    text = " ".join(text.split())
     assert "Model scores (y ~ 1 + (1|subject), estimand cells, unit subject, 95% CI)" in text
     assert "p_adjusted: stepdown across the 15 pairs" in text    # the CR2 default
     assert ("p_value: each pair's unit sign-flip test of the pair's total (all 2048 sign "

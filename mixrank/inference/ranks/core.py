@@ -28,9 +28,9 @@ import pandas as pd
 
 from mixrank._util import check_level, listed, tidy
 from mixrank.errors import DataError, DesignError, MixrankWarning, OptionError
-from mixrank.inference.ranks.agreement import comparisons_meta
 from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.multiplicity import ADJUST_FOR, adjust, adjust_values, check_adjust
+from mixrank.inference.ranks.agreement import comparisons_meta
 
 __all__ = ["rank_intervals_from_tests", "alpha_from_level", "check_options", "read_scores",
            "adjust_families", "assemble", "fill_doc", "COVERAGES", "RANK_METHODS", "RETURNS_DOC",

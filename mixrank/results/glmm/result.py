@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from ..._display import format_at, format_p, format_se, se_decimals, wrap
+from ..._display import format_at, format_p, format_se, format_signif, se_decimals, wrap
 from ..._util import TextDisplay, tidy
 from ...engine.glmm.fit import GlmmFit
 from ...errors import DataError, DesignError
@@ -504,7 +504,8 @@ class GlmmSummary(TextDisplay):
         lines = [f"Generalized linear mixed model fit by maximum likelihood ({how})",
                  " Family: binomial  ( logit )", f"Formula: {r.formula.formula}",
                  "     AIC      BIC   logLik deviance df.resid",
-                 f"{f.aic:9.1f}{f.bic:9.1f}{f.loglik:9.1f}{f.deviance:9.1f}{f.nobs - f.n_params:9d}",
+                 "".join(f"{format_signif(v):>9}" for v in (f.aic, f.bic, f.loglik, f.deviance))
+                 + f"{f.nobs - f.n_params:9d}",
                  "", "Random effects (logit scale):", f"  {'Groups':<24}{'Variance':>10}{'Std.Dev.':>10}"]
         for t, th in zip(f.terms, f.theta):
             lines.append(f"  {t:<24}{th ** 2:10.4f}{th:10.4f}")
