@@ -158,6 +158,7 @@ def _commands(files) -> dict[str, list[str]]:
         })
     glmm = "correct ~ model + (1|subject)"
     cmds.update({
+        "fit one pair": ["fit", "example", "-f", F, "--pair", "m01,m02"],   # lme4's layout
         "fit binomial": ["fit", "example", "-f", glmm, "--family", "binomial"],
         "contrasts binomial": ["contrasts", "example", "-f", glmm, "--family", "binomial"],
         "scores binomial": ["scores", "example", "-f", glmm, "--family", "binomial"],
