@@ -65,9 +65,9 @@ COMPACT: dict[str, tuple[str, ...]] = {
                   "statistic", "p_value", "p_adjusted", "ci_lower", "ci_upper", "n",
                   "odds_ratio", "note"),
     "model_scores": ("model", "group", "estimate", "std_error", "df", "ci_lower", "ci_upper",
-                     "n", "iid_std_error", "note"),
+                     "n", "iid_std_error", "letters", "note"),
     "rank_intervals": ("model", "group", "estimate", "std_error", "rank", "rank_lower",
-                       "rank_upper", "n", "note"),
+                       "rank_upper", "n", "letters", "note"),
     "plan": ("kind", "vary", "subjects", "questions", "prompts", "n", "std_error", "mde", "q",
              "resolved", "delta"),
     "sensitivity": ("kind", "grouping", "model_a", "model_b", "replicates", "resolved_cluster",
@@ -130,8 +130,8 @@ def format_signif(x: Any, digits: int = DIGITS) -> str:
     x = float(x)
     if x == 0.0:
         return "0"
-    if x == round(x) and abs(x) < 1e6:
-        return f"{x:.0f}" if abs(x) < 10 ** digits else f"{float(f'{x:.{digits}g}'):.0f}"
+    if x == round(x) and abs(x) < 1e6:           # a whole number (a count) prints whole
+        return f"{x:.0f}"
     if 1e-4 <= abs(x) < 1e6:
         x = float(f"{x:.{digits}g}")
         exp = math.floor(math.log10(abs(x)))
@@ -301,6 +301,10 @@ def format_table(df: pd.DataFrame, *, columns: Sequence[str] | None | str = "com
         used += 1 + widths[c]
     if cur or not blocks:
         blocks.append(cur)
+    if any("..." in v and "..." not in str(x) for c in shown.columns
+           for v, x in zip(cells[c], shown[c].tolist()) if isinstance(x, str)):
+        notes.append("(names longer than the line allows are shortened with '...'; "
+                     "--format csv writes them whole)")
     parts = []
     for block in blocks:
         cols = keys + block
