@@ -250,7 +250,7 @@ def format_markdown(df: pd.DataFrame, *, columns: Sequence[str] | None | str = "
     cols = list(shown.columns)
     lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(cells[c][i] for c in cols) + " |" for i in range(len(shown))]
-    return "\n".join(caption + lines + notes) + "\n"
+    return "\n".join(caption + [""] * bool(caption) + lines + [""] * bool(notes) + notes) + "\n"
 
 
 def format_table(df: pd.DataFrame, *, columns: Sequence[str] | None | str = "compact",
