@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from .errors import MixrankDeprecationWarning, OptionError
 
 __all__ = ["renamed", "warn_renamed", "warn_moved", "level_from_alpha", "former_names",
-           "former_keywords", "FORMER"]
+           "former_keywords", "former_column", "FORMER"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -111,3 +111,15 @@ def level_from_alpha(alpha: float | None, level: float | None, *, where: str = "
         raise OptionError(f"{where + ': ' if where else ''}got both level={level!r} and "
                           f"alpha={alpha!r} (level = 1 - alpha = {new:g}); pass only level=")
     return new
+
+
+def former_column(table: Any, old: str, new: str) -> Any:
+    """``table`` with the column ``old`` kept beside its new name ``new`` (same values, last)
+    for one release, declared in ``attrs["mixrank"]["deprecated_columns"]``."""
+    if new not in table.columns or old in table.columns:
+        return table
+    table[old] = table[new]
+    meta = table.attrs.setdefault("mixrank", {})
+    meta["deprecated_columns"] = {**meta.get("deprecated_columns", {}),
+                                  old: f"{new} (removed in the next release)"}
+    return table

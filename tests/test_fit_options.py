@@ -53,8 +53,8 @@ def test_rank_intervals_and_resolution_default_to_the_fit_level():
         res = mixrank.fit(F1, mixrank.load_example(), level=0.8)
     assert (res.rank_intervals().level == 0.8).all()
     assert res.rank_intervals().equals(res.rank_intervals(level=0.8))
-    assert res.resolution().attrs["mixrank"]["alpha"] == pytest.approx(0.2)
-    assert res.resolution(level=0.95).attrs["mixrank"]["alpha"] == 0.05
+    assert res.resolution(columns="all").attrs["mixrank"]["alpha"] == pytest.approx(0.2)
+    assert res.resolution(columns="all", level=0.95).attrs["mixrank"]["alpha"] == 0.05
 
 
 @pytest.mark.parametrize("pairs, msg", [

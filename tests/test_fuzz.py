@@ -199,7 +199,7 @@ def check_fit(df: pd.DataFrame, formula: str, opts: dict) -> None:
                      lambda: res.contrasts(adjust="bh"),
                      lambda: res.rank_intervals(adjust="maxt", draws=200, rng=1),
                      lambda: res.rank_probabilities(draws=200, rng=1),
-                     lambda: res.resolution(pairs="all", adjust="bh"),
+                     lambda: res.resolution(columns="all", pairs="all", adjust="bh"),
                      lambda: res.frame.summary_text(), lambda: res.frame.balance()):
         tab = _run(accessor)
         if isinstance(tab, pd.DataFrame) and "p_value" in tab:
@@ -218,7 +218,7 @@ def _accessors(res: Any) -> list:
     calls: list = [lambda a=a: res.contrasts(adjust=a) for a in ("holm", "none", "bh")]
     calls += [lambda: res.contrasts(adjust="maxt", draws=1000, rng=1)]
     calls += [res.model_scores, res.rank_intervals, res.resolution,
-              lambda: res.resolution(pairs="all", adjust="bh"),
+              lambda: res.resolution(columns="all", pairs="all", adjust="bh"),
               lambda: res.plan(0.05), res.anova, res.variance_components, res.diagnostics,
               res.design_effect, lambda: str(res.summary())]
     calls += [lambda k=k, s=s: res.sensitivity(k, summary=s, draws=20, n_random=5, rng=1)

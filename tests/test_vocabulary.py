@@ -30,7 +30,7 @@ F1 = "correct ~ model + (1|subject)"
 #: The former spellings of docs/vocabulary.md (typed here, not read from the CLI).
 FORMER = {"--rank-method": "--adjust", "--multiplicity": "--adjust", "--alpha": "--level",
           "--B": "--draws", "--judged": "--pairs", "--rci-method": "--method",
-          "--model-column": "--model"}
+          "--model-column": "--model", "--all-columns": "--wide"}
 
 #: Flags with no API keyword of their own name: (subcommand or "*", flag) -> what they are.
 CLI_ONLY: dict[tuple[str, str], str] = {
@@ -51,7 +51,7 @@ CLI_ONLY: dict[tuple[str, str], str] = {
     ("scores", "--letters"): "also print the column of letters()",
     ("resolution", "--no-anytime"): "resolution(anytime=False)",
     ("resolution", "--no-cluster"): "resolution(cluster=False)",
-    ("resolution", "--all-columns"): "display: every column in table/markdown output",
+    ("*", "--wide"): "display: every column of each table in table/markdown output",
     ("resolution", "--sensitivity"): "sensitivity(kind=) of the verdicts",
     ("plan", "--plan-pair"): "plan(pair=); --pair restricts the fit",
     ("judge", "--plan"): "JudgeResult.plan(delta=, labels=True)",
@@ -393,8 +393,11 @@ def test_design_effect_is_over_the_plain_cell_mean(units_fit):
         assert r.design_effect == design_effect(p.variance, p.sigma_d, p.n) == p.design_effect
         assert r.design_effect == pytest.approx(p.variance / (p.sigma_d ** 2 / p.n), rel=1e-12)
     sc = units_fit.model_scores(scoring="plain")
-    np.testing.assert_allclose(sc["design_effect"], (sc["std_error"] / sc["iid_std_error"]) ** 2,
+    np.testing.assert_allclose(sc["variance_ratio"], (sc["std_error"] / sc["iid_std_error"]) ** 2,
                                rtol=1e-12)
+    # model_scores() follows the verdict table's rename: the former column kept one release
+    np.testing.assert_array_equal(sc["design_effect"], sc["variance_ratio"])
+    assert "design_effect" in sc.attrs["mixrank"]["deprecated_columns"]
     np.testing.assert_allclose(sc["iid_std_error"], sc["sigma_iid"] / np.sqrt(sc["n"]),
                                rtol=1e-12)
 
@@ -403,7 +406,7 @@ def test_variance_ratio_is_over_the_estimands_iid_variance(units_fit):
     """``variance_ratio`` (verdict and sensitivity tables): ``std_error^2 / variance_iid`` with
     ``variance_iid = sigma_d^2 weight_factor / n``; its former column name ``design_effect``
     carries the same numbers for one release and is declared deprecated."""
-    tab = units_fit.resolution(pairs="all")
+    tab = units_fit.resolution(columns="all", pairs="all")
     np.testing.assert_allclose(tab["variance_iid"],
                                tab["sigma_d"] ** 2 * tab["weight_factor"] / tab["n"], rtol=1e-12)
     np.testing.assert_allclose(tab["variance_ratio"], tab["std_error"] ** 2 / tab["variance_iid"],

@@ -76,7 +76,7 @@ df = df[df["prompt"] == "default"]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # singular fits are legal; see vignette 1
     res = mixrank.fit("correct ~ model + (1|subject)", df)
-verdicts = res.resolution()
+verdicts = res.resolution(columns="all")   # the default view has the 13 main columns
 for paradigm, text in verdicts.attrs["mixrank"]["unresolved"].items():
     print(f"{paradigm:>13}: {text}")
 verdicts[["model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
@@ -115,7 +115,7 @@ plt.tight_layout()
 # The top of the leaderboard, explicitly:
 
 # %%
-res.resolution(top=5)[["model_a", "model_b", "estimate", "n_star", "q", "n_star_cluster",
+res.resolution(top=5, columns="all")[["model_a", "model_b", "estimate", "n_star", "q", "n_star_cluster",
                        "q_cluster", "resolved_all"]]
 
 # %%
@@ -124,7 +124,7 @@ res.resolution(top=5)[["model_a", "model_b", "estimate", "n_star", "q", "n_star_
 # grow:
 
 # %%
-unresolved_by_effect(res.resolution(pairs="all", top=10))
+unresolved_by_effect(res.resolution(pairs="all", top=10, columns="all"))
 
 # %%
 # How robust is this verdict?

@@ -147,7 +147,7 @@ print({k: round(v, 2) for k, v in width.items()})
 # looks.
 
 # %%
-ver = res.resolution()
+ver = res.resolution(columns="all")
 print(ver[["model_a", "model_b", "estimate", "n_pair", "n_star", "resolved"]].head(6)
       .round(3).to_string(index=False))
 watch = list(zip(ver["model_a"], ver["model_b"]))[:3]

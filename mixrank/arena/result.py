@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from mixrank._display import format_table, wrap
 from mixrank._util import listed, tidy
 from mixrank.arena.data import Battles, Patterns
 from mixrank.arena.estimate import BTFit
@@ -433,12 +434,11 @@ class ArenaSummary:
                  + (f", prior={r.prior}" if r.prior else ""), ""]
         for note in r.notes:
             lines.append(f"  note: {note}")
-        with pd.option_context("display.width", 160, "display.float_format", "{:.4g}".format):
-            lines.append(self.scores.to_string(index=False))
-            if len(self.covariates):
-                lines += ["", "covariates (log-odds per unit of side difference):",
-                          self.covariates.to_string(index=False)]
-        return "\n".join(lines)
+        lines.append(format_table(self.scores).rstrip())
+        if len(self.covariates):
+            lines += ["", "covariates (log-odds per unit of side difference):",
+                      format_table(self.covariates).rstrip()]
+        return wrap("\n".join(lines))
 
     def __repr__(self) -> str:
         return str(self)

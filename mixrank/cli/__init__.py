@@ -53,7 +53,7 @@ from collections.abc import Sequence
 
 from .._version import MIXRANK_VERSION
 from ..errors import MixrankError
-from .common import PROGRESS_MIN_PAIRS, Parser, UsageError, check_output, quiet_arg
+from .common import PROGRESS_MIN_PAIRS, VIEW, Parser, UsageError, check_output, quiet_arg
 from .options import check_former
 from .progress import Progress, progress_enabled
 
@@ -167,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _WARNING_FLAGS.clear()
             _WARNING_FLAGS.update(_flags(parser, getattr(args, "command", None)))
             check_output(args)  # before any long computation
+            VIEW["wide"] = bool(getattr(args, "wide", False))
             args.func(args)
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0

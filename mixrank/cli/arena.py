@@ -15,6 +15,7 @@ from typing import Any
 
 from .common import UsageError, emit, render, titled
 from .options import out_args
+from .verdicts import rank_note
 
 TABLES = ("scores", "contrasts", "ranks", "resolution", "covariates", "judges", "boards", "all")
 #: Tables of a judge-corrected fit only (--judge).
@@ -87,7 +88,7 @@ def cmd_arena(args: argparse.Namespace) -> None:
     if args.report:
         _write_report(res, args)
         return
-    parts = []
+    parts, notes = [], ""      # notes: where the rank intervals and contrasts answer differently
     if not res.fit.n_features and res.ties != "davidson":   # no covariate table to show
         if args.table == "covariates":
             raise UsageError(f"the fit {res.formula!r} with ties={res.ties} has no covariates; "
@@ -105,6 +106,7 @@ def cmd_arena(args: argparse.Namespace) -> None:
             tab = res.contrasts(adjust=args.adjust or "holm", scale=args.scale)
         elif name == "ranks":
             tab = res.rank_intervals(coverage=args.coverage or "marginal")
+            notes = rank_note(res, tab, args.format, adjust=args.adjust or "holm")
         elif name == "resolution":
             tab = res.resolution()
         elif name == "judges":
@@ -116,9 +118,9 @@ def cmd_arena(args: argparse.Namespace) -> None:
         parts.append((name, tab))
     if len(parts) == 1:
         head = f"{res!r}\n" if args.format == "table" else ""
-        emit(head + render(parts[0][1], args.format), args)
+        emit(head + render(parts[0][1], args.format) + notes, args)
     else:
-        emit(titled(parts, args.format), args)
+        emit(titled(parts, args.format) + notes, args)
 
 
 #: Options that shape one table only: option -> (attribute, the tables it shapes).

@@ -50,32 +50,30 @@ class Parser(argparse.ArgumentParser):
 
 # --------------------------------------------------------------------------- output
 
+#: ``--wide`` of the running command: every column of each table (table/markdown output).
+VIEW = {"wide": False}
+
+
 def render(df: pd.DataFrame, fmt: str) -> str:
-    """One table as text in ``fmt`` (table, csv, json or markdown)."""
-    import pandas as pd
+    """One table as text in ``fmt``: csv and json in full precision with every column; table
+    and markdown rounded for reading, the table's compact columns unless ``--wide``
+    (:func:`mixrank._display.format_table`; the table format fits 100 characters a line)."""
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
         return df.to_json(orient="records", indent=1, double_precision=15) + "\n"
-    if fmt == "markdown":
-        cols = list(df.columns)
-        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        for row in df.itertuples(index=False):
-            lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
-        return "\n".join(lines) + "\n"
-    with pd.option_context("display.max_rows", 500, "display.max_columns", 50,
-                           "display.width", 160, "display.float_format", "{:.6g}".format):
-        return df.to_string(index=False) + "\n"
+    from .._display import format_markdown, format_table
 
-
-def _cell(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
+    view = "all" if VIEW["wide"] else "compact"
+    return format_markdown(df, columns=view) if fmt == "markdown" else format_table(df, columns=view)
 
 
 def emit(text: str, args: argparse.Namespace) -> None:
     """Write ``text`` to ``--output`` when given, else to stdout."""
+    if getattr(args, "format", None) == "table":    # prose lines too: at most 100 characters
+        from .._display import wrap
+
+        text = wrap(text)
     out = getattr(args, "output", None)
     if not out:
         sys.stdout.write(text)

@@ -29,6 +29,7 @@ from .common import (
     tests_line,
 )
 from .options import ADJUST_ALL, common_args, out_args
+from .verdicts import rank_note
 
 #: The demo's formula: subjects as the unit with questions nested in them, so the default
 #: CR2 SE applies and the example data trigger no warning (a 4-level ``(1|prompt)`` term
@@ -91,9 +92,11 @@ def cmd_demo(args: argparse.Namespace) -> None:
              "== Design effect ==", render(res.design_effect(), args.format)]
     for title, fn in _optional_sections(res):
         try:
-            parts += [f"== {title} ==", render(fn(), args.format)]
+            tab = fn()
         except (ImportError, AttributeError, NotImplementedError):
             continue
+        parts += [f"== {title} ==", render(tab, args.format)
+                  + (rank_note(res, tab, args.format) if title.startswith("Rank") else "")]
     emit("\n".join(parts), args)
 
 

@@ -32,7 +32,8 @@ __all__ = ["data_args", "fit_args", "common_args", "out_args", "rank_args", "lev
 #: Every former flag still accepted, with the flag that replaces it (one release).
 FORMER_FLAGS: dict[str, str] = {"--rank-method": "--adjust", "--multiplicity": "--adjust",
                                 "--alpha": "--level", "--B": "--draws", "--judged": "--pairs",
-                                "--rci-method": "--method", "--model-column": "--model"}
+                                "--rci-method": "--method", "--model-column": "--model",
+                                "--all-columns": "--wide"}
 
 #: The ``--input-format`` names: ``mixrank.io.read.INPUT_FORMATS`` (checked there when
 #: the option is parsed, and by tests/test_vocabulary.py; written out here for --help,
@@ -59,7 +60,7 @@ class _Former(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        value = values
+        value = self.const if self.nargs == 0 else values
         deprecation_line(str(option_string), self.shown)
         setattr(namespace, self.dest, value)
         seen = getattr(namespace, "_former", None) or []
@@ -87,6 +88,8 @@ def check_former(args: argparse.Namespace, argv: Sequence[str]) -> None:
     Raises ``ValueError`` naming both flags (the caller prints it as ``error:``).
     """
     for old, new, value, new_type in getattr(args, "_former", None) or []:
+        if isinstance(value, bool):          # a switch (--all-columns): nothing to contradict
+            continue
         given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == new]
         given += [a.split("=", 1)[1] for a in argv if a.startswith(new + "=")]
         for text in given:
@@ -238,9 +241,14 @@ def common_args(p: argparse.ArgumentParser, formula_required: bool = True,
 
 
 def out_args(p: argparse.ArgumentParser) -> None:
-    """``--format`` and ``--output``."""
+    """``--format``, ``--wide`` and ``--output``."""
     p.add_argument("--format", default="table", choices=["table", "csv", "json", "markdown"],
-                   help="output format: table (aligned text, default), csv, json or markdown")
+                   help="output format: table (aligned text, rounded for reading, at most 100 "
+                   "characters a line; default), csv or json (every column, full precision) or "
+                   "markdown (rounded)")
+    p.add_argument("--wide", action="store_true",
+                   help="table/markdown: every column of each table, not only its main ones "
+                   "(a table wider than the line is printed in blocks of columns)")
     p.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
 
 

@@ -27,7 +27,9 @@ def cmd_power(args: argparse.Namespace) -> None:
         audit = calculator_audit(args.p_a, args.p_b, rho=args.rho, alpha=alpha,
                                  power=args.power)
     if args.format == "table":
-        lines = [f"{q:>10} = {v:.6g}   {note}"
+        from .._display import format_signif
+
+        lines = [f"{q:>10} = {format_signif(v)}   {note}"
                  for q, v, note in zip(table.quantity, table.value, table.note)]
         text = "\n".join(lines) + "\n"
         if audit is not None:

@@ -29,13 +29,6 @@ from .options import common_args, deprecation_line, former_flag, level_power_arg
 #: The ``--adjust`` values of the verdicts' multiplicity paradigm (``resolution(adjust=)``).
 VERDICT_ADJUST = ("holm", "bonferroni", "bh", "stepdown", "none")
 
-_RESOLUTION_MAIN = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
-                    "resolved", "resolved_multiplicity", "resolved_anytime", "variance_ratio",
-                    "n_star_cluster", "resolved_cluster", "p_adjusted", "rejected",
-                    "resolved_all", "n_labelled", "n_labels_star")
-_SENSITIVITY_MAIN = ("kind", "grouping", "model_a", "model_b", "replicates", "resolved_cluster",
-                     "stability", "ci_lower", "ci_upper", "n_star_cluster", "n_star_bootstrap",
-                     "p_value")
 
 
 def cmd_ranks(args: argparse.Namespace) -> None:
@@ -48,7 +41,19 @@ def cmd_ranks(args: argparse.Namespace) -> None:
                          adjust=("--adjust", kw.get("adjust")), scale=("--scale", args.scale),
                          by=("--by", args.by)))
     res = fit_from_args(args)
-    emit(table_of(res, res.rank_intervals(**kw), args.format), args)
+    tab = res.rank_intervals(**kw)
+    emit(table_of(res, tab, args.format) + rank_note(res, tab, args.format), args)
+
+
+def rank_note(res: Any, ranks: Any, fmt: str, **contrasts: Any) -> str:
+    """Table format: the note naming the pairs the rank intervals and the default contrasts
+    answer differently, and why (:func:`mixrank.inference.ranks.agreement.rank_contrast_note`)."""
+    if fmt != "table" or ranks.attrs.get("mixrank", {}).get("by"):
+        return ""
+    from ..inference.ranks.agreement import rank_contrast_note
+
+    note = rank_contrast_note(ranks, res.contrasts(**contrasts))
+    return note + "\n" if note else ""
 
 
 def _legacy_pairs(args: argparse.Namespace) -> None:
@@ -84,7 +89,10 @@ def cmd_resolution(args: argparse.Namespace) -> None:
     extra["anytime"] = False if args.no_anytime else extra.get("anytime", "auto")
     if args.adjust is not None:                  # else the fit's default (stepdown on CR2)
         extra["adjust"] = None if args.adjust == "none" else args.adjust
-    tab = res.resolution(level=args.level, power=args.power, pairs=judged, **extra)
+    # table/markdown: the default view (resolution()'s 13 main columns) unless --wide
+    shown = "default" if args.format in ("table", "markdown") and not args.wide else "all"
+    tab = res.resolution(level=args.level, power=args.power, pairs=judged, columns=shown,
+                         **extra)
     summ = None
     if args.sensitivity:
         summ = res.sensitivity(args.sensitivity, pairs=judged, top=args.top, level=args.level,
@@ -92,19 +100,17 @@ def cmd_resolution(args: argparse.Namespace) -> None:
                                rng=args.seed, summary=True, progress=progress_arg(args))
         if args.format not in ("table", "markdown"):
             return emit(render(summ, args.format), args)
-    if args.format in ("table", "markdown") and (summ is not None or not args.all_columns):
+    if args.format in ("table", "markdown"):
         counts = tab.attrs.get("mixrank", {}).get("unresolved", {})
         head = "".join(f"{k}: {v}\n" for k, v in counts.items())
-        shown = tab[[c for c in _RESOLUTION_MAIN if c in tab.columns]]
         top = score_header(res) if args.format == "table" else ""
         if "n_star" in tab.attrs.get("mixrank", {}):     # how N* is computed, where it differs
             head += f"N*: {tab.attrs['mixrank']['n_star']}\n"
         text = (f"{top}Resolution verdicts ({args.pairs if not explicit else 'explicit'} pairs)\n"
-                f"{head}\n{render(shown, args.format)}")
+                f"{head}\n{render(tab, args.format)}")
         if summ is not None:
-            keep = [c for c in _SENSITIVITY_MAIN if c in summ.columns]
             text += (f"\n\nStability of the clustered verdict ({args.sensitivity})\n"
-                     f"{render(summ[keep], args.format)}")
+                     f"{render(summ, args.format)}")
         emit(text, args)
     else:
         emit(render(tab, args.format), args)
@@ -166,8 +172,7 @@ def register(sub: Any) -> None:
                         "default contrast's SE and df (default); anova = the published "
                         "recipe's design effect, 1 + (m_bar - 1) ICC with the one-way ANOVA "
                         "ICC over the unit")
-    s.add_argument("--all-columns", action="store_true",
-                   help="table/markdown: every column (csv/json always have all)")
+    former_flag(s, "--all-columns", "--wide", "wide", nargs=0, const=True)
     s.add_argument("--sensitivity", default=None, metavar="KINDS",
                    help="stability of the clustered verdict: loso,bootstrap,clusterings "
                         "(csv/json then output the stability table)")

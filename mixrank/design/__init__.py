@@ -28,6 +28,8 @@ Modules (closed forms first, then what builds on a fit):
   multiplicity, anytime-valid, clustered) from a fit or per-pair numbers;
 * :mod:`~mixrank.design.verdict_stepdown` -- the multiplicity paradigm's default for a
   fit and its per-step levels from the unit-randomization step-down;
+* :mod:`~mixrank.design.verdict_view` -- the verdict table's views (``columns=``: the
+  default 14-column table or every column);
 * :mod:`~mixrank.design.sensitivity` -- leave-one-out, cluster-bootstrap
   and other-clustering checks of the clustered verdict (a subpackage);
 * :mod:`~mixrank.design.plan` -- design planning from fitted variance

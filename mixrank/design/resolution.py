@@ -48,6 +48,7 @@ from mixrank.design.paradigms import (
     ratio_column,
 )
 from mixrank.design.verdict_stepdown import FIT_DEFAULT, ORDER, stepdown_steps, verdict_adjust
+from mixrank.design.verdict_view import verdict_columns
 from mixrank.engine.records import pair_key, pair_lookup
 from mixrank.errors import DesignError
 from mixrank.inference.keywords import alpha_from, former, unexpected_keywords
@@ -396,7 +397,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
                    models: Sequence[str] | None = None, top: int | None = None,
                    adjust: Any = FIT_DEFAULT, anytime: bool | str = "auto",
                    cluster: bool | None = None, design_effect: str | None = None,
-                   **old: Any) -> pd.DataFrame:
+                   columns: str | Sequence[str] = "default", **old: Any) -> pd.DataFrame:
     """Resolution verdict table of a fitted model (``FitResult.resolution``).
 
     Parameters
@@ -436,11 +437,14 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
         one-way ANOVA ICC of the pair's cell differences over the unit
         (:func:`mixrank.design.paradigms.anova_design_effect`), normal
         reference, to reproduce published verdict tables.
+    columns : {"default", "all"} or list of str, default "default"
+        The view (:func:`mixrank.design.verdict_view.verdict_columns`): the
+        default 12 to 14 columns, every column, or the columns named.
 
     Returns
     -------
     pandas.DataFrame
-        The columns of :func:`resolution_table`, built from the fit:
+        With ``columns="all"``, the columns of :func:`resolution_table`, built from the fit:
         ``estimate`` is the pair's fitted estimate (the fit's estimand,
         oriented ``model_a - model_b``), ``n`` its common cells,
         ``sigma_d`` the sample SD of the cell differences (``PairFit.sigma_d``),
@@ -508,6 +512,8 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
                                         where=where))
     alpha = alpha_from(level, old, default=fit.level, where=where)
     unexpected_keywords(old, where)
+    if isinstance(columns, str) or not isinstance(columns, Sequence) or not columns:
+        verdict_columns(pd.DataFrame(), columns)     # a bad view: refused before the verdicts
     design_effect = "model" if design_effect is None else design_effect
     if design_effect not in DESIGN_EFFECTS:
         from mixrank._util import did_you_mean
@@ -578,7 +584,7 @@ def resolution_of(fit: FittedPairs, *, level: float | None = None, power: float 
                 family=[tuple(x) for x in family],
                 model_order=scores["model"].astype(str).tolist())
     out.attrs["mixrank"] = meta
-    return out
+    return verdict_columns(out, columns)
 
 
 #: Former names (``X_fit`` meant "computed from a fit"; ``X_of(fit)`` now): one release.

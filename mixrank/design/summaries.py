@@ -88,6 +88,12 @@ def unresolved_by_effect(table: pd.DataFrame, *, edges: Sequence[float] = DEFAUL
     if "q" not in getattr(table, "columns", []) or "estimate" not in table.columns:
         raise DesignError("table must be a verdict table with columns estimate and q "
                           "(FitResult.resolution() or resolution_table()).")
+    meta = table.attrs.get("mixrank", {})
+    lacking = [p for p in meta.get("paradigms", []) if p in _VERDICTS
+               and _VERDICTS[p][0] not in table.columns]
+    if meta.get("view", "all") != "all" and lacking:
+        raise DesignError(f"the verdict table is resolution()'s {meta['view']!r} view, without "
+                          f"the q of {lacking}; pass resolution(columns='all').")
     e = _edges(edges)
     have = [p for p, (q, _) in _VERDICTS.items() if q in table.columns]
     use = have if paradigms is None else [str(p) for p in paradigms]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._deprecate import former_keywords
+from .._deprecate import former_column, former_keywords
 from .._util import check_level, listed, tidy
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError, OptionError
@@ -133,8 +133,8 @@ class JudgeResult(FitResult):
             ``model, estimate`` (PPI++ mean of the reference labels over the
             model's judged cells), ``std_error, df, ci_lower, ci_upper, level,
             n`` (judged cells), ``sigma_iid`` (SD of the labels),
-            ``design_effect`` (variance at the unit over the cell-unit PPI++
-            variance), ``iid_std_error`` (the cell-unit PPI++ SE), ``judge_estimate``
+            ``variance_ratio`` (variance at the unit over the cell-unit PPI++
+            variance; former name ``design_effect``, kept one release), ``iid_std_error`` (the cell-unit PPI++ SE), ``judge_estimate``
             (the uncorrected judge mean), ``lam``, ``n_labelled``, ``n_effective``,
             ``note`` (why a row is NaN: e.g. a model without reference labels).
         """
@@ -155,7 +155,7 @@ class JudgeResult(FitResult):
             if p is None:
                 rows.append(dict(model=m, estimate=np.nan, std_error=np.nan, df=np.nan,
                                  ci_lower=np.nan, ci_upper=np.nan, level=lev, n=c.n,
-                                 sigma_iid=np.nan, design_effect=np.nan, iid_std_error=np.nan,
+                                 sigma_iid=np.nan, variance_ratio=np.nan, iid_std_error=np.nan,
                                  judge_estimate=judge, lam=np.nan,
                                  n_labelled=int(self._data.labelled[:, j].sum()),
                                  n_effective=np.nan, note=c.note))
@@ -166,12 +166,13 @@ class JudgeResult(FitResult):
             rows.append(dict(model=m, estimate=p.estimate, std_error=se, df=p.df,
                              ci_lower=p.estimate - q * se, ci_upper=p.estimate + q * se,
                              level=lev, n=c.n, sigma_iid=p.sigma,
-                             design_effect=p.variance / p.variance_cell if p.variance_cell > 0
+                             variance_ratio=p.variance / p.variance_cell if p.variance_cell > 0
                              else np.nan, iid_std_error=float(np.sqrt(p.variance_cell)),
                              judge_estimate=judge, lam=p.lam, n_labelled=p.n_labelled,
                              n_effective=p.n_effective, note=""))
-        return tidy(rows, **self._meta("model_scores", unit=fr.spec.unit or "cell",
-                                        model="PPI++ mean of the reference labels"))
+        return former_column(tidy(rows, **self._meta("model_scores", unit=fr.spec.unit or "cell",
+                                        model="PPI++ mean of the reference labels")),
+                             "design_effect", "variance_ratio")
 
     def variance_components(self) -> pd.DataFrame:
         """Empty (PPI++ fits no mixed model); ``attrs["mixrank"]["note"]`` says why."""

@@ -92,7 +92,7 @@ def ranks(res: Any, ctx: dict) -> str:
 
 
 def resolution(res: Any, ctx: dict) -> str:
-    tab = res.resolution(**ctx["resolution_kwargs"])
+    tab = res.resolution(**{"columns": "all", **ctx["resolution_kwargs"]})
     cols = [c for c in ("model_a", "model_b", "estimate", "n_pair", "n_star", "q", "resolved",
                         "resolved_multiplicity", "resolved_anytime", "n_star_pair")
             if c in tab.columns]

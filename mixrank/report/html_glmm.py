@@ -181,7 +181,7 @@ def resolution(res: Any, ctx: dict) -> str:
     from mixrank.report.plots_resolution import plot_resolution
 
     table = format_table_html
-    tab = res.resolution(**ctx["resolution_kwargs"])
+    tab = res.resolution(**{"columns": "all", **ctx["resolution_kwargs"]})
     return (_figure(lambda ax: plot_resolution(tab, ax=ax, title="Resolution (q = N / N*)"),
                     len(tab), name="resolution", alt="resolution ratios",
                     caption="q per adjacent pair (models ordered by log-odds); right of 1: "

@@ -270,7 +270,7 @@ _RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "std_error", "df", "n",
 
 
 def resolution(fit: Any, ctx: dict) -> str:
-    tab = fit.resolution(**ctx["resolution_kwargs"])
+    tab = fit.resolution(**{"columns": "all", **ctx["resolution_kwargs"]})
     meta = tab.attrs.get("mixrank", {})
     parts = [paragraph("Is each comparison resolved, i.e. is the benchmark large enough to detect "
                 "the observed difference with the target power (q = N / N* \u2265 1)? The "

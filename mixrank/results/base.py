@@ -46,6 +46,7 @@ from .._deprecate import former_keywords, level_from_alpha, warn_renamed
 from .._util import TextDisplay, as_rng, check_level, check_max_draws
 from ..design.judged import JUDGED, judged_pairs
 from ..design.verdict_stepdown import FIT_DEFAULT
+from ..design.verdict_view import verdict_columns
 from ..errors import DesignError, OptionError
 from ..inference.keywords import former, unexpected_keywords
 from ..inference.multiplicity import adjust_values
@@ -496,7 +497,7 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
                    anytime: bool | Literal["auto", "normal", "bernoulli"] = "auto",
                    cluster: bool | None = None,
                    design_effect: Literal["model", "anova"] | None = None,
-                   **old: Any) -> pd.DataFrame:
+                   columns: str | Sequence[str] = "default", **old: Any) -> pd.DataFrame:
         """Resolution verdicts per judged pair (docs/methods.md §6, "Verdict table").
 
         Parameters
@@ -524,6 +525,15 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
             (default ``"model"``: the default contrast's SE and df;
             ``"anova"``: the published recipe's design effect from the one-way
             ANOVA ICC), where the result type has one.
+        columns : {"default", "all"} or list of str, default "default"
+            ``"default"``: the seed paper's table, at most 14 columns -- ``model_a,
+            model_b, estimate, n, n_star, q``, the verdict of each paradigm
+            (``resolved`` fixed-n, ``resolved_multiplicity``, ``resolved_anytime``,
+            ``resolved_cluster``), ``resolved_all``, the family-wise ``p_adjusted``
+            (and ``n_labels_star`` for a judge-corrected fit, ``note`` for a pair left
+            out of the fit); ``"all"``: every column (the paradigms' N*, MDE and q,
+            ``std_error``, ``df``, ``sigma_d``, ``variance_ratio``, ...); or a list of
+            column names (:func:`mixrank.design.verdict_view.verdict_columns`).
 
         Options a result type does not support (see
         ``type(result).supported_options("resolution")``) raise
@@ -541,5 +551,7 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
         anytime = self.check_option("resolution", "anytime", anytime)
         extra = self._options("resolution", dict(models=models, top=top, cluster=cluster,
                                                  design_effect=design_effect))
-        return self._resolution(lev, power=power, pairs=pairs, adjust=how, anytime=anytime,
-                                **extra)
+        if isinstance(columns, str) or not isinstance(columns, Sequence) or not columns:
+            verdict_columns(pd.DataFrame(), columns)   # a bad view: refused before the verdicts
+        return verdict_columns(self._resolution(lev, power=power, pairs=pairs, adjust=how,
+                                                anytime=anytime, **extra), columns)

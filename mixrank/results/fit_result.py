@@ -324,7 +324,8 @@ class FitResult(PairwiseResult):
         pandas.DataFrame
             ``model, estimate, std_error, df, ci_lower, ci_upper, level, n``
             (cells scored), ``sigma_iid`` (sample SD of the cell scores),
-            ``design_effect`` (``(std_error / iid_std_error)^2``),
+            ``variance_ratio`` (``(std_error / iid_std_error)^2``; former name
+            ``design_effect``, kept one release as a last column),
             ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard
             error lm-evaluation-harness reports), ``n_cells`` (the union),
             ``adjusted``, ``basis`` ("adjusted, scored on N of M cells"), ``note``
@@ -465,7 +466,8 @@ class FitResult(PairwiseResult):
         from ..design.resolution import resolution_of
         return left_out(resolution_of(part, level=level, power=power, pairs=pairs,
                                         models=models, top=top, adjust=adjust, anytime=anytime,
-                                        cluster=cluster, design_effect=design_effect), left)
+                                        cluster=cluster, design_effect=design_effect,
+                                        columns="all"), left)
 
     @former_keywords
     def sensitivity(self,

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .._util import tidy
 from ..errors import DesignError
+from ..inference.ranks.agreement import comparisons_meta
 from ..inference.ranks.intervals import rank_intervals_from_contrasts
 from .interactions import check_by
 
@@ -80,5 +81,6 @@ def rank_intervals_by(fit: Any, by: str, *, level: float = 0.95, coverage: str =
         part.insert(1, by, lev)
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
+    n_models = int(out.groupby(by)["model"].nunique().max()) if len(out) else 0
     return tidy(out, table="rank_intervals", by=by, formula=fit.frame.spec.formula,
-                coverage=coverage, method=adjust)
+                coverage=coverage, method=adjust, **comparisons_meta(coverage, n_models, adjust))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import special, stats
 
+from .._deprecate import former_column
 from .._util import check_level, did_you_mean, tidy
 from ..engine.estimability import score_groups
 from ..engine.lmm.native import ESTIMANDS
@@ -115,7 +116,7 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
         rows.append(dict(model=m.model, estimate=estimate, std_error=se, df=df,
                          ci_lower=lo, ci_upper=hi, level=lev,
                          n=m.n, sigma_iid=m.sigma_iid,
-                         design_effect=m.design_effect if a is None else (se / iid) ** 2
+                         variance_ratio=m.design_effect if a is None else (se / iid) ** 2
                          if iid > 0 else np.nan,
                          iid_std_error=iid, n_cells=fr.n_cells, adjusted=a is not None,
                          basis=basis, note=note))
@@ -138,7 +139,7 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
         extra["adjusted"] = {m: f"adjusted, scored on {a.n:,} of {a.n_cells:,} cells "
                              f"(jackknife over {a.groups} groups of '{spec.unit or 'cell'}')"
                              for m, a in adj.items()}
-    return tidy(rows, table="model_scores", formula=spec.formula, method=fit.method,
+    return former_column(tidy(rows, table="model_scores", formula=spec.formula, method=fit.method,
                 engine=fit.engine, estimand=est, scoring=scoring if est == "cells" else "plain",
                 df_method="satterthwaite" if fit.method == "reml" else "units - 1",
                 df_method_note=(
@@ -149,4 +150,4 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
                     "scores use the delete-a-group jackknife over the unit (df = groups - 1)"),
                 model="y ~ 1 + " + (" + ".join(f"(1|{t})" for t in spec.term_names)
                                     if spec.random else "(cells independent)"),
-                unit=spec.unit or "cell", **extra)
+                unit=spec.unit or "cell", **extra), "design_effect", "variance_ratio")

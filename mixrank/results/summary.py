@@ -9,6 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._display import (
+    format_at,
+    format_p,
+    format_se,
+    format_signif,
+    format_table,
+    se_decimals,
+    wrap,
+)
 from .._util import TextDisplay
 from ..errors import MixrankError
 from .interactions import coefficient_rows
@@ -18,10 +27,6 @@ __all__ = ["Summary"]
 
 def _stars(p: float) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "." if p < 0.1 else ""
-
-
-def _g(x: float, digits: int = 4) -> str:
-    return f"{x:.{digits}g}" if np.isfinite(x) else "NA"
 
 
 class Summary(TextDisplay):
@@ -52,12 +57,10 @@ class Summary(TextDisplay):
         sc = self.model_scores.sort_values("estimate", ascending=False, kind="stable")
         meta = sc.attrs["mixrank"]
         cols = ["model", "estimate", "std_error", "df", "ci_lower", "ci_upper", "n",
-                "iid_std_error", "design_effect"]
-        show = sc[cols].copy()
-        for col in cols[1:]:
-            show[col] = sc[col].map(lambda x: _g(x) if isinstance(x, float) else str(x))
+                "iid_std_error", "note"]
         return ["", f"Model scores ({meta['model']}, estimand {meta['estimand']}, unit {meta['unit']}, "
-                f"{100 * sc['level'].iloc[0]:g}% CI):", show.to_string(index=False)]
+                f"{100 * sc['level'].iloc[0]:g}% CI):",
+                format_table(sc.drop(columns="level"), columns=cols).rstrip()]
 
     def _one(self) -> str:
         fit = self.fit
@@ -80,7 +83,7 @@ class Summary(TextDisplay):
                         else ""))
         lines.append("")
         if fit.method == "reml":
-            lines.append(f"REML criterion at convergence: {p.criterion:.4f}")
+            lines.append(f"REML criterion at convergence: {format_signif(p.criterion)}")
             lines.append("")
             lines.append("Random effects:")
             w = max([len("Groups")] + [len(g) for g in p.components])
@@ -88,7 +91,8 @@ class Summary(TextDisplay):
             for g, v in p.components.items():
                 name = "" if g == "residual" else "(Intercept)"
                 label = "Residual" if g == "residual" else g
-                lines.append(f" {label:<{w}} {name:<12}{_g(v):>12}{_g(np.sqrt(v)):>12}")
+                lines.append(f" {label:<{w}} {name:<12}{format_signif(v):>12}"
+                             f"{format_signif(np.sqrt(v)):>12}")
             groups = ", ".join(f"{t}, {fit.frame.term_levels[t]}" for t in spec.term_names)
             lines.append(f"Number of obs: {p.n}" + (f", groups:  {groups}" if groups else ""))
             if p.boundary:
@@ -101,16 +105,19 @@ class Summary(TextDisplay):
         lines.append(f"{'':{w}}{'Estimate':>12}{'Std. Error':>12}{'df':>10}{'t value':>10}"
                      f"{'Pr(>|t|)':>12}")
         for name, est, se, df, t, pv in rows:
-            lines.append(f"{name:{w}}{_g(est):>12}{_g(se):>12}{_g(df):>10}{_g(t):>10}"
-                         f"{_g(pv, 3):>12} {_stars(pv)}")
+            lines.append(f"{name:{w}}{format_at(est, se_decimals(se)):>12}{format_se(se):>12}"
+                         f"{format_signif(df, 3):>10}{format_signif(t):>10}"
+                         f"{format_p(pv):>12} {_stars(pv)}")
         if p.fixed is not None:
-            lines.append(f"Overall gap (estimand {fit.estimand}): {_g(c.estimate)} "
-                         f"(SE {_g(c.std_error)}, df {_g(c.df)}); by level: contrasts(by=...)")
+            lines.append(f"Overall gap (estimand {fit.estimand}): "
+                         f"{format_at(c.estimate, se_decimals(c.std_error))} "
+                         f"(SE {format_se(c.std_error)}, df {format_signif(c.df, 3)}); by level: "
+                         "contrasts(by=...)")
         lines.append("---")
         lines.append("Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1")
         if not p.converged:
             lines.append(f"Warning: convergence check failed: {p.message}")
-        return "\n".join(lines + self._scores())
+        return wrap("\n".join(lines + self._scores()))
 
     def _many(self) -> str:
         fit = self.fit
@@ -119,12 +126,9 @@ class Summary(TextDisplay):
                  f"Formula: {fit.frame.spec.formula}",
                  f"{len(fit.pairs)} pairs of {len(fit.models)} models; {fit.frame.n_cells:,} cells",
                  f"SE and df: {fit.df_label}", ""]
-        show = c[["model_a", "model_b", "estimate", "std_error", "df", "statistic", "p_value",
-                  "p_adjusted", "n"]]
-        with_fmt = show.copy()
-        for col in ["estimate", "std_error", "df", "statistic", "p_value", "p_adjusted"]:
-            with_fmt[col] = show[col].map(lambda x: _g(x))
-        lines.append(with_fmt.to_string(index=False))
+        lines.append(format_table(c, columns=["model_a", "model_b", "estimate", "std_error", "df",
+                                              "statistic", "p_value", "p_adjusted", "n",
+                                              "note"]).rstrip())
         meta = c.attrs["mixrank"]
         if meta.get("ci_method") == "randomization":
             lines.append(f"p_value: each pair's {meta['p_value']}; statistic and df: its t")
@@ -133,7 +137,7 @@ class Summary(TextDisplay):
         nb = int((self.diagnostics["boundary"] != "").sum())
         lines.append("")
         lines.append(f"Boundary (singular) fits: {nb}; convergence warnings: {len(bad)}")
-        return "\n".join(lines + self._scores())
+        return wrap("\n".join(lines + self._scores()))
 
     def __str__(self) -> str:
         return self._one() if len(self.fit.pairs) == 1 else self._many()

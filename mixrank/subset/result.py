@@ -191,4 +191,8 @@ class SubsetResult(ContrastsTemplate):
                  "rank_lower": int(1 + np.sum(ref > r.ci_upper)),
                  "rank_upper": int(1 + np.sum(ref >= r.ci_lower)),
                  "n": len(ref) + 1, "level": self.level} for r in tab.itertuples(index=False)]
-        return self._attrs(pd.DataFrame(rows), method=method)
+        return self._attrs(pd.DataFrame(rows), method=method, table="rank_intervals",
+                           comparisons=("none: each new model's interval is its score "
+                                        "interval against the reference models' scores, "
+                                        f"not adjusted over its {len(ref)} comparisons"),
+                           n_comparisons=1)

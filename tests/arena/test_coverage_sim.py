@@ -138,6 +138,6 @@ def test_power_at_n_star_battles_is_the_target():
         hits.append(bool(c.loc[0, "p_value"] < 0.05))
     assert abs(np.mean(hits) - 0.8) <= 3.5 * np.sqrt(0.16 / R) + 0.01
     # and resolution() reports that N* from a fit at this size (within sampling error)
-    big = mixrank.arena(pd.DataFrame(log)).resolution(pairs=[("m1", "m0")])
+    big = mixrank.arena(pd.DataFrame(log)).resolution(columns="all", pairs=[("m1", "m0")])
     assert big["n_star"].iloc[0] == pytest.approx(
         zsum ** 2 * var1 / big["estimate"].iloc[0] ** 2, rel=0.15)

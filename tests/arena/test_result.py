@@ -87,7 +87,7 @@ def test_maxt_is_between_none_and_bonferroni(res):
 
 
 def test_resolution_from_the_information_per_battle(res):
-    r = res.resolution()
+    r = res.resolution(columns="all")
     assert len(r) == len(res.models) - 1
     N = res.n_battles
     assert (r["n"] == N).all()
@@ -106,7 +106,7 @@ def test_resolution_from_the_information_per_battle(res):
     assert r.attrs["mixrank"]["anytime"]["method"] == "normal"
     assert (r["n_star_anytime"] > r["n_star"]).all()
     with pytest.raises(DesignError, match="anytime"):
-        res.resolution(anytime="bernoulli")
+        res.resolution(columns="all", anytime="bernoulli")
 
 
 def test_summary_and_repr(res):
@@ -153,17 +153,17 @@ def test_html_report(tmp_path, capsys):
 
 
 def test_resolution_selects_models(res):
-    top = res.resolution(top=3)
+    top = res.resolution(columns="all", top=3)
     order = res.model_scores().sort_values("estimate", ascending=False)["model"].tolist()
     assert list(zip(top.model_a, top.model_b)) == list(zip(order[:2], order[1:3]))
-    sub = res.resolution(pairs="all", models=["m00", "m01", "m02"])
+    sub = res.resolution(columns="all", pairs="all", models=["m00", "m01", "m02"])
     assert len(sub) == 3
-    explicit = res.resolution(pairs=[("m00", "m05")])
+    explicit = res.resolution(columns="all", pairs=[("m00", "m05")])
     assert explicit[["model_a", "model_b"]].values.tolist() == [["m00", "m05"]]
     with pytest.raises(DesignError, match="top"):
-        res.resolution(top=1)
+        res.resolution(columns="all", top=1)
     with pytest.raises(DesignError, match="models="):
-        res.resolution(models=["nobody"])
+        res.resolution(columns="all", models=["nobody"])
 
 
 def test_arena_report_has_the_judge_section_and_the_scale_on_the_axis(tmp_path):

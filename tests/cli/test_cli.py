@@ -18,6 +18,7 @@ import pytest
 import mixrank
 import mixrank.io
 from mixrank import cli
+from mixrank._display import format_signif
 from mixrank.cli import Progress, main
 from mixrank.errors import MixrankWarning
 
@@ -125,16 +126,16 @@ def test_ranks_rejects_pair(capsys):
 def test_resolution(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api_fit().resolution())
+    assert_same(csv_of(out), api_fit().resolution(columns="all"))
     code, out, _ = run(capsys, "resolution", "example", "-f", F1)
-    tab = api_fit().resolution()
+    tab = api_fit().resolution(columns="all")
     assert code == 0
     for k, v in tab.attrs["mixrank"]["unresolved"].items():
         assert f"{k}: {v}" in out
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv", "--pairs",
                        "all", "--adjust", "none", "--no-anytime", "--level", "0.99")
     assert code == 0
-    want = api_fit().resolution(pairs="all", adjust=None, anytime=False, level=0.99)
+    want = api_fit().resolution(columns="all", pairs="all", adjust=None, anytime=False, level=0.99)
     assert_same(csv_of(out), want)
     assert "q_anytime" not in out
 
@@ -143,7 +144,7 @@ def test_resolution_explicit_pairs(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", F1, "--format", "csv",
                        "--pair", "m02,m01", "--pair", "m03,m04")
     assert code == 0
-    want = api_fit(pairs=[("m02", "m01"), ("m03", "m04")]).resolution(
+    want = api_fit(pairs=[("m02", "m01"), ("m03", "m04")]).resolution(columns="all",
         pairs=[("m02", "m01"), ("m03", "m04")])
     assert_same(csv_of(out), want)
 
@@ -175,8 +176,9 @@ def test_power_marginals(capsys):
     code, out, _ = run(capsys, "power", "--p-a", "0.65", "--p-b", "0.60", "--rho", "0.3")
     assert code == 0
     ns = n_star(p_a=0.65, p_b=0.60, rho=0.3)
-    assert f"n_star = {ns:.6g}" in out and f"plan {int(np.ceil(ns))} cells" in out
-    assert f"shortcut_n = {shortcut_n(0.65, 0.60, rho=0.3):.6g}" in out
+    # printed to 4 significant digits (mixrank/_display.py); the plan is the whole number
+    assert f"n_star = {format_signif(ns)}" in out and f"plan {int(np.ceil(ns))} cells" in out
+    assert f"shortcut_n = {format_signif(shortcut_n(0.65, 0.60, rho=0.3))}" in out
     assert "== Calculator audit ==" in out and "statsmodels_normal_ind" in out
     code, out, _ = run(capsys, "power", "--p-a", "0.65", "--p-b", "0.60", "--rho", "0.3",
                        "--format", "csv", "--table", "audit")
@@ -440,7 +442,7 @@ def test_the_table_format_says_which_test_the_p_values_are(capsys):
     assert code == 0
     assert ("p_value, ci: each pair's unit sign-flip test of the pair's total (all 2048 sign "
             "flips of 'subject' and their mirror images) (statistic, df: its t); p_adjusted: "
-            "stepdown") in out
+            "stepdown") in " ".join(out.split())     # wrapped at 100 characters
     code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--ci", "t")
     assert code == 0 and "p_value, ci:" not in out
     code, out, _ = run(capsys, "contrasts", "example", "-f", F1, "--format", "csv")

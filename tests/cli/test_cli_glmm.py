@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import mixrank
+from mixrank._display import format_at, se_decimals
 from mixrank.cli import build_parser
 from tests.cli.test_cli import assert_same as cli_assert_same
 from tests.cli.test_cli import csv_of, run
@@ -40,8 +41,9 @@ def test_fit_prints_the_glmm_summary_with_its_unit_line(capsys):
     assert "family: binomial (logit), nAGQ 1" in out
     assert "Unit of inference for model contrasts: subject (via (1|subject:model))" in out
     want = api().fixed_effects()
-    for term, est in zip(want.term, want.estimate):
-        assert f"{term}" in out and f"{est:10.4f}" in out
+    for term, est, se in zip(want.term, want.estimate, want.std_error):
+        # each estimate to the decimal place its SE supports (SE: 2-3 significant digits)
+        assert f"{term}" in out and f" {format_at(est, se_decimals(se))} " in out
 
 
 def test_fit_nagq_0_and_csv_contrasts(capsys):
@@ -95,12 +97,12 @@ def test_resolution(capsys):
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--pairs", "all",
                        "--adjust", "bh", "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api().resolution(pairs="all", adjust="bh"))
+    assert_same(csv_of(out), api().resolution(columns="all", pairs="all", adjust="bh"))
     # --top: the result type declares it (GlmmResult.resolution(top=)), so the CLI passes it
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN, "--top", "3",
                        "--format", "csv")
     assert code == 0
-    assert_same(csv_of(out), api().resolution(top=3))
+    assert_same(csv_of(out), api().resolution(columns="all", top=3))
     code, out, _ = run(capsys, "resolution", "example", "-f", FU, *BIN)
     assert code == 0
     assert "N*: logit-scale Wald test" in out
@@ -325,8 +327,9 @@ def test_header_names_the_response_form(capsys, tmp_path):
                          "--replicate", "sample", "--pair", "m03,m01")
     assert code == 0, err
     assert "response: 0/1 with replicates, 3 models, 240 cells (2,880 trials)" in out
-    body = out.splitlines()[4].split()
-    assert body[:2] == ["m03", "m01"]
+    body = next(ln for ln in out.splitlines() if ln.split()[:1] == ["model_a"])
+    row = out.splitlines()[out.splitlines().index(body) + 1].split()
+    assert row[:2] == ["m03", "m01"]
 
 
 #: CLI subcommands of a model x covariate fit and the API call each must equal.

@@ -27,7 +27,7 @@ def test_report_sections_use_the_fits_defaults(capsys, tmp_path, formula):
         warnings.simplefilter("ignore")
         fit = mixrank.fit(formula, mixrank.load_example())
         rank = fit.rank_intervals().attrs["mixrank"]["method"]
-        verdict = fit.resolution().attrs["mixrank"]["multiplicity"]
+        verdict = fit.resolution(columns="all").attrs["mixrank"]["multiplicity"]
     assert f"method {rank}," in html
     assert re.search(rf"multiplicity {verdict}\b", html)
     if formula == NESTED:

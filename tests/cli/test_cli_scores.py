@@ -36,7 +36,7 @@ def test_scores_csv_is_the_api_table(capsys, api):
     assert list(got.columns) == list(want.columns)
     assert got["model"].tolist() == want["model"].tolist()
     for c in ("estimate", "std_error", "df", "ci_lower", "ci_upper", "iid_std_error",
-              "design_effect"):
+              "variance_ratio", "design_effect"):
         np.testing.assert_allclose(got[c], want[c], rtol=1e-12, err_msg=c)
 
 

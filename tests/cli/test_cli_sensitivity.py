@@ -45,7 +45,7 @@ def test_resolution_table_shows_both_and_anytime_choice(capsys):
     code = main(["resolution", "example", "-f", F1, "--anytime", "normal", "--format", "csv"])
     out, _ = capsys.readouterr()
     got = pd.read_csv(io.StringIO(out))
-    want = _api().resolution(anytime="normal")
+    want = _api().resolution(columns="all", anytime="normal")
     np.testing.assert_allclose(got["q_anytime"], want["q_anytime"], rtol=1e-12)
     assert "discordance" not in got.columns
     code = main(["resolution", "example", "-f", F1, "--sensitivity", "jackknife"])

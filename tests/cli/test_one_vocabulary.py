@@ -51,18 +51,27 @@ def test_cli_contrasts_take_every_api_adjust(adjust, capsys):
 
 
 def test_cli_resolution_has_the_api_columns(capsys):
-    assert main(["resolution", "example", "-f", F, "--pairs", "all"]) == 0
+    assert main(["resolution", "example", "-f", F, "--pairs", "all", "--wide"]) == 0
     out = capsys.readouterr().out
-    header = next(line for line in out.splitlines() if line.strip().startswith("model_a"))
+    # --wide: every column, in blocks of at most 100 characters (the key columns repeated)
+    header = [c for line in out.splitlines() if line.strip().startswith("model_a")
+              for c in line.split()]
     for col in ("estimate", "std_error", "df", "n_star_cluster", "resolved_cluster",
                 "p_adjusted", "rejected", "resolved_all"):
-        assert col in header.split(), col
+        assert col in header, col
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert main(["resolution", "example", "-f", F, "--pairs", "all"]) == 0   # the default view
+    header = [c for line in capsys.readouterr().out.splitlines()
+              if line.strip().startswith("model_a") for c in line.split()]
+    assert set(header) - {"model_a", "model_b"} == {
+        "estimate", "n", "n_star", "q", "resolved", "resolved_multiplicity", "resolved_anytime",
+        "resolved_cluster", "resolved_all", "p_adjusted"}
     assert main(["resolution", "example", "-f", F, "--design-effect", "anova",
                  "--format", "csv"]) == 0
     tab = pd.read_csv(io.StringIO(capsys.readouterr().out))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        want = mixrank.fit(F, mixrank.load_example()).resolution(design_effect="anova")
+        want = mixrank.fit(F, mixrank.load_example()).resolution(columns="all", design_effect="anova")
     np.testing.assert_allclose(tab["design_effect"], want["design_effect"], rtol=1e-9)
 
 

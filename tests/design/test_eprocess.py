@@ -156,10 +156,10 @@ def test_bad_arguments(call, error, fragment):
 
 def test_verdict_table_uses_the_e_process_for_binary_scores():
     fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example(), estimand="cells")
-    tab = fit.resolution(pairs="all")
+    tab = fit.resolution(columns="all", pairs="all")
     meta = tab.attrs["mixrank"]["anytime"]
     assert meta["method"] == "bernoulli"
-    normal = fit.resolution(pairs="all", anytime="normal")
+    normal = fit.resolution(columns="all", pairs="all", anytime="normal")
     assert normal.attrs["mixrank"]["anytime"]["method"] == "normal"
     for _, r in tab.iterrows():
         if r["estimate"] == 0:

@@ -73,10 +73,10 @@ def test_resolution_anytime_column_states_its_cell_level_null():
     import mixrank
 
     fit = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
-    meta = fit.resolution().attrs["mixrank"]["anytime"]
+    meta = fit.resolution(columns="all").attrs["mixrank"]["anytime"]
     assert "per-cell null" in meta["null"] and "'subject'" in meta["null"]
     cells = mixrank.fit("correct ~ model", mixrank.load_example())
-    assert "null" not in (cells.resolution().attrs["mixrank"]["anytime"] or {})
+    assert "null" not in (cells.resolution(columns="all").attrs["mixrank"]["anytime"] or {})
 
 
 def test_monitor_anytime_is_the_one_keyword_and_kind_still_works():

@@ -311,7 +311,7 @@ def _random_fit(seed, models, subjects, questions, missing, sd_subject):
 def test_property_random_fits(seed, models, subjects, questions, missing, sd_subject, alpha,
                               method, family):
     res = _random_fit(seed, models, subjects, questions, missing, sd_subject)
-    tab = res.resolution(pairs=family, level=1 - alpha, adjust=method)
+    tab = res.resolution(columns="all", pairs=family, level=1 - alpha, adjust=method)
     _assert_tightening(tab)
     scores = dict(zip(res.model_scores()["model"], res.model_scores()["estimate"]))
     # orientation: the pair's own contrast favours model_a (docs/messy.md §1); with every
@@ -350,8 +350,8 @@ def small_fit():
 def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     # Holm, as resolution_table from numbers (the CR2 path's default is the step-down,
     # tests/inference/test_randomization_stepdown.py)
-    assert small_fit.resolution().attrs["mixrank"]["multiplicity"] == "stepdown"
-    tab = small_fit.resolution(adjust="holm")
+    assert small_fit.resolution(columns="all").attrs["mixrank"]["multiplicity"] == "stepdown"
+    tab = small_fit.resolution(columns="all", adjust="holm")
     order = small_fit.model_scores().sort_values(["estimate", "model"],
                                                  ascending=[False, True])["model"].tolist()
     assert list(zip(tab["model_a"], tab["model_b"])) == list(zip(order[:-1], order[1:]))
@@ -361,7 +361,7 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
     meta = tab.attrs["mixrank"]
     assert meta["formula"] == "correct ~ model + (1|subject)"
     assert meta["estimand"] == "cells" and meta["model_order"] == order
-    assert resolution_of(small_fit, adjust="holm").equals(tab)
+    assert resolution_of(small_fit, columns="all", adjust="holm").equals(tab)
     # q_cluster = delta^2 / (K_t SE^2): the default contrast's SE and df
     from scipy import stats
     var = tab["std_error"].to_numpy() ** 2
@@ -373,14 +373,14 @@ def test_resolution_fit_equals_table_on_the_fit_numbers(small_fit):
 def test_resolution_fit_family_options(small_fit):
     order = small_fit.model_scores().sort_values(["estimate", "model"],
                                                  ascending=[False, True])["model"].tolist()
-    top3 = small_fit.resolution(top=3)
+    top3 = small_fit.resolution(columns="all", top=3)
     assert list(zip(top3["model_a"], top3["model_b"])) == [(order[0], order[1]),
                                                             (order[1], order[2])]
-    sub = small_fit.resolution(pairs="all", models=[order[4], order[0], order[2]])
+    sub = small_fit.resolution(columns="all", pairs="all", models=[order[4], order[0], order[2]])
     assert list(zip(sub["model_a"], sub["model_b"])) == [(order[0], order[2]),
                                                           (order[0], order[4]),
                                                           (order[2], order[4])]
-    expl = small_fit.resolution(pairs=[(order[3], order[0])], adjust=None)
+    expl = small_fit.resolution(columns="all", pairs=[(order[3], order[0])], adjust=None)
     p = small_fit.pair(order[3], order[0])
     assert expl["estimate"].iloc[0] == (p.estimate if p.model_a == order[3] else -p.estimate)
     assert (expl["model_a"].iloc[0], expl["model_b"].iloc[0]) == (order[3], order[0])
@@ -390,19 +390,19 @@ def test_resolution_fit_errors(small_fit):
     with pytest.raises(DesignError, match="FitResult"):
         resolution_of(pd.DataFrame())
     with pytest.raises(DesignError, match="'adjacent'.*'all'"):
-        small_fit.resolution(pairs="neighbours")
+        small_fit.resolution(columns="all", pairs="neighbours")
     with pytest.raises(DesignError, match="not levels"):
-        small_fit.resolution(models=["m01", "nope"])
+        small_fit.resolution(columns="all", models=["m01", "nope"])
     with pytest.raises(DesignError, match="top must be a whole number >= 2"):
-        small_fit.resolution(top=1)
+        small_fit.resolution(columns="all", top=1)
     with pytest.raises(DesignError, match="list of model names"):
-        small_fit.resolution(models="m01")
+        small_fit.resolution(columns="all", models="m01")
     df = mixrank.simulate(4, 4, 5, 1, family="gaussian", rng=1)
     part = mixrank.fit("correct ~ model + (1|subject)", df, pairs=[("m01", "m02")])
     with pytest.raises(DesignError, match="not fitted.*pairs="):
-        part.resolution(pairs="adjacent")
+        part.resolution(columns="all", pairs="adjacent")
     # a restricted fit's default family is its fitted pairs (docs/messy.md §4)
-    assert len(part.resolution()) == 1
+    assert len(part.resolution(columns="all")) == 1
 
 
 # ---------------------------------------------------------------------------
@@ -419,7 +419,7 @@ def test_chembench_top10_adjacent_tightening(shared_data):
         warnings.simplefilter("ignore", SingularFitWarning)
         res = mixrank.fit("correct ~ model + (1|subject)", df, pairs=adjacent,
                           estimand="cells")
-    tab = res.resolution(top=10)
+    tab = res.resolution(columns="all", top=10)
     assert list(zip(tab["model_a"], tab["model_b"])) == adjacent
     assert (tab["n"] == 2788).all()                       # fully paired: 2,788 questions
     _assert_tightening(tab)
@@ -438,10 +438,10 @@ def test_chembench_top10_adjacent_tightening(shared_data):
 
 def test_explicit_pair_errors(small_fit):
     with pytest.raises(DesignError, match="two different models.*'zz'"):
-        small_fit.resolution(pairs=[("m01", "zz")])
+        small_fit.resolution(columns="all", pairs=[("m01", "zz")])
     with pytest.raises(DesignError, match="same model"):
-        small_fit.resolution(pairs=[("m01", "m01")])
+        small_fit.resolution(columns="all", pairs=[("m01", "m01")])
     with pytest.raises(DesignError, match="leave them None"):
-        small_fit.resolution(pairs=[("m01", "m02")], top=3)
+        small_fit.resolution(columns="all", pairs=[("m01", "m02")], top=3)
     with pytest.raises(DesignError, match=r"\(model_a, model_b\)"):
-        small_fit.resolution(pairs=5)
+        small_fit.resolution(columns="all", pairs=5)

@@ -80,7 +80,7 @@ def test_cells_tables_equal_the_pre_change_reference():
         formula, data = built[name]
         fit = _fit(formula, data, "cells")
         for entry in entries:
-            tab = fit.resolution(anytime="normal", **entry["kwargs"])
+            tab = fit.resolution(columns="all", anytime="normal", **entry["kwargs"])
             tie = np.abs(np.array([float(x) for x in entry["table"]["estimate"]])) <= TIE_ATOL
             for col, want in entry["table"].items():
                 if col in CLUSTERED:    # now the default contrast's SE and df
@@ -145,7 +145,7 @@ def test_units_and_gls_q_fixed_uses_the_estimand_weights(source, shared_data):
             else simulated())
     for estimand in ("units", "gls"):
         fit = _fit("correct ~ model + (1|subject)", data, estimand)
-        tab = fit.resolution(pairs="adjacent", anytime="normal")
+        tab = fit.resolution(columns="all", pairs="adjacent", anytime="normal")
         assert tab.attrs["mixrank"]["estimand"] == estimand
         con = fit.contrasts().set_index(["model_a", "model_b"])
         for _, r in tab.iterrows():
@@ -192,8 +192,8 @@ def test_weight_factor_is_one_for_cells_and_balanced_gls():
 def test_gls_q_differs_from_cells_on_unbalanced_real_data(shared_data):
     """Unequal subject sizes: the gls gap with the raw SD overstated q; now coherent."""
     data = chembench_unbalanced(shared_data("chembench"))
-    g = _fit("correct ~ model + (1|subject)", data, "gls").resolution(anytime="normal")
-    c = _fit("correct ~ model + (1|subject)", data, "cells").resolution(anytime="normal")
+    g = _fit("correct ~ model + (1|subject)", data, "gls").resolution(columns="all", anytime="normal")
+    c = _fit("correct ~ model + (1|subject)", data, "cells").resolution(columns="all", anytime="normal")
     # subjects of unequal size get unequal GLS weights (1 where the subject variance is 0)
     assert (g["weight_factor"] >= 1 - 1e-9).all() and (g["weight_factor"] > 1.05).sum() >= 5
     # every row: q = delta^2 / (K * variance_iid), one variance per estimand

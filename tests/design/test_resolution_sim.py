@@ -60,7 +60,7 @@ def test_design_effect_balanced_is_one_plus_m_minus_one_icc(estimand):
     # the table's DE is the default contrast's variance over the sample variance of d
     # (one SE per pair); balanced with an interior component, CR2 reproduces the
     # REML SE (docs/methods.md §9), so the REML design effect comes back
-    tab = res.resolution(pairs="all", adjust=None, anytime=False)
+    tab = res.resolution(columns="all", pairs="all", adjust=None, anytime=False)
     c = res.contrasts().iloc[0]
     assert tab["std_error"].iloc[0] == c["std_error"] and tab["df"].iloc[0] == c["df"]
     assert tab["variance_ratio"].iloc[0] == pytest.approx(

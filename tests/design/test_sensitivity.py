@@ -82,7 +82,7 @@ def test_loso_matches_refits_of_the_raw_data(shared_data):
     assert set(tab["label"]) == set(data["subject"].unique())
     for topic, g in tab.groupby("label"):
         ref = _quiet_fit("correct ~ model + (1|subject)", data[data["subject"] != topic])
-        want = ref.resolution(pairs=list(zip(g["model_a"], g["model_b"])), adjust=None,
+        want = ref.resolution(columns="all", pairs=list(zip(g["model_a"], g["model_b"])), adjust=None,
                               anytime=False)
         np.testing.assert_allclose(g["estimate"], want["estimate"], rtol=1e-6, atol=1e-12)
         # the refits' model-based SE (the LOSO rows refit the mixed model; the verdict

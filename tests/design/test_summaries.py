@@ -55,7 +55,7 @@ def test_real_leaderboard_against_pandas(shared_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = mixrank.fit("correct ~ model + (1|subject)", data, estimand="cells")
-        tab = fit.resolution(pairs="all", top=10)
+        tab = fit.resolution(columns="all", pairs="all", top=10)
     edges = [0, 0.01, 0.02, 0.05, 0.1, np.inf]
     out = unresolved_by_effect(tab, edges=edges)
     assert set(out["paradigm"]) == {"fixed", "multiplicity", "anytime", "cluster"}

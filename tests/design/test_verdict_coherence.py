@@ -50,7 +50,7 @@ def test_anova_icc_by_hand():
 def test_resolution_anova_design_effect_matches_the_recipe():
     data = mixrank.load_example()
     res = _fit(data)
-    tab = res.resolution(pairs="all", design_effect="anova")
+    tab = res.resolution(columns="all", pairs="all", design_effect="anova")
     fr = res.frame
     for _, r in tab.iterrows():
         ja, jb = fr.model_index(r["model_a"]), fr.model_index(r["model_b"])
@@ -60,14 +60,14 @@ def test_resolution_anova_design_effect_matches_the_recipe():
         assert r["design_effect"] == pytest.approx(de, rel=1e-12)
     assert tab.attrs["mixrank"]["design_effect"] == "anova"
     with pytest.raises(OptionError, match="design_effect"):
-        res.resolution(design_effect="anvoa")
+        res.resolution(columns="all", design_effect="anvoa")
 
 
 @pytest.mark.parametrize("name", ["example", "jailbreakbench"])
 def test_resolved_all_implies_the_default_adjusted_contrast_rejects(name):
     data = mixrank.load_example() if name == "example" else mixrank.load_dataset(name)
     res = _fit(data)
-    tab = res.resolution(pairs="all")
+    tab = res.resolution(columns="all", pairs="all")
     con = res.contrasts()
     assert tab.attrs["mixrank"]["contrasts_adjust"] == con.attrs["mixrank"]["adjust"]
     p = {(a, b): v for a, b, v in zip(con.model_a, con.model_b, con.p_adjusted)}

@@ -56,7 +56,7 @@ def test_identical_pair_is_no_evidence_for_ranks_and_resolution():
         # the twins can never be separated: each one's interval covers the other's rank
         for m in ("m01", "m01copy"):
             assert tab.loc[m, "rank_lower"] == 1 and tab.loc[m, "rank_upper"] >= 2, kw
-    res_tab = res.resolution(pairs="all")
+    res_tab = res.resolution(columns="all", pairs="all")
     row = res_tab[(res_tab.model_a == "m01") & (res_tab.model_b == "m01copy")].iloc[0]
     assert row.estimate == 0 and row.n_star == np.inf and not row.resolved_all
 
@@ -71,7 +71,7 @@ def test_constant_nonzero_difference_and_estimate_reported():
     assert c.estimate == pytest.approx(0.5) and c.p_value == 2 * 0.5 ** 6
     assert c.p_greater == 0.5 ** 6
     # the resolution verdict reports the observed difference but has no variance for N*
-    r = res.resolution(pairs="all").iloc[0]
+    r = res.resolution(columns="all", pairs="all").iloc[0]
     assert r.estimate == pytest.approx(0.5) and not r.resolved_all
 
 

@@ -74,7 +74,7 @@ def test_critical_values_and_levels_equal_brute_force(level):
 
 def test_verdicts_take_the_stepdown_levels_on_the_cr2_path():
     fit = _fit(T=9, K=5, seed=2)
-    tab = fit.resolution(pairs="all")
+    tab = fit.resolution(columns="all", pairs="all")
     meta = tab.attrs["mixrank"]
     assert meta["multiplicity"] == "stepdown" and "step-down" in meta["multiplicity_order"]
     assert meta["contrasts_adjust"] == "stepdown"
@@ -95,7 +95,7 @@ def test_verdicts_take_the_stepdown_levels_on_the_cr2_path():
     q = tab["q_multiplicity"].to_numpy()
     np.testing.assert_array_equal(tab["resolved_multiplicity"].to_numpy()[steps],
                                   np.cumprod(q[steps] >= 1).astype(bool))
-    holm = fit.resolution(pairs="all", adjust="holm")
+    holm = fit.resolution(columns="all", pairs="all", adjust="holm")
     assert holm.attrs["mixrank"]["multiplicity"] == "holm"
     np.testing.assert_allclose(tab["q"], holm["q"])          # the other paradigms unchanged
     # later steps spend more (fewer pairs in play), as Holm's alpha / (m - j + 1)
@@ -106,9 +106,9 @@ def test_verdicts_stay_holm_off_the_cr2_path():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sat = mixrank.fit("correct ~ model + (1|subject)", _data(), df="satterthwaite")
-    assert sat.resolution().attrs["mixrank"]["multiplicity"] == "holm"
+    assert sat.resolution(columns="all").attrs["mixrank"]["multiplicity"] == "holm"
     with pytest.raises(mixrank.DesignError, match="stepdown.*df='cr2'"):
-        sat.resolution(adjust="stepdown")
+        sat.resolution(columns="all", adjust="stepdown")
     with pytest.raises(mixrank.OptionError, match="stepdown"):
         resolution_table(pd.DataFrame(dict(
             model_a=["a"], model_b=["b"], estimate=[0.1], n=[10], sigma_d=[1.0])),

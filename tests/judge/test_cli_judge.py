@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import mixrank
+from mixrank._display import format_at, se_decimals
 from tests.cli.test_cli import run
 from tests.judge.simdata import simulate
 
@@ -57,8 +58,9 @@ def test_judge_subcommand(capsys, path):
     code, out, _ = run(capsys, "judge", str(path), "-f", F, "--gold", "human", "--plan", "0.3")
     assert code == 0
     assert "== judge ==" in out and "== differential_bias ==" in out and "== label_plan ==" in out
-    bias = res.judge().set_index("model")["bias"]
-    assert f"{bias['m1']:.6g}"[:6] in out
+    tab = res.judge().set_index("model")
+    # printed at the decimal place its SE supports (mixrank/_display.py)
+    assert format_at(tab.loc["m1", "bias"], se_decimals(tab.loc["m1", "std_error"])) in out
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -42,7 +42,7 @@ def test_rank_intervals_resolution_and_adjust_use_corrected_contrasts(data):
     assert len(pw) == 12
     sc = res.model_scores().set_index("model")["estimate"]
     np.testing.assert_allclose(ranks.set_index("model")["estimate"], sc[ranks["model"]].values)
-    tab = res.resolution(pairs="all")
+    tab = res.resolution(columns="all", pairs="all")
     for _, r in tab.iterrows():
         row = con[((con["model_a"] == r["model_a"]) & (con["model_b"] == r["model_b"]))
                   | ((con["model_a"] == r["model_b"]) & (con["model_b"] == r["model_a"]))].iloc[0]

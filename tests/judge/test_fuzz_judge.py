@@ -75,7 +75,7 @@ def _accessors(res) -> None:
     res.design_effect()
     str(res.summary())
     for call in (lambda: res.rank_intervals(), lambda: res.rank_probabilities(draws=1000, rng=0),
-                 lambda: res.resolution(pairs="all"), lambda: res.plan(0.1),
+                 lambda: res.resolution(columns="all", pairs="all"), lambda: res.plan(0.1),
                  lambda: res.sensitivity()):
         try:
             call()

@@ -61,7 +61,7 @@ def test_fit_plan_and_resolution_use_the_fitted_pair():
     c = res.corrections[[(q.model_a, q.model_b) for q in res.pairs].index(("m0", "m2"))].ppi
     assert p["sigma"] == pytest.approx(c.sigma) and p["rho"] == pytest.approx(c.rho)
     assert p["n_judged"] == 400 and p["n_labels"] == c.n_labelled
-    tab = res.resolution(pairs="all")
+    tab = res.resolution(columns="all", pairs="all")
     assert {"n_labels_star", "n_labelled", "n_effective"} <= set(tab.columns)
     assert tab.attrs["mixrank"]["anytime"]["method"] == "normal"
     # a resolved pair (clustered) needs no more labels than it has, roughly: n* <= n_labelled

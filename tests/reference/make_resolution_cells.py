@@ -89,7 +89,7 @@ def main():
             warnings.simplefilter("ignore")
             fit = mixrank.fit(formula, data, estimand="cells")
         for kw in calls:
-            tab = fit.resolution(**kw)
+            tab = fit.resolution(columns="all", **kw)
             ref["designs"].append({"name": name, "formula": formula, "kwargs": kw,
                                    "table": table_json(tab)})
     (HERE / "resolution_cells.json").write_text(json.dumps(ref, indent=1))

@@ -96,7 +96,7 @@ def test_numbers_come_from_the_api(res, page):
         assert f'<td class="txt">{r.model}</td><td>{_fmt(r.estimate)}</td><td>{r.rank}</td>' \
                f"<td>{r.rank_lower}</td><td>{r.rank_upper}</td>" in ranks
     reso = _section(page, "resolution")
-    for k, v in res.resolution().attrs["mixrank"]["unresolved"].items():
+    for k, v in res.resolution(columns="all").attrs["mixrank"]["unresolved"].items():
         assert f'<td class="txt">{k}</td><td class="txt">{v}</td>' in reso
     plan = _section(page, "plan")
     for v in res.plan(0.02)["std_error"]:

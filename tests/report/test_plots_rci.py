@@ -265,7 +265,7 @@ def test_rank_and_resolution_plots_use_the_shared_look():
     assert mcolors.to_hex(ax.lines[0].get_color()) == style.COLORS["accent"].lower()
     h = ax.figure.get_size_inches()[1]
     assert h == pytest.approx(min(style.MAX_HEIGHT, style.BASE_HEIGHT + style.ROW_HEIGHT * len(tab)))
-    ax = plot_resolution(fit.resolution())
+    ax = plot_resolution(fit.resolution(columns="all"))
     fixed = [ln for ln in ax.get_lines() if ln.get_label() == "fixed n"][0]
     assert mcolors.to_hex(fixed.get_color()) == style.COMPONENT_COLORS[0].lower()
     assert not ax.spines["top"].get_visible()

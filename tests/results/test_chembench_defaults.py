@@ -53,7 +53,7 @@ def test_no_score_interval_leaves_the_unit_interval(chem):
 
 def test_verdicts_use_the_stepdown_and_agree_with_the_contrasts(chem):
     fit, c = chem
-    tab = fit.resolution(pairs="all")
+    tab = fit.resolution(columns="all", pairs="all")
     assert tab.attrs["mixrank"]["multiplicity"] == "stepdown"
     assert int(tab["rejected"].sum()) == int((c["p_adjusted"] < 0.05).sum())
 

@@ -94,11 +94,11 @@ def test_requested_pair_keeps_its_order_and_sign(res):
     fr = res.contrasts(scale="response").set_index(["model_a", "model_b"])
     assert rc.estimate.iloc[0] == pytest.approx(-fr.loc[("m01", "m02"), "estimate"], abs=1e-6)
     # resolution of a restricted fit still ranks every model (the joint fit has all pairs)
-    rv = one.resolution(pairs=[("m02", "m01")])
+    rv = one.resolution(columns="all", pairs=[("m02", "m01")])
     assert rv[["model_a", "model_b"]].values.tolist() == [["m02", "m01"]]
-    assert len(one.resolution()) == 5
+    assert len(one.resolution(columns="all")) == 5
     with pytest.raises(mixrank.DesignError, match="'zz' is not a model of the fit"):
-        one.resolution(pairs=[("zz", "m01")])
+        one.resolution(columns="all", pairs=[("zz", "m01")])
 
 
 def test_bad_scale_is_refused(res):

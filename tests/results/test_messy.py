@@ -109,7 +109,7 @@ def test_adjacent_verdict_rows_run_better_to_worse():
     df = _prompt_modes(missing=()).sample(frac=0.7, random_state=5)   # cells differ by pair
     res = _quiet(F_PROMPT, df)
     for fam in ("adjacent", "all"):
-        tab = res.resolution(pairs=fam, anytime=False)
+        tab = res.resolution(columns="all", pairs=fam, anytime=False)
         assert (tab["estimate"] >= 0).all(), tab[["model_a", "model_b", "estimate"]]
 
 
@@ -199,7 +199,7 @@ def test_accessors_work_on_the_estimable_part_and_say_what_they_left_out():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
         ri = res.rank_intervals()
-        rs = res.resolution(anytime=False)
+        rs = res.resolution(columns="all", anytime=False)
         pl = res.plan(0.1)
         sens = res.sensitivity("loso")
         rp = res.rank_probabilities(draws=1000, rng=1)
@@ -253,7 +253,7 @@ def test_restricted_fit_keeps_defaults_for_its_pairs():
     assert res.restricted
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
-        rs = res.resolution(anytime=False)
+        rs = res.resolution(columns="all", anytime=False)
         sens = res.sensitivity("loso", summary=True)
         pl = res.plan(0.1)
         sc = res.model_scores()          # the third model's own fit does not abort the table
@@ -262,7 +262,7 @@ def test_restricted_fit_keeps_defaults_for_its_pairs():
     assert pl.attrs["mixrank"]["model_a"] in ("m0", "m1")
     assert len(sc) == 6
     with pytest.raises(DesignError, match="not fitted"):
-        res.resolution(pairs="adjacent")       # an explicit family still needs its pairs
+        res.resolution(columns="all", pairs="adjacent")       # an explicit family still needs its pairs
 
 
 def test_one_unpaired_cell_warns_with_counts_per_model():
@@ -425,7 +425,7 @@ def test_adjacent_verdicts_stay_within_score_groups():
                  pair_by=["question", "subject", "annotator"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixrankWarning)
-        tab = res.resolution(anytime=False)
+        tab = res.resolution(columns="all", anytime=False)
         sc = res.model_scores()
     group = dict(zip(sc.model, sc.group))
     assert len(tab) == 3                       # 2 adjacent pairs among a0-a2, 1 among b0-b1

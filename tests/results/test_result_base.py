@@ -76,10 +76,10 @@ def test_gaussian_defaults_use_the_fits_level(gauss):
     r = gauss.rank_intervals()
     assert (r["level"] == lev).all() and r.attrs["mixrank"]["alpha"] == pytest.approx(alpha)
     _same(r, gauss.rank_intervals(level=lev))
-    v = gauss.resolution()
+    v = gauss.resolution(columns="all")
     assert v.attrs["mixrank"]["alpha"] == alpha
-    _same(v, gauss.resolution(level=lev))
-    assert not v["mde"].equals(gauss.resolution(level=other)["mde"])
+    _same(v, gauss.resolution(columns="all", level=lev))
+    assert not v["mde"].equals(gauss.resolution(columns="all", level=other)["mde"])
     sens = gauss.sensitivity("loso", top=3)
     assert sens.attrs["mixrank"]["alpha"] == alpha
     _same(sens, gauss.sensitivity("loso", top=3, level=lev))
@@ -102,12 +102,12 @@ def test_binomial_defaults_use_the_fits_level(binom):
         r = binom.rank_intervals(scale=scale)
         assert (r["level"] == lev).all() and r.attrs["mixrank"]["alpha"] == pytest.approx(alpha)
         _same(r, binom.rank_intervals(level=lev, scale=scale))
-    v = binom.resolution()
+    v = binom.resolution(columns="all")
     assert v.attrs["mixrank"]["alpha"] == alpha
-    top = binom.resolution(top=3)   # the 3 best by log-odds: the first two adjacent pairs
-    _same(top, binom.resolution(pairs=list(zip(v["model_a"][:2], v["model_b"][:2]))))
-    _same(v, binom.resolution(level=lev))
-    assert not v["mde"].equals(binom.resolution(level=other)["mde"])
+    top = binom.resolution(columns="all", top=3)   # the 3 best by log-odds: the first two adjacent pairs
+    _same(top, binom.resolution(columns="all", pairs=list(zip(v["model_a"][:2], v["model_b"][:2]))))
+    _same(v, binom.resolution(columns="all", level=lev))
+    assert not v["mde"].equals(binom.resolution(columns="all", level=other)["mde"])
 
 
 def test_arena_defaults_use_the_fits_level():
@@ -118,7 +118,7 @@ def test_arena_defaults_use_the_fits_level():
     for lev in LEVELS:
         res = mixrank.arena(log, level=lev)
         assert res.rank_intervals().attrs["mixrank"]["alpha"] == pytest.approx(round(1 - lev, 12))
-        assert res.resolution().attrs["mixrank"]["alpha"] == round(1 - lev, 12)
+        assert res.resolution(columns="all").attrs["mixrank"]["alpha"] == round(1 - lev, 12)
         assert (res.contrasts()["level"] == lev).all()
 
 
@@ -134,7 +134,7 @@ def test_unsupported_options_raise_one_message(data):
         b.rank_intervals(adjust="stepdown")
     with pytest.raises(mixrank.OptionError, match=r"cluster=False is not supported by "
                        r"GlmmResult\.resolution\(\)"):
-        b.resolution(cluster=False)
+        b.resolution(columns="all", cluster=False)
     with pytest.raises(mixrank.OptionError, match=r"by='x' is not supported by "
                        r"GlmmResult\.rank_intervals"):
         b.rank_intervals(by="x")
@@ -146,7 +146,7 @@ def test_unsupported_options_raise_one_message(data):
                        r"'simultaneous'\]"):
         g.rank_intervals(coverage="joint")
     with pytest.raises(mixrank.OptionError, match=r"unexpected keyword\(s\) bogus="):
-        g.resolution(bogus=1)
+        g.resolution(columns="all", bogus=1)
     with pytest.raises(mixrank.OptionError, match=r"level=1.5 is not a confidence level"):
         g.rank_intervals(level=1.5)
     assert FitResult.supported_options("resolution")["adjust"] == ("holm", "bonferroni", "bh",
@@ -182,10 +182,10 @@ def test_old_spellings_warn_and_give_the_same_answer(data):
     _warns_same(lambda: g.rank_intervals(adjust="maxt", draws=500, rng=1),
                 lambda: g.rank_intervals(adjust="maxt", B=500, rng=1))
     _warns_same(lambda: b.rank_intervals(adjust="bh"), lambda: b.rank_intervals(method="bh"))
-    _warns_same(lambda: g.resolution(adjust="bh", level=0.9),
-                lambda: g.resolution(multiplicity="bh", alpha=0.1))
-    _warns_same(lambda: b.resolution(adjust="bonferroni", level=0.9),
-                lambda: b.resolution(multiplicity="bonferroni", alpha=0.1))
+    _warns_same(lambda: g.resolution(columns="all", adjust="bh", level=0.9),
+                lambda: g.resolution(columns="all", multiplicity="bh", alpha=0.1))
+    _warns_same(lambda: b.resolution(columns="all", adjust="bonferroni", level=0.9),
+                lambda: b.resolution(columns="all", multiplicity="bonferroni", alpha=0.1))
     _warns_same(lambda: g.contrasts(adjust="maxt", draws=2000, rng=2),
                 lambda: g.contrasts(adjust="maxt", B=2000, rng=2))
     _warns_same(lambda: g.rank_probabilities(draws=2000, rng=2),
@@ -208,7 +208,7 @@ def test_old_spellings_warn_and_give_the_same_answer(data):
         g.rank_intervals(adjust="bh", method="holm")
     with pytest.raises(mixrank.OptionError, match="pass only level="), \
             pytest.warns(mixrank.MixrankDeprecationWarning):
-        g.resolution(level=0.9, alpha=0.05)
+        g.resolution(columns="all", level=0.9, alpha=0.05)
 
 
 # ----------------------------------------------------------------- one pair lookup
@@ -249,7 +249,7 @@ def test_judge_defaults_use_the_fits_level():
         alpha = round(1 - lev, 12)
         assert (res.contrasts()["level"] == lev).all()
         assert res.rank_intervals().attrs["mixrank"]["alpha"] == pytest.approx(alpha)
-        assert res.resolution().attrs["mixrank"]["alpha"] == alpha
+        assert res.resolution(columns="all").attrs["mixrank"]["alpha"] == alpha
         _same(res.plan(0.2), res.plan(0.2, level=lev))
         if lev == 0.9:
             assert not res.plan(0.2).equals(res.plan(0.2, level=0.95))

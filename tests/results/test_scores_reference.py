@@ -115,5 +115,5 @@ def test_table_carries_the_fits(name, shared_data):
         else:
             assert row["ci_upper"] - row["estimate"] == pytest.approx(q * row["std_error"],
                                                                       rel=1e-12)
-        assert row["design_effect"] == pytest.approx(
+        assert row["variance_ratio"] == pytest.approx(
             (row["std_error"] / row["iid_std_error"]) ** 2, rel=1e-12)

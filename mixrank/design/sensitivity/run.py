@@ -353,7 +353,7 @@ def sensitivity_of(fit: Any, kind: str | Sequence[str] = "loso", *,
     al, pw = float(check_alpha(alpha)), float(check_power(power, check_alpha(alpha)))
     B, n_random = _whole("draws", B, 2), _whole("n_random", n_random, 1)
     full = fit.resolution(pairs=pairs, models=models, top=top, level=1.0 - al, power=pw,
-                          adjust=None, anytime=False)
+                          adjust=None, anytime=False, columns="all")
     judged = [(str(a), str(b)) for a, b in zip(full["model_a"], full["model_b"])]
     frame = restrict_models(fit.frame, sorted({m for p in judged for m in p}))
     uname, why = choose_unit(frame, unit)

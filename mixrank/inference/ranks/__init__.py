@@ -14,7 +14,10 @@ Modules:
 * :mod:`~mixrank.inference.ranks.maxt` -- the contrast-table reader and the
   bootstrap max-t step-down;
 * :mod:`~mixrank.inference.ranks.robust` -- the bootstrap-t and sign-flip
-  tests of the raw-data procedure.
+  tests of the raw-data procedure;
+* :mod:`~mixrank.inference.ranks.agreement` -- which comparisons a rank interval is
+  adjusted over (``attrs["mixrank"]["comparisons"]``), and the pairs where the rank
+  intervals and the contrasts answer differently, with why.
 """
 
 from mixrank._deprecate import former_names

@@ -31,6 +31,7 @@ from mixrank._util import check_level, listed, tidy
 from mixrank.errors import DataError, DesignError, MixrankWarning, OptionError
 from mixrank.inference.keywords import former, unexpected_keywords
 from mixrank.inference.multiplicity import ADJUST_FOR, adjust, adjust_values, check_adjust
+from mixrank.inference.ranks.agreement import comparisons_meta
 
 __all__ = ["rank_intervals_from_tests", "alpha_from_level", "check_options", "read_scores",
            "adjust_families", "assemble", "fill_doc", "COVERAGES", "RANK_METHODS", "RETURNS_DOC",
@@ -295,6 +296,7 @@ def assemble(models: list[str], est: np.ndarray, n: np.ndarray, P: np.ndarray,
             MixrankWarning, stacklevel=3)
     # attrs keep plain records, not a DataFrame, so that tables with these attrs can be
     # compared and concatenated (pd.concat compares attrs): pd.DataFrame(records) restores it
+    meta = {**comparisons_meta(coverage, M, method), **meta}
     return tidy(out, table="rank_intervals", coverage=coverage, method=method, alpha=alpha,
                 level=level, n_models=M, pairwise=pairwise.to_dict("records"), **meta)
 

@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
+from ..._display import format_at, format_p, format_se, format_signif, se_decimals, wrap
 from ..._util import TextDisplay, tidy
 from ...engine.glmm.fit import GlmmFit
 from ...errors import DataError, DesignError
@@ -504,15 +505,18 @@ class GlmmSummary(TextDisplay):
         lines = [f"Generalized linear mixed model fit by maximum likelihood ({how})",
                  " Family: binomial  ( logit )", f"Formula: {r.formula.formula}",
                  "     AIC      BIC   logLik deviance df.resid",
-                 f"{f.aic:9.1f}{f.bic:9.1f}{f.loglik:9.1f}{f.deviance:9.1f}{f.nobs - f.n_params:9d}",
+                 "".join(f"{format_signif(v):>9}" for v in (f.aic, f.bic, f.loglik, f.deviance))
+                 + f"{f.nobs - f.n_params:9d}",
                  "", "Random effects (logit scale):", f"  {'Groups':<24}{'Variance':>10}{'Std.Dev.':>10}"]
         for t, th in zip(f.terms, f.theta):
             lines.append(f"  {t:<24}{th ** 2:10.4f}{th:10.4f}")
         lines += ["", "Fixed effects:", f"  {'':<24}{'Estimate':>10}{'Std. Error':>11}{'z value':>9}"
                   f"{'Pr(>|z|)':>10}"]
         for _, row in r.fixed_effects().iterrows():
-            lines.append(f"  {row.term:<24}{row.estimate:10.4f}{row.std_error:11.4f}"
-                         f"{row.statistic:9.2f}{row.p_value:10.3g}")
+            dec = se_decimals(row.std_error)
+            lines.append(f"  {row.term:<24}{format_at(row.estimate, dec):>10}"
+                         f"{format_se(row.std_error):>11}{row.statistic:9.2f}"
+                         f"{format_p(row.p_value):>10}")
         lines += ["", "Scale: contrasts on the logit scale (log-odds, odds ratios) and on the "
                   "response scale (probability, averaged over cells: contrasts(scale='response'))",
                   r.unit_of_inference[0].upper() + r.unit_of_inference[1:] + "."]
@@ -520,6 +524,6 @@ class GlmmSummary(TextDisplay):
             lines.append(f"boundary (singular) fit: {', '.join(f.singular)}")
         if not f.converged:
             lines.append(f"convergence: criterion not met ({f.message}; max|grad| {f.gradient:.2g})")
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
 
