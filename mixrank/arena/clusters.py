@@ -45,8 +45,9 @@ MAX_BM_CLUSTERS = 2000
 
 @dataclass(frozen=True)
 class Rows:
-    """A per-battle design by its non-zeros: ``D`` (N, l) values and ``J`` (N, l) columns
-    (zero-padded), ``shape`` (N, P).  :func:`battle_rows` builds the BT design so."""
+    """A per-battle design by its non-zeros, slot by slot: ``D`` (l, N) values and ``J``
+    (l, N) columns (zero-padded), ``shape`` (N, P).  :func:`battle_rows` builds the BT
+    design so."""
 
     D: np.ndarray
     J: np.ndarray
@@ -55,9 +56,9 @@ class Rows:
     def __matmul__(self, theta: np.ndarray) -> np.ndarray:
         """``Z theta``."""
         t = np.asarray(theta)
-        out = self.D[:, 0] * t[self.J[:, 0]]
-        for i in range(1, self.J.shape[1]):
-            out += self.D[:, i] * t[self.J[:, i]]
+        out = self.D[0] * t[self.J[0]]
+        for d, j in zip(self.D[1:], self.J[1:]):
+            out += d * t[j]
         return out
 
 
@@ -65,11 +66,11 @@ def battle_rows(bt: Battles) -> Rows:
     """:func:`mixrank.arena.ppi.design` as :class:`Rows`: ``+1`` at model a, ``-1`` at model b,
     the covariate differences; model 0's column dropped (its entry a zero in column 0)."""
     K, n, p = len(bt.models), bt.n, bt.x.shape[1]
-    J = np.empty((n, 2 + p), dtype=np.int64)
-    J[:, 0], J[:, 1] = bt.a - 1, bt.b - 1
-    J[:, 2:] = np.arange(K - 1, K - 1 + p)
-    D = np.empty((n, 2 + p))
-    D[:, 0], D[:, 1], D[:, 2:] = 1.0, -1.0, bt.x
+    J = np.empty((2 + p, n), dtype=np.int64)
+    J[0], J[1] = bt.a - 1, bt.b - 1
+    J[2:] = np.arange(K - 1, K - 1 + p)[:, None]
+    D = np.empty((2 + p, n))
+    D[0], D[1], D[2:] = 1.0, -1.0, bt.x.T
     ref = J < 0                                    # the dropped model 0
     D[ref], J[ref] = 0.0, 0
     return Rows(D, J, (n, K + p - 1))
@@ -92,7 +93,10 @@ def clusters_per_pair(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, K: int)
         T = np.zeros((G, K), dtype=np.float32)     # sums of 0/1 below 2^24: exact
         T[cluster, a] = 1.0
         T[cluster, b] = 1.0
-        both = (np.ascontiguousarray(T.T) @ T).astype(np.float64)
+        from mixrank.engine.parallel import blas_controller
+
+        with blas_controller().limit(limits=1, user_api="blas"):    # threads only contend
+            both = (np.ascontiguousarray(T.T) @ T).astype(np.float64)
     else:
         Ts = sparse.coo_matrix((np.ones(2 * a.size), (np.r_[cluster, cluster], np.r_[a, b])),
                                shape=(G, K)).tocsr()
@@ -147,11 +151,16 @@ def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, c
     G = int(cluster.max()) + 1
     U = np.zeros((G, P))
     if L is None:
-        B, U = _scores(Z, sw, r, cluster, G)
-        return B @ (np.ascontiguousarray(U.T) @ U) @ B, None
+        from mixrank.engine.parallel import blas_controller
+
+        # (G, P) x (P, P) products a term: BLAS threads only contend (1.6x the CPU, measured)
+        with blas_controller().limit(limits=1, user_api="blas"):
+            B, U = _scores(Z, sw, r, cluster, G)
+            return B @ (np.ascontiguousarray(U.T) @ U) @ B, None
     if isinstance(Z, Rows):
         Zd = np.zeros(Z.shape)
-        np.add.at(Zd, (np.repeat(np.arange(Z.shape[0]), Z.J.shape[1]), Z.J.ravel()), Z.D.ravel())
+        for d, j in zip(Z.D, Z.J):
+            np.add.at(Zd, (np.arange(Z.shape[0]), j), d)
     else:
         Zd = np.asarray(Z.toarray() if sparse.issparse(Z) else Z)  # type: ignore[union-attr]
     Xt = Zd * sw[:, None]
@@ -176,21 +185,22 @@ def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarra
     series then read and write memory in order)."""
     P = Z.shape[1]
     order = _cluster_order(cluster)
-    D, J = _padded(Z)                              # (N, l) non-zeros and their columns
+    D, J = _padded(Z)                              # (l, N) non-zeros and their columns
     cl = np.repeat(np.arange(G), np.bincount(cluster, minlength=G))    # = cluster[order]
     sw, r = sw[order], r[order]
-    dw = [D[:, i][order] * sw for i in range(D.shape[1])]      # X~'s non-zeros, by slot
-    jj = [J[:, i][order] for i in range(J.shape[1])]
+    dw = [d[order] * sw for d in D]                # X~'s non-zeros, by slot
+    jj = [j[order] for j in J]
     gram = np.zeros(P * P)
-    for i in range(len(dw)):
-        for k in range(len(dw)):
-            gram += np.bincount(jj[i] * P + jj[k], weights=dw[i] * dw[k], minlength=P * P)
-    B = np.linalg.inv(gram.reshape(P, P))
-    Bf = B.ravel()
     h = np.zeros(cl.size)                          # leverages x~_i' B x~_i
     for i in range(len(dw)):
-        for k in range(len(dw)):
-            h += dw[i] * dw[k] * Bf[jj[i] * P + jj[k]]
+        for k in range(i + 1):
+            g = np.bincount(jj[i] * P + jj[k], weights=dw[i] * dw[k], minlength=P * P)
+            gram += g if i == k else g + g.reshape(P, P).T.ravel()
+    B = np.linalg.inv(gram.reshape(P, P))
+    Bf = B.ravel()
+    for i in range(len(dw)):
+        for k in range(i + 1):
+            h += (1.0 if i == k else 2.0) * dw[i] * dw[k] * Bf[jj[i] * P + jj[k]]
     need = series_terms(h, cl, G)
     single = np.bincount(cl, minlength=G) == 1
     series = (need <= MAX_SERIES_TERMS) & ~single
@@ -267,7 +277,7 @@ def _series_coefficients(n: int) -> np.ndarray:
 
 
 def _padded(Z: np.ndarray | sparse.spmatrix | Rows) -> tuple[np.ndarray, np.ndarray]:
-    """The design's non-zeros row by row, ``(N, l)`` values and columns padded with zeros
+    """The design's non-zeros slot by slot, ``(l, N)`` values and columns padded with zeros
     (``l``: the most in a row; a BT battle has two, one against the dropped model 0).  A
     column met twice in a row stays twice: every use is linear in the entries."""
     if isinstance(Z, Rows):
@@ -275,8 +285,8 @@ def _padded(Z: np.ndarray | sparse.spmatrix | Rows) -> tuple[np.ndarray, np.ndar
     Zs = sparse.csr_matrix(Z)                      # no copy of a CSR matrix
     n = np.diff(Zs.indptr)
     width = max(int(n.max(initial=0)), 1)
-    pos = Zs.indptr[:-1, None] + np.arange(width)[None, :]
-    valid = np.arange(width)[None, :] < n[:, None]
+    pos = Zs.indptr[None, :-1] + np.arange(width)[:, None]
+    valid = np.arange(width)[:, None] < n[None, :]
     if Zs.nnz == 0:
         return np.zeros(pos.shape), np.zeros(pos.shape, dtype=np.int64)
     pos = np.where(valid, pos, 0)
