@@ -5,8 +5,9 @@ parameters (:func:`mixrank.arena.ppi.design`), fitted win probabilities,
 outcomes and cluster codes.
 Outputs: the detected cluster column (:func:`detect_cluster`), a CR2
 covariance and per-contrast Bell-McCaffrey degrees of freedom
-(:func:`cr2`), the clusters touching each pair (:func:`clusters_per_pair`).
-Contents (docs/arena.md §4, "Clusters").
+(:func:`cr2`), the clusters touching each pair (:func:`clusters_per_pair`),
+the BT design by its non-zeros (:class:`Rows`, :func:`battle_rows`).
+Contents (docs/arena.md §4, "Clusters"; the fast path without df: docs/speed.md §8).
 
 The BT fit is a logistic regression, so its CR2 analogue is the one of a
 GLM's working weighted regression (as clubSandwich's ``vcovCR`` for
@@ -215,12 +216,11 @@ def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarra
         terms = int(need[series].max())
         U += _series_scores(dw, keys, np.where(series[cl], r, 0.0), B, terms, G)
     rest = np.flatnonzero(~series[cl] & ~single[cl])
-    if rest.size:
-        groups = {m: rest[i] for m, i in _groups(cl[rest]).items()}
-        Xt = np.zeros((cl.size, P))                # only the rows of those clusters are filled
+    if rest.size:                                  # dense rows of those clusters only
+        Xt = np.zeros((rest.size, P))
         for d, j in zip(dw, jj):
-            np.add.at(Xt, (rest, j[rest]), d[rest])
-        _exact_scores(Xt, B, r, cl, groups, U, None, None)
+            np.add.at(Xt, (np.arange(rest.size), j[rest]), d[rest])
+        _exact_scores(Xt, B, r[rest], cl[rest], _groups(cl[rest]), U, None, None)
     return B, U
 
 
