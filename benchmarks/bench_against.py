@@ -3,6 +3,7 @@
     git worktree add ../old cdf5d93                       # e.g. the code of 2026-11-30
     python benchmarks/bench_against.py --against ../old   # every bar, then the table
     python benchmarks/bench_against.py --against ../old --only board,missing --rounds 3
+    python benchmarks/bench_against.py --against ../old --only crossed,arena   # the defaults
     python benchmarks/bench_against.py --against ../old --readme   # and rewrite README's table
 
 Each bar runs in fresh interpreters, alternately with this code and with the
@@ -21,7 +22,13 @@ Bars (the data generators of ``bench_engine.py`` and ``_entries.py``):
 * ``entries``: one row per (model, cell), 50 models x 250,000 cells with 20%
   missing (10M rows, parquet written once by DuckDB under
   ``benchmarks/out/``), the DuckDB backend's compressed frame, all 1,225 pairs
-  on 2 workers (one fit per round; needs the ``scale`` extra).
+  on 2 workers (one fit per round; needs the ``scale`` extra);
+* ``crossed``: the ``missing`` design with ``(1|subject/question) + (1|prompt)`` and the
+  default ``df="satterthwaite-vc"``, all 105 pairs, one process, from a prebuilt frame
+  (best of 2 per round; ``bench_defaults.py`` times it against a group-by);
+* ``arena``: 1M battles x 20 models with 40,000 question clusters, the default clustered
+  CR2: ``arena()`` + ``contrasts()`` + ``rank_intervals()`` (best of 3 per round;
+  ``bench_defaults.py`` times it against a group-by).
 """
 
 from __future__ import annotations
@@ -61,6 +68,14 @@ if bar == "board":
     f = "correct ~ model + (1|subject)"
     fr = mixrank.build_frame(leaderboard(), f)
     s = best(lambda: mixrank.fit(f, fr, control=mixrank.Control(workers=1)), 5)
+elif bar == "crossed":
+    from bench_defaults import CROSSED, crossed_data
+    fr = mixrank.build_frame(crossed_data(), CROSSED)
+    s = best(lambda: mixrank.fit(CROSSED, fr, control=mixrank.Control(workers=1)), 2)
+elif bar == "arena":
+    from bench_defaults import arena_log, arena_run
+    log = arena_log()
+    s = best(lambda: arena_run(log), 3)
 elif bar == "missing":
     from _common import big_design
     from bench_engine import FORMULA
@@ -80,6 +95,9 @@ BARS = {
     "board": "leaderboard 58 × 805, (1|subject): 1,653 pairs, 1 process",
     "missing": "105 pairs, 20% of cells missing (8.55M rows), 1 process",
     "entries": "10M rows, one per (model, cell): 1,225 pairs, compressed frame, 2 workers",
+    "crossed": "crossed default, (1|subject/question) + (1|prompt): 105 pairs, 6.84M rows, 1 process",
+    "arena": "clustered arena default, 1M battles x 20 models, 40k questions: fit + contrasts + "
+             "rank intervals",
 }
 
 

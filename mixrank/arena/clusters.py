@@ -5,8 +5,9 @@ parameters (:func:`mixrank.arena.ppi.design`), fitted win probabilities,
 outcomes and cluster codes.
 Outputs: the detected cluster column (:func:`detect_cluster`), a CR2
 covariance and per-contrast Bell-McCaffrey degrees of freedom
-(:func:`cr2`), the clusters touching each pair (:func:`clusters_per_pair`).
-Contents (docs/arena.md §4, "Clusters").
+(:func:`cr2`), the clusters touching each pair (:func:`clusters_per_pair`),
+the BT design by its non-zeros (:class:`Rows`, :func:`battle_rows`).
+Contents (docs/arena.md §4, "Clusters"; the fast path without df: docs/speed.md §8).
 
 The BT fit is a logistic regression, so its CR2 analogue is the one of a
 GLM's working weighted regression (as clubSandwich's ``vcovCR`` for
@@ -21,12 +22,16 @@ N x N projection).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-__all__ = ["CLUSTER_COLUMNS", "MAX_CR2_SIZE", "MAX_BM_CLUSTERS", "detect_cluster", "cr2",
-           "clusters_per_pair"]
+from mixrank.arena.data import Battles
+
+__all__ = ["Rows", "battle_rows", "CLUSTER_COLUMNS", "MAX_CR2_SIZE", "MAX_BM_CLUSTERS", "MAX_SERIES_TERMS",
+           "SERIES_TOL", "detect_cluster", "series_terms", "cr2", "clusters_per_pair"]
 
 #: Columns taken as a battle's cluster when ``cluster=`` is not given (first present wins):
 #: the prompt / conversation a vote was cast on, else the voter.
@@ -39,19 +44,65 @@ MAX_CR2_SIZE = 400
 MAX_BM_CLUSTERS = 2000
 
 
+@dataclass(frozen=True)
+class Rows:
+    """A per-battle design by its non-zeros, slot by slot: ``D`` (l, N) values and ``J``
+    (l, N) columns (zero-padded), ``shape`` (N, P).  :func:`battle_rows` builds the BT
+    design so."""
+
+    D: np.ndarray
+    J: np.ndarray
+    shape: tuple[int, int]
+
+    def __matmul__(self, theta: np.ndarray) -> np.ndarray:
+        """``Z theta``."""
+        t = np.asarray(theta)
+        out = self.D[0] * t[self.J[0]]
+        for d, j in zip(self.D[1:], self.J[1:]):
+            out += d * t[j]
+        return out
+
+
+def battle_rows(bt: Battles) -> Rows:
+    """:func:`mixrank.arena.ppi.design` as :class:`Rows`: ``+1`` at model a, ``-1`` at model b,
+    the covariate differences; model 0's column dropped (its entry a zero in column 0)."""
+    K, n, p = len(bt.models), bt.n, bt.x.shape[1]
+    J = np.empty((2 + p, n), dtype=np.int64)
+    J[0], J[1] = bt.a - 1, bt.b - 1
+    J[2:] = np.arange(K - 1, K - 1 + p)[:, None]
+    D = np.empty((2 + p, n))
+    D[0], D[1], D[2:] = 1.0, -1.0, bt.x.T
+    ref = J < 0                                    # the dropped model 0
+    D[ref], J[ref] = 0.0, 0
+    return Rows(D, J, (n, K + p - 1))
+
+
 def detect_cluster(columns: pd.Index) -> str | None:
     """The first of :data:`CLUSTER_COLUMNS` among ``columns``, or None."""
     have = set(map(str, columns))
     return next((c for c in CLUSTER_COLUMNS if c in have), None)
 
 
+#: Most clusters x models for which :func:`clusters_per_pair` forms the dense 0/1 table.
+_DENSE_TABLE = 20_000_000
+
+
 def clusters_per_pair(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, K: int) -> np.ndarray:
     """(K, K) number of clusters holding a battle of model i or model j (the pair's clusters)."""
     G = int(cluster.max()) + 1
-    T = sparse.coo_matrix((np.ones(2 * a.size), (np.r_[cluster, cluster], np.r_[a, b])),
-                          shape=(G, K)).tocsr()
-    T.data[:] = 1.0                                # a cluster touches a model once
-    both = (T.T @ T).toarray()
+    if G * K <= _DENSE_TABLE:                      # dense 0/1 table: one BLAS product
+        T = np.zeros((G, K), dtype=np.float32)     # sums of 0/1 below 2^24: exact
+        T[cluster, a] = 1.0
+        T[cluster, b] = 1.0
+        from mixrank.engine.parallel import blas_controller
+
+        with blas_controller().limit(limits=1, user_api="blas"):    # threads only contend
+            both = (np.ascontiguousarray(T.T) @ T).astype(np.float64)
+    else:
+        Ts = sparse.coo_matrix((np.ones(2 * a.size), (np.r_[cluster, cluster], np.r_[a, b])),
+                               shape=(G, K)).tocsr()
+        Ts.data[:] = 1.0                           # a cluster touches a model once
+        both = (Ts.T @ Ts).toarray()
     cnt = np.diag(both).copy()
     return cnt[:, None] + cnt[None, :] - both
 
@@ -69,62 +120,231 @@ def _groups(cluster: np.ndarray) -> dict[int, np.ndarray]:
     return out
 
 
-def cr2(Z: np.ndarray, mu: np.ndarray, e: np.ndarray, cluster: np.ndarray,
+def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, cluster: np.ndarray,
         L: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """CR2 covariance of the free BT parameters and Bell-McCaffrey df of ``L' theta``.
 
     Parameters
     ----------
-    Z : (N, P) per-battle design; mu : (N,) fitted P(a wins); e : (N,) residual
-        ``outcome - mu``; cluster : (N,) integer codes.
+    Z : (N, P) per-battle design (dense, scipy sparse or :class:`Rows`); mu : (N,) fitted
+        P(a wins); e : (N,) residual ``outcome - mu``; cluster : (N,) integer codes.
     L : (P, m), optional
         Combinations whose df are wanted (contrasts, centred scores).
 
     Returns
     -------
     (P, P) covariance and (m,) df (None without ``L``).
+
+    Notes
+    -----
+    Without ``L`` only the adjusted scores ``u_g`` are needed: single battles take HC2's
+    closed form, clusters whose hat block has a small trace the series
+    ``(I - H_gg)^-1/2 r_g = sum_k c_k H_gg^k r_g`` summed until its bound says the rest is
+    below double precision (:func:`series_terms`, :func:`_series_scores`), the others the
+    eigen-decomposition of ``I - H_gg`` (:func:`_exact_scores`); all from the design's
+    non-zeros (two a battle without covariates).  With ``L`` every cluster takes the
+    eigen-decomposition.
     """
     w = np.clip(mu * (1 - mu), 1e-12, None)
     sw = np.sqrt(w)
-    Xt = Z * sw[:, None]
-    B = np.linalg.inv(np.ascontiguousarray(Xt.T) @ Xt)
+    r = e / sw                                     # working residuals W^-1/2 e
     P = Z.shape[1]
     G = int(cluster.max()) + 1
     U = np.zeros((G, P))
-    Rs = np.zeros((G, P, P))                       # X~_g' A_g X~_g
+    if L is None:
+        from mixrank.engine.parallel import blas_controller
+
+        # (G, P) x (P, P) products a term: BLAS threads only contend (1.6x the CPU, measured)
+        with blas_controller().limit(limits=1, user_api="blas"):
+            B, U = _scores(Z, sw, r, cluster, G)
+            return B @ (np.ascontiguousarray(U.T) @ U) @ B, None
+    if isinstance(Z, Rows):
+        Zd = np.zeros(Z.shape)
+        for d, j in zip(Z.D, Z.J):
+            np.add.at(Zd, (np.arange(Z.shape[0]), j), d)
+    else:
+        Zd = np.asarray(Z.toarray() if sparse.issparse(Z) else Z)  # type: ignore[union-attr]
+    Xt = Zd * sw[:, None]
+    B = np.linalg.inv(np.ascontiguousarray(Xt.T) @ Xt)
     groups = _groups(cluster)
-    want = L is not None
+    Rs = np.zeros((G, P, P))                       # X~_g' A_g X~_g
     AX: dict[int, np.ndarray] = {}
-    for m, idx in groups.items():
-        if m == 1 and not want:                    # single battles: HC2 leverage, all 2-D
-            x1 = Xt[idx[:, 0]]
-            h = np.sum((x1 @ B) * x1, axis=1)
-            a1 = np.where(h < 1 - 1e-10, 1.0 / np.sqrt(np.clip(1 - h, 1e-10, None)), 0.0)
-            U[cluster[idx[:, 0]]] = x1 * (a1 * e[idx[:, 0]] / sw[idx[:, 0]])[:, None]
-            continue
-        X = Xt[idx]                                # (G_m, m, P)
-        XB = X @ B
-        H = np.matmul(XB, np.swapaxes(X, 1, 2))
-        lam, vec = np.linalg.eigh(np.eye(m)[None] - H)
-        inv_sqrt = np.where(lam > 1e-10, 1.0 / np.sqrt(np.clip(lam, 1e-10, None)), 0.0)
-        A = np.matmul(vec * inv_sqrt[:, None, :], np.swapaxes(vec, 1, 2))
-        r = e[idx] / sw[idx]
-        u = np.matmul(np.swapaxes(X, 1, 2), np.matmul(A, r[:, :, None]))[:, :, 0]
-        U[cluster[idx[:, 0]]] = u
-        if want:
-            ax = np.matmul(A, X)                   # A_g X~_g
-            AX[m] = ax
-            Rs[cluster[idx[:, 0]]] = np.matmul(np.swapaxes(X, 1, 2), ax)
+    _exact_scores(Xt, B, r, cluster, groups, U, Rs, AX)
     cov = B @ (np.ascontiguousarray(U.T) @ U) @ B
-    if not want:
-        return cov, None
-    assert L is not None
     BL = B @ L                                     # (P, m_c)
     step = max(1, 8_000_000 // max(G * P, 1))      # combinations per block (memory bound)
     df = np.empty(L.shape[1])
     for s in range(0, L.shape[1], step):
         df[s:s + step] = _bm_df(BL[:, s:s + step], B, Rs, AX, groups, cluster, G)
     return cov, df
+
+
+def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarray,
+            cluster: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bread ``B`` and (G, P) adjusted scores ``u_g`` of :func:`cr2` without df, from the
+    design's non-zeros taken in cluster order (the per-cluster sums and gathers of the
+    series then read and write memory in order)."""
+    P = Z.shape[1]
+    order = _cluster_order(cluster)
+    D, J = _padded(Z)                              # (l, N) non-zeros and their columns
+    cl = np.repeat(np.arange(G), np.bincount(cluster, minlength=G))    # = cluster[order]
+    sw, r = sw[order], r[order]
+    dw = [d[order] * sw for d in D]                # X~'s non-zeros, by slot
+    jj = [j[order] for j in J]
+    gram = np.zeros(P * P)
+    h = np.zeros(cl.size)                          # leverages x~_i' B x~_i
+    for i in range(len(dw)):
+        for k in range(i + 1):
+            g = np.bincount(jj[i] * P + jj[k], weights=dw[i] * dw[k], minlength=P * P)
+            gram += g if i == k else g + g.reshape(P, P).T.ravel()
+    B = np.linalg.inv(gram.reshape(P, P))
+    Bf = B.ravel()
+    for i in range(len(dw)):
+        for k in range(i + 1):
+            h += (1.0 if i == k else 2.0) * dw[i] * dw[k] * Bf[jj[i] * P + jj[k]]
+    need = series_terms(h, cl, G)
+    single = np.bincount(cl, minlength=G) == 1
+    series = (need <= MAX_SERIES_TERMS) & ~single
+    keys = [cl * P + j for j in jj]
+    U = np.zeros((G, P))
+    if single.any():                               # single battles: HC2 leverage
+        a1 = np.where(h < 1 - 1e-10, 1.0 / np.sqrt(np.clip(1 - h, 1e-10, None)), 0.0)
+        coef = np.where(single[cl], a1 * r, 0.0)
+        for d, key in zip(dw, keys):
+            U += np.bincount(key, weights=d * coef, minlength=G * P).reshape(G, P)
+    if series.any():
+        terms = int(need[series].max())
+        U += _series_scores(dw, keys, np.where(series[cl], r, 0.0), B, terms, G)
+    rest = np.flatnonzero(~series[cl] & ~single[cl])
+    if rest.size:                                  # dense rows of those clusters only
+        Xt = np.zeros((rest.size, P))
+        for d, j in zip(dw, jj):
+            np.add.at(Xt, (np.arange(rest.size), j[rest]), d[rest])
+        _exact_scores(Xt, B, r[rest], cl[rest], _groups(cl[rest]), U, None, None)
+    return B, U
+
+
+def _cluster_order(cluster: np.ndarray) -> np.ndarray:
+    """Battles in cluster order (stable): numpy's radix sort on 16-bit keys, one pass per 16
+    bits of the codes (linear time)."""
+    c = np.asarray(cluster, dtype=np.int64)
+    order = np.argsort((c & 0xFFFF).astype(np.uint16), kind="stable")
+    hi = c >> 16
+    if hi.any():
+        order = order[np.argsort((hi[order] & 0xFFFF).astype(np.uint16), kind="stable")]
+    if (hi >> 16).any():                           # beyond 2^32 codes: a comparison sort
+        order = np.argsort(c, kind="stable")
+    return order
+
+
+def _exact_scores(Xt: np.ndarray, B: np.ndarray, r: np.ndarray, cluster: np.ndarray,
+                  groups: dict[int, np.ndarray], U: np.ndarray, Rs: np.ndarray | None,
+                  AX: dict[int, np.ndarray] | None) -> None:
+    """``u_g = X~_g' A_g r_g`` with ``A_g = (I - H_gg)^-1/2`` from a batched eigen-decomposition
+    of each size's clusters (``groups``: size -> (G_m, m) battle indices), written into ``U``;
+    with ``Rs``/``AX`` also ``X~_g' A_g X~_g`` and ``A_g X~_g`` for the df."""
+    for m, idx in groups.items():
+        X = Xt[idx]                                # (G_m, m, P)
+        XB = X @ B
+        H = np.matmul(XB, np.swapaxes(X, 1, 2))
+        lam, vec = np.linalg.eigh(np.eye(m)[None] - H)
+        inv_sqrt = np.where(lam > 1e-10, 1.0 / np.sqrt(np.clip(lam, 1e-10, None)), 0.0)
+        A = np.matmul(vec * inv_sqrt[:, None, :], np.swapaxes(vec, 1, 2))
+        u = np.matmul(np.swapaxes(X, 1, 2), np.matmul(A, r[idx][:, :, None]))[:, :, 0]
+        U[cluster[idx[:, 0]]] = u
+        if Rs is not None and AX is not None:
+            ax = np.matmul(A, X)                   # A_g X~_g
+            AX[m] = ax
+            Rs[cluster[idx[:, 0]]] = np.matmul(np.swapaxes(X, 1, 2), ax)
+
+
+#: Most terms of the series ``(1 - x)^-1/2 = sum_k c_k x^k`` used for a cluster's CR2
+#: adjustment; a cluster whose bound needs more (hat-block trace above about 0.02) takes the
+#: eigen-decomposition.
+MAX_SERIES_TERMS = 8
+#: The series stops when its remainder is below this fraction of ``|r_g|``: under the rounding
+#: error of the eigen-decomposition it replaces (the two differ by ~1e-12 relative on
+#: benchmarks/bench_defaults.py's million battles; tests/arena/test_cr2_series.py).
+SERIES_TOL = 1e-14
+
+
+def _series_coefficients(n: int) -> np.ndarray:
+    """``c_0..c_n`` of ``(1 - x)^-1/2``: ``c_k = binom(2k, k) / 4^k``."""
+    c = np.ones(n + 1)
+    for k in range(1, n + 1):
+        c[k] = c[k - 1] * (2 * k - 1) / (2 * k)
+    return c
+
+
+def _padded(Z: np.ndarray | sparse.spmatrix | Rows) -> tuple[np.ndarray, np.ndarray]:
+    """The design's non-zeros slot by slot, ``(l, N)`` values and columns padded with zeros
+    (``l``: the most in a row; a BT battle has two, one against the dropped model 0).  A
+    column met twice in a row stays twice: every use is linear in the entries."""
+    if isinstance(Z, Rows):
+        return Z.D, Z.J
+    Zs = sparse.csr_matrix(Z)                      # no copy of a CSR matrix
+    n = np.diff(Zs.indptr)
+    width = max(int(n.max(initial=0)), 1)
+    pos = Zs.indptr[None, :-1] + np.arange(width)[:, None]
+    valid = np.arange(width)[:, None] < n[None, :]
+    if Zs.nnz == 0:
+        return np.zeros(pos.shape), np.zeros(pos.shape, dtype=np.int64)
+    pos = np.where(valid, pos, 0)
+    return (np.where(valid, Zs.data[pos], 0.0),
+            np.where(valid, Zs.indices[pos], 0).astype(np.int64))
+
+
+def series_terms(h: np.ndarray, cluster: np.ndarray, G: int) -> np.ndarray:
+    """(G,) terms of the series each cluster's CR2 adjustment needs (above
+    :data:`MAX_SERIES_TERMS`: the cluster takes the eigen-decomposition), from the
+    leverages ``h``.
+
+    ``rho_g = tr(H_gg) = sum_{i in g} h_i`` bounds the largest eigenvalue of the
+    positive semi-definite ``H_gg``; as the ``c_k`` decrease, the remainder after the
+    ``K``-th term is at most ``c_{K+1} rho_g^{K+1} / (1 - rho_g)`` times ``|r_g|`` (and
+    ``|A_g r_g| >= |r_g|``): ``K`` is the fewest terms that put it below
+    :data:`SERIES_TOL`."""
+    rho = np.bincount(cluster, weights=h, minlength=G)
+    c = _series_coefficients(MAX_SERIES_TERMS + 1)
+    need = np.full(G, MAX_SERIES_TERMS + 1)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        for k in range(MAX_SERIES_TERMS, -1, -1):  # fewest terms whose remainder is small
+            ok = (rho < 1) & (c[k + 1] * rho ** (k + 1) <= SERIES_TOL * (1 - rho))
+            need[ok] = k
+    return need
+
+
+def _series_scores(dw: list[np.ndarray], keys: list[np.ndarray], r: np.ndarray,
+                   B: np.ndarray, terms: int, G: int) -> np.ndarray:
+    """(G, P) ``u_g = X~_g' sum_{k<=terms} c_k H_gg^k r_g`` (``r`` zero outside the clusters
+    that take the series, whose rows of the result are then zero).
+
+    ``dw``/``keys``: each battle's non-zeros of ``X~`` by slot, and ``cluster * P +
+    column``.  ``H_gg v = X~_g (B (X~_g' v))``: per-cluster sums of the non-zeros, a
+    ``(G, P) x (P, P)`` product and a gather back, so each term costs a pass over the
+    non-zeros (two a battle), never an ``m x m`` matrix."""
+    P = B.shape[0]
+    flat = np.concatenate(keys)
+    n = r.size
+    wts = np.empty(flat.size)
+
+    def xt_v(v: np.ndarray) -> np.ndarray:         # (G, P): X~_g' v_g
+        for i, d in enumerate(dw):
+            np.multiply(d, v, out=wts[i * n:(i + 1) * n])
+        return np.bincount(flat, weights=wts, minlength=G * P).reshape(G, P)
+
+    c = _series_coefficients(terms)
+    v = r
+    acc = r.copy()
+    tmp = np.empty(n)
+    for k in range(1, terms + 1):
+        y = (xt_v(v) @ B.T).ravel()                # B X~_g' v_g
+        v = np.multiply(dw[0], y[keys[0]])
+        for d, key in zip(dw[1:], keys[1:]):
+            np.multiply(d, y[key], out=tmp)
+            v += tmp
+        acc += c[k] * v
+    return xt_v(acc)
 
 
 def _bm_df(BL: np.ndarray, B: np.ndarray, Rs: np.ndarray, AX: dict[int, np.ndarray],

@@ -20,7 +20,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mixrank.arena.clusters import MAX_BM_CLUSTERS, MAX_CR2_SIZE, clusters_per_pair, cr2
+from mixrank.arena.clusters import (
+    MAX_BM_CLUSTERS,
+    MAX_CR2_SIZE,
+    battle_rows,
+    clusters_per_pair,
+    cr2,
+)
 from mixrank.arena.data import Battles, Patterns, encode_battles, patterns
 from mixrank.arena.estimate import BTFit, check_graph, pad, sandwich
 from mixrank.arena.judged import (
@@ -136,7 +142,7 @@ def clustered(bt: Battles, pt: Patterns, fit: BTFit
                    covariates=np.full(p + (fit.ties == "davidson"), G - 1.0))
         return cov, dfs, (f"clustered sandwich CR1 ({why}), t reference with df = clusters "
                           "touching the pair - 1")
-    Z = design(bt)
+    Z = battle_rows(bt) if G > MAX_BM_CLUSTERS else design(bt)    # no df: non-zeros only
     mu = 0.5 * (1.0 + np.tanh(0.5 * (Z @ fit.theta[1:])))
     if G > MAX_BM_CLUSTERS:
         cov_free, _ = cr2(Z, mu, bt.outcome - mu, cl)

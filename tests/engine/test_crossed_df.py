@@ -161,3 +161,61 @@ def test_above_the_cheap_size_only_pairs_with_a_variance_at_zero_take_these_df(m
                                      rel=1e-4 if zero else 1e-3)
         kinds.add(zero)
     assert kinds == {True, False}
+
+
+def _crossed_frame(seed: int, missing: float, models: int = 4, subjects: int = 40,
+                   questions: int = 30, prompts: int = 7):
+    """0/1 scores on subject/question x prompt cells, each model missing ``missing`` of them
+    (rows shuffled, so the frame's cell order is not the generator's)."""
+    rng = np.random.default_rng(seed)
+    s, q, p = np.meshgrid(np.arange(subjects), np.arange(questions), np.arange(prompts),
+                          indexing="ij")
+    cells = pd.DataFrame({"subject": s.ravel(), "question": (s * questions + q).ravel(),
+                          "prompt": p.ravel()})
+    parts = []
+    for m in range(models):
+        keep = rng.random(len(cells)) >= missing * (m + 1) / models   # unequal missingness
+        parts.append(cells[keep].assign(model=f"m{m}", correct=rng.integers(0, 2, keep.sum())))
+    d = pd.concat(parts, ignore_index=True)
+    return d.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("seed,missing", [(1, 0.0), (2, 0.3), (3, 0.9), (4, 0.995)])
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize("chunk", [7, 1 << 14])
+def test_levels_exceed_decides_as_counting_every_level(seed, missing, compressed, chunk,
+                                                       monkeypatch):
+    """The chunked lower bound decides "more than ``bound`` levels" exactly as the count of
+    distinct codes over the pair's common cells (np.unique), for bounds around that count,
+    on dense and compressed frames, full and sparse pairs (down to a handful of cells), read
+    in one chunk or in many growing ones."""
+    from mixrank.engine.lmm import crossed_df
+
+    monkeypatch.setattr(crossed_df, "_FIRST_CHUNK", chunk)
+    from mixrank.engine.lmm.native import _columns
+    from mixrank.frame import build_frame
+    from mixrank.frame.columns import compress_frame
+
+    f = "correct ~ model + (1|subject/question) + (1|prompt)"
+    frame = build_frame(_crossed_frame(seed, missing), f)
+    if compressed:
+        frame = compress_frame(frame)
+    cols = _columns(frame)
+    names = list(frame.spec.term_names)
+    codes = [frame.term_codes[t] for t in names]
+    sizes = [frame.term_levels[t] for t in names]
+    obs = frame.observed if not compressed else None
+    checked = 0
+    for j in range(len(frame.models)):
+        for k in range(j + 1, len(frame.models)):
+            if obs is not None:
+                both = obs[:, j] & obs[:, k]
+            else:
+                both = np.zeros(frame.n_cells, dtype=bool)
+                both[np.intersect1d(cols.cells[j], cols.cells[k])] = True
+            exact = sum(np.unique(c[both]).size for c in codes)
+            for bound in sorted({0, max(exact - 1, 0), exact, exact + 1, 5 * exact + 3}):
+                got = crossed_df.levels_exceed(cols, j, k, codes, sizes, bound)
+                assert got == (exact > bound), (j, k, exact, bound)
+                checked += 1
+    assert checked >= 6 * 4

@@ -7,7 +7,8 @@ Outputs: per pair ``(variance, df)``: the engine's REML variance of the estimate
 the Satterthwaite df computed from the expected REML information of the *variances*
 ``psi = (sigma_1^2, ..., sigma_R^2, sigma_e^2)`` (:func:`variance_df`,
 :func:`crossed_inference`).  Contents: :data:`MAX_LEVELS`, :data:`CHEAP_LEVELS`, :func:`variance_df`,
-:func:`crossed_inference`.
+:func:`crossed_inference`, :func:`levels_exceed` (whether a pair has more random-effect levels
+than a bound, read from the frame's codes in growing chunks; docs/speed.md §8).
 
 Method (docs/methods.md §9, "Crossed designs"): with ``Sigma = sigma_e^2 I +
 sum_r sigma_r^2 Z_r Z_r'`` and ``P`` the REML projection, the expected information
@@ -44,7 +45,7 @@ import numpy as np
 from ...frame import Frame
 from ..records import PairFit
 
-__all__ = ["MAX_LEVELS", "CHEAP_LEVELS", "variance_df", "crossed_inference"]
+__all__ = ["MAX_LEVELS", "CHEAP_LEVELS", "variance_df", "crossed_inference", "levels_exceed"]
 
 #: above this many random-effect levels in a pair the ``q x q`` algebra (one BLAS thread:
 #: 2 ms a pair at 136 levels, 27 ms at 376) is not attempted and the pair keeps lmerTest's
@@ -149,6 +150,8 @@ def _crossed_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, co
     from .estimand import estimand_weights
 
     names = list(frame.spec.term_names)
+    all_codes = [frame.term_codes[t] for t in names]
+    sizes = [int(frame.term_levels[t]) for t in names]
     out: list[tuple[float, float]] = []
     kept: list[str] = []
     for p in pairs:
@@ -157,18 +160,63 @@ def _crossed_inference(frame: Frame, pairs: Sequence[PairFit], estimand: str, co
                 t not in comps for t in names) or "residual" not in comps:
             out.append((p.variance, p.df))
             continue
-        cells = cols.pair(frame.model_index(p.model_a), frame.model_index(p.model_b))
-        codes = [frame.term_codes[t] if cells.idx is None else frame.term_codes[t][cells.idx]
-                 for t in names]
         psi = np.array([float(comps[t]) for t in names] + [float(comps["residual"])])
-        levels = sum(int(np.unique(c).size) for c in codes)
         zero = bool(np.any(psi[:-1] <= 1e-10 * max(float(psi.sum()), 1e-300)))
-        if levels > MAX_LEVELS or (levels > CHEAP_LEVELS and not zero):
+        j, k = frame.model_index(p.model_a), frame.model_index(p.model_b)
+        bound = MAX_LEVELS if zero else min(MAX_LEVELS, CHEAP_LEVELS)
+        if levels_exceed(cols, j, k, all_codes, sizes, bound):
             out.append((p.variance, p.df))
             if zero:
                 kept.append(f"{p.model_a} vs {p.model_b}")   # lmerTest's df drop that term
             continue
+        cells = cols.pair(j, k)
+        codes = [c if cells.idx is None else c[cells.idx] for c in all_codes]
         w = estimand_weights(estimand, codes[0].size, codes[0])   # unit: the first term
         _, df = variance_df(codes, psi, w)
         out.append((p.variance, df if np.isfinite(df) else p.df))
     return tuple(out), kept
+
+
+#: Cells read by the first step of :func:`levels_exceed` (each further step reads twice as many).
+_FIRST_CHUNK = 1 << 14
+
+
+def levels_exceed(cols: Any, j: int, k: int, codes: Sequence[np.ndarray], sizes: Sequence[int],
+                  bound: int) -> bool:
+    """Whether the random-effect levels among the common cells of models ``j`` and ``k``
+    (summed over the terms whose frame-wide ``codes`` and level counts ``sizes`` are given)
+    number more than ``bound``.
+
+    Exact, and without a pass over the pair's cells where the frame settles it: the levels
+    met in any subset of the common cells are a lower bound, so the cells are read in growing
+    chunks (16k cells, then twice as many each step) marking the levels seen, and the answer
+    is "yes" as soon as more than ``bound`` are seen (on a crossed benchmark, within the first
+    chunk); "no" only after every common cell has been read.  ``cols``: the frame's model-major
+    columns (:func:`mixrank.engine.lmm.native._columns`): dense observed flags, or a
+    compressed frame's per-model cell lists."""
+    seen = [np.zeros(L, dtype=bool) for L in sizes]
+    observed = getattr(cols, "observed", None)
+    if observed is not None:                      # dense: the two models' observed flags
+        oa, ob = observed[j], observed[k]
+        n = oa.size
+    else:                                         # compressed: the common cells' indices
+        in_a = np.zeros(cols.n_cells, dtype=bool)
+        in_a[cols.cells[j]] = True
+        idx = cols.cells[k][in_a[cols.cells[k]]]
+        n = idx.size
+    s, step = 0, _FIRST_CHUNK
+    while s < n:
+        e = min(n, s + step)
+        if observed is not None:
+            m = oa[s:e] & ob[s:e]
+            parts = [c[s:e][m] for c in codes]
+        else:
+            parts = [c[idx[s:e]] for c in codes]
+        total = 0
+        for part, sn in zip(parts, seen):
+            sn[part] = True
+            total += int(np.count_nonzero(sn))
+        if total > bound:
+            return True
+        s, step = e, 2 * step
+    return False
