@@ -21,6 +21,8 @@ Modules:
   with small df (max-t and rank probabilities on crossed designs);
 * :mod:`~mixrank.inference.sign_exact` -- the exact sign test of a pair without
   an estimable variance;
+* :mod:`~mixrank.inference.omnibus` -- the omnibus test that every model's score is
+  equal (CR2 Wald with the HTZ F, Friedman, Cochran's Q);
 * :mod:`~mixrank.inference.ranks` -- confidence intervals for ranks (a
   subpackage).
 """

@@ -8,6 +8,8 @@ Modules:
 * :mod:`~mixrank.results.fit_result` -- :class:`FitResult`, the fitted object
   over all pairs and its tidy accessors;
 * :mod:`~mixrank.results.summary` -- printable summaries;
+* :mod:`~mixrank.results.omnibus` -- ``omnibus()``, the test that every model's score is
+  equal (a mixin of :class:`FitResult`);
 * :mod:`~mixrank.results.scores` -- each model's score with its uncertainty at
   the formula's unit, with :mod:`~mixrank.results.score_adjust` (scores on the
   union of cells when models' cell sets differ);

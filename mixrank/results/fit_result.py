@@ -49,6 +49,7 @@ from .base import (
     PairEstimates,
     PairwiseResult,
 )
+from .omnibus import OmnibusMixin
 from .scores import model_scores_table
 from .summary import Summary
 
@@ -80,7 +81,7 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class FitResult(PairwiseResult):
+class FitResult(OmnibusMixin, PairwiseResult):
     """Result of :func:`mixrank.fit`: one paired mixed model per pair of models.
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is the mean of
