@@ -32,6 +32,7 @@ new subcommand is one new module plus one line there.
 - :mod:`.progress` — the terminal progress bar;
 - :mod:`.fitting` — ``demo``, ``fit``, ``contrasts``, ``components``;
 - :mod:`.scores` — ``scores``;
+- :mod:`.omnibus` — ``omnibus`` (do the models differ at all?);
 - :mod:`.verdicts` — ``ranks``, ``resolution``, ``plan``;
 - :mod:`.power` — ``power``;
 - :mod:`.rci` — ``rci``;
@@ -63,6 +64,7 @@ __all__ = ["main", "build_parser", "Progress", "progress_enabled", "SUBCOMMANDS"
 SUBCOMMANDS: tuple[str, ...] = (
     "fitting",
     "scores",
+    "omnibus",
     "verdicts",
     "power",
     "rci",

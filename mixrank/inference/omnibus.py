@@ -73,6 +73,14 @@ def cr2_htz(scores: np.ndarray, units: np.ndarray) -> OmnibusTest:
     uu = CM[None] * (d * e_jk)[:, None, :]         # C M u_j (J x q x K)
     cv = np.einsum("jqk->jq", uu)
     vcov = cv.T @ cv                               # C V_CR2 C'
+    ev = np.linalg.eigvalsh(vcov)
+    if not ev.min() > 1e-10 * max(ev.max(), 0.0):
+        raise DataError(
+            f"the cluster-robust covariance of the {K} model scores is singular (rank below "
+            f"{q}): with {J} units there are too few units for {K} models, or two models' "
+            "scores differ by the same amount in every unit (e.g. a duplicated model); the "
+            "Wald test needs more units than models and no such pair: drop a duplicate, or "
+            "use method='friedman' or method='cochran'")
     cb = C @ beta
     Q = float(cb @ np.linalg.solve(vcov, cb))
     # Under the working model the scaled sum of unit j's cluster term is
@@ -144,7 +152,8 @@ def cochran(scores: np.ndarray) -> OmnibusTest:
     x = _complete(scores, "method='cochran'")
     if not np.isin(x, (0.0, 1.0)).all():
         raise DataError("method='cochran' needs 0/1 cell scores; some cells score between 0 "
-                        "and 1 (replicate means or a continuous score): use method='friedman'")
+                        "and 1 (replicate means or a continuous score): use "
+                        "method='friedman' instead")
     K = x.shape[1]
     col = x.sum(axis=0)
     row = x.sum(axis=1)

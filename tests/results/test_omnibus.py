@@ -160,3 +160,21 @@ def test_bad_inputs(gaussian_fit):
         with pytest.raises(OptionError, match="df='cr2'"):
             reml.omnibus(method=method)
     assert reml.omnibus(method="friedman").loc[0, "method"] == "friedman"
+
+
+def test_singular_covariance_is_a_data_error():
+    """A duplicated model (its scores those of another in every cell) and fewer units than
+    models leave the CR2 covariance of the K - 1 contrasts singular."""
+    case = cases(SEED)[1]
+    dup = {k: list(case[k]) for k in ("model", "subject", "question", "correct")}
+    for i, m in enumerate(case["model"]):
+        if m == "m01":
+            for k in ("subject", "question", "correct"):
+                dup[k].append(case[k][i])
+            dup["model"].append("m01copy")
+    with pytest.raises(DataError, match="singular"):
+        _fit(dup).omnibus()
+    few = {k: [v for v, s in zip(case[k], case["subject"]) if s in ("s01", "s02", "s03")]
+           for k in ("model", "subject", "question", "correct")}
+    with pytest.raises(DataError, match="singular"):
+        _fit(few, df="cr2").omnibus()
