@@ -23,7 +23,8 @@ def cmd_omnibus(args: argparse.Namespace) -> None:
                          "cochran on 0/1 scores")
     res = fit_from_args(args)
     try:
-        tab = res.omnibus(method=args.test)
+        kw = {k: v for k, v in (("draws", args.draws), ("rng", args.seed)) if v is not None}
+        tab = res.omnibus(method=args.test, **kw)
     except MixrankError as exc:     # omnibus(method=) is --test here (--method is fit's)
         raise type(exc)(re.sub(r"\bmethod='(\w+)'", r"--test \1", str(exc))) from None
     emit(table_of(res, tab, args.format), args)
@@ -33,8 +34,14 @@ def register(sub: Any) -> None:
     """Add ``omnibus`` to the subparsers ``sub``."""
     s = sub.add_parser("omnibus", help="the test that every model's score is equal")
     common_args(s)
-    s.add_argument("--test", default=None, choices=["cr2", "friedman", "cochran"],
+    s.add_argument("--test", default=None,
+                   choices=["cr2", "randomization", "friedman", "cochran"],
                    help="omnibus(method=): cr2 (the CR2 Wald test at the formula's unit with "
-                        "the HTZ F; the default where the contrasts use CR2), friedman or "
-                        "cochran (cell-level tests on complete cells)")
+                        "the HTZ F; the default where the contrasts use CR2), randomization "
+                        "(its p-value from permutations of the model labels within units), "
+                        "friedman or cochran (cell-level tests on complete cells)")
+    s.add_argument("--draws", type=int, default=None,
+                   help="--test randomization: permutations (default 2000; all of them when "
+                        "there are fewer)")
+    s.add_argument("--seed", type=int, default=None, help="seed for --test randomization")
     s.set_defaults(func=cmd_omnibus)

@@ -17,6 +17,7 @@ formed; the derivation is in methods.md §12).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from scipy import special
 
 from ..errors import DataError
 
-__all__ = ["OmnibusTest", "cr2_htz", "friedman", "cochran"]
+__all__ = ["OmnibusTest", "cr2_htz", "friedman", "cochran", "randomization", "wald_q"]
 
 
 @dataclass(frozen=True)
@@ -163,3 +164,65 @@ def cochran(scores: np.ndarray) -> OmnibusTest:
                         "Q is undefined")
     stat = (K - 1) * (K * float((col ** 2).sum()) - row.sum() ** 2) / den
     return OmnibusTest(float(stat), float(K - 1), float("inf"), float(special.chdtrc(K - 1, stat)))
+
+
+def _unit_sums(scores: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-unit model sums (J x K) and cells per unit (J) of complete cells."""
+    _, u = np.unique(units, return_inverse=True)
+    J = int(u.max()) + 1
+    s = np.zeros((J, scores.shape[1]))
+    np.add.at(s, u, scores)
+    return s, np.bincount(u, minlength=J).astype(float)
+
+
+def wald_q(sums: np.ndarray, n_j: np.ndarray) -> np.ndarray:
+    """The CR2 Wald statistic Q of :func:`cr2_htz` on complete cells from the per-unit model
+    sums ``sums`` (... x J x K; leading axes: data sets, e.g. permutations)."""
+    N = n_j.sum()
+    d = (1 - n_j / N) ** -0.5                         # one CR2 scalar per unit (complete)
+    beta = sums.sum(axis=-2) / N
+    u = d[:, None] * (sums - n_j[:, None] * beta[..., None, :])
+    cu = (u[..., 1:] - u[..., :1]) / N                # C M u_j
+    vcov = np.einsum("...jq,...jr->...qr", cu, cu)
+    cb = beta[..., 1:] - beta[..., :1]
+    w, v = np.linalg.eigh(vcov)
+    proj = np.einsum("...qr,...q->...r", v, cb)
+    # a singular covariance (possible under a permutation of 0/1 scores): Q = inf, counted
+    # as at least the observed Q (conservative)
+    singular = w[..., :1] <= 1e-12 * np.abs(w[..., -1:])
+    safe = np.where(singular, 1.0, w)
+    return np.where(singular[..., 0], np.inf, (proj ** 2 / safe).sum(axis=-1))
+
+
+def randomization(scores: np.ndarray, units: np.ndarray, draws: int,
+                  rng: np.random.Generator) -> tuple[OmnibusTest, int, bool]:
+    """The unit-level randomization omnibus: the HTZ test of :func:`cr2_htz` with its
+    p-value from permutations of the model labels, one permutation per unit applied to all
+    its cells (complete cells only).  Every permutation is enumerated (fixing the first
+    unit's: Q does not change when all units relabel alike) when there are at most
+    ``draws`` of them, else ``draws`` random ones, p = (1 + #{Q* >= Q}) / (draws + 1).
+    Returns the test, the number of permutations and whether they were all enumerated."""
+    x = _complete(scores, "method='randomization'")
+    obs = cr2_htz(x, units)
+    sums, n_j = _unit_sums(x, units)
+    J, K = sums.shape
+    q_obs = float(wald_q(sums, n_j))
+    perms = np.array(list(itertools.permutations(range(K))))
+    total = float(len(perms)) ** (J - 1)
+    tol = 1e-9 * abs(q_obs)
+    if total <= draws:
+        idx = np.array(list(itertools.product(range(len(perms)), repeat=J - 1)), dtype=np.int64)
+        idx = idx.reshape(len(idx), J - 1)
+        first = np.broadcast_to(np.arange(K), (len(idx), 1, K))
+        order = np.concatenate([first, perms[idx]], axis=1)
+        q = wald_q(np.take_along_axis(sums[None], order, axis=2), n_j)
+        p = float(np.mean(q >= q_obs - tol))
+        return OmnibusTest(obs.statistic, obs.df_num, obs.df_den, p), len(q), True
+    hits = 0
+    for start in range(0, draws, 2000):
+        b = min(2000, draws - start)
+        order = np.argsort(rng.random((b, J, K)), axis=2)
+        hits += int((wald_q(np.take_along_axis(sums[None], order, axis=2), n_j)
+                     >= q_obs - tol).sum())
+    p = (1 + hits) / (draws + 1)
+    return OmnibusTest(obs.statistic, obs.df_num, obs.df_den, p), draws, False

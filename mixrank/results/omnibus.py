@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._util import tidy
+from .._util import as_rng, check_draws, tidy
 from ..errors import DesignError, OptionError
-from ..inference.omnibus import cochran, cr2_htz, friedman
+from ..inference.omnibus import cochran, cr2_htz, friedman, randomization
 
 if TYPE_CHECKING:
     from ..frame import Frame
@@ -23,9 +23,11 @@ __all__ = ["OmnibusMixin", "OMNIBUS_METHODS"]
 
 #: The methods of ``omnibus()``: the cluster-robust Wald test (CR2 path) and the classic
 #: cell-level rank / 0-1 tests.
-OMNIBUS_METHODS = ("cr2", "friedman", "cochran")
+OMNIBUS_METHODS = ("cr2", "randomization", "friedman", "cochran")
 
 _LABEL = {"cr2": "Wald test, CR2 at the unit, HTZ small-sample F (Pustejovsky & Tipton 2018)",
+          "randomization": "the CR2 HTZ statistic, p-value from permutations of the model "
+          "labels within each unit",
           "friedman": "Friedman's rank test over cells", "cochran": "Cochran's Q over cells"}
 
 
@@ -38,14 +40,19 @@ class OmnibusMixin:
     if TYPE_CHECKING:
         def _meta(self, table: str, **extra: Any) -> dict: ...
 
-    def omnibus(self, *, method: str | None = None) -> pd.DataFrame:
+    def omnibus(self, *, method: str | None = None, draws: int | None = None,
+                rng: Any = None) -> pd.DataFrame:
         """Do the models differ at all?  The test that every model's score is equal.
 
         ``method=None`` (default) is ``"cr2"``, offered where the fit's contrasts use CR2 at
         the unit (``df="cr2"``, the default of nested designs): the Wald test of the model
         means of ``lm(score ~ 0 + model)`` on the cells, clustered by the formula's unit,
         with the CR2 covariance and the HTZ small-sample F (clubSandwich's
-        ``Wald_test(..., vcov = "CR2", test = "HTZ")``).  ``"friedman"`` and ``"cochran"``
+        ``Wald_test(..., vcov = "CR2", test = "HTZ")``).  ``"randomization"``: the same
+        statistic with its p-value from permutations of the model labels, one per unit
+        applied to all its cells (complete cells; every permutation when there are at most
+        ``draws`` -- default 2000 -- of them, else ``draws`` random ones drawn with
+        ``rng``).  ``"friedman"`` and ``"cochran"``
         are the classic cell-level tests (cells as blocks; complete cells only, Cochran's Q
         0/1 scores only).
 
@@ -55,7 +62,8 @@ class OmnibusMixin:
             One row: ``statistic`` (F for ``cr2``, chi-square otherwise), ``df_num``,
             ``df_den`` (infinite for the chi-square tests), ``p_value``, ``method`` and
             ``unit`` (the clustering unit, ``"cell"`` for the cell-level tests).
-            ``attrs['mixrank']['test']`` names the test.
+            ``attrs['mixrank']['test']`` names the test (``permutations`` and ``exact``
+            too for ``"randomization"``).
 
         Examples
         --------
@@ -83,17 +91,26 @@ class OmnibusMixin:
         if method not in OMNIBUS_METHODS:
             raise OptionError(f"omnibus(method={method!r}) is not a method; expected one of "
                               f"{list(OMNIBUS_METHODS)}")
+        if method != "randomization" and (draws is not None or rng is not None):
+            raise OptionError(f"omnibus(method={method!r}) draws nothing; draws= and rng= "
+                              "set method='randomization': drop them or pass that method")
         scores = np.asarray(fr.scores, dtype=float)
-        if method == "cr2":
+        extra: dict[str, Any] = {}
+        if method in ("cr2", "randomization"):
             if self.df_method != "cr2":
                 raise OptionError(
-                    f"omnibus(method='cr2') needs a fit whose contrasts use CR2 at the unit "
-                    f"(df='cr2'); this fit uses df={self.df_method!r}: refit with df='cr2' "
-                    "or use method='friedman' / 'cochran'")
+                    f"omnibus(method={method!r}) needs a fit whose contrasts use CR2 at the "
+                    f"unit (df='cr2'); this fit uses df={self.df_method!r}: refit with "
+                    "df='cr2' or use method='friedman' or method='cochran'")
             unit = fr.spec.unit
             codes = (np.asarray(fr.term_codes[unit]) if unit is not None
                      else np.arange(scores.shape[0]))
-            res = cr2_htz(scores, codes)
+            if method == "cr2":
+                res = cr2_htz(scores, codes)
+            else:
+                n = check_draws(2000 if draws is None else draws)
+                res, count, exact = randomization(scores, codes, n, as_rng(rng))
+                extra = dict(permutations=count, exact=exact)
             unit_name = unit if unit is not None else "cell"
         else:
             res = (friedman if method == "friedman" else cochran)(scores)
@@ -101,4 +118,4 @@ class OmnibusMixin:
         row = dict(statistic=res.statistic, df_num=res.df_num, df_den=res.df_den,
                    p_value=res.p_value, method=method, unit=unit_name)
         return tidy([row], **self._meta("omnibus", test=_LABEL[method],
-                                        models=list(fr.models)))
+                                        models=list(fr.models), **extra))

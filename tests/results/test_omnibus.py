@@ -178,3 +178,78 @@ def test_singular_covariance_is_a_data_error():
            for k in ("model", "subject", "question", "correct")}
     with pytest.raises(DataError, match="singular"):
         _fit(few, df="cr2").omnibus()
+
+
+def _small(k: int, units: int, seed: int = 3) -> mixrank.FitResult:
+    d = mixrank.simulate(models=k, subjects=units, questions=[3, 5, 2, 4, 6, 3, 4, 5][:units],
+                         family="gaussian", missing=0.0, sd_model_subject=0.5,
+                         sd_model_question=0.0, sd_residual=1.0,
+                         rng=np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        return mixrank.fit(FORMULA, d, df="cr2")
+
+
+def test_randomization_enumerates_every_permutation():
+    """3 models x 4 units: the exact p-value equals a brute force over all 6^4 label
+    permutations (no unit fixed), each scored by the CR2 HTZ test itself."""
+    import itertools
+
+    from mixrank.inference.omnibus import cr2_htz
+
+    res = _small(3, 4)
+    om = res.omnibus(method="randomization", draws=1000)
+    meta = om.attrs["mixrank"]
+    assert meta["exact"] and meta["permutations"] == 6 ** 3
+    x, u = res.frame.scores, np.asarray(res.frame.term_codes["subject"])
+    f_obs = cr2_htz(x, u).statistic
+    assert om.loc[0, "statistic"] == pytest.approx(f_obs, rel=1e-12)
+    hits = total = 0
+    perms = list(itertools.permutations(range(3)))
+    for combo in itertools.product(perms, repeat=4):
+        y = x.copy()
+        for j, p in enumerate(combo):
+            y[u == j] = x[u == j][:, list(p)]
+        hits += cr2_htz(y, u).statistic >= f_obs * (1 - 1e-9)
+        total += 1
+    assert om.loc[0, "p_value"] == pytest.approx(hits / total, abs=1e-12)
+
+
+def test_randomization_monte_carlo_near_exact():
+    res = _small(3, 4, seed=5)
+    exact = float(res.omnibus(method="randomization", draws=1000).loc[0, "p_value"])
+    mc = res.omnibus(method="randomization", draws=100, rng=7)
+    assert not mc.attrs["mixrank"]["exact"] and mc.attrs["mixrank"]["permutations"] == 100
+    se = np.sqrt(exact * (1 - exact) / 100)
+    assert abs(float(mc.loc[0, "p_value"]) - exact) <= 4 * se + 1 / 101
+
+
+def test_randomization_bad_inputs(gaussian_fit):
+    with pytest.raises(OptionError, match="draws="):
+        gaussian_fit.omnibus(draws=500)
+    with pytest.raises(OptionError, match="draws="):
+        gaussian_fit.omnibus(method="randomization", draws=5)
+    with pytest.raises(DataError, match="complete"):
+        _fit(cases(SEED)[3]).omnibus(method="randomization")
+
+
+@pytest.mark.slow
+def test_randomization_null_rejection_at_8_units():
+    """4 equal models x 8 subjects of 2-12 questions, a model x subject variance: the
+    randomization omnibus rejects at 0.05 in at most 0.05 + 2 MC SE of 1,000 data sets."""
+    rng = np.random.default_rng(20261208)
+    rejected, reps = 0, 1000
+    for _ in range(reps):
+        d = mixrank.simulate(models=4, subjects=8, questions=[2, 12, 4, 7, 3, 9, 5, 10],
+                             family="gaussian", missing=0.0, sd_model_subject=0.6,
+                             sd_model_question=0.0, sd_model_prompt=0.0, sd_residual=1.0,
+                             effects=[0.0] * 4,
+                             rng=rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", mixrank.MixrankWarning)
+            res = mixrank.fit(FORMULA, d, df="cr2")
+        rejected += res.omnibus(method="randomization", draws=200,
+                                rng=rng).loc[0, "p_value"] <= 0.05
+    rate = rejected / reps
+    print(f"rejection rate {rate:.4f}")
+    assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / reps), rate
