@@ -26,3 +26,12 @@ def test_omnibus_refusals(capsys, extra, needle):
     code, _, err = run(capsys, "omnibus", "example", *extra)
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("error:") and needle in err
+
+
+def test_omnibus_randomization_flags_are_the_api_keywords(capsys):
+    code, out, _ = run(capsys, "omnibus", "example", "-f", F1, "--format", "csv",
+                       "--test", "randomization", "--draws", "300", "--seed", "4")
+    assert code == 0
+    assert_same(csv_of(out), api_fit().omnibus(method="randomization", draws=300, rng=4))
+    code, _, err = run(capsys, "omnibus", "example", "-f", F1, "--draws", "300")
+    assert code == 2 and "--test randomization" in err
