@@ -38,6 +38,9 @@ class OmnibusMixin:
     df_method: str
 
     if TYPE_CHECKING:
+        @property
+        def df_label(self) -> str: ...
+
         def _meta(self, table: str, **extra: Any) -> dict: ...
 
     def omnibus(self, *, method: str | None = None, draws: int | None = None,
@@ -83,11 +86,11 @@ class OmnibusMixin:
             method = "cr2" if self.df_method == "cr2" else None
             if method is None:
                 raise OptionError(
-                    f"omnibus(): this fit's contrasts use df={self.df_method!r}, where the "
-                    "cluster-robust omnibus test does not apply (a random term crossed with "
-                    "the unit, or a REML df chosen); pass method='friedman' or "
-                    "method='cochran' for the cell-level tests, or refit with df='cr2' where "
-                    "the unit is the only clustering")
+                    f"omnibus(): this fit's contrasts use {self.df_label}, not CR2 at the "
+                    "unit, and the cluster-robust omnibus test is offered on CR2 fits only "
+                    "(df='cr2': a REML fit whose only clustering is the unit); pass "
+                    "method='friedman' or method='cochran' for the cell-level tests, or "
+                    "refit with df='cr2'")
         if method not in OMNIBUS_METHODS:
             raise OptionError(f"omnibus(method={method!r}) is not a method; expected one of "
                               f"{list(OMNIBUS_METHODS)}")
@@ -100,7 +103,7 @@ class OmnibusMixin:
             if self.df_method != "cr2":
                 raise OptionError(
                     f"omnibus(method={method!r}) needs a fit whose contrasts use CR2 at the "
-                    f"unit (df='cr2'); this fit uses df={self.df_method!r}: refit with "
+                    f"unit (df='cr2'); this fit uses {self.df_label}: refit with "
                     "df='cr2' or use method='friedman' or method='cochran'")
             unit = fr.spec.unit
             codes = (np.asarray(fr.term_codes[unit]) if unit is not None
