@@ -33,6 +33,7 @@ new subcommand is one new module plus one line there.
 - :mod:`.fitting` — ``demo``, ``fit``, ``contrasts``, ``components``;
 - :mod:`.scores` — ``scores``;
 - :mod:`.table` — ``table`` (the leaderboard for a paper: LaTeX, Markdown, HTML);
+- :mod:`.omnibus` — ``omnibus`` (do the models differ at all?);
 - :mod:`.verdicts` — ``ranks``, ``resolution``, ``plan``;
 - :mod:`.power` — ``power``;
 - :mod:`.rci` — ``rci``;
@@ -65,6 +66,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "fitting",
     "scores",
     "table",
+    "omnibus",
     "verdicts",
     "power",
     "rci",

@@ -23,6 +23,8 @@ Modules:
   decisions (Piepho's insert-and-absorb, as multcompView);
 * :mod:`~mixrank.inference.sign_exact` -- the exact sign test of a pair without
   an estimable variance;
+* :mod:`~mixrank.inference.omnibus` -- the omnibus test that every model's score is
+  equal (CR2 Wald with the HTZ F, Friedman, Cochran's Q);
 * :mod:`~mixrank.inference.ranks` -- confidence intervals for ranks (a
   subpackage).
 """

@@ -11,6 +11,8 @@ Modules:
 * :mod:`~mixrank.results.letters` -- ``letters()``, the compact letter display
   of every result, and :mod:`~mixrank.results.paper_table` -- ``table()``, the
   leaderboard for a paper (LaTeX, Markdown, HTML);
+* :mod:`~mixrank.results.omnibus` -- ``omnibus()``, the test that every model's score is
+  equal (a mixin of :class:`FitResult`);
 * :mod:`~mixrank.results.scores` -- each model's score with its uncertainty at
   the formula's unit, with :mod:`~mixrank.results.score_adjust` (scores on the
   union of cells when models' cell sets differ);

@@ -51,15 +51,11 @@ from .base import (
     PairwiseResult,
     left_out,
 )
+from .omnibus import OmnibusMixin
 from .scores import model_scores_table
 from .summary import Summary
 
 __all__ = ["FitResult"]
-
-
-def _t_sf(x: Any, df: Any) -> Any:
-    """``scipy.stats.t.sf(x, df)``: Student's t survival function."""
-    return special.stdtr(df, -x)
 
 
 #: Options of :class:`FitResult` per accessor (accessor -> option -> allowed values, None: any).
@@ -82,7 +78,7 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class FitResult(PairwiseResult):
+class FitResult(OmnibusMixin, PairwiseResult):
     """Result of :func:`mixrank.fit`: one paired mixed model per pair of models.
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is the mean of
@@ -192,7 +188,7 @@ class FitResult(PairwiseResult):
                                  n=p.n, note=p.message))
                 continue
             rows.append(self.contrast_row(p.model_a, p.model_b, p.estimate, se, p.df, qq,
-                                          partial(_t_sf, df=p.df), level=level,
+                                          lambda x, df=p.df: special.stdtr(df, -x), level=level,
                                           n=p.n, zero_se_nan=False, note=""))
         return PairEstimates(rows, self._meta("contrasts"), joint=self,
                              finish=partial(self._with_incomplete, lev=level))

@@ -129,7 +129,9 @@ EXPECT_OK = {"good": True, "degenerate": True, "stray": True, "comma_names": Tru
 #: selectors name m01/m02 (absent with other names), rci needs scores in [0, 1].
 EITHER = {("rci", "comma_names"), ("rci", "stray"),
           # the item models need scores in [0, 1]: a stray 100 is refused
-          ("select-items", "stray"), ("subset-score", "stray")}
+          ("select-items", "stray"), ("subset-score", "stray"),
+          # a duplicated model makes the models' cluster-robust covariance singular
+          ("omnibus", "degenerate")}
 
 #: Malformed options: (extra argv, applies when the subcommand has this option).
 BAD_OPTIONS = [
