@@ -58,6 +58,9 @@ from .summary import Summary
 __all__ = ["FitResult"]
 
 
+def _t_sf(x: Any, df: Any) -> Any:   # scipy.stats.t.sf(x, df): Student's t survival function
+    return special.stdtr(df, -x)
+
 #: Options of :class:`FitResult` per accessor (accessor -> option -> allowed values, None: any).
 FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY,
@@ -188,7 +191,7 @@ class FitResult(OmnibusMixin, PairwiseResult):
                                  n=p.n, note=p.message))
                 continue
             rows.append(self.contrast_row(p.model_a, p.model_b, p.estimate, se, p.df, qq,
-                                          lambda x, df=p.df: special.stdtr(df, -x), level=level,
+                                          partial(_t_sf, df=p.df), level=level,
                                           n=p.n, zero_se_nan=False, note=""))
         return PairEstimates(rows, self._meta("contrasts"), joint=self,
                              finish=partial(self._with_incomplete, lev=level))
@@ -568,8 +571,7 @@ class FitResult(OmnibusMixin, PairwiseResult):
                                      method=self.method, engine=self.engine,
                                      estimand=self.estimand, level=self.level,
                                      incomplete=within[1], restricted=self.restricted,
-                                     control=self.control,
-                                     **self._df_of(within[0]))))
+                                     control=self.control, **self._df_of(within[0]))))
         return out
 
     def weak_terms(self, threshold: int = MIN_LEVELS) -> list[WeakTerm]:
@@ -587,10 +589,8 @@ _PARTS: weakref.WeakKeyDictionary[FitResult, tuple[FitResult, list[str]]] = \
 
 def _unit_variance(p: PairFit, variance: float, df: float) -> PairFit:
     """``p`` with its unit-level variance and df (``fit(df=)``).  A unit-level variance of
-    exactly 0 -- every unit carries the same mean gap, e.g. two models with the same total
-    on every subject -- leaves nothing to studentize by: the pair is then degenerate, and
-    tested by the exact sign test over the units like any pair without an estimable
-    variance (docs/hardening.md §1)."""
+    exactly 0 (every unit carries the same mean gap) leaves nothing to studentize by: the
+    pair is then degenerate, tested by the exact sign test over the units (hardening.md §1)."""
     if variance == 0.0 and not p.degenerate and np.isfinite(p.estimate):
         return replace(p, variance=0.0, df=float("nan"),
                        degenerate="unit-level variance 0: every unit carries the same mean gap")
