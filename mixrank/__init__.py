@@ -14,7 +14,8 @@ Module map (stages lowest first, as in ``tests/test_import_graph.py``):
 
 * shared helpers: :mod:`~mixrank.errors` (the one tree of exceptions and
   warnings), :mod:`~mixrank._deprecate` (old spellings kept for one release),
-  :mod:`~mixrank._progress` (``progress=``), :mod:`~mixrank._util`,
+  :mod:`~mixrank._progress` (``progress=``), :mod:`~mixrank._warned` (the warnings a
+  fit raised, for the report), :mod:`~mixrank._util`,
   :mod:`~mixrank._version`;
 * the stages: :mod:`~mixrank.formula` (text -> Spec), :mod:`~mixrank.frame`
   (data + Spec -> Frame), :mod:`~mixrank.io` (readers, datasets, out-of-core

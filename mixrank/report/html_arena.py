@@ -49,7 +49,7 @@ def leaderboard(res: Any, ctx: dict) -> str:
     fig = guard("Leaderboard plot", lambda: figure_html(
         plot_model_scores(tab, title=f"Bradley-Terry scores ({name})"), name="scores",
         alt="scores with intervals"))
-    return fig + format_table_html(tab, max_rows=60)
+    return fig + format_table_html(tab)
 
 
 def covariates(res: Any, ctx: dict) -> str:
@@ -68,9 +68,9 @@ def contrasts(res: Any, ctx: dict) -> str:
     lo = res.contrasts(level)
     pr = res.contrasts(level, scale="probability")[["model_a", "model_b", "estimate",
                                                     "ci_lower", "ci_upper"]]
-    return (format_table_html(lo, max_rows=60)
+    return (format_table_html(lo)
             + paragraph("The same contrasts as P(model_a beats model_b) in a decisive battle:")
-            + format_table_html(pr, max_rows=60))
+            + format_table_html(pr))
 
 
 def ranks(res: Any, ctx: dict) -> str:
@@ -80,7 +80,7 @@ def ranks(res: Any, ctx: dict) -> str:
     tab = res.rank_intervals(level, **ctx["rank_kwargs"])
     fig = guard("Rank plot", lambda: figure_html(plot_rank_intervals(tab, title="Rank intervals"),
                                                  name="ranks", alt="rank intervals"))
-    return fig + format_table_html(tab, max_rows=60)
+    return fig + format_table_html(tab)
 
 
 def resolution(res: Any, ctx: dict) -> str:
@@ -92,7 +92,7 @@ def resolution(res: Any, ctx: dict) -> str:
     return (paragraph("Adjacent pairs by score. n_star: battles overall (at the current mix of "
                       "pairs) that resolve the gap; n_star_pair: battles between the two "
                       "alone. " + "; ".join(f"{k}: {v}" for k, v in un.items()))
-            + format_table_html(tab[cols], max_rows=60))
+            + format_table_html(tab[cols]))
 
 
 def judges(res: Any, ctx: dict) -> str:
@@ -115,4 +115,4 @@ def judges(res: Any, ctx: dict) -> str:
             + paragraph("Position: log-odds that the answer shown first wins, strengths held "
                         "equal (a first-position term in the BT fit of each judge's verdicts); "
                         "agreement: share of labelled battles with the human's verdict.")
-            + fig + format_table_html(board, max_rows=60))
+            + fig + format_table_html(board))

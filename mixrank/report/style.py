@@ -175,11 +175,18 @@ table.mx{border-collapse:collapse;font-size:.86em;margin:.6em 0 1em;font-variant
 table.mx th{background:#f0f4f8;text-align:left;padding:.25em .6em;border-bottom:1px solid #999}
 table.mx td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
 table.mx td.txt{text-align:left}
-.scroll{overflow-x:auto;max-height:34em;overflow-y:auto}
+.scroll{overflow-x:auto}
+.warnings li{margin:.2em 0}
+.warnbox{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
 pre{background:#f7f7f7;padding:.7em 1em;border-left:3px solid #0072B2;overflow-x:auto;font-size:.85em}
 figure.plot{margin:1em 0}figure.plot img{max-width:100%;height:auto;display:block}
 figcaption{color:#555;font-size:.88em;margin-top:.3em}
 .note{background:#fff7e6;border-left:4px solid #E69F00;padding:.5em 1em;margin:.8em 0}
 .omitted{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
 footer{margin-top:3em;color:#777;font-size:.85em}
+@media print{body{max-width:none;padding:0;font-size:11px}nav{display:none}
+.scroll{overflow:visible}table.mx{font-size:.78em;page-break-inside:auto}
+table.mx td,table.mx th{white-space:normal;word-break:break-word;padding:.1em .3em}
+table.mx tr{page-break-inside:avoid}table.mx thead{display:table-header-group}
+figure.plot{page-break-inside:avoid}}
 """
