@@ -8,6 +8,7 @@ the caller's filters, so nothing is hidden); :func:`raised` gives them back as
 
 from __future__ import annotations
 
+import sys
 import warnings
 import weakref
 from collections.abc import Callable
@@ -20,7 +21,12 @@ _REGISTRY: dict[Any, Any] = {}      # the re-raised warnings' "once per location
 
 
 def recording(run: Callable[[], Any]) -> Any:
-    """``run()``, with every warning it raised recorded against its result and re-raised."""
+    """``run()``, with every warning it raised recorded against its result and re-raised.
+
+    A warning whose ``stacklevel`` pointed at the caller of :func:`mixrank.fit` now lands
+    on this wrapper's frame; it is re-raised at the caller's line, where it was before.
+    """
+    caller = sys._getframe(2)        # recording <- mixrank.fit <- the user's line
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = run()
@@ -34,7 +40,10 @@ def recording(run: Callable[[], Any]) -> Any:
     except TypeError:             # a result that cannot be weakly referenced
         pass
     for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno or 0,
+        here = w.filename == __file__
+        warnings.warn_explicit(w.message, w.category,
+                               caller.f_code.co_filename if here else w.filename,
+                               caller.f_lineno if here else (w.lineno or 0),
                                registry=_REGISTRY)
     return out
 

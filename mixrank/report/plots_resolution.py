@@ -125,7 +125,7 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
                           xlabel="resolution ratio q = n / N* (log scale; q >= 1: resolved)"
                           + (f"\n{', '.join(extra)}" if extra else ""))
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return ax
+    return style.fit_figure(ax)
 
 
 def plot_power_curve(delta: float | Sequence[float], *, sigma_d: float,
@@ -219,4 +219,4 @@ def plot_power_curve(delta: float | Sequence[float], *, sigma_d: float,
                           xlabel=f"paired cells n (log scale); sigma_d = {sigma_d:g}, alpha = {alpha:g}")
         ax.set_ylabel("power", fontsize=style.FONT_SIZE, color=style.COLORS["text"])
         ax.legend(loc="lower right")
-    return ax
+    return style.fit_figure(ax)

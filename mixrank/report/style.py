@@ -121,11 +121,73 @@ def new_axes(n_rows: int, *, width: float = FIG_WIDTH, pyplot: bool = True) -> A
     with style_context():
         if pyplot:
             plt = require("matplotlib.pyplot", "plot", "mixrank plots")
-            _, ax = plt.subplots(figsize=(width, height))
+            _, ax = plt.subplots(figsize=(width, height), layout="constrained")
         else:
             figure = require("matplotlib.figure", "plot", "mixrank plots")
-            ax = figure.Figure(figsize=(width, height)).subplots()
+            ax = figure.Figure(figsize=(width, height), layout="constrained").subplots()
+    ax.figure._mixrank_fits = True     # fit_figure may grow it to hold every label
     return ax
+
+
+def fit_figure(ax: Any) -> Any:
+    """Make every text of the figure of ``ax`` lie inside it (issue 45: plots never clip).
+
+    A figure made by :func:`new_axes` is laid out by matplotlib's constrained layout; where
+    its labels are wider than the figure can hold (a 40-character model name beside a
+    pair's), the figure grows by what sticks out, measured on the rendered texts, and is
+    laid out again.  A figure the caller made keeps its size.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The same Axes.
+    """
+    import warnings
+
+    fig = ax.figure
+    if not getattr(fig, "_mixrank_fits", False):
+        return ax
+    if not hasattr(fig.canvas, "get_renderer"):     # a bare Figure: measure with Agg
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+    for _ in range(5):
+        with warnings.catch_warnings():     # "axes sizes collapsed": the growth below fixes it
+            warnings.simplefilter("ignore", UserWarning)
+            fig.draw_without_rendering()
+            r = fig.canvas.get_renderer()
+            boxes = [t.get_window_extent(r) for t in _drawn_texts(fig)]
+        W, H = fig.get_size_inches()
+        dpi = fig.dpi
+        x0 = min((b.x0 for b in boxes), default=0.0) / dpi
+        x1 = max((b.x1 for b in boxes), default=0.0) / dpi
+        y0 = min((b.y0 for b in boxes), default=0.0) / dpi
+        y1 = max((b.y1 for b in boxes), default=0.0) / dpi
+        grow_w = max(0.0, -x0) + max(0.0, x1 - W)
+        grow_h = max(0.0, -y0) + max(0.0, y1 - H)
+        if grow_w <= 0 and grow_h <= 0:
+            break
+        fig.set_size_inches(W + (grow_w + 0.15 if grow_w > 0 else 0.0),
+                            H + (grow_h + 0.15 if grow_h > 0 else 0.0))
+    return ax
+
+
+def _drawn_texts(fig: Any) -> list[Any]:
+    """The texts a draw of ``fig`` shows: visible, non-empty, and for tick labels only the
+    ticks inside the view limits."""
+    from matplotlib.text import Text
+
+    ticks = set()
+    for a in fig.axes:
+        for axis in (a.xaxis, a.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for t in axis.get_major_ticks() + axis.get_minor_ticks():
+                loc = t.get_loc()
+                if loc is None or not (lo - 1e-9 * (abs(hi - lo) + 1) <= loc
+                                       <= hi + 1e-9 * (abs(hi - lo) + 1)):
+                    ticks.update({id(t.label1), id(t.label2)})
+    return [t for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and id(t) not in ticks]
 
 
 def component_color(name: str, order: list[str] | tuple[str, ...]) -> str:
