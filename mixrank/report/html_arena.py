@@ -92,7 +92,7 @@ def resolution(res: Any, ctx: dict) -> str:
     return (paragraph("Adjacent pairs by score. n_star: battles overall (at the current mix of "
                       "pairs) that resolve the gap; n_star_pair: battles between the two "
                       "alone. " + "; ".join(f"{k}: {v}" for k, v in un.items()))
-            + format_table_html(tab[cols]))
+            + format_table_html(tab[cols].rename(columns={"resolved": "resolved (fixed n)"})))
 
 
 def judges(res: Any, ctx: dict) -> str:

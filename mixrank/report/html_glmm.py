@@ -173,7 +173,8 @@ def resolution(res: Any, ctx: dict) -> str:
                     len(tab), name="resolution", alt="resolution ratios",
                     caption="q per adjacent pair (models ordered by log-odds); right of 1: "
                             "resolved.")
-            + table(tab, caption=tab.attrs["mixrank"]["n_star"]))
+            + table(tab.rename(columns={"resolved": "resolved (fixed n)"}),
+                    caption=tab.attrs["mixrank"]["n_star"]))
 
 
 def gaps(res: Any, ctx: dict) -> str:

@@ -268,7 +268,9 @@ def resolution(fit: Any, ctx: dict) -> str:
     meta = tab.attrs.get("mixrank", {})
     parts = [paragraph("Is each comparison resolved, i.e. is the benchmark large enough to detect "
                 "the observed difference with the target power (q = N / N* \u2265 1)? The "
-                "fixed-n column treats the cells as independent; each further column is a "
+                "verdict is resolved_all, the family-wise answer (beside p_adjusted and "
+                "rejected); the plot's pair labels say it in words. The 'resolved (fixed n)' "
+                "column treats the cells as independent; each further column is a "
                 "separate stress test of that verdict: multiplicity-adjusted levels, an "
                 "anytime-valid boundary, and clustering at the formula's unit (the default "
                 "contrast's own estimate, SE and df, as in the contrasts table). "

@@ -125,3 +125,21 @@ def test_verdict_table_leads_with_the_family_wise_answer(fit):
     assert heads.index("resolved_all") < heads.index("resolved (fixed n)")
     assert heads.index("p_adjusted") < heads.index("resolved (fixed n)")
     assert "resolved" not in heads
+
+
+def test_resolution_plot_words_and_colour_follow_resolved_all(fit):
+    from matplotlib.colors import to_hex
+
+    from mixrank.report.plots_resolution import plot_resolution
+    from mixrank.report.style import COLORS
+
+    tab = fit.resolution()
+    ax = plot_resolution(tab)
+    labs = ax.get_yticklabels()
+    assert len(labs) == len(tab)
+    for lab, a, b, r, fixed in zip(labs, tab["model_a"], tab["model_b"], tab["resolved_all"],
+                                   tab["resolved"]):
+        assert lab.get_text() == f"{a} vs {b}: {'resolved' if r else 'not resolved'}"
+        assert to_hex(lab.get_color()) == (COLORS["significant"] if r else COLORS["text"])
+    assert (tab["resolved"] != tab["resolved_all"]).any()   # the fixed-n verdict would differ
+    assert "resolved_all" in ax.get_xlabel()
