@@ -236,8 +236,10 @@ def _contrast_de(fit: Any, con: pd.DataFrame) -> pd.DataFrame:
 def ranks(fit: Any, ctx: dict) -> str:
     tab = _light(fit.rank_intervals(**ctx["rank_kwargs"]), "pairwise")
     meta = tab.attrs.get("mixrank", {})
+    family = meta.get("family")      # which comparisons each interval is adjusted over
     parts = [paragraph(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
-                f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}.")]
+                f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}."
+                + (f" Each interval is adjusted over {family}." if family else ""))]
     parts.append(_notes(_left_out_note(tab, "The rank intervals"),
                         "Models fall in groups that share no cells: one ranking per group "
                         "('group' column; docs/messy.md §4)." if "group" in tab.columns else ""))

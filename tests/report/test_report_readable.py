@@ -137,8 +137,7 @@ def test_resolution_plot_words_and_colour_follow_resolved_all(fit):
     ax = plot_resolution(tab)
     labs = ax.get_yticklabels()
     assert len(labs) == len(tab)
-    for lab, a, b, r, fixed in zip(labs, tab["model_a"], tab["model_b"], tab["resolved_all"],
-                                   tab["resolved"]):
+    for lab, a, b, r in zip(labs, tab["model_a"], tab["model_b"], tab["resolved_all"]):
         assert lab.get_text() == f"{a} vs {b}: {'resolved' if r else 'not resolved'}"
         assert to_hex(lab.get_color()) == (COLORS["significant"] if r else COLORS["text"])
     assert (tab["resolved"] != tab["resolved_all"]).any()   # the fixed-n verdict would differ
