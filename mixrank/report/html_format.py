@@ -82,7 +82,10 @@ def format_table_html(df: pd.DataFrame, *, caption: str | None = None) -> str:
         them on paper).
     """
     shown = df
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    # a long column name may break after its underscores (<wbr>: narrow numeric columns);
+    # the title keeps the name whole (hover, search)
+    head = "".join(f'<th title="{html.escape(str(c))}">'
+                   f"{html.escape(str(c)).replace('_', '_<wbr>')}</th>" for c in shown.columns)
     bounds = [i for i, c in enumerate(shown.columns) if _is_bound(str(c))]
     scale_cols = bounds + [i for i, c in enumerate(shown.columns)
                            if str(c) in ("estimate", "std_error")]

@@ -234,9 +234,10 @@ padding-bottom:.15em}h3{font-size:1.05em;margin-top:1.4em}
 .meta{color:#555;font-size:.92em}.meta code{font-size:1em}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}nav a{color:#0072B2}
 table.mx{border-collapse:collapse;font-size:.86em;margin:.6em 0 1em;font-variant-numeric:tabular-nums}
-table.mx th{background:#f0f4f8;text-align:left;padding:.25em .6em;border-bottom:1px solid #999}
-table.mx td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-table.mx td.txt{text-align:left}
+table.mx th{background:#f0f4f8;text-align:left;padding:.25em .5em;border-bottom:1px solid #999;
+vertical-align:bottom}
+table.mx td{padding:.2em .5em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+table.mx td.txt{text-align:left;white-space:normal}
 .scroll{overflow-x:auto}
 .warnings li{margin:.2em 0}
 .warnbox{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}

@@ -41,6 +41,8 @@ SCORINGS = ("adjusted", "plain")
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, list[ModelFit]]] = weakref.WeakKeyDictionary()
 #: The adjusted scores of a fit (the additive model and its CR2 linearisation).
 _ADJUSTED: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
+#: The mixed-method warnings already given for a fit (one per fit and text).
+_WARNED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def model_fits(fit: FitResult, estimand: str) -> list[ModelFit]:
@@ -123,7 +125,8 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
                          design_effect=(se / iid) ** 2 if iid > 0 else np.nan,
                          iid_std_error=iid, n_cells=fr.n_cells, adjusted=a is not None,
                          basis=basis, note=note))
-    if mixed:
+    if mixed and mixed not in _WARNED.setdefault(fit, set()):
+        _WARNED[fit].add(mixed)     # once per fit: the report and verdicts ask again
         warnings.warn(mixed, MixrankWarning, stacklevel=3)
     spec = fit.frame.spec
     extra: dict[str, Any] = {}

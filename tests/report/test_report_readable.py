@@ -121,7 +121,7 @@ def test_scores_caption_names_the_method_and_the_adjusted_rows():
 
 def test_verdict_table_leads_with_the_family_wise_answer(fit):
     sec = _section(render_report(fit, sections=["resolution"]), "resolution")
-    heads = re.findall(r"<th>([^<]*)</th>", sec.split('<table class="mx">')[-1])
+    heads = re.findall(r'<th title="([^"]*)">', sec.split('<table class="mx">')[-1])
     assert heads.index("resolved_all") < heads.index("resolved (fixed n)")
     assert heads.index("p_adjusted") < heads.index("resolved (fixed n)")
     assert "resolved" not in heads
