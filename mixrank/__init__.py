@@ -16,6 +16,7 @@ Module map (stages lowest first, as in ``tests/test_import_graph.py``):
   warnings), :mod:`~mixrank._deprecate` (old spellings kept for one release),
   :mod:`~mixrank._progress` (``progress=``), :mod:`~mixrank._util`,
   :mod:`~mixrank._display` (the one rounding and layout of printed tables),
+  :mod:`~mixrank._warned` (the warnings a fit raised, for the report),
   :mod:`~mixrank._version`;
 * the stages: :mod:`~mixrank.formula` (text -> Spec), :mod:`~mixrank.frame`
   (data + Spec -> Frame), :mod:`~mixrank.io` (readers, datasets, out-of-core

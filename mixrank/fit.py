@@ -246,4 +246,6 @@ def fit(formula: str | Spec, data: Any, *, method: Literal["reml", "aggregate"] 
                       client=client, backend_options=backend_options, family=family,
                       control=control, nagq=nagq, progress=progress, gold=gold, lam=lam,
                       incomplete=incomplete, df=df).checked(data)
-    return route_for(opts, formula).run(formula, data, opts)
+    from ._warned import recording
+
+    return recording(lambda: route_for(opts, formula).run(formula, data, opts))

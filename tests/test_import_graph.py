@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1] / "mixrank"
 #: Stage of each top-level module or subpackage of mixrank (see the docstring).
 STAGES: dict[str, int] = {
     "_util": 0, "_version": 0, "_progress": 0, "errors": 0, "_deprecate": 0, "_display": 0,
+    "_warned": 0,
     "formula": 1,
     "frame": 2,
     "io": 3,

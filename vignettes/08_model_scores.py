@@ -7,10 +7,10 @@ standard error computed as if every question were an independent draw
 (what lm-evaluation-harness prints as `stderr`).  When questions come in
 topics, the score of a model over *these* topics is a noisy estimate of
 its score over new topics, and the honest interval is wider.
-`FitResult.model_scores()` fits each model's own cell scores with the
-formula's random terms (`y ~ 1 + (1|subject)`, REML, Satterthwaite df;
-docs/model_scores.md) and prints the iid standard error beside it, so the
-design effect is visible.  Then: which pairwise gaps survive a
+`FitResult.model_scores()` gives each model's score with the SE and df
+method of the contrasts beside it (here CR2 at the topic with
+Bell-McCaffrey df; docs/model_scores.md) and prints the iid standard error
+beside it, so the design effect is visible.  Then: which pairwise gaps survive a
 family-wise adjustment, simultaneous intervals, and how likely each model
 is to be the best.
 """
@@ -45,14 +45,16 @@ with warnings.catch_warnings():
 
 # %%
 scores = res.model_scores().sort_values("estimate", ascending=False)
-print(scores.attrs["mixrank"]["model"], "| unit:", scores.attrs["mixrank"]["unit"])
+print(scores.attrs["mixrank"]["df_method"], "| unit:", scores.attrs["mixrank"]["unit"])
 scores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df", "ci_lower",
         "ci_upper", "n"]]
 
 # %%
-# With 9 topics the intervals have about 8 degrees of freedom and are
-# several times wider than the iid ones.  The plot draws both: thick, the
-# interval at the topic unit; thin, the iid interval.
+# With 9 topics of very unequal sizes (40 to 1,001 questions) the
+# Bell-McCaffrey df are about 2, as for the contrasts (a few large topics
+# carry most of each mean), and the intervals are many times wider than the
+# iid ones.  The plot draws both: thick, the interval at the topic unit;
+# thin, the iid interval.
 
 # %%
 ax = plot_model_scores(scores, title="ChemBench (default prompt)")

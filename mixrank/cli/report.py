@@ -100,7 +100,7 @@ def cmd_report(args: argparse.Namespace) -> None:
                              score=spec.response, sample=args.rci_sample or "sample",
                              sem=args.rci_sem or "item")
     out = write_report(res, args.output, title=args.title, level=args.level,
-                       plan_delta=0.02 if args.delta is None else args.delta,
+                       plan_delta=args.delta,
                        max_pairs=args.max_pairs,
                        rank_kwargs={k: v for k, v in ranks.items() if k != "level"},
                        resolution_kwargs=resolution_kw,

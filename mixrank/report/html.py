@@ -31,6 +31,7 @@ import numpy as np
 
 from mixrank._progress import as_progress
 from mixrank._util import MIXRANK_VERSION
+from mixrank._warned import raised
 from mixrank.errors import DataError
 from mixrank.report import html_arena as arena
 from mixrank.report import html_glmm as glmm
@@ -96,7 +97,20 @@ def _linear_gaps(fit: Any, ctx: dict) -> str:
 
 
 #: Every section, in page order; each names the capability (result kind or accessor) it needs.
+def _warnings_section(fit: Any, ctx: dict) -> str:
+    """Every warning the fit raised, in words, before anything else (issue 45)."""
+    items = "".join(f"<li><b>{html.escape(cat)}</b>: {html.escape(msg)}</li>"
+                    for cat, msg in raised(fit))
+    return ('<div class="warnbox"><p>Read these before the tables: each names a way the '
+            f'numbers below can mislead.</p><ul class="warnings">{items}</ul></div>')
+
+
+#: The planning section's target gap when ``plan_delta`` is not given (the page says so).
+DEFAULT_PLAN_DELTA = 0.02
+
 CATALOGUE: tuple[Section, ...] = (
+    Section("warnings", "Warnings the fit raised", _warnings_section,
+            lambda fit, ctx: bool(raised(fit)), auto=True),
     Section("battles", "Battles", arena.battles, _is("arena")),
     Section("design", "Design and balance", linear.design, _is("fit")),
     Section("leaderboard", "Leaderboard", linear.leaderboard, _is("fit")),
@@ -183,7 +197,7 @@ def _head(fit: Any, kind: str, title: str | None) -> tuple[str, str, str]:
 # ----------------------------------------------------------------- public API
 
 def render_report(fit: Any, *, title: str | None = None, level: float | None = None,
-                  plan_delta: float = 0.02, sections: Sequence[str] | None = None,
+                  plan_delta: float | None = None, sections: Sequence[str] | None = None,
                   rank_kwargs: Mapping[str, Any] | None = None,
                   resolution_kwargs: Mapping[str, Any] | None = None,
                   plan_kwargs: Mapping[str, Any] | None = None, max_pairs: int = 40,
@@ -207,8 +221,9 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
         Page title; default ``"mixrank report: <formula>"``.
     level : float, optional
         Confidence level of the contrasts and scores; default the fit's.
-    plan_delta : float, default 0.02
-        Target difference of the planning table (2 points on a 0-1 score).
+    plan_delta : float, optional
+        Target difference of the planning table; default 0.02 (2 points on a 0-1
+        score), which the section then says is a default.
     sections : sequence of str, optional
         Sections to include, in page order (ids of :data:`CATALOGUE`, e.g.
         :data:`SECTIONS` for a linear fit); default every section the result
@@ -281,7 +296,9 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     if kind != "fit" and max_pairs != 40:
         raise DataError(f"max_pairs={max_pairs!r} shapes the pairwise tables of a linear fit's "
                         f"page; a {type(fit).__name__}'s page shows every pair: drop it")
-    ctx = dict(kind=kind, pairs=None, level=level, plan_delta=plan_delta,
+    ctx = dict(kind=kind, pairs=None, level=level,
+               plan_delta=DEFAULT_PLAN_DELTA if plan_delta is None else plan_delta,
+               plan_delta_given=plan_delta is not None,
                max_pairs=int(max_pairs), rank_kwargs=dict(rank_kwargs or {}),
                resolution_kwargs=dict(resolution_kwargs or {}), plan_kwargs=dict(plan_kwargs or {}),
                reliable_change=rcs, sensitivity=sensitivity, progress=progress, items=items)
@@ -315,7 +332,7 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
 
 
 def write_report(fit: Any, path: str | Path, *, title: str | None = None,
-                 level: float | None = None, plan_delta: float = 0.02,
+                 level: float | None = None, plan_delta: float | None = None,
                  sections: Sequence[str] | None = None,
                  rank_kwargs: Mapping[str, Any] | None = None,
                  resolution_kwargs: Mapping[str, Any] | None = None,

@@ -56,7 +56,7 @@ def leaderboard(res: Any, ctx: dict) -> str:
         plot_model_scores(tab, title=f"Bradley-Terry scores ({name})"), name="scores",
         alt="scores with intervals"))
     shown, says = with_letters(res, tab, level)
-    return fig + format_table_html(shown, max_rows=60, caption=says.strip() or None)
+    return fig + format_table_html(shown, caption=says.strip() or None)
 
 
 def covariates(res: Any, ctx: dict) -> str:
@@ -75,9 +75,9 @@ def contrasts(res: Any, ctx: dict) -> str:
     lo = res.contrasts(level)
     pr = res.contrasts(level, scale="probability")[["model_a", "model_b", "estimate",
                                                     "ci_lower", "ci_upper"]]
-    return (format_table_html(lo, max_rows=60)
+    return (format_table_html(lo)
             + paragraph("The same contrasts as P(model_a beats model_b) in a decisive battle:")
-            + format_table_html(pr, max_rows=60))
+            + format_table_html(pr))
 
 
 def ranks(res: Any, ctx: dict) -> str:
@@ -88,7 +88,7 @@ def ranks(res: Any, ctx: dict) -> str:
     fig = guard("Rank plot", lambda: figure_html(plot_rank_intervals(tab, title="Rank intervals"),
                                                  name="ranks", alt="rank intervals"))
     shown, says = with_letters(res, tab, level)
-    return fig + format_table_html(shown, max_rows=60, caption=says.strip() or None)
+    return fig + format_table_html(shown, caption=says.strip() or None)
 
 
 def resolution(res: Any, ctx: dict) -> str:
@@ -100,7 +100,7 @@ def resolution(res: Any, ctx: dict) -> str:
     return (paragraph("Adjacent pairs by score. n_star: battles overall (at the current mix of "
                       "pairs) that resolve the gap; n_star_pair: battles between the two "
                       "alone. " + "; ".join(f"{k}: {v}" for k, v in un.items()))
-            + format_table_html(tab[cols], max_rows=60))
+            + format_table_html(tab[cols].rename(columns={"resolved": "resolved (fixed n)"})))
 
 
 def judges(res: Any, ctx: dict) -> str:
@@ -123,4 +123,4 @@ def judges(res: Any, ctx: dict) -> str:
             + paragraph("Position: log-odds that the answer shown first wins, strengths held "
                         "equal (a first-position term in the BT fit of each judge's verdicts); "
                         "agreement: share of labelled battles with the human's verdict.")
-            + fig + format_table_html(board, max_rows=60))
+            + fig + format_table_html(board))

@@ -64,16 +64,13 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
-def format_table_html(df: pd.DataFrame, *, max_rows: int | None = None,
-                      caption: str | None = None) -> str:
+def format_table_html(df: pd.DataFrame, *, caption: str | None = None) -> str:
     """An HTML ``<table>`` of a tidy table, numbers rounded for display.
 
     Parameters
     ----------
     df : pandas.DataFrame
         Any table; it is not modified.
-    max_rows : int, optional
-        Show at most this many rows and say how many were left out.
     caption : str, optional
         Text shown under the table.
 
@@ -81,27 +78,43 @@ def format_table_html(df: pd.DataFrame, *, max_rows: int | None = None,
     -------
     str
         HTML (escaped); floats with 4 significant digits (3 in scientific
-        notation below 1e-3 or above 1e5), booleans as yes/no, NaN as NA.
+        notation below 1e-3 or above 1e5), booleans as yes/no, NaN as NA.  Every
+        row and column is shown (no scroll box hides them; the print stylesheet keeps
+        them on paper).
     """
-    shown = df if max_rows is None or len(df) <= max_rows else df.iloc[:max_rows]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    shown = df
+    # a long column name may break after its underscores (<wbr>: narrow numeric columns);
+    # the title keeps the name whole (hover, search)
+    head = "".join(f'<th title="{html.escape(str(c))}">'
+                   f"{html.escape(str(c)).replace('_', '_<wbr>')}</th>" for c in shown.columns)
+    bounds = [i for i, c in enumerate(shown.columns) if _is_bound(str(c))]
+    scale_cols = bounds + [i for i, c in enumerate(shown.columns)
+                           if str(c) in ("estimate", "std_error")]
     body = []
     for row in shown.itertuples(index=False):
         cells = []
-        for v in row:
+        scale = max((abs(float(row[i])) for i in scale_cols if _finite(row[i])), default=0.0)
+        for i, v in enumerate(row):
             cls = ' class="txt"' if isinstance(v, str) else ""
-            cells.append(f"<td{cls}>{html.escape(fmt(v))}</td>")
+            text = fmt(v)
+            if i in bounds and _finite(v) and abs(float(v)) <= 1e-9 * scale:
+                text = "0"      # an interval that touches 0 (statistic at the critical value)
+            cells.append(f"<td{cls}>{html.escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     out = [f'<div class="scroll"><table class="mx"><thead><tr>{head}</tr></thead><tbody>',
            "\n".join(body), "</tbody></table></div>"]
-    notes = []
-    if len(shown) < len(df):
-        notes.append(f"Showing the first {len(shown)} of {len(df)} rows.")
     if caption:
-        notes.append(caption)
-    if notes:
-        out.append(f'<p class="meta">{html.escape(" ".join(notes))}</p>')
+        out.append(f'<p class="meta">{html.escape(caption)}</p>')
     return "".join(out)
+
+
+def _is_bound(col: str) -> bool:
+    """An interval bound column (``ci_lower``, ``lower``, ``rank_upper``, ...)."""
+    return col in ("lower", "upper") or col.endswith(("_lower", "_upper"))
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (float, np.floating)) and math.isfinite(float(v))
 
 
 def figure_html(ax: Any, *, name: str, alt: str, caption: str | None = None) -> str:

@@ -104,7 +104,7 @@ def _contrasts(res: Any, level: float | None, scale: str) -> str:
     return (_adjust_line(con, res.level if level is None else level) + _figure(lambda ax: plot_contrasts(con, ax, title=f"Contrasts, {scale} scale"),
                     len(con), name=f"contrasts_{scale}", alt=f"forest plot, {scale} scale",
                     caption=f"model_a − model_b: {what}; blue intervals exclude 0.")
-            + table(con, max_rows=60))
+            + table(con))
 
 
 def _adjust_line(con: Any, level: float) -> str:
@@ -186,7 +186,8 @@ def resolution(res: Any, ctx: dict) -> str:
                     len(tab), name="resolution", alt="resolution ratios",
                     caption="q per adjacent pair (models ordered by log-odds); right of 1: "
                             "resolved.")
-            + table(tab, max_rows=60, caption=tab.attrs["mixrank"]["n_star"]))
+            + table(tab.rename(columns={"resolved": "resolved (fixed n)"}),
+                    caption=tab.attrs["mixrank"]["n_star"]))
 
 
 def gaps(res: Any, ctx: dict) -> str:
@@ -215,8 +216,8 @@ def gaps(res: Any, ctx: dict) -> str:
                 n_rows, name="gaps", alt=f"gaps per level of {by}",
                 caption="model_a \u2212 model_b per level: difference in probability averaged "
                         "over the level's cells (delta-method CI)."),
-        table(con, max_rows=80),
+        table(con),
         _figure(ranks_plot, len(ranks), name="ranks_by", alt=f"rank intervals by {by}",
                 caption="Point rank and rank interval per level, both from the log-odds."),
-        table(ranks, max_rows=80),
+        table(ranks),
     ])

@@ -50,7 +50,7 @@ def plot_item_diagnostics(items: pd.DataFrame, ax: Any = None) -> Any:
     ax.axhline(0, color=style.COLORS["reference"], linewidth=0.8)
     ax.set_ylabel("discrimination (logit slope on ability)")
     ax.legend(loc="best", fontsize=style.FONT_SIZE - 1, frameon=False)
-    return style.finish_axes(ax, xlabel="difficulty (logit, higher is harder)", grid_axis="both")
+    return style.fit_figure(style.finish_axes(ax, xlabel="difficulty (logit, higher is harder)", grid_axis="both"))
 
 
 def items_section(fit: Any, ctx: dict) -> str:

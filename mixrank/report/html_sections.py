@@ -107,7 +107,7 @@ def design(fit: Any, ctx: dict) -> str:
                         "each pair is analysed on the cells both models share (n; only_a and only_b: "
                         "cells one of the two lacks; neither: cells only other models were "
                         "scored on)."))
-        parts.append(format_table_html(incomplete.sort_values("n", kind="stable"), max_rows=30))
+        parts.append(format_table_html(incomplete.sort_values("n", kind="stable")))
     return "".join(parts)
 
 
@@ -129,8 +129,15 @@ def _weak_note(fit: Any) -> str:
 
 def leaderboard(fit: Any, ctx: dict) -> str:
     tab = _scores(fit, ctx)
-    cap = (f"Each model's own scores fitted by {tab.attrs['mixrank']['model']} (estimand "
-           f"{tab.attrs['mixrank']['estimand']}); iid: cells independent.")
+    m = tab.attrs["mixrank"]
+    n_adj = int(tab["adjusted"].sum()) if "adjusted" in tab.columns else 0
+    how = (f"{len(tab) - n_adj} of {len(tab)} scores are plain means of the model's own cells "
+           f"and {n_adj} are adjusted to the union of cells (basis column)" if n_adj else
+           "each score is the model's own estimate (working model "
+           f"{m.get('model')})")
+    cap = (f"Estimand {m.get('estimand')}; {how}. SE and df: {m.get('df_method')}"
+           + (" (rows differ: see note)" if m.get("mixed_methods") else "")
+           + "; iid: cells independent.")
     notes = _notes(tab.attrs["mixrank"].get("groups_note", ""), _weak_note(fit))
     if "group" in tab.columns:
         tab = tab.sort_values(["group", "estimate"], ascending=[True, False], kind="stable")
@@ -178,8 +185,8 @@ def _plot(kind: str, fit: Any, ctx: dict) -> Any:
     ax = style.new_axes(n, pyplot=False)
     if kind == "components":
         return plot_components(fit, ax, pairs=ctx["pairs"], title="Variance components")
-    return plot_contrasts(_contrasts(fit, ctx), ax, pairs=ctx["pairs"],
-                          title="Contrasts")
+    return plot_contrasts(_contrasts(fit, ctx), ax, pairs=ctx["pairs"], orient=False,
+                          title="Contrasts")   # each pair labelled as the table's row
 
 
 def contrasts(fit: Any, ctx: dict) -> str:
@@ -242,8 +249,10 @@ def _contrast_de(fit: Any, con: pd.DataFrame) -> pd.DataFrame:
 def ranks(fit: Any, ctx: dict) -> str:
     tab = _light(fit.rank_intervals(**ctx["rank_kwargs"]), "pairwise")
     meta = tab.attrs.get("mixrank", {})
+    family = meta.get("family")      # which comparisons each interval is adjusted over
     parts = [paragraph(f"Rank 1 is the best. Coverage {meta.get('coverage', '?')}, "
-                f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}.")]
+                f"method {meta.get('method', '?')}, unit of inference {meta.get('unit', '?')}."
+                + (f" Each interval is adjusted over {family}." if family else ""))]
     parts.append(_notes(_left_out_note(tab, "The rank intervals"),
                         "Models fall in groups that share no cells: one ranking per group "
                         "('group' column; docs/messy.md §4)." if "group" in tab.columns else ""))
@@ -262,10 +271,10 @@ def ranks(fit: Any, ctx: dict) -> str:
     return "".join(parts)
 
 
-_RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "std_error", "df", "n", "n_star", "q",
+_RESOLUTION_COLUMNS = ("model_a", "model_b", "estimate", "std_error", "df", "p_adjusted",
+                       "rejected", "resolved_all", "n", "n_star", "q",
                        "resolved", "resolved_multiplicity", "resolved_anytime", "variance_ratio",
-                       "n_star_cluster", "resolved_cluster", "p_adjusted", "rejected",
-                       "resolved_all",
+                       "n_star_cluster", "resolved_cluster",
                        "n_labelled", "n_labels_star")   # the last two: judge-corrected fits
 
 
@@ -274,7 +283,9 @@ def resolution(fit: Any, ctx: dict) -> str:
     meta = tab.attrs.get("mixrank", {})
     parts = [paragraph("Is each comparison resolved, i.e. is the benchmark large enough to detect "
                 "the observed difference with the target power (q = N / N* \u2265 1)? The "
-                "fixed-n column treats the cells as independent; each further column is a "
+                "verdict is resolved_all, the family-wise answer (beside p_adjusted and "
+                "rejected); the plot's pair labels say it in words. The 'resolved (fixed n)' "
+                "column treats the cells as independent; each further column is a "
                 "separate stress test of that verdict: multiplicity-adjusted levels, an "
                 "anytime-valid boundary, and clustering at the formula's unit (the default "
                 "contrast's own estimate, SE and df, as in the contrasts table). "
@@ -301,7 +312,8 @@ def resolution(fit: Any, ctx: dict) -> str:
                            caption="Resolution verdicts per pair.")
     parts.append(guard("Resolution plot", fig))
     cols = [c for c in _RESOLUTION_COLUMNS if c in tab.columns]
-    parts.append(format_table_html(tab[cols], max_rows=ctx["max_pairs"],
+    # the verdict: resolved_all (family-wise); the fixed-n column labelled as such
+    parts.append(format_table_html(tab[cols].rename(columns={"resolved": "resolved (fixed n)"}),
                                    caption=f"Estimand {meta.get('estimand', '?')} in every "
                                            "column. Main columns; all of them (MDE, levels, q per "
                                            "paradigm): mixrank resolution ... --format csv."))
@@ -334,7 +346,7 @@ def _sensitivity(fit: Any, ctx: dict) -> str:
     reason = meta.get("unit_reason", "the first random term of the formula")
     why = paragraph(f"Resampled unit: {meta.get('unit', '?')} ({reason}).")
     return ("<h3>How robust is the clustered verdict?</h3>" + why + guard("Sensitivity plot", fig)
-            + format_table_html(summ[cols], max_rows=ctx["max_pairs"] * 4,
+            + format_table_html(summ[cols],
                                 caption="Stability per check and pair (seed 0)."))
 
 
@@ -346,10 +358,16 @@ def plan(fit: Any, ctx: dict) -> str:
     if meta.get("model_a") is not None:
         who = (f" Variance components of the pair {meta.get('model_a')} \u2212 "
                f"{meta.get('model_b')} ({meta.get('pair_choice', 'chosen pair')}).")
-    return (paragraph(f"Balanced designs and whether each resolves a difference of {fmt(delta)} "
-               f"given the fitted variance components.{who} 'unreachable': no number of the "
-               "varied factor alone can resolve it (the other factors' variance stays).")
-            + format_table_html(tab, max_rows=ctx["max_pairs"] * 4))
+    given = ctx.get("plan_delta_given")
+    target = (f"Target gap: {fmt(delta)}, as given." if given else
+              f"Target gap: {fmt(delta)}, the default (not chosen from these data).")
+    target += (" Set it with render_report(fit, plan_delta=...) or mixrank report ... "
+               "--delta.")
+    return (paragraph(f"{target} Balanced designs and whether each resolves a difference of "
+               f"{fmt(delta)} given the fitted variance components.{who} 'unreachable': no "
+               "number of the varied factor alone can resolve it (the other factors' variance "
+               "stays).")
+            + format_table_html(tab))
 
 
 def diagnostics(fit: Any, ctx: dict) -> str:
@@ -360,7 +378,7 @@ def diagnostics(fit: Any, ctx: dict) -> str:
                 f"{int((d['boundary'].astype(str) != '').sum())} have a variance component "
                 "on the boundary (estimated at 0, a legal result).")]
     if len(bad):
-        parts.append(format_table_html(bad, max_rows=30))
+        parts.append(format_table_html(bad))
     return "".join(parts)
 
 

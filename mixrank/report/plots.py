@@ -207,7 +207,7 @@ def plot_contrasts(fit_or_table: Any, ax: Any = None, *, pairs: Sequence[tuple[s
                    Line2D([0], [0], color=style.COLORS["neutral"], lw=2, marker="o",
                           label=no)]
         ax.legend(handles=handles, loc="lower right" if n > 3 else "best")
-    return ax
+    return style.fit_figure(ax)
 
 
 def plot_components(fit_or_table: Any, ax: Any = None, *,
@@ -296,4 +296,4 @@ def plot_components(fit_or_table: Any, ax: Any = None, *,
                   else "share of the variance of the paired difference")
         style.finish_axes(ax, title=title, xlabel=xlabel)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), title="component")
-    return ax
+    return style.fit_figure(ax)

@@ -78,4 +78,4 @@ def plot_arena_boards(table: pd.DataFrame, *, ax: Any = None, title: str | None 
         ax.legend(loc="best", fontsize="small", frameon=False)
         label = {"elo": "Elo scale", "logit": "log-strength"}.get(scale, scale)
         style.finish_axes(ax, title=title, xlabel=f"Bradley-Terry score ({label})")
-    return ax
+    return style.fit_figure(ax)

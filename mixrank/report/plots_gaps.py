@@ -78,7 +78,7 @@ def plot_gaps_by(table: pd.DataFrame, by: str, *, ax: Any = None, title: str | N
         ax.set_yticks(range(n))
         ax.set_yticklabels(labels[::-1], fontsize=7)
         style.finish_axes(ax, title=title, xlabel="gap (model_a \u2212 model_b)")
-    return ax
+    return style.fit_figure(ax)
 
 
 def plot_ranks_by(table: pd.DataFrame, by: str, *, ax: Any = None, title: str | None = None) -> Any:
@@ -118,7 +118,7 @@ def plot_ranks_by(table: pd.DataFrame, by: str, *, ax: Any = None, title: str | 
         ax.set_yticks(range(len(labels)))
         ax.set_yticklabels(labels[::-1], fontsize=7)
         style.finish_axes(ax, title=title, xlabel="rank (1 = best)")
-    return ax
+    return style.fit_figure(ax)
 
 
 def gaps_section(fit: Any, ctx: dict, *, figure: Callable[..., str], table: Callable[..., str],

@@ -67,4 +67,4 @@ def plot_glmm_components(table: pd.DataFrame, *, ax: Any = None, title: str | No
         ax.set_xlim(0, max(float(sd.max()), 1e-3) * 1.35)
         style.finish_axes(ax, title=title, xlabel="standard deviation of the random intercepts "
                                                   "(logit scale)")
-    return ax
+    return style.fit_figure(ax)

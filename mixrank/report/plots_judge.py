@@ -54,4 +54,4 @@ def plot_judge_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
                 zorder=3)
         ax.legend(loc="best", fontsize="small", frameon=False)
         style.finish_axes(ax, title=title, xlabel="mean reference label (PPI++) vs judge mean")
-    return ax
+    return style.fit_figure(ax)

@@ -93,4 +93,4 @@ def plot_rank_intervals(table: pd.DataFrame, *, ax: Any = None, title: str | Non
         ax.set_ylim(-0.7, n - 0.3)
         style.finish_axes(ax, title=title,
                           xlabel="rank (1 = best)" + (f"; {', '.join(parts)} interval" if parts else ""))
-    return ax
+    return style.fit_figure(ax)

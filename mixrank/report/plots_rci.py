@@ -170,7 +170,7 @@ def plot_rci(result_or_items: Any, *, ax: Any = None, title: str | None = None,
                   title_fontsize=style.FONT_SIZE - 0.5)
         ax.text(1.02, 0.0, "marker area \u221d items\nat the same point", transform=ax.transAxes,
                 fontsize=style.FONT_SIZE - 1.5, color=style.COLORS["neutral"], va="bottom")
-    return ax
+    return style.fit_figure(ax)
 
 
 def plot_rci_subjects(result_or_table: Any, *, ax: Any = None, title: str | None = None,
@@ -298,4 +298,4 @@ def plot_rci_subjects(result_or_table: Any, *, ax: Any = None, title: str | None
                    Patch(color=style.COLORS["primary"], label="net change"),
                    Patch(color=style.COLORS["accent"], label="net change, reversal (opposite to overall)")]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return ax
+    return style.fit_figure(ax)

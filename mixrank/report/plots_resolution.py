@@ -56,7 +56,9 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
     matplotlib.axes.Axes
         One row per pair (table order, first at the top), x = q on a log
         scale, one marker per paradigm present and a vertical line at
-        q = 1 (right of it: resolved).  q = 0 (a zero estimate) and q = inf
+        q = 1 (right of it: resolved under that paradigm).  With a
+        ``resolved_all`` column each pair's label says "resolved" or "not
+        resolved" by it (the family-wise verdict), coloured when resolved.  q = 0 (a zero estimate) and q = inf
         are drawn at the edges of the axis with open markers.
 
     Raises
@@ -119,13 +121,22 @@ def plot_resolution(table: pd.DataFrame, *, ax: Any = None, title: str | None = 
         ax.set_xlim(lo, hi)
         ax.axvline(1.0, color=style.COLORS["reference"], linestyle="--", linewidth=1, label="q = 1")
         ax.set_yticks(y)
-        ax.set_yticklabels([f"{a} vs {b}" for a, b in zip(table["model_a"], table["model_b"])])
+        pairs = [f"{a} vs {b}" for a, b in zip(table["model_a"], table["model_b"])]
+        fw = table["resolved_all"].to_numpy(dtype=bool) if "resolved_all" in table.columns \
+            else None
+        if fw is not None:          # the verdict in words and colour: the family-wise answer
+            pairs = [f"{p}: {'resolved' if r else 'not resolved'}" for p, r in zip(pairs, fw)]
+            extra.append("pair labels: the family-wise verdict (resolved_all)")
+        ax.set_yticklabels(pairs)
         ax.set_ylim(-0.7, n - 0.3)
         style.finish_axes(ax, title=title,
-                          xlabel="resolution ratio q = n / N* (log scale; q >= 1: resolved)"
-                          + (f"\n{', '.join(extra)}" if extra else ""))
+                          xlabel="resolution ratio q = n / N* (log scale; q >= 1: resolved "
+                          "under that paradigm)" + (f"\n{', '.join(extra)}" if extra else ""))
+        if fw is not None:          # after finish_axes, which sets every tick label's colour
+            for lab, r in zip(ax.get_yticklabels(), fw):
+                lab.set_color(style.COLORS["significant"] if r else style.COLORS["text"])
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
-    return ax
+    return style.fit_figure(ax)
 
 
 def plot_power_curve(delta: float | Sequence[float], *, sigma_d: float,
@@ -219,4 +230,4 @@ def plot_power_curve(delta: float | Sequence[float], *, sigma_d: float,
                           xlabel=f"paired cells n (log scale); sigma_d = {sigma_d:g}, alpha = {alpha:g}")
         ax.set_ylabel("power", fontsize=style.FONT_SIZE, color=style.COLORS["text"])
         ax.legend(loc="lower right")
-    return ax
+    return style.fit_figure(ax)

@@ -93,7 +93,7 @@ def plot_model_scores(table: pd.DataFrame, *, ax: Any = None, title: str | None 
                   str(meta.get("method", "")) and arena_scale
                   else f"score ({meta.get('estimand', 'gls')} estimand)")
         style.finish_axes(ax, title=title, xlabel=xlabel)
-    return ax
+    return style.fit_figure(ax)
 
 
 def resolved_neighbours(order: list[str], contrasts: pd.DataFrame) -> list[bool]:

@@ -95,4 +95,4 @@ def plot_sensitivity(table: pd.DataFrame, *, ax: Any = None, title: str | None =
         ax.legend(loc="lower left", fontsize="small", frameon=False)
         if title:
             ax.set_title(title)
-    return ax
+    return style.fit_figure(ax)

@@ -121,11 +121,73 @@ def new_axes(n_rows: int, *, width: float = FIG_WIDTH, pyplot: bool = True) -> A
     with style_context():
         if pyplot:
             plt = require("matplotlib.pyplot", "plot", "mixrank plots")
-            _, ax = plt.subplots(figsize=(width, height))
+            _, ax = plt.subplots(figsize=(width, height), layout="constrained")
         else:
             figure = require("matplotlib.figure", "plot", "mixrank plots")
-            ax = figure.Figure(figsize=(width, height)).subplots()
+            ax = figure.Figure(figsize=(width, height), layout="constrained").subplots()
+    ax.figure._mixrank_fits = True     # fit_figure may grow it to hold every label
     return ax
+
+
+def fit_figure(ax: Any) -> Any:
+    """Make every text of the figure of ``ax`` lie inside it (issue 45: plots never clip).
+
+    A figure made by :func:`new_axes` is laid out by matplotlib's constrained layout; where
+    its labels are wider than the figure can hold (a 40-character model name beside a
+    pair's), the figure grows by what sticks out, measured on the rendered texts, and is
+    laid out again.  A figure the caller made keeps its size.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The same Axes.
+    """
+    import warnings
+
+    fig = ax.figure
+    if not getattr(fig, "_mixrank_fits", False):
+        return ax
+    if not hasattr(fig.canvas, "get_renderer"):     # a bare Figure: measure with Agg
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+    for _ in range(5):
+        with warnings.catch_warnings():     # "axes sizes collapsed": the growth below fixes it
+            warnings.simplefilter("ignore", UserWarning)
+            fig.draw_without_rendering()
+            r = fig.canvas.get_renderer()
+            boxes = [t.get_window_extent(r) for t in _drawn_texts(fig)]
+        W, H = fig.get_size_inches()
+        dpi = fig.dpi
+        x0 = min((b.x0 for b in boxes), default=0.0) / dpi
+        x1 = max((b.x1 for b in boxes), default=0.0) / dpi
+        y0 = min((b.y0 for b in boxes), default=0.0) / dpi
+        y1 = max((b.y1 for b in boxes), default=0.0) / dpi
+        grow_w = max(0.0, -x0) + max(0.0, x1 - W)
+        grow_h = max(0.0, -y0) + max(0.0, y1 - H)
+        if grow_w <= 0 and grow_h <= 0:
+            break
+        fig.set_size_inches(W + (grow_w + 0.15 if grow_w > 0 else 0.0),
+                            H + (grow_h + 0.15 if grow_h > 0 else 0.0))
+    return ax
+
+
+def _drawn_texts(fig: Any) -> list[Any]:
+    """The texts a draw of ``fig`` shows: visible, non-empty, and for tick labels only the
+    ticks inside the view limits."""
+    from matplotlib.text import Text
+
+    ticks = set()
+    for a in fig.axes:
+        for axis in (a.xaxis, a.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for t in axis.get_major_ticks() + axis.get_minor_ticks():
+                loc = t.get_loc()
+                if loc is None or not (lo - 1e-9 * (abs(hi - lo) + 1) <= loc
+                                       <= hi + 1e-9 * (abs(hi - lo) + 1)):
+                    ticks.update({id(t.label1), id(t.label2)})
+    return [t for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and id(t) not in ticks]
 
 
 def component_color(name: str, order: list[str] | tuple[str, ...]) -> str:
@@ -172,14 +234,22 @@ padding-bottom:.15em}h3{font-size:1.05em;margin-top:1.4em}
 .meta{color:#555;font-size:.92em}.meta code{font-size:1em}
 nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}nav a{color:#0072B2}
 table.mx{border-collapse:collapse;font-size:.86em;margin:.6em 0 1em;font-variant-numeric:tabular-nums}
-table.mx th{background:#f0f4f8;text-align:left;padding:.25em .6em;border-bottom:1px solid #999}
-table.mx td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
-table.mx td.txt{text-align:left}
-.scroll{overflow-x:auto;max-height:34em;overflow-y:auto}
+table.mx th{background:#f0f4f8;text-align:left;padding:.25em .5em;border-bottom:1px solid #999;
+vertical-align:bottom}
+table.mx td{padding:.2em .5em;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+table.mx td.txt{text-align:left;white-space:normal}
+.scroll{overflow-x:auto}
+.warnings li{margin:.2em 0}
+.warnbox{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
 pre{background:#f7f7f7;padding:.7em 1em;border-left:3px solid #0072B2;overflow-x:auto;font-size:.85em}
 figure.plot{margin:1em 0}figure.plot img{max-width:100%;height:auto;display:block}
 figcaption{color:#555;font-size:.88em;margin-top:.3em}
 .note{background:#fff7e6;border-left:4px solid #E69F00;padding:.5em 1em;margin:.8em 0}
 .omitted{background:#fdecea;border-left:4px solid #D55E00;padding:.5em 1em;margin:.8em 0}
 footer{margin-top:3em;color:#777;font-size:.85em}
+@media print{body{max-width:none;padding:0;font-size:11px}nav{display:none}
+.scroll{overflow:visible}table.mx{font-size:.78em;page-break-inside:auto}
+table.mx td,table.mx th{white-space:normal;word-break:break-word;padding:.1em .3em}
+table.mx tr{page-break-inside:avoid}table.mx thead{display:table-header-group}
+figure.plot{page-break-inside:avoid}}
 """

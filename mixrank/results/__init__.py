@@ -15,7 +15,8 @@ Modules:
   equal (a mixin of :class:`FitResult`);
 * :mod:`~mixrank.results.scores` -- each model's score with its uncertainty at
   the formula's unit, with :mod:`~mixrank.results.score_adjust` (scores on the
-  union of cells when models' cell sets differ);
+  union of cells when models' cell sets differ) and :mod:`~mixrank.results.score_se`
+  (every row's SE and df by the contrasts' method);
 * :mod:`~mixrank.results.interactions` -- contrasts by covariate level of a
   model x covariate fit, with :mod:`~mixrank.results.anova` (per-pair F tests
   that the gap is the same at every level) and

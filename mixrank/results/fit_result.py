@@ -339,9 +339,9 @@ class FitResult(OmnibusMixin, PairwiseResult):
         Notes
         -----
         Each model's own cell scores are fitted by ``y ~ 1 + (random terms
-        of the formula)`` with the fit's method, engine and estimand (REML,
-        Satterthwaite df); see docs/model_scores.md.  Validated against lme4
-        1.1 + lmerTest 3.1 (``tests/reference/model_scores.R``).
+        of the formula)``; SE and df by the contrasts' method (``df="cr2"``: CR2
+        at the unit, Bell-McCaffrey df; else the REML fit's, as lme4 + lmerTest);
+        a row needing another says so in ``note``.  docs/model_scores.md §1b.
 
         Examples
         --------

@@ -4,7 +4,8 @@ Inputs: a :class:`~mixrank.results.FitResult`.  Outputs: the tidy table of
 :meth:`FitResult.model_scores` (one row per model; when models' cell sets
 differ, the scores of the models missing cells are on the union of cells,
 adjusted by :mod:`~mixrank.results.score_adjust`; intervals of proportions
-stay in [0, 1]).  Contents: :func:`model_scores_table`, :func:`score_interval`.  The per-model fits
+stay in [0, 1]; every row's SE and df by the contrasts' method,
+:mod:`~mixrank.results.score_se`).  Contents: :func:`model_scores_table`, :func:`score_interval`.  The per-model fits
 (:func:`mixrank.engine.lmm.single.fit_models`) are cached per fit and estimand,
 so that the report, rank intervals and verdict tables that order models by
 their score fit each model once.
@@ -26,6 +27,7 @@ from ..engine.lmm.native import ESTIMANDS
 from ..engine.lmm.single import ModelFit, fit_models
 from ..errors import DesignError, MixrankWarning, OptionError
 from .score_adjust import adjusted_scores
+from .score_se import score_inference, unit_ratio
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,8 +40,10 @@ __all__ = ["model_scores_table", "model_fits", "score_interval", "SCORINGS"]
 SCORINGS = ("adjusted", "plain")
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, list[ModelFit]]] = weakref.WeakKeyDictionary()
-#: The adjusted scores of a fit (the jackknife refits the additive model once per group).
+#: The adjusted scores of a fit (the additive model and its CR2 linearisation).
 _ADJUSTED: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
+#: The mixed-method warnings already given for a fit (one per fit and text).
+_WARNED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
 
 def model_fits(fit: FitResult, estimand: str) -> list[ModelFit]:
@@ -93,33 +97,37 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
     fr = fit.frame
     adjust = scoring == "adjusted" and est == "cells"
     if adjust and fit not in _ADJUSTED:
-        _ADJUSTED[fit] = adjusted_scores(fr)
+        unit = fr.spec.unit
+        ratios = {str(m.model): unit_ratio(dict(m.components), unit) for m in fits} \
+            if unit is not None else {}
+        _ADJUSTED[fit] = adjusted_scores(fr, ratios)
     adj = {a.model: a for a in _ADJUSTED[fit]} if adjust else {}
+    adj = {k: a for k, a in adj.items()
+           if np.isfinite(next(m.std_error for m in fits if str(m.model) == k))}
+    inference, df_label, mixed = score_inference(fit, fits, adj, est)
     bounded = bool(fr.binary or (np.nanmin(fr.scores[fr.observed]) >= 0
                                  and np.nanmax(fr.scores[fr.observed]) <= 1)) \
         if fr.n_cells else False
     rows = []
-    for m in fits:
+    for m, (var, df, why) in zip(fits, inference):
         a = adj.get(str(m.model))
-        if a is not None and not np.isfinite(m.std_error):
-            a = None           # no uncertainty for the model's own cells: the plain row stays
-        estimate, se, df = (m.estimate, m.std_error, m.df) if a is None else \
-            (a.estimate, a.std_error, a.df)
+        estimate = m.estimate if a is None else a.estimate
+        se = float(np.sqrt(var)) if var >= 0 else float("nan")
         lo, hi, logit = score_interval(estimate, se, df, lev, bounded)
         iid = m.iid_std_error
         basis = (f"adjusted, scored on {m.n:,} of {fr.n_cells:,} cells" if a is not None
                  else f"plain mean, scored on {m.n:,} of {fr.n_cells:,} cells")
-        note = m.note
-        if logit:
-            note = "; ".join(x for x in (note, "interval on the logit scale (the t interval "
-                                         "left [0, 1])") if x)
+        note = "; ".join(x for x in (m.note, why, "interval on the logit scale (the t "
+                                     "interval left [0, 1])" if logit else "") if x)
         rows.append(dict(model=m.model, estimate=estimate, std_error=se, df=df,
                          ci_lower=lo, ci_upper=hi, level=lev,
                          n=m.n, sigma_iid=m.sigma_iid,
-                         variance_ratio=m.design_effect if a is None else (se / iid) ** 2
-                         if iid > 0 else np.nan,
+                         variance_ratio=(se / iid) ** 2 if iid > 0 else np.nan,
                          iid_std_error=iid, n_cells=fr.n_cells, adjusted=a is not None,
                          basis=basis, note=note))
+    if mixed and mixed not in _WARNED.setdefault(fit, set()):
+        _WARNED[fit].add(mixed)     # once per fit: the report and verdicts ask again
+        warnings.warn(mixed, MixrankWarning, stacklevel=3)
     spec = fit.frame.spec
     extra: dict[str, Any] = {}
     groups = score_groups(fit.frame)
@@ -136,18 +144,18 @@ def model_scores_table(fit: FitResult, *, level: float | None = None,
         warnings.warn(f"model_scores: {note}", MixrankWarning, stacklevel=3)
         extra["groups_note"] = note
     if adj:
-        extra["adjusted"] = {m: f"adjusted, scored on {a.n:,} of {a.n_cells:,} cells "
-                             f"(jackknife over {a.groups} groups of '{spec.unit or 'cell'}')"
+        extra["adjusted"] = {m: f"adjusted, scored on {a.n:,} of {a.n_cells:,} cells"
                              for m, a in adj.items()}
+    unit = spec.unit or "cell"
     return former_column(tidy(rows, table="model_scores", formula=spec.formula, method=fit.method,
                 engine=fit.engine, estimand=est, scoring=scoring if est == "cells" else "plain",
-                df_method="satterthwaite" if fit.method == "reml" else "units - 1",
-                df_method_note=(
-                    "a score is one model's mean, not a paired difference: its SE and df come "
-                    "from the model's own fit y ~ 1 + (random terms) (Satterthwaite df, as lme4 "
-                    "+ lmerTest give), while contrasts() use the fit's df method "
-                    f"({getattr(fit, 'df_method', '?')}) on the paired differences; adjusted "
-                    "scores use the delete-a-group jackknife over the unit (df = groups - 1)"),
+                df_method=df_label, df_method_note=(
+                    "a score is one model's mean, not a paired difference, with its SE and df "
+                    f"by the contrasts' method ({fit.df_label}): "
+                    + ("CR2 at the unit of the model's own weighted mean (an adjusted score: of "
+                       "its unit contributions), as a pair's" if fit.df_method == "cr2"
+                       and fit.method != "aggregate" and spec.unit is not None else
+                       "the model's own fit y ~ 1 + (random terms)")),
                 model="y ~ 1 + " + (" + ".join(f"(1|{t})" for t in spec.term_names)
                                     if spec.random else "(cells independent)"),
-                unit=spec.unit or "cell", **extra), "design_effect", "variance_ratio")
+                unit=unit, mixed_methods=bool(mixed), **extra), "design_effect", "variance_ratio")

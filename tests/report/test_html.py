@@ -204,10 +204,10 @@ def test_reliable_change_section(res, tmp_path):
 def test_format_table_html():
     df = pd.DataFrame({"a": ["<x>", "y"], "b": [np.nan, 0.000012345], "c": [True, False],
                        "d": [3, 4], "e": [1234567.8, 0.123456]})
-    t = format_table_html(df, max_rows=1, caption="cap")
+    t = format_table_html(df, caption="cap")
     assert "&lt;x&gt;" in t and "<td>NA</td>" in t and "<td>yes</td>" in t
-    assert "<td>1.23e+06</td>" in t and "Showing the first 1 of 2 rows. cap" in t
-    assert t.count("<tr>") == 2  # header + the first row only
+    assert "<td>1.23e+06</td>" in t and '<p class="meta">cap</p>' in t
+    assert t.count("<tr>") == 3  # header + every row
     assert _fmt(0.000012345) == "1.23e-05" and _fmt(0.123456) == "0.1235" and _fmt(2.0) == "2"
     df2 = df.copy()
     format_table_html(df)

@@ -35,7 +35,10 @@ def test_plot_resolution_draws_q_per_paradigm_on_log_scale():
     ax = plot_resolution(tab, title="t")
     assert ax.get_xscale() == "log" and ax.get_title() == "t"
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["a vs b", "b vs c", "c vs d"]
+    assert [x.split(":")[0] for x in labels] == ["a vs b", "b vs c", "c vs d"]
+    if "resolved_all" in tab.columns:       # each label ends with the family-wise verdict
+        assert all(x.endswith(": resolved" if r else ": not resolved")
+                   for x, r in zip(labels, tab["resolved_all"]))
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["fixed n", "multiplicity", "anytime-valid", "clustered", "q = 1"]
     # the q = 1 reference line

@@ -83,7 +83,7 @@ def test_default_order_agrees_with_significant_contrasts(jbb_removed):
     assert _contradictions(res, "adjusted") == []
     row = res.model_scores().set_index("model").loc[m]
     assert row["adjusted"] and row["basis"] == f"adjusted, scored on {row['n']:,} of 600 cells"
-    assert row["n"] == 360 and row["df"] == 9       # jackknife over the 10 subjects
+    assert row["n"] == 360 and row["df"] == 9       # Bell-McCaffrey df, capped at 10 - 1
     assert row["ci_lower"] < row["estimate"] < row["ci_upper"]
     plain = res.model_scores(scoring="plain").set_index("model").loc[m]
     assert plain["basis"].startswith("plain mean, scored on 360 of 600")

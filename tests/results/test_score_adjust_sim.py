@@ -5,7 +5,8 @@ u_subject + v_item + w_model:subject + e``.  The first model is not scored on
 its easiest subject -- the 30-item one, given the largest subject effect: 30%
 of its items missing not at random.  Its population score is ``mu_0 +
 E[item-weighted subject effect] = mu_0 + 0.2 sd_u E[max of 8 N(0, 1)]``.
-The 95% interval (jackknife over subjects, 7 df) must cover it at least 94%
+The 95% interval (CR2 at the subject of the estimate's unit contributions,
+Bell-McCaffrey df at most 7) must cover it at least 94%
 of the time (the pass band of the issue; 600 replicates put the Monte Carlo
 SE of a 95% coverage at 0.009), with a bias within 4 Monte Carlo SE, while
 the plain mean of its own cells is biased down by more than 0.1.
@@ -63,4 +64,4 @@ def test_adjusted_score_coverage_with_easiest_subject_missing():
     assert coverage >= 0.94, coverage
     assert abs(est.mean() - truth) < 4 * est.std() / np.sqrt(R)
     assert plain.mean() - truth < -0.1               # what the plain mean would report
-    assert (df == 7).all()
+    assert ((df > 1) & (df <= 7)).all()

@@ -43,15 +43,17 @@ CASES = {c["name"]: c for c in DATA["cases"]}
 _FITS: dict[str, mixrank.FitResult] = {}
 
 
-def _fit(name: str, shared_data) -> mixrank.FitResult:
-    if name not in _FITS:
+def _fit(name: str, shared_data, **kw) -> mixrank.FitResult:
+    key = name + repr(sorted(kw.items()))
+    if key not in _FITS:
         case = CASES[name]
         df = case_frame(case, shared_data, "engine_cases")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", mixrank.MixrankWarning)
-            _FITS[name] = mixrank.fit(case["formula"], df, pair_by=case["pair_by"],
-                                      estimand="gls", pairs=[tuple(sorted(set(df["model"])))[:2]])
-    return _FITS[name]
+            _FITS[key] = mixrank.fit(case["formula"], df, pair_by=case["pair_by"],
+                                     estimand="gls", pairs=[tuple(sorted(set(df["model"])))[:2]],
+                                     **kw)
+    return _FITS[key]
 
 
 def _params(only_interior: bool = False):
@@ -95,10 +97,11 @@ def test_model_df_matches_lmertest(name, i, shared_data):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_table_carries_the_fits(name, shared_data):
-    """model_scores() reports the reference numbers and a t CI with lmerTest's df."""
+    """model_scores() of a df='satterthwaite' fit (the contrasts' method: lme4 + lmerTest's)
+    reports the reference numbers and a t CI with lmerTest's df."""
     from scipy import stats
 
-    fit = _fit(name, shared_data)
+    fit = _fit(name, shared_data, df="satterthwaite")
     # the per-model lme4 fits: the plain rows (JailbreakBench's models have different cell
     # sets, so their default scores are adjusted to the union of cells, docs/methods.md §11)
     tab = fit.model_scores(scoring="plain").set_index("model")
