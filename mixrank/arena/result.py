@@ -242,6 +242,11 @@ class ArenaResult(PairwiseResult):
     def covariates(self, level: float | None = None) -> pd.DataFrame:
         """Style/covariate coefficients (log-odds per unit of the side difference).
 
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's.
+
         Returns
         -------
         pandas.DataFrame
@@ -382,7 +387,18 @@ class ArenaResult(PairwiseResult):
         return self._judge_info().diagnostics.copy()
 
     def agreement(self) -> pd.DataFrame:
-        """Per judge and model: ``judge, model, n`` (labelled battles) and ``agreement``."""
+        """How often each judge agrees with the human verdicts, per model.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``judge, model, n`` (labelled battles) and ``agreement``.
+
+        Raises
+        ------
+        OptionError
+            The fit has no judge (pass ``judge=`` to :func:`mixrank.arena`).
+        """
         return self._judge_info().agreement.copy()
 
     def leaderboards(self) -> pd.DataFrame:
@@ -404,7 +420,13 @@ class ArenaResult(PairwiseResult):
         return self.judge
 
     def summary(self) -> ArenaSummary:
-        """A printable summary: battles, ties, covariates and the score table."""
+        """A printable summary: battles, ties, covariates and the score table.
+
+        Returns
+        -------
+        ArenaSummary
+            Printed as text; ``str()`` gives it.
+        """
         return ArenaSummary(self)
 
     def __repr__(self) -> str:

@@ -218,6 +218,11 @@ class ReliableChange(TextDisplay):
     def by_difficulty(self, *, edges: Sequence[float] = DIFFICULTY_EDGES) -> pd.DataFrame:
         """Change by item difficulty ``p_before`` (regression to the middle).
 
+        Parameters
+        ----------
+        edges : list of float, optional
+            Bin edges of ``p_before`` in [0, 1] (default :data:`DIFFICULTY_EDGES`).
+
         Returns
         -------
         pandas.DataFrame

@@ -114,10 +114,12 @@ class GlmmResult(PairwiseResult):
     # ------------------------------------------------------------------ meta
     @property
     def models(self) -> tuple[str, ...]:
+        """The models compared, in the frame's order (a tuple of str)."""
         return self.frame.models
 
     @property
     def unit_of_inference(self) -> str:
+        """A line naming the unit of inference of the formula (str)."""
         return unit_line(self.formula)
 
     def _meta(self, table: str, **extra: Any) -> dict:
@@ -147,7 +149,13 @@ class GlmmResult(PairwiseResult):
 
     # ---------------------------------------------------------------- tables
     def unit_levels(self) -> int:
-        """Levels of the unit of the first model-by-unit term (0 without one: cells are units)."""
+        """Levels of the unit of the first model-by-unit term.
+
+        Returns
+        -------
+        int
+            The count; 0 without such a term (cells are the units).
+        """
         comp = self.formula.spec.comparison
         if not self.formula.model_terms:
             return 0
@@ -433,6 +441,13 @@ class GlmmResult(PairwiseResult):
         The alternative to averaging the per-item unbiased estimates of
         :func:`mixrank.pass_at_k`.
 
+        Parameters
+        ----------
+        k : int
+            Samples per item.
+        level : float, optional
+            Confidence level; default the fit's.
+
         Returns
         -------
         pandas.DataFrame
@@ -483,7 +498,13 @@ class GlmmResult(PairwiseResult):
                                        estimator="E[1 - (1 - p)^k] over N(0, tau^2) item effects"))
 
     def summary(self) -> GlmmSummary:
-        """A glmer-like printable summary."""
+        """A glmer-like printable summary.
+
+        Returns
+        -------
+        GlmmSummary
+            Printed as text; ``str()`` gives it.
+        """
         return GlmmSummary(self)
 
     def __str__(self) -> str:
