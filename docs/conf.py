@@ -42,7 +42,7 @@ extensions = [
 
 root_doc = "index"
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "_ext", "_run", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
+exclude_patterns = ["_build", "_ext", "_run", "project/validation_*.md", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
                     "auto_examples/*.json"]
 templates_path: list[str] = []
