@@ -42,9 +42,11 @@ extensions = [
 
 root_doc = "index"
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "_ext", "_run", "project/validation_*.md", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
-                    "auto_examples/*.json"]
+# _run: the figures of the executed blocks; project/validation_*.md: included by
+# project/validation.md (written by docs/make_validation.py)
+exclude_patterns = ["_build", "_ext", "_run", "project/validation_*.md", "Thumbs.db",
+                    ".DS_Store", "auto_examples/*.ipynb", "auto_examples/*.py",
+                    "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json"]
 templates_path: list[str] = []
 html_static_path = ["_static"]
 # furo: responsive, the site's contents on the left, the page's on the right; the sidebar
