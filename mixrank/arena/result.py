@@ -254,6 +254,17 @@ class ArenaResult(PairwiseResult):
             ci_upper, level``; Davidson fits add the row ``log_nu`` (log of
             the tie parameter); ``position=True`` the row ``position`` (the
             log-odds that the answer shown first wins).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> votes = mixrank.load_dataset("chatbot_arena").head(5000)
+        >>> human = mixrank.arena(votes, "winner ~ 1", position=True, cluster=False)
+        >>> judge = mixrank.arena(votes, "winner_gpt35 ~ 1", position=True, cluster=False)
+        >>> bool(human.covariates()["p_value"].iloc[0] > 0.05)   # humans: no position bias
+        True
+        >>> round(float(judge.covariates()["estimate"].iloc[0]), 2)   # gpt-3.5 prefers model_a
+        1.86
         """
         lev = self._level(level)
         K, p = len(self.models), self.fit.n_features

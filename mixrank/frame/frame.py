@@ -210,6 +210,13 @@ class Frame:
         ------
         DataError
             ``model`` is not a model of the frame.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+        >>> fr.model_index("m03"), fr.n_models
+        (2, 6)
         """
         from ..errors import DataError
 
@@ -305,6 +312,14 @@ class Frame:
             on; ``n + only_a + only_b + neither`` is every cell), ``complete``
             (both models scored on every cell of the frame: ``only_a ==
             only_b == neither == 0``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+        >>> bal = fr.balance()
+        >>> len(bal), bool(bal["complete"].all()), int(bal["n"].iloc[0])
+        (15, True, 960)
         """
         st = self.stats
         per_model = self.n_observed()
@@ -326,6 +341,13 @@ class Frame:
         pandas.DataFrame
             ``term, n, role`` (comparison, random, cell) and, for random terms,
             ``cells_min, cells_max`` (cells per level).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+        >>> fr.describe()[["term", "n", "role"]].values.tolist()
+        [['model', 6, 'comparison'], ['subject', 12, 'random'], ['cell (subject:question:prompt)', 960, 'cell']]
         """
         rows = [dict(term=self.spec.comparison, n=self.n_models, role="comparison")]
         for name in self.spec.term_names:
