@@ -254,6 +254,17 @@ class GlmmResult(PairwiseResult):
         -------
         pandas.DataFrame
             ``term, estimate, std_error, statistic`` (z), ``p_value``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject) + (1|subject:model)",
+        ...                 mixrank.load_example(), family="binomial")
+        >>> fe = g.fixed_effects()
+        >>> fe["term"].tolist()[:3], round(float(fe["estimate"].iloc[0]), 2)
+        (['(Intercept)', 'modelm02', 'modelm03'], 0.85)
+        >>> g.unit_levels()          # subjects: the unit of (1|subject:model)
+        12
         """
         names, est, V = self.fit.fixef()
         se = np.sqrt(np.diag(V))
