@@ -197,6 +197,21 @@ class ArenaResult(PairwiseResult):
         A score is a linear combination of the strengths; its variance
         comes from the chosen covariance (percentiles of the draws with
         ``se="bootstrap"``).  Covariates are held at zero (docs/arena.md §4).
+
+        Raises
+        ------
+        DesignError
+            ``scale`` other than ``"elo"`` or ``"logit"``.
+        OptionError
+            A ``level`` outside (0, 1).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> votes = mixrank.load_dataset("chatbot_arena").head(5000)
+        >>> s = mixrank.arena(votes, cluster=False).model_scores()
+        >>> s.nlargest(2, "estimate")[["model", "estimate"]].round(1).values.tolist()
+        [['gpt-4', 1317.2], ['claude-v1', 1218.6]]
         """
         lev = self._level(level)
         scale = self.scale if scale is None else scale
