@@ -11,6 +11,7 @@ once in CI, in the README's test command, which installs the ``docs`` extra).
 from __future__ import annotations
 
 import argparse
+import html as html_module
 import importlib.util
 import inspect
 import os
@@ -141,3 +142,78 @@ def test_every_guide_page_states_the_defaults_in_force(site):
         text = (site / f"{page.stem}.html").read_text(encoding="utf-8")
         assert "Defaults in force" in text and f"adjust=&quot;{adjust}&quot;" in text, page.name
         assert "Estimand <code" in text and "Satterthwaite df otherwise" in text, page.name
+
+
+def _text(html: str) -> str:
+    """The visible text of a page (tags dropped, whitespace collapsed)."""
+    return re.sub(r"\s+", " ", html_module.unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+def _member(page: str, anchor: str) -> str:
+    """The HTML of one documented member: from its anchor to the next member's."""
+    start = page.index(f'id="{anchor}"')
+    nxt = page.find('<dt class="sig', start + 100)
+    return page[start:nxt if nxt > 0 else None]
+
+
+def test_result_methods_render_returns_and_no_fake_parameters(site):
+    # issue 48: the rank_intervals/resolution pages showed raw RST as four bold "parameters"
+    # and no Returns section; numpydoc validation in the build (PR02) now refuses such prose
+    for cls, method in (("FitResult", "resolution"), ("FitResult", "rank_intervals"),
+                        ("ArenaResult", "contrasts"), ("GlmmResult", "rank_intervals"),
+                        ("JudgeResult", "resolution")):
+        page = (site / "api" / f"{cls}.html").read_text(encoding="utf-8")
+        html = _member(page, f"mixrank.{cls}.{method}")
+        assert ">Returns" in html and ">Raises" in html, (cls, method)
+        params = inspect.signature(getattr(getattr(mixrank, cls), method)).parameters
+        bold = re.findall(r"<strong>([^<]*)</strong>", html)
+        names = {n.strip() for b in bold for n in b.split(",")}
+        assert names <= set(params) | {"**old"}, (cls, method, names - set(params))
+        assert ":class:" not in html and ":func:" not in html, (cls, method)
+    # a result class lists its accessors first, its building blocks last
+    page = (site / "api" / "FitResult.html").read_text(encoding="utf-8")
+    order = [page.index(f'id="mixrank.FitResult.{m}"') for m in
+             ("contrasts", "model_scores", "rank_intervals", "resolution", "estimable_part")]
+    assert order == sorted(order)
+    assert "frame, pairs, method" not in _text(page[:page.index('id="mixrank.FitResult.contrasts"')])
+
+
+def test_the_version_is_on_every_page(site):
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 100
+    missing = [p.name for p in pages
+               if f"mixrank {mixrank.__version__}" not in p.read_text(encoding="utf-8")]
+    assert missing == []
+
+
+def test_the_api_index_has_a_summary_per_entry_grouped_by_task(site):
+    index = (site / "api" / "index.html").read_text(encoding="utf-8")
+    text = _text(index)
+    for task in ("Fit", "Results", "Arena leaderboards", "Judge-corrected scores",
+                 "Subset scoring", "Design and power", "Readers", "Plots and the report",
+                 "Datasets", "Errors and warnings"):
+        assert f">{task}<" in index, task
+    rows = re.findall(r'<tr class="row-(?:odd|even)">(.*?)</tr>', index, re.S)
+    assert len(rows) >= len(mixrank.__all__) - 1
+    empty = [_text(r).strip() for r in rows if len(_text(r).split()) < 3]
+    assert empty == [], empty               # every entry: its name and a summary line
+    assert "fit ( formula" not in text      # summaries, not signatures
+
+
+def test_the_landing_page_has_install_an_example_with_output_and_a_figure(site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    text = _text(index)
+    assert "pip install ." in text
+    assert "mixrank.fit(" in text.replace(" ", "") or "mixrank . fit (" in text
+    assert "CR2 at 'subject', Bell-McCaffrey df" in text
+    assert re.search(r'<img[^>]+src="_images/report\.png"', index)
+    start = (site / "start" / "first_fit.html").read_text(encoding="utf-8")
+    assert start.count("mixrank-run-output") >= 4 and re.search(r"<img[^>]+_images/", start)
+
+
+def test_the_validation_page_shows_tables_of_numbers(site):
+    page = (site / "project" / "validation.html").read_text(encoding="utf-8")
+    assert page.count("<table") >= 6
+    for peer in ("lme4", "glmer", "clubSandwich", "ppi_py", "FastChat", "statsmodels",
+                 "Holm FWER"):
+        assert peer in page, peer

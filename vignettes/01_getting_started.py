@@ -9,8 +9,12 @@ variance components are, how much the clustering of questions in topics
 costs (the design effect), and what the leaderboard ranks are worth.
 
 The data ship with mixrank: `mixrank.load_dataset("chembench")` reads the
-bundled file (`mixrank.list_datasets()` lists all five, with source and
-licence).
+bundled file (`mixrank.list_datasets()` lists every bundled dataset, with its
+source and licence).
+
+Each sentence below about an output is checked by an `assert` in the code
+cell next to it, so the gallery build fails if the text and the numbers drift
+apart.
 """
 
 # %%
@@ -25,6 +29,7 @@ from mixrank.report.plots_ranks import plot_rank_intervals
 df = mixrank.load_dataset("chembench")
 print(df.shape)
 print(df["prompt"].value_counts().to_string())
+assert "chembench" in set(mixrank.list_datasets()["name"])
 
 # %%
 # One row per (system, question) with a 0/1 score `correct`; `subject` is one of
@@ -34,6 +39,9 @@ print(df["prompt"].value_counts().to_string())
 
 # %%
 published = df
+assert published["subject"].nunique() == 9 and published["model"].nunique() == 25
+assert published.groupby(["model", "question"]).size().eq(1).all()
+assert published.groupby("model").size().nunique() == 1      # every system, every question
 published.groupby("model")["correct"].mean().sort_values(ascending=False).head(8)
 
 # %%
@@ -44,7 +52,10 @@ published.groupby("model")["correct"].mean().sort_values(ascending=False).head(8
 # treat topics as a random sample of topics, so that conclusions generalise to
 # new topics, not only to new questions from these nine.  For each pair of
 # models, mixrank fits the mixed model to the per-question differences (REML,
-# Satterthwaite degrees of freedom, as lme4 + lmerTest would).
+# as lme4 would) and takes the standard error at the unit of inference, the
+# topic: with `(1|subject)` the only random term, that is the cluster-robust
+# CR2 standard error with Bell–McCaffrey degrees of freedom (the contrasts
+# below name it).
 
 # %%
 with warnings.catch_warnings(record=True) as caught:
@@ -54,11 +65,16 @@ for w in caught:
     print(f"{w.category.__name__}: {str(w.message)[:160]}...")
 print(res)
 print(res.frame.summary_text())
+singular = int((res.diagnostics()["boundary"] != "").sum())
+print(f"pairs with a singular fit: {singular} of {len(res.pairs)}")
+assert any(issubclass(w.category, mixrank.SingularFitWarning) for w in caught)
+assert 0 < singular < len(res.pairs) == 25 * 24 // 2
 
 # %%
-# A *singular* (boundary) fit means the topic variance of that pair's
-# difference was estimated at 0: the two models' gap does not vary by topic
-# more than chance.  That is a legal result, reported, not an error.
+# Some pairs' fits are *singular* (boundary): the topic variance of that
+# pair's difference was estimated at 0, so the two models' gap does not vary
+# by topic more than chance.  That is a legal result, reported (a warning
+# above), not an error.
 #
 # Summary and contrasts
 # ---------------------
@@ -71,11 +87,17 @@ print(str(res.summary())[:1200])
 
 # %%
 # `contrasts()` is the tidy table behind it: `estimate` is the mean of
-# `model_a - model_b`, with its standard error, Satterthwaite `df`, t
-# statistic, p-values and confidence interval.  The two best systems:
+# `model_a - model_b`, with its standard error, its `df` (Bell–McCaffrey, 8
+# or fewer for nine topics), t statistic, p-values and confidence interval.
+# The two best systems:
 
 # %%
 con = res.contrasts()
+print(con.attrs["mixrank"]["df_method"])
+assert con.attrs["mixrank"]["df_method"] == "CR2 at 'subject', Bell-McCaffrey df"
+assert (con["df"].dropna() <= 8 + 1e-9).all()
+top2 = res.model_scores().nlargest(2, "estimate")["model"].tolist()
+assert set(top2) == {"claude3.5", "o1"}, top2
 con[(con.model_a == "claude3.5") & (con.model_b == "o1")].T  # noqa: B018 (a displayed value, as in a notebook)
 
 # %%
@@ -96,6 +118,7 @@ ax = plot_contrasts(res, pairs=adjacent, sort=False, title="ChemBench: adjacent 
 
 # %%
 vc = res.variance_components()
+assert set(vc["group"]) == {"subject", "residual"}
 vc[(vc.model_a == "claude3.5") & (vc.model_b == "o1")]
 
 # %%
@@ -117,13 +140,17 @@ de.sort_values("design_effect", ascending=False).head(5)
 # Ranks
 # -----
 #
-# Rank confidence intervals from the pairwise one-sided tests (Holm,
-# marginal coverage): each model's rank interval covers its true rank with
-# probability at least 95%.  With topics as the unit of inference the
-# intervals are honest about how few topics there are.
+# Rank confidence intervals from the pairwise one-sided tests, adjusted
+# jointly (`maxt`: the step-down over the topics' sign flips; marginal
+# coverage): each model's rank interval covers its true rank with probability
+# at least 95%.  With topics as the unit of inference the intervals are honest
+# about how few topics there are.
 
 # %%
 ranks = res.rank_intervals()
+meta = ranks.attrs["mixrank"]
+print(meta["method"], meta["coverage"], meta["level"])
+assert (meta["method"], meta["coverage"], meta["level"]) == ("maxt", "marginal", 0.95)
 print(ranks.head(10).to_string(index=False))
 ax = plot_rank_intervals(ranks, title="ChemBench rank intervals (95%, marginal)")
 plt.tight_layout()

@@ -40,6 +40,9 @@ def quiet_fit(formula, data, **kw):
 
 jb = mixrank.load_dataset("jailbreakbench")
 print(jb.groupby(["model", "prompt"]).size().unstack().fillna(0).astype(int).to_string())
+# the prose above, checked (the gallery build fails if the data drift from it)
+assert (jb["model"].nunique(), jb["subject"].nunique(), jb["prompt"].nunique()) == (4, 10, 6)
+assert jb.groupby(["model", "prompt"]).ngroups == 18
 
 # %%
 # JailbreakBench: three units, one data set
@@ -66,10 +69,21 @@ jb_table = pd.concat(rows, ignore_index=True)
 print(jb_table.pivot_table(index=["model_a", "model_b"], columns="unit",
                            values="std_error", sort=False).round(4).to_string())
 
+by_unit = jb_table.groupby("unit")
+se = by_unit["std_error"].mean()
+assert (by_unit.get_group("cells")["p_value"] < 0.01).all()
+assert 1 < se["subjects"] / se["cells"] < 1.5 and se["prompts"] / se["cells"] > 5
+assert by_unit.get_group("prompts")["df"].between(2, 4).all()
+attacks = jb.groupby(["model"])["prompt"].apply(set)
+shared = [len(attacks[a] & attacks[b]) for a, b in
+          by_unit.get_group("prompts")[["model_a", "model_b"]].itertuples(index=False)]
+assert min(shared) == 3 and max(shared) == 5, shared
+
 # %%
-# With cells as units every pair looks overwhelmingly significant.  With
+# With cells as units every pair is significant at the 1% level.  With
 # categories as units the standard errors grow moderately (10 categories).
-# With the attack methods as units they grow several-fold and the degrees of
+# With the attack methods as units they grow several-fold (more than five
+# times) and the degrees of
 # freedom fall to 2-4: there are only 3-5 attacks per pair, and which model
 # resists best depends strongly on the attack (a large model x attack
 # interaction).  A claim like "model A is more robust than model B" that is
@@ -101,6 +115,7 @@ ax = plot_contrasts(res_jb, title="JailbreakBench, attacks and categories as uni
 mp = mixrank.load_dataset("multiprompt")
 bbh = mp[mp["benchmark"] == "BBH"]
 print(bbh.shape, bbh["model"].nunique(), "models,", bbh["subject"].nunique(), "tasks")
+assert (bbh["model"].nunique(), bbh["subject"].nunique()) == (11, 15)
 print(bbh.groupby("subject")["prompt"].nunique().describe().to_string())
 
 # %%
@@ -122,17 +137,24 @@ ranks["interval"] = ranks["rank_lower"].astype(str) + "-" + ranks["rank_upper"].
 print(ranks.pivot_table(index="model", columns="unit", values="interval", aggfunc="first")
       .loc[bbh_fits["cells"].rank_intervals()["model"]].to_string())
 
+width = ranks["rank_upper"] - ranks["rank_lower"]
+assert (bbh_fits["cells"].rank_intervals()["n"] == 2615).all()
+assert (width[ranks["unit"] == "cells"] == 0).all()
+assert (width[ranks["unit"] == "tasks"] >= 2).mean() > 0.5
+
 # %%
 # With 2,615 template x task cells per model every model gets a single rank.
 # That precision is an artefact: the cells of one task share the task's
 # difficulty for each model, and with the 15 tasks as units most models'
-# rank intervals span several places.
+# rank intervals span several places (three or more).
 
 # %%
 vc = bbh_fits["tasks + templates"].variance_components()
 print(vc.groupby("group")["share"].describe()[["mean", "min", "max"]].round(3).to_string())
 de = bbh_fits["tasks + templates"].design_effect()
 print(de["design_effect"].describe().round(1).to_string())
+share = vc.groupby("group")["share"].mean()
+assert share.idxmax() == "subject" and share["prompt"] < 0.05
 
 # %%
 # The task term carries the largest share of the variance of the differences; the

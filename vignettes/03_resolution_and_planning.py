@@ -50,6 +50,7 @@ print(f"McNemar (Connor)  = {n_star(p_a=0.65, p_b=0.60, rho=0.3, method='connor'
 
 # %%
 print(f"shortcut: {shortcut_n(0.65, 0.60, rho=0.3):.1f} = {shortcut_n(0.65, 0.60, rho=0.3) / ns:.3f} N*")
+assert 0.45 < shortcut_n(0.65, 0.60, rho=0.3) / ns < 0.55      # "about half of N*"
 calculator_audit(0.65, 0.60, rho=0.3)[["method", "n", "ratio_to_n_star"]]
 
 # %%
@@ -76,7 +77,11 @@ df = df[df["prompt"] == "default"]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # singular fits are legal; see vignette 1
     res = mixrank.fit("correct ~ model + (1|subject)", df)
-verdicts = res.resolution(columns="all")   # the default view has the 13 main columns
+verdicts = res.resolution(columns="all")   # the default view has the main columns
+assert (df["model"].nunique(), df["question"].nunique(), df["subject"].nunique()) == (25, 2788, 9)
+assert len(verdicts) == 24                                    # the adjacent pairs
+for paradigm in ("multiplicity", "anytime", "cluster"):       # a stress never resolves more
+    assert (verdicts["resolved"] | ~verdicts[f"resolved_{paradigm}"]).all(), paradigm
 for paradigm, text in verdicts.attrs["mixrank"]["unresolved"].items():
     print(f"{paradigm:>13}: {text}")
 verdicts[["model_a", "model_b", "estimate", "n", "n_star", "q", "resolved",
@@ -187,8 +192,9 @@ print(rand[["model_a", "model_b", "variance_ratio", "variance_ratio_median",
 # sits beside the Wald one:
 
 # %%
-pair_audit(res, top=6, rng=1)[["model_a", "model_b", "estimate", "rho", "n_star",
-                                "shortcut_ratio", "n_star_bootstrap"]]
+audit = pair_audit(res, top=6, rng=1)
+assert audit["shortcut_ratio"].between(0.45, 0.55).all()      # "by about half"
+audit[["model_a", "model_b", "estimate", "rho", "n_star", "shortcut_ratio", "n_star_bootstrap"]]
 
 # %%
 # Planning a design
@@ -205,12 +211,14 @@ plan = res.plan(0.02)
 meta = plan.attrs["mixrank"]
 print(f"components of {meta['model_a']} - {meta['model_b']}: {meta['components']}")
 print(f"variance formula: {meta['variance_formula']}")
+by_questions = plan[plan["vary"] == "questions"]
+assert by_questions["unreachable"].all() and not plan[plan["vary"] == "subjects"]["unreachable"].any()
 plan  # noqa: B018 (a displayed value, as in a notebook)
 
 # %%
 # Adding questions to the nine topics soon stops helping: the topic
-# component `sigma_subject^2 / T` does not shrink with Q, so a 2-point gap
-# may be *unreachable* by questions alone; more topics are needed.
+# component `sigma_subject^2 / T` does not shrink with Q, so here the 2-point
+# gap is *unreachable* by questions alone; more topics reach it.
 # A specific pair and target:
 
 # %%

@@ -26,6 +26,7 @@ from mixrank.report.plots_ranks import plot_rank_intervals
 humans = mixrank.load_dataset("chembench_humans")
 print(humans.shape)
 print(humans.isna().sum().to_string())
+assert int(humans["subject"].isna().sum()) == 239      # the prose below, checked
 
 # %%
 # The human study
@@ -46,6 +47,7 @@ print(humans["subject"].value_counts().to_string())
 print(humans.groupby("prompt")["question"].nunique().to_string())
 both = humans.groupby("question")["prompt"].nunique()
 print("questions asked both with and without tools:", int((both > 1).sum()))
+assert int((both > 1).sum()) == 0
 
 # %%
 # Each question was posed either with tools (`tool`) or without (`notool`),
@@ -71,6 +73,11 @@ bal[~bal["complete"]].sort_values("n").head(8)
 hranks = hres.rank_intervals()
 ax = plot_rank_intervals(hranks, title="ChemBench chemists: rank intervals (topics as units)")
 print(hranks[["model", "estimate", "rank", "rank_lower", "rank_upper", "n"]].to_string(index=False))
+per_chemist = humans.groupby("model")["question"].nunique()
+assert len(per_chemist) == 20 and per_chemist.max() - per_chemist.min() == 20
+assert per_chemist.between(225, 250).all() and humans["subject"].nunique() == 9  # 8 + "(no topic)"
+width = hranks["rank_upper"] - hranks["rank_lower"] + 1
+assert (width >= 15).mean() > 0.5                     # "most span nearly the whole range"
 
 # %%
 # About 250 questions in nine topics per chemist are far too few to order
@@ -122,11 +129,12 @@ def contrasts(data, estimand):
     return r, r.contrasts().set_index(["model_a", "model_b"])["estimate"]
 
 
-table = {}
+table, fits = {}, {}
 for est in ("gls", "cells", "units"):
     _, table[f"{est}_complete"] = contrasts(full, est)
-    fit_partial, table[f"{est}_partial"] = contrasts(partial, est)
+    fits[est], table[f"{est}_partial"] = contrasts(partial, est)
 table = pd.DataFrame(table)
+fit_partial = fits["cells"]            # the leaderboard's estimand: means over cells
 # the plain means of each model's own cells (the old leaderboard) and the default scores,
 # which put every model on the union of cells (docs/methods.md §11)
 scores = fit_partial.model_scores(scoring="plain").set_index("model")["estimate"]
@@ -148,6 +156,10 @@ shift["adjusted_gap"] = table["adjusted_gap_partial"] - table["cells_complete"]
 shift["with_gpt-4o"] = ["gpt-4o" in k for k in shift.index]
 print(shift.round(4).to_string())
 print(shift.abs().groupby("with_gpt-4o").mean().round(4).to_string())
+moved = shift.abs().groupby("with_gpt-4o").mean()
+assert len(models) == 5 and (table["units_complete"] - table["cells_complete"]).abs().max() > 0.01
+for col in ("gls", "cells", "units", "leaderboard_gap"):   # the hole matters for gpt-4o's pairs
+    assert moved.loc[True, col] > moved.loc[False, col], col
 
 # %%
 # Random missingness moves every estimate a little.  The hole in one topic

@@ -45,6 +45,14 @@ print("items whose correctness differs across the five runs:",
 # %%
 classical = reliable_change(runs, before={"sample": [0, 1]}, after={"sample": [2, 3]}, sem="pooled")
 print(classical.summary())
+# the prose below, checked
+cs = classical.summary()
+shares_pooled = cs.classes.query("subset == 'all'").set_index("class")["share"]
+greedy_flips = float((wide[0] != wide[2]).mean())
+assert shares_pooled["floor_ceiling"] > 0.5                       # most items
+changed = shares_pooled["improved"] + shares_pooled["deteriorated"]
+assert 0.14 < changed < 0.16 and changed > greedy_flips > 0.09    # 15% vs the 10%
+assert 1.96 * cs.s_diff < 0.5
 
 # %%
 # Most items are at floor or ceiling in both versions (always or never
@@ -74,6 +82,10 @@ for w in caught:
     print(f"[{w.category.__name__}] {w.message}")
 summary = rc.summary()
 print(summary)
+item = summary.classes.query("subset == 'all'").set_index(["method", "class"])["n"]
+assert item.loc[:, "improved"].sum() + item.loc[:, "deteriorated"].sum() == 0
+assert abs(summary.min_p_value - 1 / 3) < 1e-12                   # 0/2 -> 2/2: p = 1/3
+assert summary.eb["tau2"] == 0
 
 # %%
 shares = pd.concat([summary.classes.assign(error_model="item"),
@@ -124,7 +136,9 @@ rc.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
 # many of them:
 
 # %%
-classical.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
+greedy = classical.vs_greedy(runs, before={"sample": [0]}, after={"sample": [2]})
+assert int(greedy.set_index("outcome").loc["agree_change", "n"]) > 50   # "many of them"
+greedy  # noqa: B018 (a displayed value, as in a notebook)
 
 # %%
 # Before reading item-level changes between two model versions, re-run each

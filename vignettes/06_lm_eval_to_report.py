@@ -78,6 +78,11 @@ with warnings.catch_warnings(record=True) as caught:
     res = mixrank.fit("correct ~ model + (1|subject)", data)
 for w in caught:
     print(f"[{w.category.__name__}] {w.message}")
+# the prose above, checked: four tasks; one ARC-Easy document run for one model only
+sizes = data.groupby(["model", "subject"]).size().unstack()
+assert data["subject"].nunique() == 4 and (sizes.max() - sizes.min()).to_dict().get("arc_easy") == 1
+assert int(res.diagnostics()[["only_a", "only_b"]].to_numpy().sum()) == 1
+assert not res.resolution()["resolved_all"].any()                    # unresolved verdicts
 res.contrasts()[["model_a", "model_b", "estimate", "std_error", "df", "p_value", "n"]]
 
 # %%
@@ -93,6 +98,7 @@ report = write_report(res, out_dir / "report.html", title="lm-eval fixture: pyth
 text = report.read_text(encoding="utf-8")
 print(f"wrote {report} ({len(text) / 1024:.0f} KiB, {text.count('data-plot=')} plots)")
 print("sections omitted:", text.count('class="omitted"'))
+assert "<script" not in text and "<link" not in text          # self-contained, no scripts
 
 # %%
 # The page is self-contained (inline CSS, plots as embedded PNG, no scripts)

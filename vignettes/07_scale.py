@@ -54,6 +54,7 @@ FORMULA = "correct ~ model + (1|subject) + (1|subject:question) + (1|prompt)"
 
 df = mixrank.simulate(8, 12, 30, 4, samples=5, rng=2026)
 print(df.shape)
+assert df.shape[0] == 57_600 and df["model"].nunique() == 8   # the prose below, checked
 df.head()
 
 # %%
@@ -104,6 +105,7 @@ with warnings.catch_warnings():
                            backend_options={"memory_limit": "512MB", "threads": 2})
 cells = aggregate_cells(folder, FORMULA, backend="duckdb", replicate="sample")
 print(f"{cells.n_rows:,} rows -> {len(cells):,} (model, cell) groups")
+assert (cells.n_rows, len(cells)) == (57_600, 11_520)
 
 # %%
 # `aggregate_cells` is the aggregation step on its own: the engine sees 11,520
@@ -164,6 +166,7 @@ for name, res in [("duckdb", res_duck), ("dask", res_dask)]:
     rel = diff / np.abs(ref.contrasts()[cols].to_numpy())
     print(f"{name:>6} vs pandas: max relative difference {rel.max():.1e}; rank intervals equal: "
           f"{res.rank_intervals().equals(ref.rank_intervals())}")
+    assert rel.max() < 1e-8 and res.rank_intervals().equals(ref.rank_intervals())   # the same
 
 # %%
 # The contrasts of the Dask fit, drawn as the report draws them:

@@ -40,14 +40,17 @@ with warnings.catch_warnings():
 #
 # `std_error` is the standard error of the model's score when topics are
 # the unit of inference; `iid_std_error` is `sd / sqrt(n)` over the
-# questions.  Their squared ratio is the design effect: how many times
+# questions.  Their squared ratio, `variance_ratio`, is how many times
 # larger the variance really is than the iid formula says.
 
 # %%
 scores = res.model_scores().sort_values("estimate", ascending=False)
 print(scores.attrs["mixrank"]["df_method"], "| unit:", scores.attrs["mixrank"]["unit"])
-scores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df", "ci_lower",
+scores[["model", "estimate", "std_error", "iid_std_error", "variance_ratio", "df", "ci_lower",
         "ci_upper", "n"]]
+
+wider = (scores["ci_upper"] - scores["ci_lower"]) / (2 * 1.96 * scores["iid_std_error"])
+assert scores["df"].between(1.9, 2.1).all() and (wider > 5).all()   # the prose below, checked
 
 # %%
 # With 9 topics of very unequal sizes (40 to 1,001 questions) the
@@ -71,6 +74,7 @@ cells = scores.set_index("model")[["estimate", "std_error"]]
 gls = res.model_scores(estimand="gls").set_index("model")[["estimate", "std_error"]]
 both = cells.add_suffix("_cells").join(gls.add_suffix("_gls")).loc[gls.index]
 print(both.to_string(float_format=lambda x: f"{x:.4f}"))
+assert round(100 * (both["estimate_cells"] - both["estimate_gls"]).abs().max()) == 14
 
 # %%
 # They differ by up to 14 points here: ChemBench's topics have very unequal
@@ -85,17 +89,24 @@ print(both.to_string(float_format=lambda x: f"{x:.4f}"))
 # A model's own interval is not the right tool to compare two models: the
 # paired contrasts are far more precise because each topic's difficulty
 # cancels in the difference.  With 28 pairs, some "significant" p-values
-# are expected by chance; `contrasts()` reports `p_adjusted` (Holm by
-# default) beside `p_value`.
+# are expected by chance; `contrasts()` reports `p_adjusted` beside
+# `p_value` (by default the step-down over the topics' sign flips here,
+# docs/defaults.md; `adjust="holm"` for Holm).
 
 # %%
 con = res.contrasts()
+assert len(con) == 28 and con.attrs["mixrank"]["adjust"] == "stepdown"
 print(f"p_value < 0.05: {(con['p_value'] < 0.05).sum()} of {len(con)} pairs; "
       f"Holm-adjusted: {(con['p_adjusted'] < 0.05).sum()}")
 maxt = res.contrasts(adjust="maxt", rng=1)
 print(f"max-t adjusted: {(maxt['p_adjusted'] < 0.05).sum()}; simultaneous critical value "
       f"{maxt.attrs['mixrank']['critical_value_t']:.3f} (t scale, from "
       f"{maxt.attrs['mixrank']['flips']} sign flips of the topics)")
+# narrower than Bonferroni's: the t quantile at 0.05 / 56 with each pair's own df
+from scipy import stats  # noqa: E402
+
+bonferroni = stats.t.ppf(1 - 0.05 / 56, res.contrasts(adjust="none", ci="t")["df"])
+assert (bonferroni > maxt.attrs["mixrank"]["critical_value_t"]).all()
 maxt[["model_a", "model_b", "estimate", "p_value", "p_adjusted", "ci_lower", "ci_upper"]].head(8)
 
 # %%
@@ -111,7 +122,7 @@ maxt[["model_a", "model_b", "estimate", "p_value", "p_adjusted", "ci_lower", "ci
 # How likely is each model to be the best?
 # ----------------------------------------
 #
-# From the same Gaussian draws, `rank_probabilities()` gives each model's
+# From random draws of the fitted contrasts, `rank_probabilities()` gives each model's
 # probability of every rank.  It describes the uncertainty of the ranking
 # given the fitted contrasts; for intervals with a coverage guarantee use
 # `rank_intervals()`.
@@ -137,4 +148,4 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)
     jres = mixrank.fit("correct ~ model + (1|subject) + (1|prompt)", jb)
 jscores = jres.model_scores().sort_values("estimate", ascending=False)
-jscores[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df", "n"]]
+jscores[["model", "estimate", "std_error", "iid_std_error", "variance_ratio", "df", "n"]]

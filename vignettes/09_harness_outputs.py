@@ -73,6 +73,7 @@ for f in sorted((GEN / "lighteval" / "results").rglob("results_*.json")):
     for task, values in blob["results"].items():
         model = blob["config_general"]["model_name"]
         print(f"{model} {task}: lighteval {values['acc']:.4f}  mixrank {ours[(model, task)]:.4f}")
+        assert abs(values["acc"] - ours[(model, task)]) < 1e-12   # the harness's number back
 
 # %%
 # The left side of the formula names the metric
@@ -90,6 +91,8 @@ with warnings.catch_warnings():
     acc_norm = mixrank.fit("acc_norm ~ model + (1|subject)", GEN / "lm_eval")
 print(acc.contrasts()[["model_a", "model_b", "estimate", "std_error", "df"]])
 print(acc_norm.contrasts()[["model_a", "model_b", "estimate", "std_error", "df"]])
+assert acc.frame.spec.response == "acc" and acc_norm.frame.spec.response == "acc_norm"
+assert (acc.frame.scores != acc_norm.frame.scores).any()     # two metrics, two sets of scores
 
 # %%
 # Repeated samples (Inspect epochs, HELM train trials) are replicates of a

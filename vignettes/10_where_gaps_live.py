@@ -45,6 +45,7 @@ chem = mixrank.load_dataset("chembench")
 chem = chem[(chem["prompt"] == "default") & chem["model"].isin(
     ["o1", "gpt-4o", "claude3.5", "llama3-70b-instruct"])]
 res_c = mixrank.fit("correct ~ model * subject", chem)
+assert (chem["question"].nunique(), chem["subject"].nunique()) == (2788, 9)   # the prose, checked
 print(res_c.frame.spec.d_formula, "|", len(res_c.pairs), "pairs")
 res_c.anova(adjust="holm")
 
@@ -91,14 +92,17 @@ jb = mixrank.load_dataset("jailbreakbench")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)   # boundary fits are legal
     res_j = mixrank.fit("correct ~ model * prompt + (1|subject)", jb)
-res_j.anova(adjust="holm")[["model_a", "model_b", "term", "F", "num_df", "den_df", "p_value",
-                            "p_adjusted"]]
+attack = res_j.anova(adjust="holm")
+assert (attack["p_adjusted"] < 1e-6).all()           # "every pair's gap depends strongly"
+attack[["model_a", "model_b", "term", "F", "num_df", "den_df", "p_value", "p_adjusted"]]
 
 # %%
 # Every pair's gap depends strongly on the attack.  The gaps per attack:
 
 # %%
 gaps = res_j.contrasts(by="prompt")
+missing = gaps["estimate"].isna()
+assert missing.any() and (gaps.loc[missing, "note"] != "").all()   # NaN rows say why
 gaps[["model_a", "model_b", "prompt", "estimate", "ci_lower", "ci_upper", "df", "n", "note"]]
 
 # %%

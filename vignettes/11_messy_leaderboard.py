@@ -48,9 +48,10 @@ print(df.groupby(["model", "prompt"]).size().unstack().to_string())
 # every model has the same cells; otherwise `model_scores()` puts every model
 # on the union of cells, adjusted for those it lacks, and `scoring="plain"`
 # gives the plain means: docs/methods.md §11), and each contrast the plain
-# mean difference over the cells a pair shares (`estimand="cells"`); the standard errors and Satterthwaite df still come
-# from the mixed model at the formula's unit (here the topic). lme4's fixed
-# effect stays available as `estimand="gls"`.
+# mean difference over the cells a pair shares (`estimand="cells"`); the
+# standard errors and df are taken at the formula's unit (here the topic: the
+# cluster-robust CR2 standard error with Bell–McCaffrey df, docs/defaults.md).
+# lme4's fixed effect stays available as `estimand="gls"`.
 
 # %%
 default = df[df["prompt"] == "default"]
@@ -63,6 +64,8 @@ leaderboard = default.groupby("model")["correct"].mean()
 print("estimand:", scores.attrs["mixrank"]["estimand"])
 print("largest |score - leaderboard mean|:",
       float(np.max(np.abs(scores.loc[leaderboard.index, "estimate"] - leaderboard))))
+assert float(np.max(np.abs(scores.loc[leaderboard.index, "estimate"] - leaderboard))) < 1e-12
+assert res.contrasts().attrs["mixrank"]["df_method"] == "CR2 at 'subject', Bell-McCaffrey df"
 gls = res.model_scores(estimand="gls").set_index("model")["estimate"]
 scores.assign(gls=gls)[["estimate", "gls", "std_error", "df", "ci_lower", "ci_upper"]]
 
@@ -80,6 +83,7 @@ ax = plot_model_scores(res.model_scores(), title="ChemBench: scores at the topic
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.MixrankWarning)
     verdicts = res.resolution()
+assert (verdicts["estimate"] > 0).all()                # better model first, every row
 verdicts[["model_a", "model_b", "estimate", "q", "resolved", "resolved_cluster"]]
 
 # %%
@@ -99,6 +103,9 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     weak = mixrank.fit("correct ~ model + (1|subject)", three, pairs=[("gpt-4o", "claude3.5")])
 show(caught)
+weak_warnings = [w for w in caught if issubclass(w.category, mixrank.WeakDesignWarning)]
+assert len(weak_warnings) == 1 and "(1|subject) has 3 level" in str(weak_warnings[0].message)
+assert 1.5 < float(weak.contrasts()["df"].iloc[0]) < 2.5     # "about 2"
 weak.contrasts()[["model_a", "model_b", "estimate", "df", "ci_lower", "ci_upper", "p_value"]]
 
 # %%
@@ -120,6 +127,9 @@ with warnings.catch_warnings(record=True) as caught:
 show(caught)
 c = messy.contrasts()
 print(f"{int(c['estimate'].isna().sum())} of {len(c)} pairs not estimable")
+naming = [w for w in caught if all(m in str(w.message) for m in one_mode)]
+assert len(naming) == 1                                # one warning names every affected model
+assert any(issubclass(w.category, mixrank.WeakDesignWarning) for w in caught)
 c[c["estimate"].isna()][["model_a", "model_b", "n", "note"]].head(3)
 
 # %%
@@ -131,6 +141,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.MixrankWarning)
     ranks = messy.rank_intervals()
 print("left out:", ranks.attrs["mixrank"]["left_out"])
+assert sorted(ranks.attrs["mixrank"]["left_out"]) == sorted(one_mode)
 ranks  # noqa: B018 (a displayed value, as in a notebook)
 
 # %%
@@ -144,6 +155,7 @@ with warnings.catch_warnings(record=True) as caught:
                           control=mixrank.Control(small_sample="ignore"))
 show(caught)
 print(dropped.models)
+assert sorted(dropped.models) == sorted(two_modes)
 
 # %%
 # 4. Say what was done

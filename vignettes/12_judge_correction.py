@@ -51,6 +51,12 @@ data = tq[tq["judge_name"] == "Llama-7B"][["model", "question", "judge", "gold"]
 data = data.reset_index(drop=True)
 by_model = data.groupby("model")[["judge", "gold"]].mean()
 by_model["judge_minus_gold"] = by_model["judge"] - by_model["gold"]
+# the prose around, checked (the gallery build fails if they drift apart)
+assert round(100 * agree["Llama-7B"]) == 86
+chat = by_model.index.str.contains("chat")
+assert by_model.loc[chat, "judge_minus_gold"].mean() > 0.1 > by_model.loc[~chat, "judge_minus_gold"].mean()
+per_model = data.groupby("model")["question"].nunique()
+assert data["question"].nunique() == 400 and per_model.min() == 395
 by_model.round(3)
 
 # %% [markdown]
@@ -78,6 +84,7 @@ def with_labels(share: float, seed: int) -> pd.DataFrame:
 
 
 res = mixrank.fit("judge ~ model", with_labels(0.10, seed=1), gold="human")
+assert res.model_scores()["n_labelled"].max() == 40             # 10% of 400
 board = res.model_scores().set_index("model")[["estimate", "ci_lower", "ci_upper", "lam"]]
 board.insert(0, "judge_only", judge_only["estimate"])
 board["truth"] = truth["estimate"]
@@ -109,6 +116,7 @@ cover = pd.DataFrame({"coverage": pd.concat(hits, axis=1).mean(axis=1),
                       "width_10pct_labels": pd.concat(widths, axis=1).mean(axis=1),
                       "width_all_labels": truth["ci_upper"] - truth["ci_lower"]})
 print(f"mean coverage {cover['coverage'].mean():.3f} over {len(hits)} draws x 9 models")
+assert len(hits) == 60
 cover.round(3)
 
 # %% [markdown]
@@ -119,6 +127,7 @@ jo = judge_only.loc[truth.index]
 print("judge-only intervals containing the human score:",
       int(((jo["ci_lower"] <= truth["estimate"]) & (truth["estimate"] <= jo["ci_upper"])).sum()),
       "of", len(jo))
+assert ((jo["ci_lower"] <= truth["estimate"]) & (truth["estimate"] <= jo["ci_upper"])).sum() < len(jo)
 
 # %% [markdown]
 # ## Judge diagnostics
@@ -172,6 +181,8 @@ h_truth = mixrank.fit("gold ~ model", stories.drop(columns="judge")).model_score
 h_board = h_res.model_scores().set_index("model")[["judge_estimate", "estimate", "ci_lower",
                                                    "ci_upper", "lam"]]
 h_board["all_humans"] = h_truth.set_index("model")["estimate"]
+assert (stories["model"].nunique(), stories["question"].nunique(), len(rated)) == (11, 96, 20)
+assert 1.1 < h_board["judge_estimate"].median() < 1.5 and 2.7 < h_board["all_humans"].median() < 3.3
 h_board.sort_values("all_humans", ascending=False).round(2)
 
 # %%

@@ -45,6 +45,9 @@ votes.head()
 # %%
 res = mixrank.arena(votes)
 print(res.summary())
+# the prose around, checked (the gallery build fails if they drift apart)
+assert votes["question_id"].value_counts().eq(1).mean() > 0.99 and "question_id" in res.notes[0]
+assert len(res.models) == 20
 
 # %% [markdown]
 # **What an interval means.**  A score's 95% interval covers the score the
@@ -62,6 +65,9 @@ boot = mixrank.arena(votes, se="bootstrap", draws=300, rng=1, cluster=False)
 cmp = res.model_scores().set_index("model")[["estimate", "ci_lower", "ci_upper"]]
 cmp["boot_lower"] = boot.model_scores().set_index("model")["ci_lower"]
 cmp["boot_upper"] = boot.model_scores().set_index("model")["ci_upper"]
+moved = (cmp[["boot_lower", "boot_upper"]].to_numpy()
+         - cmp[["ci_lower", "ci_upper"]].to_numpy())
+assert abs(moved).max() < 0.2 * (cmp["ci_upper"] - cmp["ci_lower"]).mean()   # MC error only
 cmp.sort_values("estimate", ascending=False).round(1).head(8)
 
 # %%
@@ -94,6 +100,9 @@ pos = mixrank.arena(votes, position=True).covariates()
 print(pos.round(4).to_string(index=False))
 g35 = mixrank.arena(votes, "winner_gpt35 ~ 1", position=True).covariates()
 print(g35.round(3).to_string(index=False))
+decisive = votes[votes["winner_gpt35"].isin(["model_a", "model_b"])]
+assert pos["p_value"].iloc[0] > 0.05 and g35["p_value"].iloc[0] < 1e-6
+assert round(100 * (decisive["winner_gpt35"] == "model_a").mean()) == 86
 
 # %% [markdown]
 # ## 1,000 human votes plus three LLM judges
@@ -136,6 +145,7 @@ width = {name: float((r["rank_upper"] - r["rank_lower"] + 1).mean())
          for name, r in (("human only", human_1k.rank_intervals(coverage="simultaneous")),
                          ("corrected", pp.rank_intervals(coverage="simultaneous")))}
 print({k: round(v, 2) for k, v in width.items()})
+assert width["corrected"] < width["human only"]
 
 # %% [markdown]
 # ## Which adjacent pairs are unresolved, and a sequential arena

@@ -28,6 +28,7 @@ from mixrank.subset.validation import leave_one_out, loo_summary
 
 data = mixrank.load_dataset("chembench").query("prompt == 'default'")
 print(data["model"].nunique(), "systems x", data["question"].nunique(), "questions")
+assert (data["model"].nunique(), data["question"].nunique()) == (25, 2788)   # the prose, checked
 
 # %%
 # One new model
@@ -45,6 +46,7 @@ print(sel.groupby("stratum").agg(N_h=("stratum_size", "first"), n_h=("stratum_n"
       .head(8))
 new = data[(data["model"] == "gpt-4o") & data["question"].isin(sel["question"])]
 res = mixrank.subset_score(ref, new, selection=sel)
+assert len(sel) == 100 and ref["model"].nunique() == 24 and len(new) == 100
 print("true full score:", round(data.loc[data.model == "gpt-4o", "correct"].mean(), 4))
 res.scores()[["method", "estimate", "std_error", "ci_lower", "ci_upper"]]
 
@@ -65,6 +67,7 @@ res.rank_intervals()
 
 # %%
 loo = leave_one_out(data, 100, seeds=5, rng=7)
+assert loo["model"].nunique() == 25 and loo["seed"].nunique() == 5
 loo_summary(loo)
 
 # %%

@@ -1,10 +1,13 @@
 """Sphinx extension of the mixrank site: the API and CLI reference pages, written from the
 code at every build so that new exports and subcommands join the site without edits.
 
-* ``api/``: one page per name in ``mixrank.__all__`` (function, class with every
-  accessor, exception, module, data), grouped on ``api/index`` by pipeline stage (the
-  stage of the subpackage that defines the name, in the order of
-  ``tests/test_import_graph.py``'s STAGES);
+* ``api/``: one page per name in ``mixrank.__all__`` and ``mixrank.report.__all__``
+  (function, class with every accessor -- its methods first, its helpers last --,
+  exception, module, data), listed on ``api/index`` with their one-line summaries
+  (autosummary), grouped by task (TASK_SECTIONS; a name not listed there by the pipeline
+  stage of the subpackage that defines it);
+* numpydoc validates every documented docstring (``numpydoc_validation_checks`` in
+  ``conf.py``; :func:`validate_api` runs the same checks without a build);
 * ``cli/``: one page per subcommand of ``mixrank.cli.build_parser()``, its help text as
   argparse prints it, and ``cli/index`` with the top-level help;
 * every User guide page (``docs/*.md``) gets, under its title, a note with the defaults
@@ -28,8 +31,31 @@ import re
 import types
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any
 
-#: Section of the API reference for each top-level module or subpackage, in stage order.
+#: Sections of the API reference by task, in page order: the public names of each.  A name
+#: not listed falls back to its pipeline stage's section (STAGE_SECTIONS), so a new export
+#: joins the index without an edit here.
+TASK_SECTIONS: list[tuple[str, tuple[str, ...]]] = [
+    ("Fit", ("fit", "Control", "GlmmControl", "parse", "build_frame", "pass_at_k")),
+    ("Results", ("FitResult", "GlmmResult", "GlmmByResult", "GlmmSlopeResult", "Summary",
+                 "GlmmSummary", "PairFit", "WeakTerm", "Spec", "RandomTerm", "Frame")),
+    ("Arena leaderboards", ("arena", "ArenaResult", "ArenaMonitor", "battles_from_scores",
+                            "read_battles")),
+    ("Judge-corrected scores", ("JudgeResult", "plan_labels")),
+    ("Subset scoring", ("subset_score", "select_items", "item_diagnostics", "SubsetResult")),
+    ("Design and power", ("power", "n_star", "mde", "sigma_d", "power_summary", "monitor",
+                          "simulate")),
+    ("Classic paired tests and multiplicity", ("mcnemar", "paired_t", "wilcoxon",
+                                               "paired_bootstrap", "sign_flip",
+                                               "effect_sizes", "adjust")),
+    ("Reliable change", ("reliable_change", "ReliableChange", "ReliableChangeSummary")),
+    ("Readers", ("read", "read_wide")),
+    ("Datasets", ("load_example", "load_dataset", "list_datasets")),
+]
+
+#: Section of the API reference for each top-level module or subpackage, in stage order
+#: (the fallback of a name no task section lists).
 STAGE_SECTIONS: list[tuple[str, tuple[str, ...]]] = [
     ("Fitting: the entry points", ("fit", "fit_binomial", "fit_fixed")),
     ("Formula", ("formula",)),
@@ -45,6 +71,18 @@ STAGE_SECTIONS: list[tuple[str, tuple[str, ...]]] = [
     ("Package", ("_version", "_util", "_progress", "_deprecate")),
 ]
 OTHER = "Other"
+
+#: A result class's accessors in the order its page shows them (the questions users ask
+#: first); the rest follow alphabetically, then HELPERS (building blocks of the result
+#: types, public for extensions), last.
+FIRST = ("contrasts", "model_scores", "rank_intervals", "resolution", "summary",
+         "variance_components", "design_effect", "anova", "plan", "sensitivity",
+         "rank_probabilities", "diagnostics", "fixed_effects", "pass_at_k", "judge", "scores",
+         "leaderboards", "agreement", "covariates", "models", "n_battles")
+HELPERS = ("judged_pairs", "inference_pairs", "score_group_fits", "estimable_part", "pair",
+           "weak_terms", "df_label", "contrast_row", "contrast_covariance",
+           "effective_labels", "unit_levels", "unit_of_inference", "supported_options",
+           "check_option")
 
 
 def _write(path: Path, text: str) -> None:
@@ -67,11 +105,62 @@ def _top(obj: object, name: str) -> str:
 
 
 def section_of(obj: object, name: str) -> str:
-    """The API index section of a public name: its stage's, or ``mixrank.<subpackage>``
-    for a subpackage not in STAGE_SECTIONS yet (so a new one needs no edit here)."""
+    """The API index section of a public name: its task's (TASK_SECTIONS); else its
+    stage's, or ``mixrank.<subpackage>`` for a subpackage not in STAGE_SECTIONS yet (so a
+    new one needs no edit here)."""
+    task = next((title for title, names in TASK_SECTIONS if name in names), None)
+    if task:
+        return task
+    if inspect.isclass(obj) and issubclass(obj, BaseException):
+        return "Errors and warnings"
     top = _top(obj, name)
     found = next((title for title, tops in STAGE_SECTIONS if top in tops), None)
     return found or (f"mixrank.{top}" if top else OTHER)
+
+
+def built_by_mixrank(obj: object) -> bool:
+    """A public class that mixrank builds and hands to the user (a result, a frame, a parsed
+    formula, a summary, an error): documented by its attributes and methods, not by its
+    constructor (whose fields are internals)."""
+    if not inspect.isclass(obj) or not (obj.__module__ or "").startswith("mixrank"):
+        return False
+    if issubclass(obj, BaseException):
+        return True
+    return obj.__name__ not in ("Control", "GlmmControl", "ArenaMonitor")
+
+
+def accessors(cls: type) -> list[tuple[str, str]]:
+    """``(name, directive)`` of every public method and property of ``cls`` (inherited ones
+    too), in page order: FIRST, then alphabetical, then HELPERS."""
+    found = []
+    for name, raw in inspect.getmembers(cls):
+        if name.startswith("_"):
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if isinstance(attr, (property, functools.cached_property)):
+            found.append((name, "autoproperty"))
+        elif inspect.isroutine(raw) and getattr(raw, "__module__", "").startswith("mixrank"):
+            found.append((name, "automethod"))
+
+    def key(item: tuple[str, str]) -> tuple[int, int, str]:
+        name = item[0]
+        if name in FIRST:
+            return (0, FIRST.index(name), name)
+        return (2, HELPERS.index(name), name) if name in HELPERS else (1, 0, name)
+
+    return sorted(found, key=key)
+
+
+def _class_page(head: str, full: str, obj: type) -> str:
+    members = accessors(obj)
+    text = head + f".. autoclass:: {full}\n"
+    if not built_by_mixrank(obj):
+        text += "   :show-inheritance:\n"
+    if not members:
+        return text
+    text += ("\n.. rubric:: Methods and properties\n\n.. autosummary::\n   :nosignatures:\n\n"
+             + "".join(f"   ~{full}.{m}\n" for m, _ in members) + "\n")
+    return text + "".join(f".. {how}:: {full}.{m}\n\n" for m, how in members)
 
 
 def _api_page(name: str, obj: object) -> str:
@@ -86,15 +175,20 @@ def _api_page(name: str, obj: object) -> str:
     if inspect.isclass(obj) and issubclass(obj, BaseException):
         return head + f".. autoexception:: {full}\n   :show-inheritance:\n"
     if inspect.isclass(obj):
-        return (head + f".. autoclass:: {full}\n   :members:\n   :undoc-members:\n"
-                + "   :inherited-members:\n   :show-inheritance:\n")
+        return _class_page(head, full, obj)
     if callable(obj):
         return head + f".. autofunction:: {full}\n"
     return head + f".. autodata:: {full}\n"
 
 
 #: Subpackages whose own ``__all__`` is documented too (as ``mixrank.<sub>.<name>``).
-SUBPACKAGES = {"report": "Report: the HTML page and the plots"}
+SUBPACKAGES = {"report": "Plots and the report"}
+
+
+def _task_rank(title: str, name: str) -> tuple[int, str]:
+    names = next((n for t, n in TASK_SECTIONS if t == title), ())
+    base = name.split(".")[-1]
+    return (names.index(base), name) if base in names else (len(names), name.lower())
 
 
 def write_api(src: Path) -> list[str]:
@@ -117,19 +211,30 @@ def write_api(src: Path) -> list[str]:
             groups.setdefault(title, []).append(page)
             _write(out / f"{page}.rst", _api_page(page, getattr(module, name)))
             pages.add(page)
-    order = [t for t, _ in STAGE_SECTIONS] + list(SUBPACKAGES.values())
+    order = [t for t, _ in TASK_SECTIONS] + [t for t, _ in STAGE_SECTIONS]
+    order += list(SUBPACKAGES.values())
+    order = list(dict.fromkeys(order))
     order += sorted(set(groups) - set(order) - {OTHER}) + [OTHER]
     index = [_title("API reference"), "",
-             "Every public name of ``mixrank`` (``mixrank.__all__``), generated from its "
-             "docstring at build time and grouped by the pipeline stage that defines it "
-             "(formula -> frame -> engine -> results -> inference/design -> report/cli). "
-             "Result classes list all their accessors.", ""]
+             "Every public name of ``mixrank`` (``mixrank.__all__``) and of ``mixrank.report``, "
+             "grouped by task, with the first line of its docstring; each page is generated "
+             "from the docstring at build time. A result class's page lists its methods "
+             "first (the questions it answers), its building blocks last.", "",
+             f"The version documented here: ``{mixrank.__version__}``.", ""]
     for title in order:
         names = groups.get(title)
         if not names:
             continue
-        index += [_title(title, "-"), ".. toctree::", "   :maxdepth: 1", ""]
-        index += [f"   {n}" for n in sorted(names, key=str.lower)] + [""]
+        names = sorted(names, key=lambda n: _task_rank(title, n))
+        shown = [n for n in names if n != "__version__"]
+        index += [_title(title, "-"), ""]
+        if shown:
+            index += [".. autosummary::", "   :nosignatures:", ""]
+            index += [f"   ~mixrank.{n}" for n in shown] + [""]
+        if "__version__" in names:
+            index += [":doc:`__version__`: the version string of the installed package.", ""]
+        index += [".. toctree::", "   :hidden:", ""]
+        index += [f"   {n}" for n in names] + [""]
     _write(out / "index.rst", "\n".join(index))
     for stale in out.glob("*.rst"):              # an export that went away
         if stale.stem not in pages | {"index"}:
@@ -277,6 +382,166 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
+def validation_signature() -> None:
+    """numpydoc's parameter checks (PR01, PR02) read the signature; two readings are
+    mixrank's: a class mixrank builds (:func:`built_by_mixrank`) has no parameters to
+    document (its page shows no constructor), and ``**old`` -- former keyword spellings,
+    accepted with a deprecation warning for one release -- is not a parameter."""
+    from numpydoc import validate
+
+    if getattr(validate.Validator, "_mixrank", False):
+        return
+    plain = validate.Validator.signature_parameters.fget
+
+    def signature_parameters(self):  # type: ignore[no-untyped-def]
+        if built_by_mixrank(self.obj):
+            return ()
+        return tuple(p for p in plain(self) if p != "**old")
+
+    validate.Validator.signature_parameters = property(signature_parameters)
+    validate.Validator._mixrank = True
+
+
+def documented_names() -> list[str]:
+    """The dotted names the API pages document: every public name and every accessor of a
+    public class."""
+    import importlib
+
+    import mixrank
+
+    names = []
+    for module in (mixrank, importlib.import_module("mixrank.report")):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, str) or (isinstance(obj, types.ModuleType) and not callable(obj)):
+                continue
+            full = f"{module.__name__}.{name}"
+            names.append(f"{full}.{name}" if isinstance(obj, types.ModuleType) else full)
+            if inspect.isclass(obj) and not issubclass(obj, BaseException):
+                names += [f"{full}.{m}" for m, _ in accessors(obj)]
+    return names
+
+
+def validate_api(checks: set[str], exclude: Any = ()) -> dict[str, list[tuple[str, str]]]:
+    """numpydoc's validation of every documented name, as the build runs it: the errors
+    of ``checks`` per name not matched by a regex of ``exclude`` (none: an empty dict)."""
+    import importlib
+
+    from numpydoc.docscrape import get_doc_object
+    from numpydoc.validate import validate
+
+    validation_signature()
+    found = {}
+    for name in documented_names():
+        if any(re.search(x, name) for x in exclude):
+            continue
+        module, _, rest = name.partition(".report.") if ".report." in name else (
+            "mixrank", "", name[len("mixrank."):])
+        obj: Any = importlib.import_module("mixrank.report" if _ else "mixrank")
+        for part in rest.split("."):      # an attribute, as autodoc reaches it
+            static = inspect.getattr_static(obj, part, None)
+            obj = static if isinstance(static, (property, functools.cached_property)) \
+                else getattr(obj, part)
+        errors = [e for e in validate(get_doc_object(obj))["errors"] if e[0] in checks]
+        if errors:
+            found[name] = errors
+    return found
+
+
+def _no_constructor(app, what, name, obj, options, signature, return_annotation):
+    """A class mixrank builds shows no constructor signature (its fields are internals)."""
+    if signature is not None and what in ("class", "exception") and built_by_mixrank(obj):
+        return "", None
+    return None
+
+
+#: Per page, the namespace its ``mixrank-run`` blocks share (run in page order).
+_RUN_NAMESPACES: dict[str, dict[str, Any]] = {}
+RUN_DIR = "_run"       # docs/_run/: the figures of the executed blocks (not committed)
+
+
+def run_block(code: str, namespace: dict[str, Any]) -> tuple[str, list[Any]]:
+    """Execute ``code`` in ``namespace`` as a notebook cell: what it prints, and the value
+    of a last bare expression (its ``repr``), and the matplotlib figures it left open."""
+    import ast
+    import contextlib
+
+    import matplotlib.pyplot as plt
+
+    tree = ast.parse(code)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    buf = io.StringIO()
+    with redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        exec(compile(tree, "<mixrank-run>", "exec"), namespace)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), "<mixrank-run>", "eval"), namespace)
+            if value is not None and not hasattr(value, "figure"):
+                print(repr(value))
+    figures = [plt.figure(n) for n in plt.get_fignums()]
+    return buf.getvalue(), figures
+
+
+def _run_directive():
+    import hashlib
+
+    from docutils import nodes
+    from sphinx.util.docutils import SphinxDirective
+
+    class MixrankRun(SphinxDirective):
+        """``mixrank-run``: a Python block executed at build time, shown with its printed
+        output and figures (as the gallery shows the vignettes); the blocks of a page share
+        one namespace, and an exception fails the build."""
+
+        has_content = True
+
+        def run(self) -> list[Any]:
+            import matplotlib.pyplot as plt
+
+            code = "\n".join(self.content)
+            ns = _RUN_NAMESPACES.setdefault(self.env.docname, {"__name__": "__main__"})
+            try:
+                out, figures = run_block(code, ns)
+            except Exception as exc:
+                raise self.error(f"mixrank-run block failed: {type(exc).__name__}: {exc}") from exc
+            shown: list[Any] = [nodes.literal_block(code, code, language="python")]
+            if out.strip():
+                shown.append(nodes.literal_block(out, out.rstrip("\n"), language="text",
+                                                 classes=["mixrank-run-output"]))
+            folder = Path(self.env.srcdir) / RUN_DIR
+            folder.mkdir(exist_ok=True)
+            for k, fig in enumerate(figures):
+                key = hashlib.sha1(f"{self.env.docname}:{self.lineno}:{k}".encode()).hexdigest()
+                name = f"{key[:16]}.png"
+                fig.savefig(folder / name, dpi=90, bbox_inches="tight")
+                shown.append(nodes.image(uri=f"/{RUN_DIR}/{name}", alt="figure"))
+            plt.close("all")
+            return shown
+
+    return MixrankRun
+
+
+def _forget_namespace(app, env, docname: str) -> None:
+    _RUN_NAMESPACES.pop(docname, None)
+
+
+USER_GUIDE_REST = "user-guide-rest"
+
+
+def user_guide_rest(index_text: str, src: Path) -> list[str]:
+    """The pages of ``docs/`` (``*.md``) that no toctree of the root page lists: they join
+    the end of the User guide (in place of the line ``user-guide-rest``), so a new page
+    needs no edit of ``docs/index.md``."""
+    listed = {ln.strip() for ln in index_text.splitlines()}
+    return sorted(p.stem for p in src.glob("*.md") if p.stem != "index" and p.stem not in listed)
+
+
+def _index_rest(app, docname: str, source: list[str]) -> None:
+    if docname != "index":
+        return
+    rest = user_guide_rest(source[0], Path(app.srcdir))
+    source[0] = re.sub(rf"^{USER_GUIDE_REST}$", "\n".join(rest), source[0], flags=re.M)
+
+
 def _prune_gallery(app) -> None:
     """Remove the gallery pages of vignettes that no longer exist (a renamed or deleted
     vignette would otherwise leave a page in no toctree: a warning, and the build is -W)."""
@@ -298,6 +563,11 @@ def setup(app):
     app.connect("builder-inited", _prune_gallery, priority=100)   # before sphinx-gallery
     app.connect("builder-inited", _generate)
     app.connect("autodoc-skip-member", _skip_member)
+    app.connect("autodoc-process-signature", _no_constructor)
+    app.add_directive("mixrank-run", _run_directive())
+    app.connect("env-purge-doc", _forget_namespace)
+    validation_signature()
     app.connect("source-read", _changelog)
     app.connect("source-read", _defaults_note)
+    app.connect("source-read", _index_rest)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -179,6 +179,16 @@ def read_battles(source: Any) -> pd.DataFrame:
     output: its ``conv_metadata`` becomes ``len_a, len_b, header_a, ...,
     bold_b``) or a pandas ``orient="records"`` table.
 
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path
+        The battle log.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per battle with the source's columns (``model_a, model_b, winner``, ...).
+
     Raises
     ------
     DataError

@@ -92,10 +92,21 @@ class ArenaMonitor(TextDisplay):
         self.seen: int = 0
 
     def update(self, data: Any, *, winner: str = "winner") -> ArenaMonitor:
-        """Feed battles (a battle log, rows in arrival order); returns ``self``.
+        """Feed battles; battles of unwatched pairs are counted in ``seen`` and skipped.
 
-        Battles of unwatched pairs are counted in ``seen`` and skipped;
-        a pair stops counting at its first crossing.
+        A pair stops counting at its first crossing.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame or path
+            A battle log (``model_a, model_b`` and the winner), rows in arrival order.
+        winner : str, default "winner"
+            The winner column.
+
+        Returns
+        -------
+        ArenaMonitor
+            ``self``, updated.
         """
         bt = encode_battles(data, winner=winner)
         where = {m: i for i, m in enumerate(bt.models)}

@@ -199,6 +199,21 @@ class ArenaResult(PairwiseResult):
         A score is a linear combination of the strengths; its variance
         comes from the chosen covariance (percentiles of the draws with
         ``se="bootstrap"``).  Covariates are held at zero (docs/arena.md §4).
+
+        Raises
+        ------
+        DesignError
+            ``scale`` other than ``"elo"`` or ``"logit"``.
+        OptionError
+            A ``level`` outside (0, 1).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> votes = mixrank.load_dataset("chatbot_arena").head(5000)
+        >>> s = mixrank.arena(votes, cluster=False).model_scores()
+        >>> s.nlargest(2, "estimate")[["model", "estimate"]].round(1).values.tolist()
+        [['gpt-4', 1317.2], ['claude-v1', 1218.6]]
         """
         lev = self._level(level)
         scale = self.scale if scale is None else scale  # type: ignore[assignment]
@@ -244,6 +259,11 @@ class ArenaResult(PairwiseResult):
     def covariates(self, level: float | None = None) -> pd.DataFrame:
         """Style/covariate coefficients (log-odds per unit of the side difference).
 
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's.
+
         Returns
         -------
         pandas.DataFrame
@@ -251,6 +271,17 @@ class ArenaResult(PairwiseResult):
             ci_upper, level``; Davidson fits add the row ``log_nu`` (log of
             the tie parameter); ``position=True`` the row ``position`` (the
             log-odds that the answer shown first wins).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> votes = mixrank.load_dataset("chatbot_arena").head(5000)
+        >>> human = mixrank.arena(votes, "winner ~ 1", position=True, cluster=False)
+        >>> judge = mixrank.arena(votes, "winner_gpt35 ~ 1", position=True, cluster=False)
+        >>> bool(human.covariates()["p_value"].iloc[0] > 0.05)   # humans: no position bias
+        True
+        >>> round(float(judge.covariates()["estimate"].iloc[0]), 2)   # gpt-3.5 prefers model_a
+        1.86
         """
         lev = self._level(level)
         K, p = len(self.models), self.fit.n_features
@@ -384,7 +415,18 @@ class ArenaResult(PairwiseResult):
         return self._judge_info().diagnostics.copy()
 
     def agreement(self) -> pd.DataFrame:
-        """Per judge and model: ``judge, model, n`` (labelled battles) and ``agreement``."""
+        """How often each judge agrees with the human verdicts, per model.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``judge, model, n`` (labelled battles) and ``agreement``.
+
+        Raises
+        ------
+        OptionError
+            The fit has no judge (pass ``judge=`` to :func:`mixrank.arena`).
+        """
         return self._judge_info().agreement.copy()
 
     def leaderboards(self) -> pd.DataFrame:
@@ -406,7 +448,13 @@ class ArenaResult(PairwiseResult):
         return self.judge
 
     def summary(self) -> ArenaSummary:
-        """A printable summary: battles, ties, covariates and the score table."""
+        """A printable summary: battles, ties, covariates and the score table.
+
+        Returns
+        -------
+        ArenaSummary
+            Printed as text; ``str()`` gives it.
+        """
         return ArenaSummary(self)
 
     def __repr__(self) -> str:

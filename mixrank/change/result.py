@@ -179,6 +179,18 @@ class ReliableChange(TextDisplay):
         -------
         ReliableChangeSummary
             See its attributes.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+        >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+        ...                              after={"sample": [2, 3]}, sem="pooled")
+        >>> s = rc.summary()
+        >>> s.n_items, s.n_analysable, round(s.s_diff, 3)
+        (1407, 272, 0.232)
+        >>> s.classes.query("subset == 'all'")[["class", "n"]].values.tolist()
+        [['improved', 116], ['deteriorated', 97], ['no_change', 59], ['floor_ceiling', 1135]]
         """
         it = self._items
         fc = (it["class"] == "floor_ceiling").to_numpy()
@@ -217,6 +229,11 @@ class ReliableChange(TextDisplay):
 
     def by_difficulty(self, *, edges: Sequence[float] = DIFFICULTY_EDGES) -> pd.DataFrame:
         """Change by item difficulty ``p_before`` (regression to the middle).
+
+        Parameters
+        ----------
+        edges : list of float, optional
+            Bin edges of ``p_before`` in [0, 1] (default :data:`DIFFICULTY_EDGES`).
 
         Returns
         -------

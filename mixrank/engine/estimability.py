@@ -148,7 +148,13 @@ class WeakTerm:
     threshold: int
 
     def message(self) -> str:
-        """The warning text: the term, its level count and the alternatives."""
+        """The warning text.
+
+        Returns
+        -------
+        str
+            The term, its level count and the alternatives.
+        """
         ex = ", ".join(f"{a} vs {b}" for a, b in self.examples)
         return (f"(1|{self.term}) has {self.levels} level(s) among the common cells of "
                 f"{self.n_pairs} pair(s) (e.g. {ex}), fewer than {self.threshold}: its variance "

@@ -66,6 +66,7 @@ def build_frame(data: Any, formula: str | Spec | GlmmFormula, *,
     Returns
     -------
     Frame
+        The encoded cells, one row per cell and a column per model (see :class:`~mixrank.Frame`).
 
     Raises
     ------

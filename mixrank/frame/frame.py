@@ -185,14 +185,39 @@ class Frame:
 
     @property
     def n_cells(self) -> int:
+        """The number of cells (rows of :attr:`scores`), an int."""
         return int(self.scores.shape[0])
 
     @property
     def n_models(self) -> int:
+        """The number of models, an int."""
         return len(self.models)
 
     def model_index(self, model: str) -> int:
-        """Position of ``model`` among :attr:`models` (DataError if absent)."""
+        """Position of ``model`` among :attr:`models`.
+
+        Parameters
+        ----------
+        model : str
+            A model of the frame.
+
+        Returns
+        -------
+        int
+            Its position.
+
+        Raises
+        ------
+        DataError
+            ``model`` is not a model of the frame.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+        >>> fr.model_index("m03"), fr.n_models
+        (2, 6)
+        """
         from ..errors import DataError
 
         try:
@@ -202,23 +227,62 @@ class Frame:
                             f"available: {list(self.models)}") from None
 
     def n_observed(self) -> np.ndarray:
-        """Cells scored per model (int64, in the order of :attr:`models`)."""
+        """Cells scored per model.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 counts, in the order of :attr:`models`.
+        """
         return np.diagonal(self.stats.n_common).astype(np.int64)   # m.T @ m: counted already
 
     def common_mask(self, j: int, k: int) -> np.ndarray:
-        """Boolean mask over the cells: models ``j`` and ``k`` both scored."""
+        """The cells both models are scored on.
+
+        Parameters
+        ----------
+        j, k : int
+            Positions of two models.
+
+        Returns
+        -------
+        numpy.ndarray
+            Boolean mask over the cells.
+        """
         return self.observed[:, j] & self.observed[:, k]
 
     def n_scored_by_all(self, models: Sequence[int]) -> int:
-        """The number of cells every model of ``models`` (positions) is scored on."""
+        """The number of cells every model of ``models`` is scored on.
+
+        Parameters
+        ----------
+        models : list of int
+            Positions of models.
+
+        Returns
+        -------
+        int
+            The count.
+        """
         return int(np.count_nonzero(self.observed[:, list(models)].all(axis=1)))
 
     def level_counts(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """Cells per level of the random term ``term`` (``(L,)``, int64) and each model's
-        scored cells per level (``(M, L)``, the smallest unsigned integer type that holds
-        the largest level: one byte per level and model for a term of small levels);
-        counted model by model once per frame and kept (bounds on a pair's levels without
-        its common-cell mask, :mod:`mixrank.engine.estimability`)."""
+        """Cells per level of a random term, overall and per model.
+
+        Counted model by model once per frame and kept (bounds on a pair's levels without
+        its common-cell mask, :mod:`mixrank.engine.estimability`).
+
+        Parameters
+        ----------
+        term : str
+            A random term of the formula.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            Cells per level (``(L,)``, int64) and each model's scored cells per level
+            (``(M, L)``, the smallest unsigned integer type that holds the largest level).
+        """
         memo = self.__dict__.setdefault("_level_counts", {})
         if term not in memo:
             codes, L = self.term_codes[term], self.term_levels[term]
@@ -248,6 +312,14 @@ class Frame:
             on; ``n + only_a + only_b + neither`` is every cell), ``complete``
             (both models scored on every cell of the frame: ``only_a ==
             only_b == neither == 0``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+        >>> bal = fr.balance()
+        >>> len(bal), bool(bal["complete"].all()), int(bal["n"].iloc[0])
+        (15, True, 960)
         """
         st = self.stats
         per_model = self.n_observed()
@@ -262,7 +334,21 @@ class Frame:
         return tidy(rows, table="balance")
 
     def describe(self) -> pd.DataFrame:
-        """Design summary: one row per grouping (terms, cells, models)."""
+        """Design summary: one row per grouping (terms, cells, models).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``term, n, role`` (comparison, random, cell) and, for random terms,
+            ``cells_min, cells_max`` (cells per level).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+        >>> fr.describe()[["term", "n", "role"]].values.tolist()
+        [['model', 6, 'comparison'], ['subject', 12, 'random'], ['cell (subject:question:prompt)', 960, 'cell']]
+        """
         rows = [dict(term=self.spec.comparison, n=self.n_models, role="comparison")]
         for name in self.spec.term_names:
             sizes = np.bincount(self.term_codes[name])
@@ -272,7 +358,13 @@ class Frame:
         return tidy(rows, table="design")
 
     def summary_text(self) -> str:
-        """A short printable design summary."""
+        """A short printable design summary.
+
+        Returns
+        -------
+        str
+            Formula, rows, scores, models, cells, levels per term and paired cells.
+        """
         bal = self.balance()
         lines = [
             f"Formula: {self.spec.formula}",

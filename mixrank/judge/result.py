@@ -127,6 +127,17 @@ class JudgeResult(FitResult):
             scoring: Literal["plain"] = "plain") -> pd.DataFrame:
         """Corrected score per model (docs/judge.md §2).
 
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's.
+        estimand : {"cells"}, optional
+            The plain mean of the reference labels (the only one).
+        by : None
+            Not available (a :class:`~mixrank.DesignError`).
+        scoring : {"plain"}, default "plain"
+            Each model on its own judged cells (the only one).
+
         Returns
         -------
         pandas.DataFrame
@@ -175,15 +186,58 @@ class JudgeResult(FitResult):
                              "design_effect", "variance_ratio")
 
     def variance_components(self) -> pd.DataFrame:
-        """Empty (PPI++ fits no mixed model); ``attrs["mixrank"]["note"]`` says why."""
+        """Variance components: none, PPI++ fits no mixed model.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Empty, with the columns of :meth:`FitResult.variance_components`;
+            ``attrs["mixrank"]["note"]`` says why.
+        """
         cols = ["model_a", "model_b", "group", "variance", "std_dev", "share"]
         return tidy(pd.DataFrame(columns=cols), **self._meta("variance_components",
                                                             note=_NO_COMPONENTS))
 
     def anova(self, *, adjust: str = "none") -> pd.DataFrame:
+        """Not available: a judge-corrected fit has no model x covariate formula.
+
+        Parameters
+        ----------
+        adjust : str, default "none"
+            As :meth:`FitResult.anova`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Never: always raises.
+
+        Raises
+        ------
+        DesignError
+            Always, saying why.
+        """
         raise DesignError("anova() needs a model x covariate formula; " + _NO_COMPONENTS)
 
     def sensitivity(self, kind: str | Sequence[str] = "loso", **kw: Any) -> pd.DataFrame:
+        """Not available: it would refit the judge's scores and ignore the reference labels.
+
+        Parameters
+        ----------
+        kind : str or list of str, default "loso"
+            As :meth:`FitResult.sensitivity`.
+        **kw
+            As :meth:`FitResult.sensitivity`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Never: always raises.
+
+        Raises
+        ------
+        DesignError
+            Always, saying why (docs/judge.md §6).
+        """
         raise DesignError("sensitivity() refits the mixed model of the judge's scores and "
                           "would ignore the reference labels; it is not available for a "
                           "judge-corrected fit (docs/judge.md §6)")
@@ -196,12 +250,41 @@ class JudgeResult(FitResult):
     @former_keywords
     def rank_probabilities(self, *, draws: int = 10000, rng: Any = None,
                            **old: Any) -> pd.DataFrame:
+        """P(rank = r) and P(best) per model, from the corrected contrasts.
+
+        Parameters
+        ----------
+        draws : int, default 10000
+            Gaussian draws.
+        rng : Generator or int, optional
+            Randomness of the draws.
+
+        Returns
+        -------
+        pandas.DataFrame
+            As :meth:`FitResult.rank_probabilities`: ``model, rank, probability, p_best``.
+
+        Raises
+        ------
+        DataError
+            A model without reference labels.
+        """
         self._need_all_corrected("rank probabilities")
         return super().rank_probabilities(draws=draws, rng=rng, **old)
 
     def score_group_fits(self) -> list[tuple[int, FitResult]]:
-        """``[(1, self)]``; models scored on disjoint cells are refused (their per-group
-        sub-fits would not carry the correction)."""
+        """The one score group of a judge-corrected fit.
+
+        Returns
+        -------
+        list of (int, FitResult)
+            ``[(1, self)]``.
+
+        Raises
+        ------
+        DesignError
+            Models judged on disjoint cells (per-group sub-fits would not carry the correction).
+        """
         groups = [g for _, g in super().score_group_fits()]
         if len(groups) > 1:
             raise DesignError("the models were judged on disjoint sets of cells (groups that "
@@ -272,6 +355,8 @@ class JudgeResult(FitResult):
         level : float, optional
             Default the fit's (two-sided ``alpha = 1 - level``; former keyword
             ``alpha=``, deprecated).
+        subjects, questions, prompts, roles, grid
+            Not available (a balanced design needs variance components).
 
         Returns
         -------
@@ -308,18 +393,41 @@ class JudgeResult(FitResult):
         return tidy(rows, **self._meta("plan_labels"))
 
     def contrast_covariance(self) -> tuple[np.ndarray, dict[str, Any]]:
-        """Joint covariance of the corrected contrasts (pair order), for ``adjust="maxt"``
-        and ``rank_probabilities``; see :func:`mixrank.judge.joint.contrast_covariance_ppi`."""
+        """Joint covariance of the corrected contrasts, for ``adjust="maxt"`` and ``rank_probabilities``.
+
+        Returns
+        -------
+        tuple of (numpy.ndarray, dict)
+            The covariance in pair order and its notes, as
+            :func:`mixrank.judge.joint.contrast_covariance_ppi`.
+        """
         return contrast_covariance_ppi(self._data, self.pairs, self.corrections)
 
     def judge(self, level: float | None = None) -> pd.DataFrame:
-        """Judge diagnostics per model; see :func:`mixrank.judge.diagnostics.judge_table`
-        (the differential-bias test in ``attrs["mixrank"]["differential_bias"]``)."""
+        """Judge diagnostics per model.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's.
+
+        Returns
+        -------
+        pandas.DataFrame
+            As :func:`mixrank.judge.diagnostics.judge_table`; the differential-bias test
+            in ``attrs["mixrank"]["differential_bias"]``.
+        """
         lev = self.level if level is None else check_level(level, DesignError)
         return judge_table(self._data, list(self.scores), lev)
 
     def effective_labels(self) -> float:
-        """Median over corrected pairs of the labels the correction is worth."""
+        """Median over corrected pairs of the labels the correction is worth.
+
+        Returns
+        -------
+        float
+            The median effective number of labels (NaN without a corrected pair).
+        """
         vals = [c.ppi.n_effective for c in self.corrections if c.ppi is not None]
         return float(np.median(vals)) if vals else float("nan")
 

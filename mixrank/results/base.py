@@ -140,15 +140,39 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
     # --------------------------------------------------------------- options
     @classmethod
     def supported_options(cls, accessor: str) -> dict[str, tuple[Any, ...] | None]:
-        """The options ``accessor`` takes on this result type and their allowed values
-        (None: any value the accessor validates); empty when the type lacks it."""
+        """The options ``accessor`` takes on this result type and their allowed values.
+
+        Parameters
+        ----------
+        accessor : str
+            An accessor's name, such as ``"contrasts"``.
+
+        Returns
+        -------
+        dict
+            Option -> allowed values (None: any); empty when the type lacks ``accessor``.
+        """
         return dict(cls.OPTIONS.get(accessor, {}))
 
     @classmethod
     def check_option(cls, accessor: str, option: str, value: Any) -> Any:
-        """``value`` if this result type's ``accessor`` supports ``option=value``, else the one
-        :class:`OptionError` naming the option, the value, the result type and what is
-        supported.  Strings are compared case-insensitively and returned lower-cased."""
+        """Check that this result type's ``accessor`` supports ``option=value``.
+
+        Parameters
+        ----------
+        accessor, option, value : str, str, object
+            The accessor's and the option's names, the value given.
+
+        Returns
+        -------
+        object
+            ``value`` (a string lower-cased: strings compare case-insensitively).
+
+        Raises
+        ------
+        OptionError
+            Naming the option, the value, the result type and what is supported.
+        """
         kind = cls.__name__
         table = cls.OPTIONS.get(accessor)
         if table is None:
@@ -179,12 +203,23 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
     def contrast_row(model_a: str, model_b: str, estimate: Any, std_error: Any, df: Any,
                      q: Any, sf: Callable[[Any], Any], *, level: float, n: int,
                      zero_se_nan: bool = True, **extra: Any) -> dict[str, Any]:
-        """One row of a contrasts table from the family's hook -- the pair's ``estimate``,
-        ``std_error``, ``df`` and ``n`` on its scale -- with the reference's critical value
-        ``q`` and survival function ``sf``: ``statistic = estimate / std_error``,
-        two-sided ``p_value``, ``p_greater`` (H1: model_a better) and the interval
-        ``estimate -/+ q std_error``.  ``zero_se_nan``: no statistic without a positive
-        standard error (the Wald families).  ``extra`` columns follow ``n``."""
+        """One row of a contrasts table from a result type's pair estimates.
+
+        Parameters
+        ----------
+        model_a, model_b, estimate, std_error, df, level, n, **extra
+            The pair, its estimate, SE and df on its scale, the level, the common cells.
+        q, sf : float, callable
+            The reference's critical value at ``level`` and survival function.
+        zero_se_nan : bool, default True
+            No statistic without a positive standard error (the Wald families).
+
+        Returns
+        -------
+        dict
+            ``model_a, model_b, estimate, std_error, df, statistic, p_value`` (two-sided),
+            ``p_greater`` (H1: model_a better), ``ci_lower, ci_upper, level, n``, ``extra``.
+        """
         z = (estimate / std_error if std_error > 0 else np.nan) if zero_se_nan \
             else estimate / std_error
         return dict(model_a=model_a, model_b=model_b, estimate=estimate, std_error=std_error,
@@ -433,11 +468,22 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
     def judged_pairs(self, pairs: str | Sequence[Sequence[str]], order: Sequence[str], *,
                      models: Sequence[str] | None = None, top: int | None = None
                      ) -> list[tuple[str, str]]:
-        """The pairs judged: ``"adjacent"`` (consecutive models of ``order``, best first),
-        ``"all"`` (every pair of ``order``, the better-scoring first) or explicit
-        ``(model_a, model_b)`` pairs of two different models of the fit, kept as given.
-        With ``"adjacent"``/``"all"``, ``models`` keeps only those models of ``order`` and
-        ``top`` the ``top`` best of them (the one rule, :func:`mixrank.design.judged.judged_pairs`)."""
+        """The pairs judged (the one rule, :func:`mixrank.design.judged.judged_pairs`).
+
+        Parameters
+        ----------
+        pairs : {"adjacent", "all"} or list of (model_a, model_b)
+            Consecutive models of ``order``, every pair, or explicit pairs kept as given.
+        order : list of str
+            The models, best first.
+        models, top : list of str, int, optional
+            With ``"adjacent"``/``"all"``: only these models / the ``top`` best.
+
+        Returns
+        -------
+        list of (str, str)
+            The judged pairs ``(model_a, model_b)``.
+        """
         return judged_pairs(order, self.models, pairs, models, top)   # type: ignore[attr-defined]
 
     # ------------------------------------------------------ shared accessors
@@ -471,10 +517,28 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
         at : float or list of float, optional
             Binomial fits with a numeric covariate: the covariate values.
 
-        Options a result type does not support (see
-        ``type(result).supported_options("rank_intervals")``) raise
-        :class:`~mixrank.OptionError`.  Columns and procedures:
-        :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`.
+        Returns
+        -------
+        pandas.DataFrame
+            A row per model, best first: ``model, estimate, rank, rank_lower, rank_upper,
+            level, n`` (with ``by``: a ``by`` column and ``note``); ``attrs["mixrank"]``
+            has ``coverage``, ``method`` and the ``pairwise`` tests
+            (:func:`mixrank.inference.ranks.rank_intervals_from_contrasts`).
+
+        Raises
+        ------
+        OptionError
+            An option or value the type does not take (``supported_options``), a bad level.
+        DesignError
+            ``draws`` above the draw cap.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> r = res.rank_intervals()
+        >>> r["model"].tolist(), r["rank_upper"].tolist(), r.attrs["mixrank"]["method"]
+        (['m01', 'm03', 'm02', 'm05', 'm04', 'm06'], [1, 6, 6, 6, 6, 6], 'maxt')
         """
         where = f"{type(self).__name__}.rank_intervals"
         given = former(old, "method", "adjust", adjust, None, where=where)
@@ -535,10 +599,30 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
             ``std_error``, ``df``, ``sigma_d``, ``variance_ratio``, ...); or a list of
             column names (:func:`mixrank.design.verdict_view.verdict_columns`).
 
-        Options a result type does not support (see
-        ``type(result).supported_options("resolution")``) raise
-        :class:`~mixrank.OptionError`.  Columns:
-        :func:`mixrank.design.resolution.resolution_table`.
+        Returns
+        -------
+        pandas.DataFrame
+            A row per judged pair: ``model_a, model_b, estimate, n, sigma_d,
+            weight_factor, variance_iid``; ``mde, n_star, q, resolved`` (fixed n),
+            suffixed ``_multiplicity`` (and ``alpha_multiplicity``), ``_anytime`` (and
+            ``discordance, inflation_anytime``), ``_cluster`` (and ``std_error, df,
+            variance_ratio``); ``p_adjusted, rejected`` (the default contrast),
+            ``resolved_all``; as :func:`mixrank.design.resolution.resolution_table`.
+
+        Raises
+        ------
+        OptionError
+            An option or value the type does not take (``supported_options``), a bad level.
+        DesignError
+            A pair in ``pairs`` that does not name two models of the fit.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> v = res.resolution()
+        >>> v.attrs["mixrank"]["unresolved"]["fixed"], v.loc[v["resolved"], "model_b"].tolist()
+        ('4/5 unresolved', ['m03'])
         """
         where = f"{type(self).__name__}.resolution"
         given = former(old, "multiplicity", "adjust", adjust, DEFAULT, where=where)

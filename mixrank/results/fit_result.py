@@ -151,6 +151,7 @@ class FitResult(OmnibusMixin, PairwiseResult):
 
     @property
     def models(self) -> tuple[str, ...]:
+        """The models compared, in the frame's order (a tuple of str)."""
         return self.frame.models
 
     def pair(self, model_a: str, model_b: str) -> PairFit:
@@ -479,19 +480,18 @@ class FitResult(OmnibusMixin, PairwiseResult):
                     **old: Any) -> pd.DataFrame:
         """How robust is the clustered verdict? (docs/sensitivity.md §2).
 
-        Parameters, returned columns, errors and validation: see
-        :func:`mixrank.design.sensitivity.sensitivity_of`, which this calls
-        with the same arguments (``kind`` -- ``"loso"``, ``"bootstrap"``,
-        ``"clusterings"`` or several --, the family ``pairs``/``models``/``top``,
-        ``level`` -- default the fit's --, ``power``, ``unit``, ``draws``, ``groupings``,
-        ``n_random``,
-        ``rng``, ``summary`` for the per-pair stability table, ``progress``
-        -- a callable ``progress(done, total)`` or True for a bar).  Here
-        ``pairs=None`` is the fitted pairs of a restricted fit (else
-        ``"adjacent"``) and ``unit=None`` the random term with the fewest
-        levels (:func:`~mixrank.design.sensitivity.frames.choose_unit`);
-        ``attrs["mixrank"]["unit_reason"]``
-        says why that unit, ``left_out`` which models were not estimable.
+        Parameters
+        ----------
+        kind, pairs, models, top, level, power, unit, draws, groupings, n_random, rng, summary, progress
+            As :func:`mixrank.design.sensitivity.sensitivity_of`; here ``pairs=None`` is the fitted
+            pairs of a restricted fit (else ``"adjacent"``), ``unit=None`` the random term with the
+            fewest levels (:func:`~mixrank.design.sensitivity.frames.choose_unit`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            As :func:`~mixrank.design.sensitivity.sensitivity_of`; ``attrs["mixrank"]`` adds
+            ``unit_reason`` (why that unit) and ``left_out`` (models not estimable).
         """
         part, left = self.estimable_part()
         from ..design.sensitivity import sensitivity_of
@@ -509,13 +509,15 @@ class FitResult(OmnibusMixin, PairwiseResult):
              **old: Any) -> pd.DataFrame:
         """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
 
-        Parameters, returned columns, errors and validation: see
-        :func:`mixrank.design.plan.plan_of`, which this calls with the same
-        arguments (``delta``; the hypothetical ``subjects``, ``questions``,
-        ``prompts``; ``power``, ``level`` -- default the fit's, alpha = 1 - level --;
-        whose components, ``pair``; column
-        ``roles``; the ``grid`` of multiples tried; ``labels=True``, a label
-        budget, needs a judge-corrected fit, ``mixrank.fit(..., gold=)``).
+        Parameters
+        ----------
+        delta, subjects, questions, prompts, power, level, pair, roles, grid, labels
+            As :func:`mixrank.design.plan.plan_of` (``labels=True`` needs ``fit(..., gold=)``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            As :func:`mixrank.design.plan.plan_of`.
         """
         from ..design.plan import plan_of  # on first use: a fit does not need it
 

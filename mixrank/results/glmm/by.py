@@ -51,7 +51,7 @@ def _note_last(tab: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class GlmmByResult(GlmmResult):
-    """Result of ``fit("... ~ model * x + ...", family="binomial")`` (docs/glmm.md §11).
+    """Result of a binomial ``model * x`` fit with a categorical ``x`` (docs/glmm.md §11).
 
     Without ``by`` the accessors report the overall gap: on the logit scale
     the average over the levels of ``x`` of the per-level log-odds (equal
@@ -201,6 +201,15 @@ class GlmmByResult(GlmmResult):
         cells.  The response interval is the logit interval transformed
         (the average is increasing in each beta).
 
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's.
+        scale : {"logit", "response"}, default "logit"
+            The scale of the scores.
+        by : str, optional
+            The covariate: one row per model and level.
+
         Returns
         -------
         pandas.DataFrame
@@ -317,6 +326,11 @@ class GlmmByResult(GlmmResult):
         first model's), ``(M - 1)(L - 1)`` df when every combination has
         cells.  ``statistic`` is the Wald chi-square; ``f_value`` = chi-square
         / df (glmer's Wald F with infinite denominator df).
+
+        Parameters
+        ----------
+        adjust : {"none", "holm", "bh", "bonferroni"}, default "none"
+            The adjustment of ``p_adjusted`` across the pairs (none: no column).
 
         Returns
         -------

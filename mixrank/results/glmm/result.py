@@ -115,10 +115,12 @@ class GlmmResult(PairwiseResult):
     # ------------------------------------------------------------------ meta
     @property
     def models(self) -> tuple[str, ...]:
+        """The models compared, in the frame's order (a tuple of str)."""
         return self.frame.models
 
     @property
     def unit_of_inference(self) -> str:
+        """A line naming the unit of inference of the formula (str)."""
         return unit_line(self.formula)
 
     def _meta(self, table: str, **extra: Any) -> dict:
@@ -148,7 +150,13 @@ class GlmmResult(PairwiseResult):
 
     # ---------------------------------------------------------------- tables
     def unit_levels(self) -> int:
-        """Levels of the unit of the first model-by-unit term (0 without one: cells are units)."""
+        """Levels of the unit of the first model-by-unit term.
+
+        Returns
+        -------
+        int
+            The count; 0 without such a term (cells are the units).
+        """
         comp = self.formula.spec.comparison
         if not self.formula.model_terms:
             return 0
@@ -247,6 +255,17 @@ class GlmmResult(PairwiseResult):
         -------
         pandas.DataFrame
             ``term, estimate, std_error, statistic`` (z), ``p_value``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject) + (1|subject:model)",
+        ...                 mixrank.load_example(), family="binomial")
+        >>> fe = g.fixed_effects()
+        >>> fe["term"].tolist()[:3], round(float(fe["estimate"].iloc[0]), 2)
+        (['(Intercept)', 'modelm02', 'modelm03'], 0.85)
+        >>> g.unit_levels()          # subjects: the unit of (1|subject:model)
+        12
         """
         names, est, V = self.fit.fixef()
         se = np.sqrt(np.diag(V))
@@ -435,6 +454,13 @@ class GlmmResult(PairwiseResult):
         The alternative to averaging the per-item unbiased estimates of
         :func:`mixrank.pass_at_k`.
 
+        Parameters
+        ----------
+        k : int
+            Samples per item.
+        level : float, optional
+            Confidence level; default the fit's.
+
         Returns
         -------
         pandas.DataFrame
@@ -485,7 +511,13 @@ class GlmmResult(PairwiseResult):
                                        estimator="E[1 - (1 - p)^k] over N(0, tau^2) item effects"))
 
     def summary(self) -> GlmmSummary:
-        """A glmer-like printable summary."""
+        """A glmer-like printable summary.
+
+        Returns
+        -------
+        GlmmSummary
+            Printed as text; ``str()`` gives it.
+        """
         return GlmmSummary(self)
 
     def __str__(self) -> str:

@@ -55,7 +55,7 @@ for _unused in ("draws", "rng"):     # no jointly drawn adjustment here
 
 @dataclass(frozen=True, eq=False, repr=False)
 class GlmmSlopeResult(GlmmResult):
-    """Result of ``fit("... ~ model * x + ...", family="binomial")`` with numeric ``x``.
+    """Result of a binomial ``model * x`` fit with a numeric ``x`` (docs/glmm.md §11).
 
     Model j's log-odds at ``x = x0`` (zero random effects) is ``a_j + b_j x0``;
     the accessors evaluate it at ``at`` values of ``x`` (docs/glmm.md §11):
@@ -164,7 +164,16 @@ class GlmmSlopeResult(GlmmResult):
         ``logit``: ``a_j + b_j x0`` (zero random effects) with its Wald
         interval; ``response``: the probability at ``x0`` averaged over the
         frame's cells, its interval the logit interval transformed, SE by
-        the delta method.  ``by``/``at`` as :meth:`contrasts`.
+        the delta method.
+
+        Parameters
+        ----------
+        level : float, optional
+            Confidence level; default the fit's.
+        scale : {"logit", "response"}, default "logit"
+            The scale of the scores.
+        by, at : str, float or list of float, optional
+            As :meth:`contrasts`: the covariate and its values.
 
         Returns
         -------
@@ -247,6 +256,11 @@ class GlmmSlopeResult(GlmmResult):
         "(all)"``): the joint test of glmer's ``model:x`` coefficients (all
         slopes equal, ``M - 1`` df).  ``f_value`` = chi-square / df.
 
+        Parameters
+        ----------
+        adjust : {"none", "holm", "bh", "bonferroni"}, default "none"
+            The adjustment of ``p_adjusted`` across the pairs (none: no column).
+
         Returns
         -------
         pandas.DataFrame
@@ -304,6 +318,24 @@ class GlmmSlopeResult(GlmmResult):
         return out
 
     def pass_at_k(self, k: int, level: float | None = None) -> pd.DataFrame:
-        """Not available for a slope fit (raises :class:`~mixrank.errors.DesignError`)."""
+        """Not available for a slope fit.
+
+        Parameters
+        ----------
+        k : int
+            As :meth:`GlmmResult.pass_at_k`.
+        level : float, optional
+            As :meth:`GlmmResult.pass_at_k`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Never: always raises.
+
+        Raises
+        ------
+        DesignError
+            Always: fit ``... ~ model + (random terms)`` for the model-based pass@k.
+        """
         raise DesignError("pass_at_k() of a model * x fit is not available; fit "
                           "'... ~ model + (random terms)' for the model-based pass@k")
