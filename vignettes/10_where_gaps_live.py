@@ -132,4 +132,4 @@ ranks_j[["prompt", "model", "estimate", "rank", "rank_lower", "rank_upper", "not
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", mixrank.SingularFitWarning)
     plain = mixrank.fit("correct ~ model + (1|subject)", jb)
-plain.model_scores()[["model", "estimate", "std_error", "iid_std_error", "design_effect", "df"]]
+plain.model_scores()[["model", "estimate", "std_error", "iid_std_error", "variance_ratio", "df"]]
