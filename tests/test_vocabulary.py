@@ -350,7 +350,7 @@ def test_the_fit_suffix_is_not_computed_from_a_fit():
 
 
 def test_the_anytime_boundary_has_one_keyword():
-    from mixrank.results.base import PairwiseResult
+    from mixrank.results.pairwise_result import PairwiseResult
 
     assert "anytime" in inspect.signature(mixrank.monitor).parameters
     assert "anytime" in inspect.signature(PairwiseResult.resolution).parameters

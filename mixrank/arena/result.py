@@ -34,7 +34,8 @@ from mixrank.errors import DesignError, OptionError
 from mixrank.inference.multiplicity import adjust_values
 from mixrank.inference.pairwise import NormalCoefficients
 from mixrank.inference.ranks.intervals import rank_intervals_from_contrasts
-from mixrank.results.base import ANY, OptionTable, PairEstimates, PairwiseResult
+from mixrank.results.base import ANY, OptionTable, PairEstimates
+from mixrank.results.pairwise_result import PairwiseResult
 
 __all__ = ["ArenaResult", "ArenaSummary", "ELO", "SCALES", "ADJUST", "check_rng", "check_se"]
 

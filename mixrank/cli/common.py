@@ -29,7 +29,7 @@ from .progress import Progress, progress_enabled
 if TYPE_CHECKING:  # pandas is imported where a table is read or written, not for --help
     import pandas as pd
 
-    from ..results.base import PairwiseResult
+    from ..results.pairwise_result import PairwiseResult
 
 #: With at least this many pairs, and stderr a terminal, a fit draws a progress bar.
 PROGRESS_MIN_PAIRS = 20

@@ -2,7 +2,7 @@
 
 Inputs: parsed arguments (the data and fit options of :mod:`mixrank.cli.options`).
 Outputs: the text of ``res.table(format=, digits=, adjust=, interval=, caption=,
-label=)`` (:meth:`~mixrank.results.base.PairwiseResult.table`): one row per
+label=)`` (:meth:`~mixrank.results.pairwise_result.PairwiseResult.table`): one row per
 model with its score and interval, rank interval, compact letters and ``n``,
 under a caption naming the unit of inference, the SE/df method, the
 adjustment and the level.  ``--format`` here is the paper format (``latex``,

@@ -7,7 +7,7 @@ Inputs: the models in score order, the models of the fit and the options
 ``models`` and ``top``.
 Outputs: the judged pairs as ``(model_a, model_b)`` tuples, better-scoring
 model first for ``"adjacent"`` and ``"all"`` (:func:`judged_pairs`, used by
-every result type through :meth:`mixrank.results.base.PairwiseResult.judged_pairs`);
+every result type through :meth:`mixrank.results.pairwise_result.PairwiseResult.judged_pairs`);
 for a linear fit also the fit-aware wrapper :func:`select_pairs` (score groups
 of models that share no cells, orientation by each pair's own contrast) and
 the default :func:`default_pairs`.

@@ -37,7 +37,7 @@ FIT_DEFAULT: Any = _FitDefault()
 def verdict_adjust(fit: Any, adjust: Any = FIT_DEFAULT) -> str | None:
     """``adjust`` checked (``None`` drops the paradigm), or the multiplicity paradigm's
     default for ``fit`` when it is :data:`FIT_DEFAULT`: the result type's own
-    (:meth:`~mixrank.results.base.PairwiseResult._default_verdict_adjust`:
+    (:meth:`~mixrank.results.pairwise_result.PairwiseResult._default_verdict_adjust`:
     ``"stepdown"`` where the fit's contrasts default to the unit-randomization step-down,
     the CR2 path with 6 to 14 units, so the verdicts and the contrasts come from the same
     flips); ``"holm"`` for a fit without one."""

@@ -48,10 +48,10 @@ from .base import (
     RESOLUTION_FIT_OPTIONS,
     OptionTable,
     PairEstimates,
-    PairwiseResult,
     left_out,
 )
 from .omnibus import OmnibusMixin
+from .pairwise_result import PairwiseResult
 from .scores import model_scores_table
 from .summary import Summary
 

@@ -1,6 +1,6 @@
 """Stage results: the leaderboard table for a paper (``res.table()``: LaTeX, Markdown, HTML).
 
-Inputs: a pairwise result (:class:`~mixrank.results.base.PairwiseResult`):
+Inputs: a pairwise result (:class:`~mixrank.results.pairwise_result.PairwiseResult`):
 its ``model_scores()``, ``rank_intervals()`` and ``letters()`` at one level.
 Outputs: :func:`leaderboard_rows` (the rows, full precision, best first) and
 :func:`render_table` (the text): one row per model with its score and
@@ -167,7 +167,7 @@ def render_table(rows: pd.DataFrame, info: dict[str, Any], fmt: str, *, digits: 
 
 class PaperTableMixin:
     """``table()`` of every pairwise result (a base of
-    :class:`~mixrank.results.base.PairwiseResult`)."""
+    :class:`~mixrank.results.pairwise_result.PairwiseResult`)."""
 
     def table(self, format: str = "latex", digits: int = 3, *, level: float | None = None,
               adjust: Any = None, interval: str = "bounds", caption: str | None = None,

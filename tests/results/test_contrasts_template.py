@@ -23,7 +23,8 @@ from mixrank.arena import ArenaResult
 from mixrank.inference.multiplicity import adjust, adjust_within
 from mixrank.judge.result import JudgeResult
 from mixrank.results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult
-from mixrank.results.base import ContrastsTemplate, PairwiseResult
+from mixrank.results.base import ContrastsTemplate
+from mixrank.results.pairwise_result import PairwiseResult
 from mixrank.subset import SubsetResult
 
 ROOT = Path(__file__).resolve().parents[2] / "mixrank"

@@ -24,7 +24,7 @@ from mixrank.inference.multiplicity import ADJUST, ADJUST_FOR, check_adjust
 from mixrank.inference.ranks import rank_intervals_from_contrasts
 from mixrank.judge.result import JudgeResult
 from mixrank.results import FitResult, GlmmByResult, GlmmResult, GlmmSlopeResult
-from mixrank.results.base import PairwiseResult
+from mixrank.results.pairwise_result import PairwiseResult
 
 F = "correct ~ model + (1|subject)"
 FB = "correct ~ model + (1|subject:question:prompt) + (1|subject:model)"

@@ -15,7 +15,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 import mixrank
-from mixrank.results.base import ContrastsTemplate, PairwiseResult
+from mixrank.results.base import ContrastsTemplate
+from mixrank.results.pairwise_result import PairwiseResult
 from mixrank.subset import SubsetResult
 
 

@@ -28,7 +28,8 @@ from ...errors import DataError, DesignError
 from ...formula.glmm_terms import GlmmFormula
 from ...frame import Frame
 from ...inference.multiplicity import adjust_values
-from ..base import ANY, RANK_OPTIONS, RESOLUTION_OPTIONS, OptionTable, PairEstimates, PairwiseResult
+from ..base import ANY, RANK_OPTIONS, RESOLUTION_OPTIONS, OptionTable, PairEstimates
+from ..pairwise_result import PairwiseResult
 from .flips import GlmmFlips, flips_apply, flips_ready
 
 __all__ = ["GlmmResult", "GlmmSummary", "GLMM_OPTIONS", "unit_line"]
