@@ -3,8 +3,10 @@ GlmmByResult for ``model * x`` with a categorical x, GlmmSlopeResult with a nume
 
 Modules:
 
-* :mod:`~mixrank.results.base` -- :class:`PairwiseResult`, the one base of
-  every pairwise result (level, judged pairs, supported options);
+* :mod:`~mixrank.results.base` -- :class:`~mixrank.results.base.ContrastsTemplate`, the one base of every
+  result (level, supported options, ``contrasts()``);
+* :mod:`~mixrank.results.pairwise_result` -- :class:`~mixrank.results.pairwise_result.PairwiseResult`, the base of every
+  pairwise result (judged pairs, ``rank_intervals()``, ``resolution()``);
 * :mod:`~mixrank.results.fit_result` -- :class:`FitResult`, the fitted object
   over all pairs and its tidy accessors;
 * :mod:`~mixrank.results.summary` -- printable summaries;

@@ -59,6 +59,28 @@ class OmnibusMixin:
         are the classic cell-level tests (cells as blocks; complete cells only, Cochran's Q
         0/1 scores only).
 
+        Parameters
+        ----------
+        method : {"cr2", "randomization", "friedman", "cochran"}, optional
+            The test (docs/methods.md §12); default ``"cr2"`` on CR2 fits, refused
+            elsewhere (pass a cell-level test there).
+        draws : int, optional
+            ``method="randomization"`` only: the largest number of permutations enumerated,
+            else drawn (default 2000).
+        rng : Generator or int, optional
+            ``method="randomization"`` only: the randomness of drawn permutations.
+
+        Raises
+        ------
+        OptionError
+            An unknown ``method``; ``"cr2"`` / ``"randomization"`` on a fit whose contrasts do
+            not use CR2 at the unit; ``draws`` or ``rng`` with a method that draws nothing.
+        DesignError
+            A fit with one model.
+        DataError
+            A singular covariance (fewer units than models, or two models whose scores
+            differ by the same amount in every unit); missing cells for the cell-level tests.
+
         Returns
         -------
         pandas.DataFrame
