@@ -14,9 +14,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..results.paper_table import FORMATS, INTERVALS
 from .common import ask_result, emit, fit_from_args
 from .options import ADJUST_ALL, fit_args
+
+#: ``table(format=)`` and ``table(interval=)`` values, written here so that building the parser
+#: imports no statistics (tests/test_startup.py); equal to
+#: ``mixrank.results.paper_table.FORMATS`` / ``INTERVALS`` (tests/cli/test_cli_table.py).
+FORMATS: tuple[str, ...] = ("latex", "markdown", "html")
+INTERVALS: tuple[str, ...] = ("bounds", "pm")
 
 
 def cmd_table(args: argparse.Namespace) -> None:

@@ -93,3 +93,11 @@ def test_scores_letters(capsys, res):
     code, out, err = _run(capsys, "scores", "example", "-f", "correct ~ model * prompt + "
                           "(1|subject)", "--by", "prompt", "--letters")
     assert code == 2 and "--letters" in err and "--by" in err
+
+
+def test_the_parser_lists_the_formats_the_api_takes():
+    from mixrank.cli import table as cli_table
+    from mixrank.results import paper_table
+
+    assert cli_table.FORMATS == paper_table.FORMATS
+    assert cli_table.INTERVALS == paper_table.INTERVALS

@@ -52,10 +52,17 @@ def test_other_adjustments(example_fit, how):
     np.testing.assert_allclose(c["ci_lower"], marg["ci_lower"])   # CIs stay marginal
 
 
-@pytest.mark.parametrize("bad", ["bonf", "HOLMES", 3, None])
+@pytest.mark.parametrize("bad", ["bonf", "HOLMES", 3])
 def test_bad_adjust_lists_valid_values(example_fit, bad):
     with pytest.raises(mixrank.DesignError, match=r"'none', 'holm', 'bh', 'maxt'"):
         example_fit.contrasts(adjust=bad)
+
+
+def test_adjust_none_is_the_result_types_default(example_fit):
+    # adjust=None (the signature's default) is the fit's own default adjustment
+    given = example_fit.contrasts(adjust=None)
+    assert given.attrs["mixrank"]["adjust"] == example_fit.contrasts().attrs["mixrank"]["adjust"]
+    assert given["p_adjusted"].equals(example_fit.contrasts()["p_adjusted"])
 
 
 @pytest.mark.parametrize("bad", [10, 2.5, "many", True])

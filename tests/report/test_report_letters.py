@@ -31,7 +31,8 @@ def _quiet(fn, *a, **kw):
 def _table(page: str, sid: str) -> tuple[list[str], list[list[str]], str]:
     sec = re.search(rf'<section id="{sid}">(.*?)</section>', page, re.S).group(1)
     tab = re.search(r"<table.*?</table>", sec, re.S).group(0)
-    head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", tab)]
+    # each header cell carries the exact column name in its title (the text may hold <wbr>)
+    head = [html.unescape(h) for h in re.findall(r'<th title="(.*?)">', tab)]
     rows = [[html.unescape(re.sub("<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)]
             for r in re.findall(r"<tr>(.*?)</tr>", tab, re.S)]
     return head, [r for r in rows if r], sec
