@@ -30,7 +30,7 @@ from scipy import sparse
 
 from mixrank.arena.data import Battles
 
-__all__ = ["Rows", "battle_rows", "CLUSTER_COLUMNS", "MAX_CR2_SIZE", "MAX_BM_CLUSTERS", "MAX_SERIES_TERMS",
+__all__ = ["Rows", "battle_rows", "cluster_codes", "CLUSTER_COLUMNS", "MAX_CR2_SIZE", "MAX_BM_CLUSTERS", "MAX_SERIES_TERMS",
            "SERIES_TOL", "detect_cluster", "series_terms", "cr2", "clusters_per_pair"]
 
 #: Columns taken as a battle's cluster when ``cluster=`` is not given (first present wins):
@@ -75,6 +75,16 @@ def battle_rows(bt: Battles) -> Rows:
     ref = J < 0                                    # the dropped model 0
     D[ref], J[ref] = 0.0, 0
     return Rows(D, J, (n, K + p - 1))
+
+
+def cluster_codes(cluster: np.ndarray) -> np.ndarray:
+    """Cluster codes ``0..G-1`` each in use: ``cluster`` itself when it is so already (the
+    codes :func:`mixrank.arena.data.encode_battles` stores), else ``pd.factorize``'s."""
+    c = np.asarray(cluster)
+    if c.dtype.kind in "iu" and c.size and int(c.min()) >= 0 and bool(
+            np.all(np.bincount(c) > 0)):
+        return c
+    return pd.factorize(c)[0]
 
 
 def detect_cluster(columns: pd.Index) -> str | None:
@@ -182,39 +192,40 @@ def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, c
 def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarray,
             cluster: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
     """Bread ``B`` and (G, P) adjusted scores ``u_g`` of :func:`cr2` without df, from the
-    design's non-zeros taken in cluster order (the per-cluster sums and gathers of the
-    series then read and write memory in order)."""
+    design's non-zeros: ``X~`` as a sparse ``N x (G P)`` matrix whose column ``g P + j`` is
+    column ``j`` within cluster ``g`` (:func:`_cluster_operator`), so a per-cluster sum
+    ``X~_g' v`` is one sparse product and its gather back another."""
     P = Z.shape[1]
-    order = _cluster_order(cluster)
     D, J = _padded(Z)                              # (l, N) non-zeros and their columns
-    cl = np.repeat(np.arange(G), np.bincount(cluster, minlength=G))    # = cluster[order]
-    sw, r = sw[order], r[order]
-    dw = [d[order] * sw for d in D]                # X~'s non-zeros, by slot
-    jj = [j[order] for j in J]
+    cl = cluster
+    dw = [d * sw for d in D]                       # X~'s non-zeros, by slot
+    jj = list(J)
     gram = np.zeros(P * P)
-    h = np.zeros(cl.size)                          # leverages x~_i' B x~_i
+    prods = []                                     # slot pairs' (column pair, product)
     for i in range(len(dw)):
         for k in range(i + 1):
-            g = np.bincount(jj[i] * P + jj[k], weights=dw[i] * dw[k], minlength=P * P)
+            key, prod = jj[i] * P + jj[k], dw[i] * dw[k]
+            g = np.bincount(key, weights=prod, minlength=P * P)
             gram += g if i == k else g + g.reshape(P, P).T.ravel()
+            prods.append((key, prod if i == k else np.multiply(prod, 2.0, out=prod)))
     B = np.linalg.inv(gram.reshape(P, P))
     Bf = B.ravel()
-    for i in range(len(dw)):
-        for k in range(i + 1):
-            h += (1.0 if i == k else 2.0) * dw[i] * dw[k] * Bf[jj[i] * P + jj[k]]
+    h = np.zeros(cl.size)                          # leverages x~_i' B x~_i
+    for key, prod in prods:
+        h += prod * Bf[key]
+    del prods
     need = series_terms(h, cl, G)
     single = np.bincount(cl, minlength=G) == 1
-    series = (need <= MAX_SERIES_TERMS) & ~single
-    keys = [cl * P + j for j in jj]
-    U = np.zeros((G, P))
+    terms = _fewest_terms(need[~single])
+    series = (need <= terms) & ~single
+    Xs = _cluster_operator(dw, jj, cl, G, P)
+    acc = np.zeros(cl.size)                        # A_g r_g, battle by battle
     if single.any():                               # single battles: HC2 leverage
         a1 = np.where(h < 1 - 1e-10, 1.0 / np.sqrt(np.clip(1 - h, 1e-10, None)), 0.0)
-        coef = np.where(single[cl], a1 * r, 0.0)
-        for d, key in zip(dw, keys):
-            U += np.bincount(key, weights=d * coef, minlength=G * P).reshape(G, P)
+        acc += np.where(single[cl], a1 * r, 0.0)
     if series.any():
-        terms = int(need[series].max())
-        U += _series_scores(dw, keys, np.where(series[cl], r, 0.0), B, terms, G)
+        acc += _series_scores(Xs, np.where(series[cl], r, 0.0), B, terms, G)
+    U = (Xs.T @ acc).reshape(G, P)                 # X~_g' A_g r_g
     rest = np.flatnonzero(~series[cl] & ~single[cl])
     if rest.size:                                  # dense rows of those clusters only
         Xt = np.zeros((rest.size, P))
@@ -224,17 +235,21 @@ def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarra
     return B, U
 
 
-def _cluster_order(cluster: np.ndarray) -> np.ndarray:
-    """Battles in cluster order (stable): numpy's radix sort on 16-bit keys, one pass per 16
-    bits of the codes (linear time)."""
-    c = np.asarray(cluster, dtype=np.int64)
-    order = np.argsort((c & 0xFFFF).astype(np.uint16), kind="stable")
-    hi = c >> 16
-    if hi.any():
-        order = order[np.argsort((hi[order] & 0xFFFF).astype(np.uint16), kind="stable")]
-    if (hi >> 16).any():                           # beyond 2^32 codes: a comparison sort
-        order = np.argsort(c, kind="stable")
-    return order
+def _cluster_operator(dw: list[np.ndarray], jj: list[np.ndarray], cluster: np.ndarray, G: int,
+                      P: int) -> sparse.csr_matrix:
+    """``X~`` as a CSR ``N x (G P)`` matrix, row ``i``'s non-zeros ``dw[s][i]`` in columns
+    ``cluster[i] P + jj[s][i]`` (a column met twice in a row stays twice: products are
+    linear in the entries).  Built without a sort: each row holds one entry per slot."""
+    n, lw = cluster.size, len(dw)
+    itype = np.int32 if G * P < 2**31 - 1 and n * lw < 2**31 - 1 else np.int64
+    idx = np.empty((n, lw), dtype=itype)
+    val = np.empty((n, lw))
+    base = cluster.astype(itype) * itype(P)
+    for s in range(lw):
+        np.add(base, jj[s], out=idx[:, s], casting="unsafe")
+        val[:, s] = dw[s]
+    ptr = np.arange(0, n * lw + 1, lw, dtype=itype)
+    return sparse.csr_matrix((val.ravel(), idx.ravel(), ptr), shape=(n, G * P))
 
 
 def _exact_scores(Xt: np.ndarray, B: np.ndarray, r: np.ndarray, cluster: np.ndarray,
@@ -265,7 +280,10 @@ MAX_SERIES_TERMS = 8
 #: The series stops when its remainder is below this fraction of ``|r_g|``: under the rounding
 #: error of the eigen-decomposition it replaces (the two differ by ~1e-12 relative on
 #: benchmarks/bench_defaults.py's million battles; tests/arena/test_cr2_series.py).
-SERIES_TOL = 1e-14
+SERIES_TOL = 1e-13
+#: Share of the clusters left to the eigen-decomposition so that the series needs one term
+#: fewer for all the others (:func:`_fewest_terms`).
+EXACT_SHARE = 0.01
 
 
 def _series_coefficients(n: int) -> np.ndarray:
@@ -314,37 +332,35 @@ def series_terms(h: np.ndarray, cluster: np.ndarray, G: int) -> np.ndarray:
     return need
 
 
-def _series_scores(dw: list[np.ndarray], keys: list[np.ndarray], r: np.ndarray,
-                   B: np.ndarray, terms: int, G: int) -> np.ndarray:
-    """(G, P) ``u_g = X~_g' sum_{k<=terms} c_k H_gg^k r_g`` (``r`` zero outside the clusters
-    that take the series, whose rows of the result are then zero).
+def _fewest_terms(need: np.ndarray) -> int:
+    """Series terms for the clusters (``need``: each one's, :func:`series_terms`): the fewest
+    that leave at most :data:`EXACT_SHARE` of them (and never one needing more than
+    :data:`MAX_SERIES_TERMS`) to the eigen-decomposition, each further term being a pass
+    over every battle."""
+    counts = np.bincount(np.minimum(need, MAX_SERIES_TERMS + 1), minlength=MAX_SERIES_TERMS + 2)
+    above = need.size - np.cumsum(counts)          # above[t]: clusters needing more than t
+    ok = np.flatnonzero(above[:MAX_SERIES_TERMS + 1] <= EXACT_SHARE * need.size)
+    return int(ok[0]) if ok.size else MAX_SERIES_TERMS
 
-    ``dw``/``keys``: each battle's non-zeros of ``X~`` by slot, and ``cluster * P +
-    column``.  ``H_gg v = X~_g (B (X~_g' v))``: per-cluster sums of the non-zeros, a
-    ``(G, P) x (P, P)`` product and a gather back, so each term costs a pass over the
-    non-zeros (two a battle), never an ``m x m`` matrix."""
+
+def _series_scores(Xs: sparse.csr_matrix, r: np.ndarray, B: np.ndarray, terms: int,
+                   G: int) -> np.ndarray:
+    """(N,) ``sum_{k<=terms} c_k H_gg^k r_g`` battle by battle (``r`` zero outside the
+    clusters that take the series, where the result is then zero).
+
+    ``Xs``: :func:`_cluster_operator`.  ``H_gg v = X~_g (B (X~_g' v))``: the per-cluster
+    sums ``Xs' v``, a ``(G, P) x (P, P)`` product and the gather ``Xs y``, so each term costs
+    two sparse products over the non-zeros (two a battle), never an ``m x m`` matrix."""
     P = B.shape[0]
-    flat = np.concatenate(keys)
-    n = r.size
-    wts = np.empty(flat.size)
-
-    def xt_v(v: np.ndarray) -> np.ndarray:         # (G, P): X~_g' v_g
-        for i, d in enumerate(dw):
-            np.multiply(d, v, out=wts[i * n:(i + 1) * n])
-        return np.bincount(flat, weights=wts, minlength=G * P).reshape(G, P)
-
+    Xt = Xs.T                                      # CSC view: the per-cluster sums
     c = _series_coefficients(terms)
     v = r
     acc = r.copy()
-    tmp = np.empty(n)
     for k in range(1, terms + 1):
-        y = (xt_v(v) @ B.T).ravel()                # B X~_g' v_g
-        v = np.multiply(dw[0], y[keys[0]])
-        for d, key in zip(dw[1:], keys[1:]):
-            np.multiply(d, y[key], out=tmp)
-            v += tmp
+        y = (Xt @ v).reshape(G, P) @ B.T           # B X~_g' v_g
+        v = Xs @ y.ravel()
         acc += c[k] * v
-    return xt_v(acc)
+    return acc
 
 
 def _bm_df(BL: np.ndarray, B: np.ndarray, Rs: np.ndarray, AX: dict[int, np.ndarray],

@@ -24,6 +24,7 @@ from mixrank.arena.clusters import (
     MAX_BM_CLUSTERS,
     MAX_CR2_SIZE,
     battle_rows,
+    cluster_codes,
     clusters_per_pair,
     cr2,
 )
@@ -72,7 +73,7 @@ def thin_sandwich(bt: Battles, ties: str) -> list[str]:
     """
     if ties == "davidson":
         return []
-    cl = np.arange(bt.n) if bt.cluster is None else pd.factorize(bt.cluster)[0]
+    cl = np.arange(bt.n) if bt.cluster is None else cluster_codes(bt.cluster)
 
     def clusters(rows: np.ndarray) -> np.ndarray:
         seen = np.zeros((len(bt.models), int(cl.max(initial=-1)) + 1), dtype=bool)
@@ -80,9 +81,12 @@ def thin_sandwich(bt: Battles, ties: str) -> list[str]:
         seen[bt.b[rows], cl[rows]] = True
         return seen.sum(axis=1)
 
+    have = clusters(bt.outcome != 0.5)
+    if have.min(initial=MIN_DECISIVE) >= MIN_DECISIVE:
+        return []                                  # enough clusters whatever they touch
     # fewer clusters altogether is the cluster checks' business (_check_clusters)
     need = np.minimum(MIN_DECISIVE, clusters(np.ones(bt.n, dtype=bool)))
-    return [m for m, n, k in zip(bt.models, clusters(bt.outcome != 0.5), need) if n < k]
+    return [m for m, n, k in zip(bt.models, have, need) if n < k]
 
 
 def _combinations(K: int, p: int) -> np.ndarray:
@@ -129,7 +133,7 @@ def clustered(bt: Battles, pt: Patterns, fit: BTFit
     :data:`MAX_CR2_SIZE` battles.
     """
     assert bt.cluster is not None
-    cl = pd.factorize(bt.cluster)[0]
+    cl = cluster_codes(bt.cluster)
     cpp = _check_clusters(cl, bt, bt.cluster_name)
     K, p = len(bt.models), fit.n_features
     G = int(cl.max()) + 1
