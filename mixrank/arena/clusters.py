@@ -53,6 +53,9 @@ class Rows:
     D: np.ndarray
     J: np.ndarray
     shape: tuple[int, int]
+    #: Without covariates, each battle's ordered pair ``a K + b`` (model 0 the dropped one):
+    #: the bread and leverages then come from per-pair weight sums (:func:`_pair_bread`).
+    pair: np.ndarray | None = None
 
     def __matmul__(self, theta: np.ndarray) -> np.ndarray:
         """``Z theta``."""
@@ -74,7 +77,7 @@ def battle_rows(bt: Battles) -> Rows:
     D[0], D[1], D[2:] = 1.0, -1.0, bt.x.T
     ref = J < 0                                    # the dropped model 0
     D[ref], J[ref] = 0.0, 0
-    return Rows(D, J, (n, K + p - 1))
+    return Rows(D, J, (n, K + p - 1), None if p else bt.a.astype(np.int64) * K + bt.b)
 
 
 def cluster_codes(cluster: np.ndarray) -> np.ndarray:
@@ -200,6 +203,34 @@ def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarra
     cl = cluster
     dw = [d * sw for d in D]                       # X~'s non-zeros, by slot
     jj = list(J)
+    if isinstance(Z, Rows) and Z.pair is not None and P * P * (P + 1) <= _PAIR_TABLE:
+        B, h = _pair_bread(Z.pair, P + 1, sw * sw)
+    else:
+        B, h = _bread(dw, jj, P)
+    need = series_terms(h, cl, G)
+    single = np.bincount(cl, minlength=G) == 1
+    terms = _fewest_terms(need[~single])
+    series = (need <= terms) & ~single
+    Xs = _cluster_operator(dw, jj, cl, G, P)
+    acc = np.zeros(cl.size)                        # A_g r_g, battle by battle
+    in_single, in_series = single[cl], series[cl]
+    if single.any():                               # single battles: HC2 leverage
+        a1 = np.where(h < 1 - 1e-10, 1.0 / np.sqrt(np.clip(1 - h, 1e-10, None)), 0.0)
+        acc += np.where(in_single, a1 * r, 0.0)
+    if series.any():
+        acc += _series_scores(Xs, np.where(in_series, r, 0.0), B, terms, G)
+    U = (Xs.T @ acc).reshape(G, P)                 # X~_g' A_g r_g
+    rest = np.flatnonzero(~in_series & ~in_single)
+    if rest.size:                                  # dense rows of those clusters only
+        Xt = np.zeros((rest.size, P))
+        for d, j in zip(dw, jj):
+            np.add.at(Xt, (np.arange(rest.size), j[rest]), d[rest])
+        _exact_scores(Xt, B, r[rest], cl[rest], _groups(cl[rest]), U, None, None)
+    return B, U
+
+
+def _bread(dw: list[np.ndarray], jj: list[np.ndarray], P: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bread ``B = (X~' X~)^-1`` and leverages ``h_i = x~_i' B x~_i`` from the non-zeros."""
     gram = np.zeros(P * P)
     prods = []                                     # slot pairs' (column pair, product)
     for i in range(len(dw)):
@@ -210,29 +241,31 @@ def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarra
             prods.append((key, prod if i == k else np.multiply(prod, 2.0, out=prod)))
     B = np.linalg.inv(gram.reshape(P, P))
     Bf = B.ravel()
-    h = np.zeros(cl.size)                          # leverages x~_i' B x~_i
+    h = np.zeros(dw[0].size)                       # leverages x~_i' B x~_i
     for key, prod in prods:
         h += prod * Bf[key]
-    del prods
-    need = series_terms(h, cl, G)
-    single = np.bincount(cl, minlength=G) == 1
-    terms = _fewest_terms(need[~single])
-    series = (need <= terms) & ~single
-    Xs = _cluster_operator(dw, jj, cl, G, P)
-    acc = np.zeros(cl.size)                        # A_g r_g, battle by battle
-    if single.any():                               # single battles: HC2 leverage
-        a1 = np.where(h < 1 - 1e-10, 1.0 / np.sqrt(np.clip(1 - h, 1e-10, None)), 0.0)
-        acc += np.where(single[cl], a1 * r, 0.0)
-    if series.any():
-        acc += _series_scores(Xs, np.where(series[cl], r, 0.0), B, terms, G)
-    U = (Xs.T @ acc).reshape(G, P)                 # X~_g' A_g r_g
-    rest = np.flatnonzero(~series[cl] & ~single[cl])
-    if rest.size:                                  # dense rows of those clusters only
-        Xt = np.zeros((rest.size, P))
-        for d, j in zip(dw, jj):
-            np.add.at(Xt, (np.arange(rest.size), j[rest]), d[rest])
-        _exact_scores(Xt, B, r[rest], cl[rest], _groups(cl[rest]), U, None, None)
-    return B, U
+    return B, h
+
+
+#: Most ordered pairs x models for :func:`_pair_bread`'s table (else :func:`_bread`).
+_PAIR_TABLE = 20_000_000
+
+
+def _pair_bread(pair: np.ndarray, K: int, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bread` for a BT design without covariates: ``X~' X~ = sum_(a,b) W_ab z_ab
+    z_ab'`` with ``z_ab = e_a - e_b`` (model 0's column dropped) and ``W_ab`` the pair's sum
+    of weights; ``h_i = w_i z_ab' B z_ab``."""
+    wp = np.bincount(pair, weights=w, minlength=K * K)
+    up = np.flatnonzero(wp > 0)                    # the ordered pairs met (weights > 0)
+    rows = np.arange(up.size)
+    Zp = np.zeros((up.size, K))
+    Zp[rows, up // K] += 1.0
+    Zp[rows, up % K] -= 1.0
+    Zp = Zp[:, 1:]
+    B = np.linalg.inv(Zp.T @ (wp[up, None] * Zp))
+    hp = np.zeros(K * K)
+    hp[up] = np.einsum("ij,jk,ik->i", Zp, B, Zp)
+    return B, w * hp[pair]
 
 
 def _cluster_operator(dw: list[np.ndarray], jj: list[np.ndarray], cluster: np.ndarray, G: int,
