@@ -60,6 +60,9 @@ class Rows:
     def __matmul__(self, theta: np.ndarray) -> np.ndarray:
         """``Z theta``."""
         t = np.asarray(theta)
+        if self.pair is not None and t.ndim == 1:  # theta_a - theta_b by pair (theta_0 = 0)
+            s = np.r_[0.0, t]
+            return (s[:, None] - s[None, :]).ravel()[self.pair]
         out = self.D[0] * t[self.J[0]]
         for d, j in zip(self.D[1:], self.J[1:]):
             out += d * t[j]
