@@ -107,9 +107,11 @@ def clusters_per_pair(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, K: int)
     """(K, K) number of clusters holding a battle of model i or model j (the pair's clusters)."""
     G = int(cluster.max()) + 1
     if G * K <= _DENSE_TABLE:                      # dense 0/1 table: one BLAS product
-        T = np.zeros((G, K), dtype=np.float32)     # sums of 0/1 below 2^24: exact
-        T[cluster, a] = 1.0
-        T[cluster, b] = 1.0
+        flat = np.zeros(G * K, dtype=np.float32)   # sums of 0/1 below 2^24: exact
+        base = cluster * K
+        flat[base + a] = 1.0
+        flat[base + b] = 1.0
+        T = flat.reshape(G, K)
         from mixrank.engine.parallel import blas_controller
 
         with blas_controller().limit(limits=1, user_api="blas"):    # threads only contend

@@ -441,8 +441,14 @@ def patterns(bt: Battles) -> Patterns:
         ux = np.zeros((ukey.size, 0))
     index = index.reshape(-1)
     m = ukey.size
-    win = np.bincount(index, weights=(o == 1.0), minlength=m)
-    loss = np.bincount(index, weights=(o == 0.0), minlength=m)
-    tie = np.bincount(index, weights=(o == 0.5), minlength=m)
+    half = o * 2.0
+    code = half.astype(np.intp)                    # 0 loss, 1 tie, 2 win
+    if np.array_equal(code, half):                 # outcomes 0 / 0.5 / 1: one counting pass
+        cnt = np.bincount(index * 3 + code, minlength=3 * m).reshape(m, 3)
+        loss, tie, win = np.ascontiguousarray(cnt.T, dtype=float)
+    else:
+        win = np.bincount(index, weights=(o == 1.0), minlength=m)
+        loss = np.bincount(index, weights=(o == 0.0), minlength=m)
+        tie = np.bincount(index, weights=(o == 0.5), minlength=m)
     return Patterns(a=(ukey // K).astype(np.intp), b=(ukey % K).astype(np.intp), x=ux, win=win,
                     loss=loss, tie=tie, index=index, flip=flip)
