@@ -74,12 +74,13 @@ def battle_rows(bt: Battles) -> Rows:
     the covariate differences; model 0's column dropped (its entry a zero in column 0)."""
     K, n, p = len(bt.models), bt.n, bt.x.shape[1]
     J = np.empty((2 + p, n), dtype=np.int64)
-    J[0], J[1] = bt.a - 1, bt.b - 1
+    np.maximum(bt.a - 1, 0, out=J[0])              # the dropped model 0: column 0, entry 0
+    np.maximum(bt.b - 1, 0, out=J[1])
     J[2:] = np.arange(K - 1, K - 1 + p)[:, None]
     D = np.empty((2 + p, n))
-    D[0], D[1], D[2:] = 1.0, -1.0, bt.x.T
-    ref = J < 0                                    # the dropped model 0
-    D[ref], J[ref] = 0.0, 0
+    np.not_equal(bt.a, 0, out=D[0])
+    np.subtract(bt.b == 0, 1.0, out=D[1])
+    D[2:] = bt.x.T
     return Rows(D, J, (n, K + p - 1), None if p else bt.a.astype(np.int64) * K + bt.b)
 
 
@@ -163,7 +164,7 @@ def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, c
     non-zeros (two a battle without covariates).  With ``L`` every cluster takes the
     eigen-decomposition.
     """
-    w = np.clip(mu * (1 - mu), 1e-12, None)
+    w = np.maximum(mu * (1 - mu), 1e-12)
     sw = np.sqrt(w)
     r = e / sw                                     # working residuals W^-1/2 e
     P = Z.shape[1]
