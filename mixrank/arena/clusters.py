@@ -159,7 +159,8 @@ def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, c
     Without ``L`` only the adjusted scores ``u_g`` are needed: single battles take HC2's
     closed form, clusters whose hat block has a small trace the series
     ``(I - H_gg)^-1/2 r_g = sum_k c_k H_gg^k r_g`` summed until its bound says the rest is
-    below double precision (:func:`series_terms`, :func:`_series_scores`), the others the
+    below :data:`SERIES_TOL` of ``|r_g|`` (:func:`series_terms`, :func:`_fewest_terms`,
+    :func:`_series_scores`), the others (at most :data:`EXACT_SHARE` of them) the
     eigen-decomposition of ``I - H_gg`` (:func:`_exact_scores`); all from the design's
     non-zeros (two a battle without covariates).  With ``L`` every cluster takes the
     eigen-decomposition.
