@@ -16,7 +16,8 @@ pandas group-by over the same rows and checked equal to the exact computation.
    ``mixrank.arena(log)`` + ``contrasts()`` + ``rank_intervals()`` against
    ``log.groupby([model_a, model_b, winner]).size()``.  Target <= 3x.  Check: the
    covariance equal to the exact CR2, ``(I - H_gg)^-1/2`` from an eigen-decomposition of
-   every cluster's block (batched by cluster size), relative to its largest entry.
+   every cluster's block (batched by cluster size), relative to its largest entry.  The
+   same path with ``cluster=False`` is printed beside it for reference.
 
 Both are the best of ``--repeats`` runs, the group-by and the fit alternating in one
 process; the ratio is the figure (the machine may be shared).  ``bench_against.py`` times the
@@ -58,9 +59,9 @@ def arena_log(n: int = 1_000_000, models: int = 20, questions: int = 40_000) -> 
     return log
 
 
-def arena_run(log: pd.DataFrame):
+def arena_run(log: pd.DataFrame, **kw):
     """The timed arena path: the fit, its contrasts and its rank intervals."""
-    res = mixrank.arena(log)
+    res = mixrank.arena(log, **kw)
     res.contrasts()
     res.rank_intervals()
     return res
@@ -170,6 +171,7 @@ def run_arena(repeats: int, rows: list) -> None:
         warnings.simplefilter("ignore")
         arena_run(log.iloc[::50])                            # imports and first-call costs
         t_fit, t_gb, res = _best_pair(lambda: arena_run(log), gb, repeats)
+        t_plain, t_gb2, _ = _best_pair(lambda: arena_run(log, cluster=False), gb, repeats)
     assert res.battles.cluster_name == "question" and "CR2" in res.contrasts().attrs[
         "mixrank"]["df_method"]
     ref = exact_cr2(res)
@@ -183,7 +185,8 @@ def run_arena(repeats: int, rows: list) -> None:
     print(f"arena: fit + contrasts + rank intervals {t_fit:.2f} s, group-by {t_gb:.2f} s -> "
           f"{t_fit / t_gb:.2f}x (target <= 3x); CR2 covariance vs the exact (eigen-decomposed) "
           f"CR2 over {G:,} clusters: max difference {diff:.1e} of its largest entry, SEs "
-          f"{se:.1e} relative ({'equal' if ok else 'NOT EQUAL'} to {TOL:g})", flush=True)
+          f"{se:.1e} relative ({'equal' if ok else 'NOT EQUAL'} to {TOL:g}); for reference "
+          f"cluster=False {t_plain:.2f} s -> {t_plain / t_gb2:.2f}x", flush=True)
     rows.append((f"clustered arena default: {len(log):,} battles × {K} models, {G:,} question "
                  "clusters (CR2): fit + contrasts + rank intervals", f"{t_fit:.2f} s",
                  f"one pandas group-by {t_gb:.2f} s",

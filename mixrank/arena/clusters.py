@@ -30,7 +30,7 @@ from scipy import sparse
 
 from mixrank.arena.data import Battles
 
-__all__ = ["Rows", "battle_rows", "CLUSTER_COLUMNS", "MAX_CR2_SIZE", "MAX_BM_CLUSTERS", "MAX_SERIES_TERMS",
+__all__ = ["Rows", "battle_rows", "cluster_codes", "CLUSTER_COLUMNS", "MAX_CR2_SIZE", "MAX_BM_CLUSTERS", "MAX_SERIES_TERMS",
            "SERIES_TOL", "detect_cluster", "series_terms", "cr2", "clusters_per_pair"]
 
 #: Columns taken as a battle's cluster when ``cluster=`` is not given (first present wins):
@@ -53,10 +53,16 @@ class Rows:
     D: np.ndarray
     J: np.ndarray
     shape: tuple[int, int]
+    #: Without covariates, each battle's ordered pair ``a K + b`` (model 0 the dropped one):
+    #: the bread and leverages then come from per-pair weight sums (:func:`_pair_bread`).
+    pair: np.ndarray | None = None
 
     def __matmul__(self, theta: np.ndarray) -> np.ndarray:
         """``Z theta``."""
         t = np.asarray(theta)
+        if self.pair is not None and t.ndim == 1:  # theta_a - theta_b by pair (theta_0 = 0)
+            s = np.r_[0.0, t]
+            return (s[:, None] - s[None, :]).ravel()[self.pair]
         out = self.D[0] * t[self.J[0]]
         for d, j in zip(self.D[1:], self.J[1:]):
             out += d * t[j]
@@ -68,13 +74,24 @@ def battle_rows(bt: Battles) -> Rows:
     the covariate differences; model 0's column dropped (its entry a zero in column 0)."""
     K, n, p = len(bt.models), bt.n, bt.x.shape[1]
     J = np.empty((2 + p, n), dtype=np.int64)
-    J[0], J[1] = bt.a - 1, bt.b - 1
+    np.maximum(bt.a - 1, 0, out=J[0])              # the dropped model 0: column 0, entry 0
+    np.maximum(bt.b - 1, 0, out=J[1])
     J[2:] = np.arange(K - 1, K - 1 + p)[:, None]
     D = np.empty((2 + p, n))
-    D[0], D[1], D[2:] = 1.0, -1.0, bt.x.T
-    ref = J < 0                                    # the dropped model 0
-    D[ref], J[ref] = 0.0, 0
-    return Rows(D, J, (n, K + p - 1))
+    np.not_equal(bt.a, 0, out=D[0])
+    np.subtract(bt.b == 0, 1.0, out=D[1])
+    D[2:] = bt.x.T
+    return Rows(D, J, (n, K + p - 1), None if p else bt.a.astype(np.int64) * K + bt.b)
+
+
+def cluster_codes(cluster: np.ndarray) -> np.ndarray:
+    """Cluster codes ``0..G-1`` each in use: ``cluster`` itself when it is so already (the
+    codes :func:`mixrank.arena.data.encode_battles` stores), else ``pd.factorize``'s."""
+    c = np.asarray(cluster)
+    if c.dtype.kind in "iu" and c.size and int(c.min()) >= 0 and bool(
+            np.all(np.bincount(c) > 0)):
+        return c
+    return pd.factorize(c)[0]
 
 
 def detect_cluster(columns: pd.Index) -> str | None:
@@ -91,9 +108,11 @@ def clusters_per_pair(a: np.ndarray, b: np.ndarray, cluster: np.ndarray, K: int)
     """(K, K) number of clusters holding a battle of model i or model j (the pair's clusters)."""
     G = int(cluster.max()) + 1
     if G * K <= _DENSE_TABLE:                      # dense 0/1 table: one BLAS product
-        T = np.zeros((G, K), dtype=np.float32)     # sums of 0/1 below 2^24: exact
-        T[cluster, a] = 1.0
-        T[cluster, b] = 1.0
+        flat = np.zeros(G * K, dtype=np.float32)   # sums of 0/1 below 2^24: exact
+        base = cluster * K
+        flat[base + a] = 1.0
+        flat[base + b] = 1.0
+        T = flat.reshape(G, K)
         from mixrank.engine.parallel import blas_controller
 
         with blas_controller().limit(limits=1, user_api="blas"):    # threads only contend
@@ -140,12 +159,13 @@ def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, c
     Without ``L`` only the adjusted scores ``u_g`` are needed: single battles take HC2's
     closed form, clusters whose hat block has a small trace the series
     ``(I - H_gg)^-1/2 r_g = sum_k c_k H_gg^k r_g`` summed until its bound says the rest is
-    below double precision (:func:`series_terms`, :func:`_series_scores`), the others the
+    below :data:`SERIES_TOL` of ``|r_g|`` (:func:`series_terms`, :func:`_fewest_terms`,
+    :func:`_series_scores`), the others (at most :data:`EXACT_SHARE` of them) the
     eigen-decomposition of ``I - H_gg`` (:func:`_exact_scores`); all from the design's
     non-zeros (two a battle without covariates).  With ``L`` every cluster takes the
     eigen-decomposition.
     """
-    w = np.clip(mu * (1 - mu), 1e-12, None)
+    w = np.maximum(mu * (1 - mu), 1e-12)
     sw = np.sqrt(w)
     r = e / sw                                     # working residuals W^-1/2 e
     P = Z.shape[1]
@@ -182,40 +202,32 @@ def cr2(Z: np.ndarray | sparse.spmatrix | Rows, mu: np.ndarray, e: np.ndarray, c
 def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarray,
             cluster: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
     """Bread ``B`` and (G, P) adjusted scores ``u_g`` of :func:`cr2` without df, from the
-    design's non-zeros taken in cluster order (the per-cluster sums and gathers of the
-    series then read and write memory in order)."""
+    design's non-zeros: ``X~`` as a sparse ``N x (G P)`` matrix whose column ``g P + j`` is
+    column ``j`` within cluster ``g`` (:func:`_cluster_operator`), so a per-cluster sum
+    ``X~_g' v`` is one sparse product and its gather back another."""
     P = Z.shape[1]
-    order = _cluster_order(cluster)
     D, J = _padded(Z)                              # (l, N) non-zeros and their columns
-    cl = np.repeat(np.arange(G), np.bincount(cluster, minlength=G))    # = cluster[order]
-    sw, r = sw[order], r[order]
-    dw = [d[order] * sw for d in D]                # X~'s non-zeros, by slot
-    jj = [j[order] for j in J]
-    gram = np.zeros(P * P)
-    h = np.zeros(cl.size)                          # leverages x~_i' B x~_i
-    for i in range(len(dw)):
-        for k in range(i + 1):
-            g = np.bincount(jj[i] * P + jj[k], weights=dw[i] * dw[k], minlength=P * P)
-            gram += g if i == k else g + g.reshape(P, P).T.ravel()
-    B = np.linalg.inv(gram.reshape(P, P))
-    Bf = B.ravel()
-    for i in range(len(dw)):
-        for k in range(i + 1):
-            h += (1.0 if i == k else 2.0) * dw[i] * dw[k] * Bf[jj[i] * P + jj[k]]
+    cl = cluster
+    dw = [d * sw for d in D]                       # X~'s non-zeros, by slot
+    jj = list(J)
+    if isinstance(Z, Rows) and Z.pair is not None and P * P * (P + 1) <= _PAIR_TABLE:
+        B, h = _pair_bread(Z.pair, P + 1, sw * sw)
+    else:
+        B, h = _bread(dw, jj, P)
     need = series_terms(h, cl, G)
     single = np.bincount(cl, minlength=G) == 1
-    series = (need <= MAX_SERIES_TERMS) & ~single
-    keys = [cl * P + j for j in jj]
-    U = np.zeros((G, P))
+    terms = _fewest_terms(need[~single])
+    series = (need <= terms) & ~single
+    Xs = _cluster_operator(dw, jj, cl, G, P)
+    acc = np.zeros(cl.size)                        # A_g r_g, battle by battle
+    in_single, in_series = single[cl], series[cl]
     if single.any():                               # single battles: HC2 leverage
         a1 = np.where(h < 1 - 1e-10, 1.0 / np.sqrt(np.clip(1 - h, 1e-10, None)), 0.0)
-        coef = np.where(single[cl], a1 * r, 0.0)
-        for d, key in zip(dw, keys):
-            U += np.bincount(key, weights=d * coef, minlength=G * P).reshape(G, P)
+        acc += np.where(in_single, a1 * r, 0.0)
     if series.any():
-        terms = int(need[series].max())
-        U += _series_scores(dw, keys, np.where(series[cl], r, 0.0), B, terms, G)
-    rest = np.flatnonzero(~series[cl] & ~single[cl])
+        acc += _series_scores(Xs, np.where(in_series, r, 0.0), B, terms, G)
+    U = (Xs.T @ acc).reshape(G, P)                 # X~_g' A_g r_g
+    rest = np.flatnonzero(~in_series & ~in_single)
     if rest.size:                                  # dense rows of those clusters only
         Xt = np.zeros((rest.size, P))
         for d, j in zip(dw, jj):
@@ -224,17 +236,60 @@ def _scores(Z: np.ndarray | sparse.spmatrix | Rows, sw: np.ndarray, r: np.ndarra
     return B, U
 
 
-def _cluster_order(cluster: np.ndarray) -> np.ndarray:
-    """Battles in cluster order (stable): numpy's radix sort on 16-bit keys, one pass per 16
-    bits of the codes (linear time)."""
-    c = np.asarray(cluster, dtype=np.int64)
-    order = np.argsort((c & 0xFFFF).astype(np.uint16), kind="stable")
-    hi = c >> 16
-    if hi.any():
-        order = order[np.argsort((hi[order] & 0xFFFF).astype(np.uint16), kind="stable")]
-    if (hi >> 16).any():                           # beyond 2^32 codes: a comparison sort
-        order = np.argsort(c, kind="stable")
-    return order
+def _bread(dw: list[np.ndarray], jj: list[np.ndarray], P: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bread ``B = (X~' X~)^-1`` and leverages ``h_i = x~_i' B x~_i`` from the non-zeros."""
+    gram = np.zeros(P * P)
+    prods = []                                     # slot pairs' (column pair, product)
+    for i in range(len(dw)):
+        for k in range(i + 1):
+            key, prod = jj[i] * P + jj[k], dw[i] * dw[k]
+            g = np.bincount(key, weights=prod, minlength=P * P)
+            gram += g if i == k else g + g.reshape(P, P).T.ravel()
+            prods.append((key, prod if i == k else np.multiply(prod, 2.0, out=prod)))
+    B = np.linalg.inv(gram.reshape(P, P))
+    Bf = B.ravel()
+    h = np.zeros(dw[0].size)                       # leverages x~_i' B x~_i
+    for key, prod in prods:
+        h += prod * Bf[key]
+    return B, h
+
+
+#: Most ordered pairs x models for :func:`_pair_bread`'s table (else :func:`_bread`).
+_PAIR_TABLE = 20_000_000
+
+
+def _pair_bread(pair: np.ndarray, K: int, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bread` for a BT design without covariates: ``X~' X~ = sum_(a,b) W_ab z_ab
+    z_ab'`` with ``z_ab = e_a - e_b`` (model 0's column dropped) and ``W_ab`` the pair's sum
+    of weights; ``h_i = w_i z_ab' B z_ab``."""
+    wp = np.bincount(pair, weights=w, minlength=K * K)
+    up = np.flatnonzero(wp > 0)                    # the ordered pairs met (weights > 0)
+    rows = np.arange(up.size)
+    Zp = np.zeros((up.size, K))
+    Zp[rows, up // K] += 1.0
+    Zp[rows, up % K] -= 1.0
+    Zp = Zp[:, 1:]
+    B = np.linalg.inv(Zp.T @ (wp[up, None] * Zp))
+    hp = np.zeros(K * K)
+    hp[up] = np.einsum("ij,jk,ik->i", Zp, B, Zp)
+    return B, w * hp[pair]
+
+
+def _cluster_operator(dw: list[np.ndarray], jj: list[np.ndarray], cluster: np.ndarray, G: int,
+                      P: int) -> sparse.csr_matrix:
+    """``X~`` as a CSR ``N x (G P)`` matrix, row ``i``'s non-zeros ``dw[s][i]`` in columns
+    ``cluster[i] P + jj[s][i]`` (a column met twice in a row stays twice: products are
+    linear in the entries).  Built without a sort: each row holds one entry per slot."""
+    n, lw = cluster.size, len(dw)
+    itype = np.int32 if G * P < 2**31 - 1 and n * lw < 2**31 - 1 else np.int64
+    idx = np.empty((n, lw), dtype=itype)
+    val = np.empty((n, lw))
+    base = cluster.astype(itype) * itype(P)
+    for s in range(lw):
+        np.add(base, jj[s], out=idx[:, s], casting="unsafe")
+        val[:, s] = dw[s]
+    ptr = np.arange(0, n * lw + 1, lw, dtype=itype)
+    return sparse.csr_matrix((val.ravel(), idx.ravel(), ptr), shape=(n, G * P))
 
 
 def _exact_scores(Xt: np.ndarray, B: np.ndarray, r: np.ndarray, cluster: np.ndarray,
@@ -265,7 +320,10 @@ MAX_SERIES_TERMS = 8
 #: The series stops when its remainder is below this fraction of ``|r_g|``: under the rounding
 #: error of the eigen-decomposition it replaces (the two differ by ~1e-12 relative on
 #: benchmarks/bench_defaults.py's million battles; tests/arena/test_cr2_series.py).
-SERIES_TOL = 1e-14
+SERIES_TOL = 1e-13
+#: Share of the clusters left to the eigen-decomposition so that the series needs one term
+#: fewer for all the others (:func:`_fewest_terms`).
+EXACT_SHARE = 0.01
 
 
 def _series_coefficients(n: int) -> np.ndarray:
@@ -314,37 +372,35 @@ def series_terms(h: np.ndarray, cluster: np.ndarray, G: int) -> np.ndarray:
     return need
 
 
-def _series_scores(dw: list[np.ndarray], keys: list[np.ndarray], r: np.ndarray,
-                   B: np.ndarray, terms: int, G: int) -> np.ndarray:
-    """(G, P) ``u_g = X~_g' sum_{k<=terms} c_k H_gg^k r_g`` (``r`` zero outside the clusters
-    that take the series, whose rows of the result are then zero).
+def _fewest_terms(need: np.ndarray) -> int:
+    """Series terms for the clusters (``need``: each one's, :func:`series_terms`): the fewest
+    that leave at most :data:`EXACT_SHARE` of them (and never one needing more than
+    :data:`MAX_SERIES_TERMS`) to the eigen-decomposition, each further term being a pass
+    over every battle."""
+    counts = np.bincount(np.minimum(need, MAX_SERIES_TERMS + 1), minlength=MAX_SERIES_TERMS + 2)
+    above = need.size - np.cumsum(counts)          # above[t]: clusters needing more than t
+    ok = np.flatnonzero(above[:MAX_SERIES_TERMS + 1] <= EXACT_SHARE * need.size)
+    return int(ok[0]) if ok.size else MAX_SERIES_TERMS
 
-    ``dw``/``keys``: each battle's non-zeros of ``X~`` by slot, and ``cluster * P +
-    column``.  ``H_gg v = X~_g (B (X~_g' v))``: per-cluster sums of the non-zeros, a
-    ``(G, P) x (P, P)`` product and a gather back, so each term costs a pass over the
-    non-zeros (two a battle), never an ``m x m`` matrix."""
+
+def _series_scores(Xs: sparse.csr_matrix, r: np.ndarray, B: np.ndarray, terms: int,
+                   G: int) -> np.ndarray:
+    """(N,) ``sum_{k<=terms} c_k H_gg^k r_g`` battle by battle (``r`` zero outside the
+    clusters that take the series, where the result is then zero).
+
+    ``Xs``: :func:`_cluster_operator`.  ``H_gg v = X~_g (B (X~_g' v))``: the per-cluster
+    sums ``Xs' v``, a ``(G, P) x (P, P)`` product and the gather ``Xs y``, so each term costs
+    two sparse products over the non-zeros (two a battle), never an ``m x m`` matrix."""
     P = B.shape[0]
-    flat = np.concatenate(keys)
-    n = r.size
-    wts = np.empty(flat.size)
-
-    def xt_v(v: np.ndarray) -> np.ndarray:         # (G, P): X~_g' v_g
-        for i, d in enumerate(dw):
-            np.multiply(d, v, out=wts[i * n:(i + 1) * n])
-        return np.bincount(flat, weights=wts, minlength=G * P).reshape(G, P)
-
+    Xt = Xs.T                                      # CSC view: the per-cluster sums
     c = _series_coefficients(terms)
     v = r
     acc = r.copy()
-    tmp = np.empty(n)
     for k in range(1, terms + 1):
-        y = (xt_v(v) @ B.T).ravel()                # B X~_g' v_g
-        v = np.multiply(dw[0], y[keys[0]])
-        for d, key in zip(dw[1:], keys[1:]):
-            np.multiply(d, y[key], out=tmp)
-            v += tmp
+        y = (Xt @ v).reshape(G, P) @ B.T           # B X~_g' v_g
+        v = Xs @ y.ravel()
         acc += c[k] * v
-    return xt_v(acc)
+    return acc
 
 
 def _bm_df(BL: np.ndarray, B: np.ndarray, Rs: np.ndarray, AX: dict[int, np.ndarray],

@@ -349,6 +349,19 @@ def _covariates(df: pd.DataFrame, terms: Sequence[tuple[str, str]]) -> np.ndarra
     return np.column_stack(cols) if cols else np.zeros((len(df), 0))
 
 
+def _cluster_codes(col: pd.Series) -> np.ndarray:
+    """Codes ``0..G-1`` of a cluster column: an integer column of a range up to four times
+    its length by a counting pass (codes in value order), else ``pd.factorize``."""
+    v = col.to_numpy()
+    if v.dtype.kind in "iu" and v.size:
+        lo, hi = int(v.min()), int(v.max())
+        if hi - lo <= 4 * v.size:
+            off = (v - lo).astype(np.intp, copy=False)
+            present = np.bincount(off, minlength=hi - lo + 1) > 0
+            return (np.cumsum(present) - 1)[off]
+    return pd.factorize(col)[0]
+
+
 def encode_battles(data: Any, *, winner: str = "winner",
                    terms: Sequence[tuple[str, str]] = (), ties: str = "half",
                    cluster: str | None = None, model_a: str = "model_a",
@@ -393,7 +406,7 @@ def encode_battles(data: Any, *, winner: str = "winner",
             i = int(np.flatnonzero(df[cluster].isna().to_numpy())[0])
             raise DataError(f"cluster column {cluster!r} is missing in row {i}; every battle "
                             "needs its group (prompt, user, judge)")
-        cl = pd.factorize(df[cluster])[0]
+        cl = _cluster_codes(df[cluster])
     keep = np.ones(out.size, dtype=bool)
     dropped = 0
     if ties == "drop":
@@ -438,8 +451,14 @@ def patterns(bt: Battles) -> Patterns:
         ux = np.zeros((ukey.size, 0))
     index = index.reshape(-1)
     m = ukey.size
-    win = np.bincount(index, weights=(o == 1.0), minlength=m)
-    loss = np.bincount(index, weights=(o == 0.0), minlength=m)
-    tie = np.bincount(index, weights=(o == 0.5), minlength=m)
+    half = o * 2.0
+    code = half.astype(np.intp)                    # 0 loss, 1 tie, 2 win
+    if np.array_equal(code, half):                 # outcomes 0 / 0.5 / 1: one counting pass
+        cnt = np.bincount(index * 3 + code, minlength=3 * m).reshape(m, 3)
+        loss, tie, win = np.ascontiguousarray(cnt.T, dtype=float)
+    else:
+        win = np.bincount(index, weights=(o == 1.0), minlength=m)
+        loss = np.bincount(index, weights=(o == 0.0), minlength=m)
+        tie = np.bincount(index, weights=(o == 0.5), minlength=m)
     return Patterns(a=(ukey // K).astype(np.intp), b=(ukey % K).astype(np.intp), x=ux, win=win,
                     loss=loss, tie=tie, index=index, flip=flip)

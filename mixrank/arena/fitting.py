@@ -24,6 +24,7 @@ from mixrank.arena.clusters import (
     MAX_BM_CLUSTERS,
     MAX_CR2_SIZE,
     battle_rows,
+    cluster_codes,
     clusters_per_pair,
     cr2,
 )
@@ -72,17 +73,23 @@ def thin_sandwich(bt: Battles, ties: str) -> list[str]:
     """
     if ties == "davidson":
         return []
-    cl = np.arange(bt.n) if bt.cluster is None else pd.factorize(bt.cluster)[0]
+    cl = np.arange(bt.n) if bt.cluster is None else cluster_codes(bt.cluster)
+
+    G = int(cl.max(initial=-1)) + 1
 
     def clusters(rows: np.ndarray) -> np.ndarray:
-        seen = np.zeros((len(bt.models), int(cl.max(initial=-1)) + 1), dtype=bool)
-        seen[bt.a[rows], cl[rows]] = True
-        seen[bt.b[rows], cl[rows]] = True
-        return seen.sum(axis=1)
+        seen = np.zeros(len(bt.models) * G, dtype=bool)          # (model, cluster) met
+        c = cl[rows]
+        seen[bt.a[rows] * G + c] = True
+        seen[bt.b[rows] * G + c] = True
+        return seen.reshape(len(bt.models), G).sum(axis=1)
 
+    have = clusters(bt.outcome != 0.5)
+    if have.min(initial=MIN_DECISIVE) >= MIN_DECISIVE:
+        return []                                  # enough clusters whatever they touch
     # fewer clusters altogether is the cluster checks' business (_check_clusters)
     need = np.minimum(MIN_DECISIVE, clusters(np.ones(bt.n, dtype=bool)))
-    return [m for m, n, k in zip(bt.models, clusters(bt.outcome != 0.5), need) if n < k]
+    return [m for m, n, k in zip(bt.models, have, need) if n < k]
 
 
 def _combinations(K: int, p: int) -> np.ndarray:
@@ -129,7 +136,7 @@ def clustered(bt: Battles, pt: Patterns, fit: BTFit
     :data:`MAX_CR2_SIZE` battles.
     """
     assert bt.cluster is not None
-    cl = pd.factorize(bt.cluster)[0]
+    cl = cluster_codes(bt.cluster)
     cpp = _check_clusters(cl, bt, bt.cluster_name)
     K, p = len(bt.models), fit.n_features
     G = int(cl.max()) + 1
@@ -143,7 +150,7 @@ def clustered(bt: Battles, pt: Patterns, fit: BTFit
         return cov, dfs, (f"clustered sandwich CR1 ({why}), t reference with df = clusters "
                           "touching the pair - 1")
     Z = battle_rows(bt) if G > MAX_BM_CLUSTERS else design(bt)    # no df: non-zeros only
-    mu = 0.5 * (1.0 + np.tanh(0.5 * (Z @ fit.theta[1:])))
+    mu = _win_probability(Z, fit.theta[1:])
     if G > MAX_BM_CLUSTERS:
         cov_free, _ = cr2(Z, mu, bt.outcome - mu, cl)
         dfs = dict(pairs=np.maximum(cpp - 1.0, 1.0), scores=np.full(K, G - 1.0),
@@ -159,6 +166,15 @@ def clustered(bt: Battles, pt: Patterns, fit: BTFit
     dfs = dict(pairs=pairs, scores=df[ia.size:ia.size + K], covariates=df[ia.size + K:])
     return pad(cov_free), dfs, ("clustered sandwich CR2 (small-sample adjusted), t reference "
                                 "with Bell-McCaffrey df per contrast")
+
+
+def _win_probability(Z: Any, theta: np.ndarray) -> np.ndarray:
+    """Fitted P(a wins) battle by battle; for :func:`battle_rows` without covariates from the
+    pairs' table (the same numbers: an element-wise map of the same differences)."""
+    if getattr(Z, "pair", None) is not None:
+        s = np.r_[0.0, theta]
+        return (0.5 * (1.0 + np.tanh(0.5 * (s[:, None] - s[None, :])))).ravel()[Z.pair]
+    return 0.5 * (1.0 + np.tanh(0.5 * (Z @ theta)))
 
 
 def _lam(lam: Any, J: int) -> np.ndarray | None:

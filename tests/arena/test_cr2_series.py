@@ -169,3 +169,46 @@ def test_battle_rows_are_the_design_by_its_non_zeros():
     cl = np.unique(bt.cluster, return_inverse=True)[1]
     got, want = cr2(R, mu, e, cl)[0], cr2(Z, mu, e, cl)[0]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13 * np.abs(want).max())
+
+
+def test_pair_bread_equals_the_non_zeros_sums():
+    """Without covariates :func:`battle_rows` carries each battle's pair and :func:`cr2` takes
+    the bread and leverages from per-pair weight sums: the same CR2 as from the dense design
+    (the non-zeros' sums), on a log with rare pairs, single-battle clusters and big ones."""
+    import warnings
+
+    import mixrank
+    from mixrank.arena.clusters import battle_rows
+    from mixrank.arena.ppi import design
+
+    from .conftest import simulate_battles
+
+    log = simulate_battles(4000, np.array([0.0, 0.4, -0.3, 0.6, 1.1]), rng=6, n_prompts=900)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bt = mixrank.arena(log).battles
+    Z, R = design(bt), battle_rows(bt)
+    assert R.pair is not None and bt.x.shape[1] == 0
+    theta = np.random.default_rng(2).normal(size=Z.shape[1])
+    np.testing.assert_allclose(R @ theta, Z @ theta, rtol=0, atol=1e-15)
+    mu = 1 / (1 + np.exp(-(Z @ theta)))
+    e = np.random.default_rng(3).random(Z.shape[0]) - mu
+    cl = np.unique(bt.cluster, return_inverse=True)[1]
+    cl[:40] = cl.max() + 1 + np.arange(40)           # single-battle clusters
+    got, want = cr2(R, mu, e, cl)[0], cr2(Z, mu, e, cl)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13 * np.abs(want).max())
+
+
+def test_integer_cluster_codes_are_the_factorized_partition():
+    """An integer cluster column takes a counting pass: the same partition of the battles as
+    ``pd.factorize`` (codes 0..G-1, each used), for negative, sparse and other values."""
+    import pandas as pd
+
+    from mixrank.arena.data import _cluster_codes
+
+    g = np.random.default_rng(7)
+    for col in (pd.Series(g.integers(-50, 50, 500)), pd.Series(g.integers(0, 10**9, 300)),
+                pd.Series(g.integers(0, 40, 200).astype(np.uint16)), pd.Series(["x", "y", "x"])):
+        got, want = _cluster_codes(col), pd.factorize(col)[0]
+        assert set(np.bincount(got)) == set(np.bincount(want)) and got.max() == want.max()
+        assert len(set(zip(got, want))) == want.max() + 1       # one-to-one
