@@ -82,8 +82,7 @@ def cmd_demo(args: argparse.Namespace) -> None:
     for line in _explain(caught):
         print(line, file=sys.stderr)
     con = res.contrasts()
-    parts = ["mixrank demo: the bundled simulated example benchmark "
-             "(how it was simulated: help(mixrank.load_example))", "",
+    parts = ["mixrank demo: the bundled simulated example (see help(mixrank.load_example))", "",
              res.frame.summary_text(), "", "== Contrasts (model_a - model_b) ==",
              (tests_line(con) if args.format == "table" else "") + render(con, args.format),
              "== Variance components (first pair) ==",

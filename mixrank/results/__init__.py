@@ -9,6 +9,9 @@ Modules:
   pairwise result (judged pairs, ``rank_intervals()``, ``resolution()``);
 * :mod:`~mixrank.results.fit_result` -- :class:`FitResult`, the fitted object
   over all pairs and its tidy accessors;
+* :mod:`~mixrank.results.estimable` -- the estimable parts of a fit
+  (``estimable_part()``, ``score_group_fits()``, ``weak_terms()``; a base of
+  :class:`FitResult`);
 * :mod:`~mixrank.results.summary` -- printable summaries;
 * :mod:`~mixrank.results.letters` -- ``letters()``, the compact letter display
   of every result, and :mod:`~mixrank.results.paper_table` -- ``table()``, the

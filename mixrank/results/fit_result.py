@@ -14,7 +14,6 @@ exists even at type-check time (``tests/test_import_graph.py``).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -27,14 +26,6 @@ from scipy import special
 from .._deprecate import former_keywords
 from .._util import check_level, tidy
 from ..engine.control import Control
-from ..engine.estimability import (
-    MIN_LEVELS,
-    WeakTerm,
-    models_to_drop,
-    score_groups,
-    select_models,
-    weak_terms,
-)
 from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
@@ -50,6 +41,7 @@ from .base import (
     PairEstimates,
     left_out,
 )
+from .estimable import EstimableMixin
 from .omnibus import OmnibusMixin
 from .pairwise_result import PairwiseResult
 from .scores import model_scores_table
@@ -81,7 +73,7 @@ FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class FitResult(OmnibusMixin, PairwiseResult):
+class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
     """Result of :func:`mixrank.fit`: one paired mixed model per pair of models.
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is the mean of
@@ -360,6 +352,10 @@ class FitResult(OmnibusMixin, PairwiseResult):
             return model_scores_by(self, by, lev)
         return model_scores_table(self, level=level, estimand=estimand, scoring=scoring)
 
+    @staticmethod
+    def _plain_fit() -> type[FitResult]:   # the class of estimable_part() and score_group_fits()
+        return FitResult
+
     def summary(self) -> Summary:
         """An lme4-like summary (one pair) or a compact table (many pairs)."""
         return Summary(self)
@@ -525,68 +521,6 @@ class FitResult(OmnibusMixin, PairwiseResult):
         return left_out(plan_of(part, delta, subjects=subjects, questions=questions,
                                   prompts=prompts, power=power, level=level, pair=pair,
                                   roles=roles, grid=grid, labels=labels, **old), left)
-
-    # ------------------------------------------------ incomplete / restricted
-    def estimable_part(self) -> tuple[FitResult, list[str]]:
-        """This fit without the models of its not-estimable pairs, and those models.
-
-        The models are removed greedily (the one in most such pairs first,
-        :func:`~mixrank.engine.estimability.models_to_drop`), so every
-        remaining pair was fitted; the fit itself when nothing is incomplete.
-        Rank intervals, verdict tables, sensitivity, planning and anova use
-        it and list the removed models in ``attrs["mixrank"]["left_out"]``
-        (docs/messy.md §3).
-        """
-        if not self.incomplete:
-            return self, []
-        hit = _PARTS.get(self)
-        if hit is None:
-            names = list(self.models)
-            bad = [(names.index(p.model_a), names.index(p.model_b)) for p in self.incomplete]
-            drop = models_to_drop(names, bad)
-            keep = [j for j, m in enumerate(names) if m not in drop]
-            kept = set(names[j] for j in keep)
-            sub = tuple(p for p in self.pairs if p.model_a in kept and p.model_b in kept)
-            part = FitResult(frame=select_models(self.frame, keep), pairs=sub,
-                             method=self.method, engine=self.engine, estimand=self.estimand,
-                             level=self.level, restricted=self.restricted, control=self.control,
-                             **self._df_of(sub))
-            hit = _PARTS[self] = (part, drop)
-        return hit
-
-    def score_group_fits(self) -> list[tuple[int, FitResult]]:
-        """``[(group, fit restricted to the group's models)]`` for the groups of
-        :func:`~mixrank.engine.estimability.score_groups` with at least 2 models; ``[(1,
-        self)]`` when all models share cells (docs/messy.md §4)."""
-        groups = score_groups(self.frame)
-        if max(groups, default=1) == 1:
-            return [(1, self)]
-        out = []
-        for g in sorted(set(groups)):
-            keep = [j for j, x in enumerate(groups) if x == g]
-            if len(keep) < 2:
-                continue
-            names = {self.models[j] for j in keep}
-            within = [tuple(p for p in ps if p.model_a in names and p.model_b in names)
-                      for ps in (self.pairs, self.incomplete)]
-            out.append((g, FitResult(frame=select_models(self.frame, keep), pairs=within[0],
-                                     method=self.method, engine=self.engine,
-                                     estimand=self.estimand, level=self.level,
-                                     incomplete=within[1], restricted=self.restricted,
-                                     control=self.control, **self._df_of(within[0]))))
-        return out
-
-    def weak_terms(self, threshold: int = MIN_LEVELS) -> list[WeakTerm]:
-        """Random terms with fewer than ``threshold`` levels among some fitted pair's common
-        cells (:func:`~mixrank.engine.estimability.weak_terms`, docs/messy.md §2); each has
-        ``term, levels, n_pairs, examples`` and ``message()``."""
-        idx = [(self.frame.model_index(p.model_a), self.frame.model_index(p.model_b))
-               for p in self.pairs]
-        return weak_terms(self.frame, idx, threshold)
-
-
-_PARTS: weakref.WeakKeyDictionary[FitResult, tuple[FitResult, list[str]]] = \
-    weakref.WeakKeyDictionary()
 
 
 def _unit_variance(p: PairFit, variance: float, df: float) -> PairFit:
