@@ -41,7 +41,7 @@ import sys as _sys
 import types as _types
 import typing as _typing
 
-from ._version import MIXRANK_VERSION as __version__
+from ._version import MIXRANK_VERSION as _MIXRANK_VERSION
 from .errors import (
     ConvergenceError,
     ConvergenceWarning,
@@ -199,24 +199,23 @@ _sys.modules[__name__].__class__ = _Namespace
 del annotations  # the __future__ feature object: not a public name
 
 
+__version__ = _MIXRANK_VERSION
+
+#: The public API, sorted, as ``dir(mixrank)`` lists it (``__version__`` is there too, as
+#: every package's, but is no API name).
 __all__ = [
-    "__version__",
-    "arena", "ArenaResult", "ArenaMonitor", "battles_from_scores", "read_battles",
-    "fit", "Control", "GlmmControl", "parse", "build_frame", "simulate", "load_example",
-    "load_dataset", "list_datasets",
-    "reliable_change", "ReliableChange", "ReliableChangeSummary",
-    "read", "pass_at_k", "read_wide", "power",
-    "n_star", "mde", "sigma_d", "power_summary", "monitor",
-    "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "sign_flip", "effect_sizes", "adjust",
-    "Spec", "RandomTerm", "Frame", "FitResult", "GlmmResult", "Summary",
-    "GlmmByResult", "GlmmSlopeResult", "GlmmSummary", "PairFit", "WeakTerm",
-    "MixrankError", "FormulaError", "DataError", "DesignError", "ConvergenceError",
-    "MissingDependencyError", "OptionError", "MixrankDeprecationWarning", "MixrankWarning", "SingularFitWarning", "ConvergenceWarning",
-    "SmallSampleWarning", "MissingDataWarning", "DegeneratePairWarning", "DataQualityWarning",
-    "plan_labels", "JudgeResult",
-    "select_items", "subset_score", "item_diagnostics", "SubsetResult",
-    "WeakDesignWarning", "IncompletePairWarning", "UnpairedCellsWarning",
-    "GlmmConvergenceWarning", "UnitOfInferenceWarning", "PirlsError",
-    "OmittedKeyWarning",
-    "MixrankFutureWarning",
+    "ArenaMonitor", "ArenaResult", "Control", "ConvergenceError", "ConvergenceWarning",
+    "DataError", "DataQualityWarning", "DegeneratePairWarning", "DesignError", "FitResult",
+    "FormulaError", "Frame", "GlmmByResult", "GlmmControl", "GlmmConvergenceWarning",
+    "GlmmResult", "GlmmSlopeResult", "GlmmSummary", "IncompletePairWarning", "JudgeResult",
+    "MissingDataWarning", "MissingDependencyError", "MixrankDeprecationWarning", "MixrankError",
+    "MixrankFutureWarning", "MixrankWarning", "OmittedKeyWarning", "OptionError", "PairFit",
+    "PirlsError", "RandomTerm", "ReliableChange", "ReliableChangeSummary", "SingularFitWarning",
+    "SmallSampleWarning", "Spec", "SubsetResult", "Summary", "UnitOfInferenceWarning",
+    "UnpairedCellsWarning", "WeakDesignWarning", "WeakTerm", "adjust", "arena",
+    "battles_from_scores", "build_frame", "effect_sizes", "fit", "item_diagnostics",
+    "list_datasets", "load_dataset", "load_example", "mcnemar", "mde", "monitor", "n_star",
+    "paired_bootstrap", "paired_t", "parse", "pass_at_k", "plan_labels", "power", "power_summary",
+    "read", "read_battles", "read_wide", "reliable_change", "select_items", "sigma_d",
+    "sign_flip", "simulate", "subset_score", "wilcoxon",
 ]

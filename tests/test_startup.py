@@ -76,7 +76,7 @@ def test_import_mixrank_is_lazy_but_complete() -> None:
             "import mixrank.fit, mixrank.arena\n"  # the submodules must not shadow the functions
             "import types\n"
             "kinds = {n: 'module' if isinstance(getattr(mixrank, n), types.ModuleType) else "
-            "type(getattr(mixrank, n)).__name__ for n in mixrank.__all__}\n"
+            "type(getattr(mixrank, n)).__name__ for n in [*mixrank.__all__, '__version__']}\n"
             "kinds['arena_callable'] = callable(mixrank.arena)\n"
             "print(json.dumps({'before': before, 'missing': missing, 'kinds': kinds}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
