@@ -80,9 +80,11 @@ def format_table_html(df: pd.DataFrame, *, caption: str | None = None) -> str:
         HTML (escaped); floats with 4 significant digits (3 in scientific
         notation below 1e-3 or above 1e5), booleans as yes/no, NaN as NA.  Every
         row and column is shown (no scroll box hides them; the print stylesheet keeps
-        them on paper).
+        them on paper).  Columns kept one release under a former name
+        (``attrs["mixrank"]["deprecated_columns"]``) are not shown twice: only the new name.
     """
-    shown = df
+    former = (df.attrs.get("mixrank") or {}).get("deprecated_columns") or {}
+    shown = df.drop(columns=[c for c in former if c in df.columns])
     # a long column name may break after its underscores (<wbr>: narrow numeric columns);
     # the title keeps the name whole (hover, search)
     head = "".join(f'<th title="{html.escape(str(c))}">'

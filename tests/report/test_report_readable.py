@@ -142,3 +142,14 @@ def test_resolution_plot_words_and_colour_follow_resolved_all(fit):
         assert to_hex(lab.get_color()) == (COLORS["significant"] if r else COLORS["text"])
     assert (tab["resolved"] != tab["resolved_all"]).any()   # the fixed-n verdict would differ
     assert "resolved_all" in ax.get_xlabel()
+
+
+def test_a_column_kept_under_its_former_name_is_shown_once():
+    import mixrank
+    from mixrank.report.html_format import format_table_html
+
+    res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    sc = res.model_scores()
+    assert "design_effect" in sc.attrs["mixrank"]["deprecated_columns"]   # kept one release
+    page = format_table_html(sc)
+    assert 'title="variance_ratio"' in page and 'title="design_effect"' not in page
