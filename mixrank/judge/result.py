@@ -29,8 +29,7 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError, OptionError
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
-from ..results.base import OptionTable, PairEstimates, with_options
-from ..results.fit_result import FIT_OPTIONS
+from ..results.base import FIT_OPTIONS, OptionTable, PairEstimates, with_options
 from .data import JudgeData
 from .diagnostics import judge_table
 from .estimate import Corrected

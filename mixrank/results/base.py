@@ -57,7 +57,7 @@ from .letters import LettersMixin
 
 __all__ = ["ContrastsTemplate", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS",
            "RESOLUTION_OPTIONS", "RESOLUTION_FIT_OPTIONS", "with_options", "PairEstimates",
-           "DEFAULT", "left_out"]
+           "DEFAULT", "left_out", "FIT_OPTIONS"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
 OptionTable = Mapping[str, Mapping[str, "tuple[Any, ...] | None"]]
@@ -74,6 +74,23 @@ RESOLUTION_OPTIONS: dict[str, tuple[Any, ...] | None] = {
     "anytime": (True, False, "auto", "normal", "bernoulli")}
 #: ``FitResult.resolution``: also the unit-randomization step-down (CR2 path).
 RESOLUTION_FIT_OPTIONS = dict(RESOLUTION_OPTIONS, adjust=(*adjust_values("resolution_fit"), None))
+#: Options of :class:`~mixrank.results.FitResult` per accessor (accessor -> option -> allowed values, None: any).
+FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
+    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY,
+                  "ci": ("t", "randomization")},
+    "rank_intervals": {**RANK_OPTIONS, "by": ANY},
+    "rank_probabilities": {"draws": ANY, "rng": ANY},
+    "resolution": {**RESOLUTION_FIT_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
+                   "design_effect": ("model", "anova")},
+    "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
+                    "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
+                    "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
+    "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
+             "roles": ANY, "grid": ANY, "labels": (True, False)},
+    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY,
+                     "scoring": ("adjusted", "plain")},
+    "anova": {"adjust": ("none", "holm")},
+}
 
 
 def with_options(table: OptionTable, **extra: dict[str, Any] | None

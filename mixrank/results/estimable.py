@@ -51,6 +51,22 @@ class EstimableMixin:
         Rank intervals, verdict tables, sensitivity, planning and anova use
         it and list the removed models in ``attrs["mixrank"]["left_out"]``
         (docs/messy.md §3).
+
+        Returns
+        -------
+        part : FitResult
+            The fit restricted to the kept models and the pairs among them (the fit itself
+            when every pair was fitted).
+        left_out : list of str
+            The removed models (empty when nothing is incomplete).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> part, left = res.estimable_part()
+        >>> part is res, left
+        (True, [])
         """
         if not self.incomplete:
             return self, []
@@ -70,9 +86,29 @@ class EstimableMixin:
         return hit
 
     def score_group_fits(self) -> list[tuple[int, Any]]:
-        """``[(group, fit restricted to the group's models)]`` for the groups of
-        :func:`~mixrank.engine.estimability.score_groups` with at least 2 models; ``[(1,
-        self)]`` when all models share cells (docs/messy.md §4)."""
+        """One fit per group of models that share cells (docs/messy.md §4).
+
+        The groups are those of :func:`~mixrank.engine.estimability.score_groups`; a group of
+        one model is left out.  Rank intervals and rank probabilities rank each group apart.
+
+        Returns
+        -------
+        list of (int, FitResult)
+            ``(group, fit restricted to the group's models)`` per group with at least 2
+            models, by group number; ``[(1, self)]`` when all models share cells.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import mixrank
+        >>> d = mixrank.load_example()
+        >>> d = d[d["model"].isin(["m01", "m02"]) == (d["subject"] <= "s06")]   # disjoint cells
+        >>> with warnings.catch_warnings():   # the pairs across the groups are not fitted
+        ...     warnings.simplefilter("ignore", mixrank.MixrankWarning)
+        ...     res = mixrank.fit("correct ~ model + (1|subject)", d)
+        >>> [(g, part.models) for g, part in res.score_group_fits()]
+        [(1, ('m01', 'm02')), (2, ('m03', 'm04', 'm05', 'm06'))]
+        """
         groups = score_groups(self.frame)
         if max(groups, default=1) == 1:
             return [(1, self)]
@@ -92,9 +128,34 @@ class EstimableMixin:
         return out
 
     def weak_terms(self, threshold: int = MIN_LEVELS) -> list[WeakTerm]:
-        """Random terms with fewer than ``threshold`` levels among some fitted pair's common
-        cells (:func:`~mixrank.engine.estimability.weak_terms`, docs/messy.md §2); each has
-        ``term, levels, n_pairs, examples`` and ``message()``."""
+        """Random terms with too few levels among some fitted pair's common cells.
+
+        As :func:`~mixrank.engine.estimability.weak_terms` (docs/messy.md §2): the terms whose
+        variance, and the Satterthwaite df, rest on few levels.
+
+        Parameters
+        ----------
+        threshold : int, default 5
+            A term with fewer levels than this in some pair's common cells is weak
+            (``MIN_LEVELS``; lme4's ``check.nlev.gtr.5`` uses 5 too).
+
+        Returns
+        -------
+        list of WeakTerm
+            One per weak term: ``term, levels`` (fewest levels among the affected pairs),
+            ``n_pairs`` (affected pairs), ``examples`` (up to three of them), ``threshold``,
+            and ``message()`` (the warning text); empty when no term is weak.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> res.weak_terms()
+        []
+        >>> w = res.weak_terms(threshold=20)[0]
+        >>> w.term, w.levels, w.n_pairs
+        ('subject', 12, 15)
+        """
         idx = [(self.frame.model_index(p.model_a), self.frame.model_index(p.model_b))
                for p in self.pairs]
         return weak_terms(self.frame, idx, threshold)
