@@ -167,6 +167,14 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
         -------
         dict
             Option -> allowed values (None: any); empty when the type lacks ``accessor``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> mixrank.FitResult.supported_options("anova")
+        {'adjust': ('none', 'holm')}
+        >>> mixrank.JudgeResult.supported_options("anova")   # a judge-corrected fit has none
+        {}
         """
         return dict(cls.OPTIONS.get(accessor, {}))
 
@@ -188,6 +196,16 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
         ------
         OptionError
             Naming the option, the value, the result type and what is supported.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> mixrank.FitResult.check_option("contrasts", "adjust", "Holm")
+        'holm'
+        >>> mixrank.FitResult.check_option("contrasts", "scale", "logit")
+        Traceback (most recent call last):
+            ...
+        mixrank.errors.OptionError: scale='logit' is not supported by FitResult.contrasts(); its options are by=, adjust=, draws=, rng=, ci=
         """
         kind = cls.__name__
         table = cls.OPTIONS.get(accessor)
@@ -235,6 +253,15 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
         dict
             ``model_a, model_b, estimate, std_error, df, statistic, p_value`` (two-sided),
             ``p_greater`` (H1: model_a better), ``ci_lower, ci_upper, level, n``, ``extra``.
+
+        Examples
+        --------
+        >>> from scipy import stats
+        >>> import mixrank
+        >>> row = mixrank.FitResult.contrast_row("m01", "m02", 0.5, 0.25, 10.0, 2.0,
+        ...                                      stats.norm.sf, level=0.95, n=40, note="")
+        >>> row["statistic"], row["ci_lower"], row["ci_upper"], round(row["p_value"], 3)
+        (2.0, 0.0, 1.0, 0.046)
         """
         z = (estimate / std_error if std_error > 0 else np.nan) if zero_se_nan \
             else estimate / std_error
