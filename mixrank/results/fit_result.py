@@ -13,7 +13,7 @@ they take a ``FitResult`` as an argument typed as the protocol
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ClassVar, Literal
@@ -335,6 +335,14 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
             or fewer than two units; see :func:`mixrank.fit`), ``message`` (``"not estimable:
             ..."`` for the pairs the formula cannot estimate, listed last with ``converged``
             False).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> dg = res.diagnostics()
+        >>> len(dg), bool(dg["converged"].all()), int(dg["degenerate"].sum()), int(dg["n"].max())
+        (15, True, 0, 960)
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, only_a=p.only_a,
                      only_b=p.only_b, criterion=p.criterion, converged=p.converged,
@@ -530,63 +538,6 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
                                         models=models, top=top, adjust=adjust, anytime=anytime,
                                         cluster=cluster, design_effect=design_effect,
                                         columns="all"), left)
-
-    @former_keywords
-    def sensitivity(self,
-                    kind: Literal["loso", "bootstrap", "clusterings"] | Sequence[str] = "loso", *,
-                    pairs: str | Sequence[tuple[str, str]] | None = None,
-                    models: Sequence[str] | None = None, top: int | None = None,
-                    level: float | None = None, power: float = 0.8, unit: str | None = None,
-                    draws: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False, progress: Any = None,
-                    **old: Any) -> pd.DataFrame:
-        """How robust is the clustered verdict? (docs/sensitivity.md §2).
-
-        Parameters
-        ----------
-        kind, pairs, models, top, level, power, unit, draws, groupings, n_random, rng, summary, progress
-            As :func:`mixrank.design.sensitivity.sensitivity_of`; here ``pairs=None`` is the fitted
-            pairs of a restricted fit (else ``"adjacent"``), ``unit=None`` the random term with the
-            fewest levels (:func:`~mixrank.design.sensitivity.frames.choose_unit`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            As :func:`~mixrank.design.sensitivity.sensitivity_of`; ``attrs["mixrank"]`` adds
-            ``unit_reason`` (why that unit) and ``left_out`` (models not estimable).
-        """
-        part, left = self.estimable_part()
-        from ..design.sensitivity import sensitivity_of
-        tab = sensitivity_of(part, kind, pairs=pairs, models=models, top=top,
-                              level=level, power=power, unit=unit, draws=draws,
-                              groupings=groupings, n_random=n_random, rng=rng, summary=summary,
-                              progress=progress, **old)
-        return left_out(tab, left)
-
-    @former_keywords
-    def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
-             prompts: int | None = None, power: float = 0.8, level: float | None = None,
-             pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False,
-             **old: Any) -> pd.DataFrame:
-        """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
-
-        Parameters
-        ----------
-        delta, subjects, questions, prompts, power, level, pair, roles, grid, labels
-            As :func:`mixrank.design.plan.plan_of` (``labels=True`` needs ``fit(..., gold=)``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            As :func:`mixrank.design.plan.plan_of`.
-        """
-        from ..design.plan import plan_of  # on first use: a fit does not need it
-
-        part, left = self.estimable_part()
-        return left_out(plan_of(part, delta, subjects=subjects, questions=questions,
-                                  prompts=prompts, power=power, level=level, pair=pair,
-                                  roles=roles, grid=grid, labels=labels, **old), left)
 
 
 def _unit_variance(p: PairFit, variance: float, df: float) -> PairFit:
