@@ -74,15 +74,8 @@ numpydoc_xref_param_type = False
 # mixrank builds (results, frames, errors) is documented by its attributes, not its
 # constructor; ``**old`` (former keyword spellings, one release) is not a parameter.
 numpydoc_validation_checks = {"GL08", "SS01", "PR01", "PR02", "RT01", "RT03"}
-# Not validated yet: the building blocks of FitResult (and JudgeResult, which inherits them)
-# whose module is at the 600-line limit (tests/test_layout.py); each leaves this list when
-# its docstring gets its Parameters and Returns.  tests/test_docs_site.py checks that no
-# other name is exempt and that these stay documented by their summary line.
-numpydoc_validation_exclude = {
-    r"^mixrank\.FitResult\.(summary|anova|inference_pairs|estimable_part|score_group_fits|"
-    r"pair|weak_terms)$",
-    r"^mixrank\.JudgeResult\.(summary|inference_pairs|estimable_part|pair|weak_terms)$",
-}
+# No name is exempt (tests/test_docs_site.py checks that this stays empty).
+numpydoc_validation_exclude: set[str] = set()
 
 # MyST: the markdown pages of docs/ as they read on GitHub; GitHub-style heading
 # anchors so links such as methods.md#0-where-things-live resolve.

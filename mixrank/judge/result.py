@@ -29,8 +29,7 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError, OptionError
 from ..inference.keywords import alpha_from, unexpected_keywords
 from ..results import FitResult
-from ..results.base import OptionTable, PairEstimates, with_options
-from ..results.fit_result import FIT_OPTIONS
+from ..results.base import FIT_OPTIONS, OptionTable, PairEstimates, with_options
 from .data import JudgeData
 from .diagnostics import judge_table
 from .estimate import Corrected
@@ -63,6 +62,16 @@ class JudgeResult(FitResult):
     Orientation as :class:`~mixrank.results.FitResult`.  ``method`` is
     ``"ppi"``, ``estimand`` ``"cells"`` (the plain mean of the reference
     labels over the cells the judge scored).
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+    >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+    >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+    >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+    >>> res.method, res.estimand, res.models
+    ('ppi', 'cells', ('gpt-4t', 'llama2-70b-chat', 'mistral-7B'))
     """
 
     data: JudgeData | None = None
@@ -148,6 +157,24 @@ class JudgeResult(FitResult):
             variance; former name ``design_effect``, kept one release), ``iid_std_error`` (the cell-unit PPI++ SE), ``judge_estimate``
             (the uncorrected judge mean), ``lam``, ``n_labelled``, ``n_effective``,
             ``note`` (why a row is NaN: e.g. a model without reference labels).
+
+        Raises
+        ------
+        DesignError
+            ``by`` given, an estimand other than ``"cells"``, a bad level.
+        OptionError
+            ``scoring`` other than ``"plain"``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> sc = res.model_scores()
+        >>> sc["estimate"].round(3).tolist(), sc["judge_estimate"].round(3).tolist()
+        ([0.884, 0.716, 0.657], [0.868, 0.842, 0.682])
         """
         if by is not None:
             raise DesignError("model_scores(by=) needs a model x covariate formula")
@@ -193,6 +220,17 @@ class JudgeResult(FitResult):
         pandas.DataFrame
             Empty, with the columns of :meth:`FitResult.variance_components`;
             ``attrs["mixrank"]["note"]`` says why.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> vc = res.variance_components()
+        >>> vc.empty, vc.columns.tolist()
+        (True, ['model_a', 'model_b', 'group', 'variance', 'std_dev', 'share'])
         """
         cols = ["model_a", "model_b", "group", "variance", "std_dev", "share"]
         return tidy(pd.DataFrame(columns=cols), **self._meta("variance_components",
@@ -215,6 +253,18 @@ class JudgeResult(FitResult):
         ------
         DesignError
             Always, saying why.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> res.anova()
+        Traceback (most recent call last):
+            ...
+        mixrank.errors.DesignError: anova() needs a model x covariate formula; a judge-corrected fit (gold=) has no variance components: PPI++ estimates its uncertainty cluster-robustly at the unit (docs/judge.md §3)
         """
         raise DesignError("anova() needs a model x covariate formula; " + _NO_COMPONENTS)
 
@@ -237,6 +287,18 @@ class JudgeResult(FitResult):
         ------
         DesignError
             Always, saying why (docs/judge.md §6).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> res.sensitivity()
+        Traceback (most recent call last):
+            ...
+        mixrank.errors.DesignError: sensitivity() refits the mixed model of the judge's scores and would ignore the reference labels; it is not available for a judge-corrected fit (docs/judge.md §6)
         """
         raise DesignError("sensitivity() refits the mixed model of the judge's scores and "
                           "would ignore the reference labels; it is not available for a "
@@ -268,6 +330,18 @@ class JudgeResult(FitResult):
         ------
         DataError
             A model without reference labels.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> rp = res.rank_probabilities(draws=2000, rng=1)
+        >>> best = rp[rp["rank"] == 1].set_index("model")["p_best"]
+        >>> best.idxmax(), bool(best.max() > 0.99)
+        ('gpt-4t', True)
         """
         self._need_all_corrected("rank probabilities")
         return super().rank_probabilities(draws=draws, rng=rng, **old)
@@ -284,6 +358,16 @@ class JudgeResult(FitResult):
         ------
         DesignError
             Models judged on disjoint cells (per-group sub-fits would not carry the correction).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> [(g, part is res) for g, part in res.score_group_fits()]
+        [(1, True)]
         """
         groups = [g for _, g in super().score_group_fits()]
         if len(groups) > 1:
@@ -362,11 +446,33 @@ class JudgeResult(FitResult):
         -------
         pandas.DataFrame
             Per pair: ``model_a, model_b`` and the columns of
-            :func:`mixrank.judge.plan.plan_labels` with the pair's fitted
-            ``sigma`` (SD of the paired label differences), ``rho`` (judge-
-            reference correlation of the differences), ``n_judged`` (common
-            cells), ``design_effect`` (of the unit, at least 1) and
-            ``n_labels`` (cells labelled for both).
+            :func:`mixrank.judge.plan.plan_labels` with the pair's fitted values: ``delta``,
+            ``sigma`` (SD of the paired label differences), ``rho`` (judge-reference
+            correlation of the differences), ``n_judged`` (common cells), ``design_effect``
+            (of the unit, at least 1), ``n_labels_star`` (labels needed with the judge, inf if
+            ``n_judged`` cannot suffice), ``n_labels_only_star`` (labels needed without a
+            judge), ``n_labels`` (cells labelled for both), ``n_judged_star`` (judged cells the
+            labels at hand need), ``n_effective`` (what the labels at hand are worth without a
+            judge), ``alpha, power``, ``note`` (what an infinite count means).
+
+        Raises
+        ------
+        DesignError
+            ``labels=False`` or a design option (``subjects``, ``questions``, ``prompts``,
+            ``roles``); a bad ``delta``, ``level`` or ``power``.
+        DataError
+            No pair with enough reference labels to plan.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> pl = res.plan(0.25)
+        >>> [int(np.ceil(x)) for x in pl["n_labels_star"]], pl["n_labels"].tolist()
+        ([15, 15, 20], [40.0, 40.0, 40.0])
         """
         from .plan import plan_labels
 
@@ -400,6 +506,22 @@ class JudgeResult(FitResult):
         tuple of (numpy.ndarray, dict)
             The covariance in pair order and its notes, as
             :func:`mixrank.judge.joint.contrast_covariance_ppi`.
+
+        Raises
+        ------
+        DesignError
+            The result holds no judge data (not built by ``mixrank.fit(..., gold=)``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> cov, notes = res.contrast_covariance()
+        >>> cov.shape, bool((np.diag(cov) > 0).all()), sorted(notes)
+        ((3, 3), True, ['psd_clipped'])
         """
         return contrast_covariance_ppi(self._data, self.pairs, self.corrections)
 
@@ -414,8 +536,29 @@ class JudgeResult(FitResult):
         Returns
         -------
         pandas.DataFrame
-            As :func:`mixrank.judge.diagnostics.judge_table`; the differential-bias test
-            in ``attrs["mixrank"]["differential_bias"]``.
+            One row per model (:func:`mixrank.judge.diagnostics.judge_table`): ``model,
+            n_labelled`` (labelled cells), ``judge_mean, reference_mean`` (on the labelled
+            cells), ``bias`` (judge - reference), ``std_error, df, ci_lower, ci_upper, level``
+            (of the bias, at the formula's unit), ``correlation`` (Pearson, judge vs
+            reference), ``kappa`` (Cohen's, 0/1 scores only, else NaN), ``lam`` (of the
+            corrected score), ``n_effective``, ``note``; the differential-bias test in
+            ``attrs["mixrank"]["differential_bias"]``.
+
+        Raises
+        ------
+        DesignError
+            A level outside (0, 1).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> j = res.judge()
+        >>> j["n_labelled"].tolist(), j["bias"].round(3).tolist()   # lenient on llama2-70b-chat
+        ([40, 40, 40], [-0.025, 0.125, 0.025])
         """
         lev = self.level if level is None else check_level(level, DesignError)
         return judge_table(self._data, list(self.scores), lev)
@@ -427,6 +570,16 @@ class JudgeResult(FitResult):
         -------
         float
             The median effective number of labels (NaN without a corrected pair).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> tq = mixrank.load_dataset("triviaqa_judges").query("judge_name == 'Llama-7B'")
+        >>> d = tq[tq["model"].isin(["gpt-4t", "llama2-70b-chat", "mistral-7B"])]
+        >>> d = d.assign(gold=d["gold"].where(d["question"].rank(method="dense") % 10 == 0))
+        >>> res = mixrank.fit("judge ~ model", d, gold="gold")   # human grades of 40 questions
+        >>> round(res.effective_labels(), 1)   # the 40 labels are worth about 59
+        59.1
         """
         vals = [c.ppi.n_effective for c in self.corrections if c.ppi is not None]
         return float(np.median(vals)) if vals else float("nan")

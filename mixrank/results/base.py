@@ -57,7 +57,7 @@ from .letters import LettersMixin
 
 __all__ = ["ContrastsTemplate", "OptionTable", "ANY", "JUDGED", "RANK_OPTIONS",
            "RESOLUTION_OPTIONS", "RESOLUTION_FIT_OPTIONS", "with_options", "PairEstimates",
-           "DEFAULT", "left_out"]
+           "DEFAULT", "left_out", "FIT_OPTIONS"]
 
 #: Accessor -> option -> allowed values (None: any value the accessor checks itself).
 OptionTable = Mapping[str, Mapping[str, "tuple[Any, ...] | None"]]
@@ -74,6 +74,23 @@ RESOLUTION_OPTIONS: dict[str, tuple[Any, ...] | None] = {
     "anytime": (True, False, "auto", "normal", "bernoulli")}
 #: ``FitResult.resolution``: also the unit-randomization step-down (CR2 path).
 RESOLUTION_FIT_OPTIONS = dict(RESOLUTION_OPTIONS, adjust=(*adjust_values("resolution_fit"), None))
+#: Options of :class:`~mixrank.results.FitResult` per accessor (accessor -> option -> allowed values, None: any).
+FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
+    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY,
+                  "ci": ("t", "randomization")},
+    "rank_intervals": {**RANK_OPTIONS, "by": ANY},
+    "rank_probabilities": {"draws": ANY, "rng": ANY},
+    "resolution": {**RESOLUTION_FIT_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
+                   "design_effect": ("model", "anova")},
+    "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
+                    "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
+                    "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
+    "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
+             "roles": ANY, "grid": ANY, "labels": (True, False)},
+    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY,
+                     "scoring": ("adjusted", "plain")},
+    "anova": {"adjust": ("none", "holm")},
+}
 
 
 def with_options(table: OptionTable, **extra: dict[str, Any] | None
@@ -150,6 +167,14 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
         -------
         dict
             Option -> allowed values (None: any); empty when the type lacks ``accessor``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> mixrank.FitResult.supported_options("anova")
+        {'adjust': ('none', 'holm')}
+        >>> mixrank.JudgeResult.supported_options("anova")   # a judge-corrected fit has none
+        {}
         """
         return dict(cls.OPTIONS.get(accessor, {}))
 
@@ -171,6 +196,16 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
         ------
         OptionError
             Naming the option, the value, the result type and what is supported.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> mixrank.FitResult.check_option("contrasts", "adjust", "Holm")
+        'holm'
+        >>> mixrank.FitResult.check_option("contrasts", "scale", "logit")
+        Traceback (most recent call last):
+            ...
+        mixrank.errors.OptionError: scale='logit' is not supported by FitResult.contrasts(); its options are by=, adjust=, draws=, rng=, ci=
         """
         kind = cls.__name__
         table = cls.OPTIONS.get(accessor)
@@ -218,6 +253,15 @@ class ContrastsTemplate(LettersMixin, TextDisplay):
         dict
             ``model_a, model_b, estimate, std_error, df, statistic, p_value`` (two-sided),
             ``p_greater`` (H1: model_a better), ``ci_lower, ci_upper, level, n``, ``extra``.
+
+        Examples
+        --------
+        >>> from scipy import stats
+        >>> import mixrank
+        >>> row = mixrank.FitResult.contrast_row("m01", "m02", 0.5, 0.25, 10.0, 2.0,
+        ...                                      stats.norm.sf, level=0.95, n=40, note="")
+        >>> row["statistic"], row["ci_lower"], row["ci_upper"], round(row["p_value"], 3)
+        (2.0, 0.0, 1.0, 0.046)
         """
         z = (estimate / std_error if std_error > 0 else np.nan) if zero_se_nan \
             else estimate / std_error

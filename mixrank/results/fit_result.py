@@ -1,20 +1,19 @@
 """Stage results: the fitted object over all pairs and its tidy accessors.
 
 Inputs: a :class:`~mixrank.frame.Frame` and the engine's per-pair fits.
-Outputs: :class:`FitResult` with ``contrasts``, ``variance_components``,
-``design_effect``, ``diagnostics``, ``model_scores`` and ``summary``, and
-the accessors computed by the inference and design stages
-(``rank_intervals``, ``rank_probabilities``, ``resolution``, ``plan``).
+Outputs: :class:`FitResult` with ``contrasts``, ``variance_components``, ``design_effect``,
+``diagnostics``, ``model_scores`` and ``summary``, and the accessors computed by the inference and
+design stages (``rank_intervals``, ``rank_probabilities``, ``resolution``, ``plan``).
 
-Import order: results is the facade over the stages below it.  It imports
-inference and design; they take a ``FitResult`` as an argument typed as the
-protocol :class:`~mixrank.engine.records.FittedPairs`, so no package cycle
-exists even at type-check time (``tests/test_import_graph.py``).
+Import order: results is the facade over the stages below it.  It imports inference and design;
+they take a ``FitResult`` as an argument typed as the protocol
+:class:`~mixrank.engine.records.FittedPairs`, so no package cycle exists even at type-check time
+(``tests/test_import_graph.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ClassVar, Literal
@@ -30,17 +29,9 @@ from ..engine.records import PairFit, pair_key, pair_lookup
 from ..errors import DataError, DesignError
 from ..frame import Frame
 from ..inference.keywords import former, unexpected_keywords
-from ..inference.multiplicity import adjust_values
 from ..inference.sign_exact import degenerate_sign_test
 from ..inference.simultaneous import randomized, rank_probabilities_of
-from .base import (
-    ANY,
-    RANK_OPTIONS,
-    RESOLUTION_FIT_OPTIONS,
-    OptionTable,
-    PairEstimates,
-    left_out,
-)
+from .base import FIT_OPTIONS, OptionTable, PairEstimates, left_out
 from .estimable import EstimableMixin
 from .omnibus import OmnibusMixin
 from .pairwise_result import PairwiseResult
@@ -53,24 +44,6 @@ __all__ = ["FitResult"]
 def _t_sf(x: Any, df: Any) -> Any:   # scipy.stats.t.sf(x, df): Student's t survival function
     return special.stdtr(df, -x)
 
-#: Options of :class:`FitResult` per accessor (accessor -> option -> allowed values, None: any).
-FIT_OPTIONS: dict[str, dict[str, tuple[Any, ...] | None]] = {
-    "contrasts": {"by": ANY, "adjust": adjust_values("contrasts"), "draws": ANY, "rng": ANY,
-                  "ci": ("t", "randomization")},
-    "rank_intervals": {**RANK_OPTIONS, "by": ANY},
-    "rank_probabilities": {"draws": ANY, "rng": ANY},
-    "resolution": {**RESOLUTION_FIT_OPTIONS, "models": ANY, "top": ANY, "cluster": (True, False),
-                   "design_effect": ("model", "anova")},
-    "sensitivity": {"kind": ("loso", "bootstrap", "clusterings"), "pairs": ANY, "models": ANY,
-                    "top": ANY, "power": ANY, "unit": ANY, "draws": ANY, "groupings": ANY,
-                    "n_random": ANY, "rng": ANY, "summary": (True, False), "progress": ANY},
-    "plan": {"subjects": ANY, "questions": ANY, "prompts": ANY, "power": ANY, "pair": ANY,
-             "roles": ANY, "grid": ANY, "labels": (True, False)},
-    "model_scores": {"estimand": ("gls", "cells", "units"), "by": ANY,
-                     "scoring": ("adjusted", "plain")},
-    "anova": {"adjust": ("none", "holm")},
-}
-
 
 @dataclass(frozen=True, eq=False, repr=False)
 class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
@@ -79,12 +52,19 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
     Orientation: for a row ``(model_a, model_b)`` the estimate is the mean of
     ``model_a - model_b`` (positive favours ``model_a``).
 
-    ``pairs`` holds the fitted pairs; ``incomplete`` the pairs the formula
-    cannot estimate (NaN rows with the reason in ``message``; shown by
-    ``contrasts()`` and ``diagnostics()``, left out of everything else;
-    docs/messy.md §3).  ``restricted``: the fit was asked for some pairs (``fit(..., pairs=)``);
-    verdicts, sensitivity and planning then default to those pairs.  ``control``: the
-    fit's :class:`~mixrank.Control`, used by the per-model refits of ``model_scores()`` too.
+    ``pairs`` holds the fitted pairs; ``incomplete`` the pairs the formula cannot estimate (NaN
+    rows with the reason in ``message``; shown by ``contrasts()`` and ``diagnostics()``, left out
+    of everything else; docs/messy.md §3).  ``restricted``: the fit was asked for some pairs
+    (``fit(..., pairs=)``); verdicts, sensitivity and planning then default to those pairs.
+    ``control``: the fit's :class:`~mixrank.Control`, used by the per-model refits of
+    ``model_scores()`` too.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    >>> len(res.pairs), res.models, res.method
+    (15, ('m01', 'm02', 'm03', 'm04', 'm05', 'm06'), 'reml')
     """
 
     frame: Frame
@@ -136,6 +116,18 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
 
         Identical to :attr:`pairs` for ``df="satterthwaite"``; for a unit-level
         method (``fit(df=...)``) each pair carries its unit-level variance and df.
+
+        Returns
+        -------
+        tuple of PairFit
+            One per fitted pair, in the order of :attr:`pairs`.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> len(res.inference_pairs()), res.df_method, round(res.inference_pairs()[0].df, 3)
+        (15, 'cr2', 11.0)
         """
         if not self.inference:
             return self.pairs
@@ -147,7 +139,31 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
         return self.frame.models
 
     def pair(self, model_a: str, model_b: str) -> PairFit:
-        """The fit of one pair (either orientation is found; the stored one is returned)."""
+        """The fit of one pair (either orientation is found; the stored one is returned).
+
+        Parameters
+        ----------
+        model_a, model_b : str
+            The two models, in either order.
+
+        Returns
+        -------
+        PairFit
+            The stored fit (its ``model_a, model_b`` in the fitted orientation).
+
+        Raises
+        ------
+        DataError
+            The pair was not fitted (a model not in the data, or ``fit(pairs=)`` left it out).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> p = res.pair("m02", "m01")
+        >>> p.model_a, p.model_b, p.n
+        ('m01', 'm02', 960)
+        """
         p = pair_lookup(self.pairs).get(pair_key(model_a, model_b))
         if p is not None:
             return p
@@ -156,12 +172,12 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
 
     # ---------------------------------------------------------------- tables
     def _pair_estimates(self, level: float, *, by: str | None = None) -> PairEstimates:
-        """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`:
-        one row per fitted pair (t with the pair's df; a degenerate pair, no variance
-        estimable, gets the exact sign test, docs/hardening.md §1), max-t and step-down
-        drawn from this fit, the pairs the formula cannot estimate appended after the
-        adjustment; with ``by``, one row per pair and level of the covariate
-        (:func:`mixrank.results.interactions.contrasts_by`), adjusted within each level."""
+        """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`: one row
+        per fitted pair (t with the pair's df; a degenerate pair, no variance estimable, gets the
+        exact sign test, docs/hardening.md §1), max-t and step-down drawn from this fit, the pairs
+        the formula cannot estimate appended after the adjustment; with ``by``, one row per pair
+        and level of the covariate (:func:`mixrank.results.interactions.contrasts_by`), adjusted
+        within each level."""
         if by is not None:
             from .interactions import contrasts_by
             tab = contrasts_by(self, by, level)
@@ -191,10 +207,10 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
 
     def _default_adjust(self) -> str:
         """``"stepdown"`` (Westfall-Young over all ``2^(T-1)`` unit sign flips,
-        :func:`~mixrank.inference.randomization.scaled_stepdown`: the CR2 tests' assumption)
-        on the CR2 path with 2+ pairs and T units the flips reach the level with
-        (:func:`~mixrank.inference.randomization.flips_reach`: 6 to 14 at 0.95;
-        deterministic); Holm elsewhere (docs/methods.md §9)."""
+        :func:`~mixrank.inference.randomization.scaled_stepdown`: the CR2 tests' assumption) on the
+        CR2 path with 2+ pairs and T units the flips reach the level with
+        (:func:`~mixrank.inference.randomization.flips_reach`: 6 to 14 at 0.95; deterministic);
+        Holm elsewhere (docs/methods.md §9)."""
         from ..inference.randomization import flips_reach
 
         unit = self.frame.spec.unit
@@ -228,8 +244,31 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
     def anova(self, *, adjust: Literal["none", "holm"] = "none") -> pd.DataFrame:
         """Per pair, F tests that the gap is the same at every level of each covariate term.
 
-        See :func:`mixrank.results.anova.anova_table` (lmerTest ``anova(type = 3)``);
-        ``adjust="holm"`` adds ``p_adjusted`` (Holm across pairs, per term).
+        Parameters
+        ----------
+        adjust : {"none", "holm"}, default "none"
+            ``"holm"`` adds ``p_adjusted`` (Holm across pairs, per term).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Per pair and term, as :func:`mixrank.results.anova.anova_table` (lmerTest
+            ``anova(type = 3)``): ``model_a, model_b, term, F, num_df, den_df, p_value``
+            (``p_adjusted``), ``note``; ``attrs["mixrank"]["left_out"]``: models not estimable.
+
+        Raises
+        ------
+        DesignError
+            A formula without a model x covariate term.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model * prompt + (1|subject)", mixrank.load_example(),
+        ...                   pairs=[("m01", "m02")])
+        >>> a = res.anova()
+        >>> a["term"].tolist(), a["num_df"].tolist(), bool(a.loc[0, "p_value"] > 0.05)
+        (['model:prompt'], [3.0], True)
         """
         part, left = self.estimable_part()
         from .anova import anova_table
@@ -243,6 +282,14 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
         pandas.DataFrame
             ``model_a, model_b, group`` (component as written in the formula,
             or ``residual``), ``variance, std_dev, share`` (variance / total).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> vc = res.variance_components()
+        >>> len(vc), vc["group"].tolist()[:2], bool((vc["variance"] > 0).all())
+        (30, ['subject', 'residual'], True)
         """
         rows = []
         for p in self.pairs:
@@ -261,6 +308,14 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
             ``model_a, model_b, n, sigma_d`` (sample SD of the cell
             differences, the ``sigma_d`` of :func:`mixrank.power.n_star`), ``variance`` (of the estimate under the fitted
             model), ``design_effect``, ``n_eff = n / design_effect``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> de = res.design_effect()
+        >>> len(de), de["n"].unique().tolist(), bool((de["design_effect"] > 1).all())
+        (15, [960], True)
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, sigma_d=p.sigma_d,
                      variance=p.variance, design_effect=p.design_effect,
@@ -273,14 +328,21 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
         Returns
         -------
         pandas.DataFrame
-            ``model_a, model_b, n, only_a, only_b`` (cells scored for one
-            model only), ``criterion`` (REML criterion), ``converged``,
-            ``boundary`` (components at zero, comma-separated), ``gradient``
-            (max abs gradient on free components), ``nfev``, ``degenerate``
-            (True when no variance is estimable for the pair: identical
-            differences or fewer than two units; see :func:`mixrank.fit`),
-            ``message`` (``"not estimable: ..."`` for the pairs the formula
-            cannot estimate, listed last with ``converged`` False).
+            ``model_a, model_b, n, only_a, only_b`` (cells scored for one model only),
+            ``criterion`` (REML criterion), ``converged``, ``boundary`` (components at zero,
+            comma-separated), ``gradient`` (max abs gradient on free components), ``nfev``,
+            ``degenerate`` (True when no variance is estimable for the pair: identical differences
+            or fewer than two units; see :func:`mixrank.fit`), ``message`` (``"not estimable:
+            ..."`` for the pairs the formula cannot estimate, listed last with ``converged``
+            False).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> dg = res.diagnostics()
+        >>> len(dg), bool(dg["converged"].all()), int(dg["degenerate"].sum()), int(dg["n"].max())
+        (15, True, 0, 960)
         """
         rows = [dict(model_a=p.model_a, model_b=p.model_b, n=p.n, only_a=p.only_a,
                      only_b=p.only_b, criterion=p.criterion, converged=p.converged,
@@ -314,27 +376,26 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
         Returns
         -------
         pandas.DataFrame
-            ``model, estimate, std_error, df, ci_lower, ci_upper, level, n``
-            (cells scored), ``sigma_iid`` (sample SD of the cell scores),
-            ``variance_ratio`` (``(std_error / iid_std_error)^2``; former name
-            ``design_effect``, kept one release as a last column),
-            ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard
-            error lm-evaluation-harness reports), ``n_cells`` (the union),
-            ``adjusted``, ``basis`` ("adjusted, scored on N of M cells"), ``note``
-            (NaN uncertainty, or a logit-scale interval kept in [0, 1]).
+            ``model, estimate, std_error, df, ci_lower, ci_upper, level, n`` (cells scored),
+            ``sigma_iid`` (sample SD of the cell scores), ``variance_ratio`` (``(std_error /
+            iid_std_error)^2``; former name ``design_effect``, kept one release as a last column),
+            ``iid_std_error`` (``sigma_iid / sqrt(n)``, the sample standard error
+            lm-evaluation-harness reports), ``n_cells`` (the union), ``adjusted``, ``basis``
+            ("adjusted, scored on N of M cells"), ``note`` (NaN uncertainty, or a logit-scale
+            interval kept in [0, 1]).
 
         Raises
         ------
         DesignError
-            A random term confounded with the residual among one model's
-            cells (named), an unknown estimand or level.
+            A random term confounded with the residual among one model's cells (named), an unknown
+            estimand or level.
 
         Notes
         -----
-        Each model's own cell scores are fitted by ``y ~ 1 + (random terms
-        of the formula)``; SE and df by the contrasts' method (``df="cr2"``: CR2
-        at the unit, Bell-McCaffrey df; else the REML fit's, as lme4 + lmerTest);
-        a row needing another says so in ``note``.  docs/model_scores.md §1b.
+        Each model's own cell scores are fitted by ``y ~ 1 + (random terms of the formula)``;
+        SE and df by the contrasts' method (``df="cr2"``: CR2 at the unit, Bell-McCaffrey df;
+        else the REML fit's, as lme4 + lmerTest); a row needing another says so in ``note``.
+        docs/model_scores.md §1b.
 
         Examples
         --------
@@ -357,7 +418,22 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
         return FitResult
 
     def summary(self) -> Summary:
-        """An lme4-like summary (one pair) or a compact table (many pairs)."""
+        """An lme4-like summary (one pair) or a compact table (many pairs).
+
+        Returns
+        -------
+        Summary
+            Prints as text; holds the ``contrasts``, ``variance_components``,
+            ``diagnostics`` and ``model_scores`` tables it shows.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> s = res.summary()
+        >>> str(s).splitlines()[1], s.contrasts.shape
+        ('Formula: correct ~ model + (1|subject)', (15, 14))
+        """
         return Summary(self)
 
     def __str__(self) -> str:
@@ -417,17 +493,15 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
 
         Notes
         -----
-        Each draw gives every contrast a value ``estimate + std_error *
-        T_h`` (t margins, Gaussian copula with the joint correlation of the
-        contrasts; pairs with fewer than 30 df -- crossed designs with
-        Satterthwaite df -- multivariate t, :mod:`mixrank.inference.mvt`; the
-        unit's sign flips on the CR2 path); a model's rank in a draw is 1 + the number of models
-        whose contrast with it is positive in their favour.  Pairs fitted
-        on different cells need not give transitive draws; the share of
-        draws in which no model beats all others (so the ``p_best`` sum
-        falls short of 1) is ``attrs["mixrank"]["no_model_beats_all"]``.  Validated by
-        closed forms for two models (``P(best) = P(T > -t)``) and by
-        simulation (``tests/inference/test_simultaneous.py``).
+        Each draw gives every contrast a value ``estimate + std_error * T_h`` (t margins, Gaussian
+        copula with the joint correlation of the contrasts; pairs with fewer than 30 df -- crossed
+        designs with Satterthwaite df -- multivariate t, :mod:`mixrank.inference.mvt`; the unit's
+        sign flips on the CR2 path); a model's rank in a draw is 1 + the number of models whose
+        contrast with it is positive in their favour.  Pairs fitted on different cells need not
+        give transitive draws; the share of draws in which no model beats all others (so the
+        ``p_best`` sum falls short of 1) is ``attrs["mixrank"]["no_model_beats_all"]``.  Validated
+        by closed forms for two models (``P(best) = P(T > -t)``) and by simulation
+        (``tests/inference/test_simultaneous.py``).
 
         Examples
         --------
@@ -464,63 +538,6 @@ class FitResult(EstimableMixin, OmnibusMixin, PairwiseResult):
                                         models=models, top=top, adjust=adjust, anytime=anytime,
                                         cluster=cluster, design_effect=design_effect,
                                         columns="all"), left)
-
-    @former_keywords
-    def sensitivity(self,
-                    kind: Literal["loso", "bootstrap", "clusterings"] | Sequence[str] = "loso", *,
-                    pairs: str | Sequence[tuple[str, str]] | None = None,
-                    models: Sequence[str] | None = None, top: int | None = None,
-                    level: float | None = None, power: float = 0.8, unit: str | None = None,
-                    draws: int = 1000, groupings: Any = None, n_random: int = 200,
-                    rng: Any = None, summary: bool = False, progress: Any = None,
-                    **old: Any) -> pd.DataFrame:
-        """How robust is the clustered verdict? (docs/sensitivity.md §2).
-
-        Parameters
-        ----------
-        kind, pairs, models, top, level, power, unit, draws, groupings, n_random, rng, summary, progress
-            As :func:`mixrank.design.sensitivity.sensitivity_of`; here ``pairs=None`` is the fitted
-            pairs of a restricted fit (else ``"adjacent"``), ``unit=None`` the random term with the
-            fewest levels (:func:`~mixrank.design.sensitivity.frames.choose_unit`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            As :func:`~mixrank.design.sensitivity.sensitivity_of`; ``attrs["mixrank"]`` adds
-            ``unit_reason`` (why that unit) and ``left_out`` (models not estimable).
-        """
-        part, left = self.estimable_part()
-        from ..design.sensitivity import sensitivity_of
-        tab = sensitivity_of(part, kind, pairs=pairs, models=models, top=top,
-                              level=level, power=power, unit=unit, draws=draws,
-                              groupings=groupings, n_random=n_random, rng=rng, summary=summary,
-                              progress=progress, **old)
-        return left_out(tab, left)
-
-    @former_keywords
-    def plan(self, delta: float, *, subjects: int | None = None, questions: int | None = None,
-             prompts: int | None = None, power: float = 0.8, level: float | None = None,
-             pair: tuple[str, str] | None = None, roles: Mapping[str, str] | None = None,
-             grid: Sequence[float] = (0.5, 1, 2, 4, 8), labels: bool = False,
-             **old: Any) -> pd.DataFrame:
-        """Plan a balanced design that resolves ``delta`` (docs/methods.md §6, "Design planning").
-
-        Parameters
-        ----------
-        delta, subjects, questions, prompts, power, level, pair, roles, grid, labels
-            As :func:`mixrank.design.plan.plan_of` (``labels=True`` needs ``fit(..., gold=)``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            As :func:`mixrank.design.plan.plan_of`.
-        """
-        from ..design.plan import plan_of  # on first use: a fit does not need it
-
-        part, left = self.estimable_part()
-        return left_out(plan_of(part, delta, subjects=subjects, questions=questions,
-                                  prompts=prompts, power=power, level=level, pair=pair,
-                                  roles=roles, grid=grid, labels=labels, **old), left)
 
 
 def _unit_variance(p: PairFit, variance: float, df: float) -> PairFit:

@@ -80,6 +80,23 @@ class PairwiseResult(PaperTableMixin, ContrastsTemplate):
         -------
         list of (str, str)
             The judged pairs ``(model_a, model_b)``.
+
+        Raises
+        ------
+        OptionError
+            ``pairs`` neither ``"adjacent"``, ``"all"`` nor a list of pairs.
+        DesignError
+            A listed pair that does not name two different models of the fit.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+        >>> order = res.rank_intervals()["model"].tolist()   # best first
+        >>> res.judged_pairs("adjacent", order, top=3)
+        [('m01', 'm03'), ('m03', 'm02')]
+        >>> res.judged_pairs("all", order, models=["m01", "m02", "m03"])
+        [('m01', 'm03'), ('m01', 'm02'), ('m03', 'm02')]
         """
         return judged_pairs(order, self.models, pairs, models, top)   # type: ignore[attr-defined]
 

@@ -32,12 +32,28 @@ def _stars(p: float) -> str:
 class Summary(TextDisplay):
     """Summary of a :class:`FitResult`.
 
+    What :meth:`FitResult.summary` returns, built as ``Summary(fit)``: ``str()`` reads like
+    lme4's ``summary(lmer)`` for one pair and is a compact table for many pairs.
+
     Attributes
     ----------
     contrasts, variance_components, diagnostics : pandas.DataFrame
+        The fit's ``contrasts()``, ``variance_components()`` and ``diagnostics()``.
     model_scores : pandas.DataFrame or None
         ``FitResult.model_scores()``; None (with the reason in
         ``model_scores_error``) when a model's own fit is impossible.
+    model_scores_error : str
+        Empty when ``model_scores`` is a table.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> res = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    >>> s = mixrank.Summary(res)   # as res.summary()
+    >>> str(s).splitlines()[:3]
+    ['Paired mixed models (reml, native engine, estimand cells)', 'Formula: correct ~ model + (1|subject)', '15 pairs of 6 models; 960 cells']
+    >>> s.contrasts.shape, s.variance_components.shape, len(s.model_scores), s.model_scores_error
+    ((15, 14), (30, 6), 6, '')
     """
 
     def __init__(self, fit) -> None:
