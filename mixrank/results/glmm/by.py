@@ -233,7 +233,7 @@ class GlmmByResult(GlmmResult):
         DesignError
             ``by`` not the fitted covariate.
         OptionError
-            ``scale`` not one of the scales.
+            ``scale`` not one of the scales, or ``level`` outside (0, 1).
 
         Examples
         --------
@@ -361,6 +361,11 @@ class GlmmByResult(GlmmResult):
             ``term, model_a, model_b, statistic, df, f_value, p_value``
             (``p_adjusted``, Holm/BH/Bonferroni across the pairs, when
             ``adjust`` is not "none"; the joint row is not adjusted).
+
+        Raises
+        ------
+        OptionError
+            ``adjust`` not one of the values above.
 
         Notes
         -----

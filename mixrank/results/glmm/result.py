@@ -355,6 +355,11 @@ class GlmmResult(PairwiseResult):
             conditional at all random effects 0). ``attrs["mixrank"]`` names the ``scale``, the
             ``score`` and what each probability is conditional on or averaged over.
 
+        Raises
+        ------
+        OptionError
+            ``scale`` not "logit" or "response", or ``level`` outside (0, 1).
+
         Notes
         -----
         ``beta`` and its covariance are validated against lme4 1.1 ``glmer``
@@ -436,15 +441,9 @@ class GlmmResult(PairwiseResult):
         :func:`mixrank.design.resolution.resolution_table`, without a separate clustered
         paradigm: the SE already carries the formula's unit of inference).  ``pairs`` default
         ``"adjacent"``; ``models``/``top`` select the models ranked (by log-odds) for
-        ``"adjacent"``/``"all"``.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The columns of :func:`~mixrank.design.resolution.resolution_table`
-            (``estimate`` on the logit scale); ``attrs["mixrank"]["n_star"]``
-            states the formula.
-        """
+        ``"adjacent"``/``"all"``.  Returns the columns of
+        :func:`~mixrank.design.resolution.resolution_table` (``estimate`` on the logit scale);
+        ``attrs["mixrank"]["n_star"]`` states the formula."""
         from ...design.resolution import resolution_table
 
         order = self.model_scores(scale="logit").sort_values(["estimate", "model"],

@@ -197,7 +197,7 @@ class GlmmSlopeResult(GlmmResult):
         DesignError
             ``by`` not the fitted covariate, or ``at`` not finite numbers.
         OptionError
-            ``scale`` not one of the scales.
+            ``scale`` not one of the scales, or ``level`` outside (0, 1).
 
         Examples
         --------
@@ -294,6 +294,11 @@ class GlmmSlopeResult(GlmmResult):
             ``term, model_a, model_b, estimate`` (``b_a - b_b``; NaN on the
             joint row), ``std_error, statistic, df, f_value, p_value``
             (``p_adjusted`` across the pairs when ``adjust`` is not "none").
+
+        Raises
+        ------
+        OptionError
+            ``adjust`` not one of the values above.
 
         Notes
         -----
