@@ -198,16 +198,19 @@ def read_battles(source: Any) -> pd.DataFrame:
     --------
     >>> import json, pathlib, tempfile
     >>> import mixrank
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "battles.json"
-    >>> _ = path.write_text(json.dumps([{"model_a": "x", "model_b": "y", "winner": "model_a"},
-    ...                                 {"model_a": "y", "model_b": "x", "winner": "tie"}]))
-    >>> mixrank.read_battles(path).values.tolist()
+    >>> log = [{"model_a": "x", "model_b": "y", "winner": "model_a"},
+    ...        {"model_a": "y", "model_b": "x", "winner": "tie"}]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "battles.json"
+    ...     _ = path.write_text(json.dumps(log))
+    ...     battles = mixrank.read_battles(path)
+    >>> battles.values.tolist()
     [['x', 'y', 'model_a'], ['y', 'x', 'tie']]
     >>> try:
-    ...     mixrank.read_battles(path.with_name("missing.json"))
+    ...     mixrank.read_battles("missing.json")
     ... except mixrank.DataError as e:
-    ...     print("DataError:", str(e).split(";")[0].endswith("does not exist"))
-    DataError: True
+    ...     print(str(e).split(";")[0])
+    battle log 'missing.json' does not exist
     """
     if isinstance(source, (str, Path)) and str(source).lower().endswith(".json"):
         path = Path(source)

@@ -426,8 +426,9 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     -------
     pandas.DataFrame
         For the Bernoulli e-process the columns of
-        :func:`~mixrank.design.anytime.bernoulli.monitor_bernoulli`.  For the normal
-        mixture one row per observation, columns:
+        :func:`~mixrank.design.anytime.bernoulli.monitor_bernoulli` (``n, estimate, sum,
+        discordant, log_e_value, boundary, crossed``).  For the normal mixture one row per
+        observation, columns:
 
         * ``n`` -- observations so far (1, 2, ...);
         * ``estimate`` -- running mean difference ``S_n / n``;
