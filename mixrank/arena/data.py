@@ -193,6 +193,24 @@ def read_battles(source: Any) -> pd.DataFrame:
     ------
     DataError
         Missing or unreadable file, not a list of records, no rows.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> import mixrank
+    >>> log = [{"model_a": "x", "model_b": "y", "winner": "model_a"},
+    ...        {"model_a": "y", "model_b": "x", "winner": "tie"}]
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "battles.json"
+    ...     _ = path.write_text(json.dumps(log))
+    ...     battles = mixrank.read_battles(path)
+    >>> battles.values.tolist()
+    [['x', 'y', 'model_a'], ['y', 'x', 'tie']]
+    >>> try:
+    ...     mixrank.read_battles("missing.json")
+    ... except mixrank.DataError as e:
+    ...     print(str(e).split(";")[0])
+    battle log 'missing.json' does not exist
     """
     if isinstance(source, (str, Path)) and str(source).lower().endswith(".json"):
         path = Path(source)
@@ -246,6 +264,14 @@ def battles_from_scores(data: pd.DataFrame, *, model: str = "model", score: str 
     DataError
         Missing columns, NaN or non-numeric scores, duplicated (model, cell)
         rows, fewer than two models.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+    >>> b = mixrank.battles_from_scores(df)      # 3 pairs x 960 cells
+    >>> b.columns.tolist(), len(b), int((b["winner"] == "tie").sum())
+    (['model_a', 'model_b', 'winner', 'cell'], 2880, 1910)
     """
     df = to_pandas(data)
     for c in (model, score):

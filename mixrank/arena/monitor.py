@@ -107,6 +107,20 @@ class ArenaMonitor(TextDisplay):
         -------
         ArenaMonitor
             ``self``, updated.
+
+        Raises
+        ------
+        DataError
+            ``data`` is not a battle log (a missing column, an unknown winner value).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> mon = ArenaMonitor([("x", "y"), ("x", "z")], d_plan=50)
+        >>> log = pd.DataFrame({"model_a": ["x"] * 40, "model_b": ["y"] * 40,
+        ...                     "winner": ["model_a"] * 40})
+        >>> mon.update(log).seen, mon.done      # 40 battles fed; ("x", "z") not resolved
+        (40, False)
         """
         bt = encode_battles(data, winner=winner)
         where = {m: i for i, m in enumerate(bt.models)}
@@ -182,6 +196,15 @@ class ArenaMonitor(TextDisplay):
             ahead when resolved).  ``attrs["mixrank"]``: ``alpha``,
             ``alpha_pair``, ``adjust``, ``a`` (Beta parameter), ``d_plan``,
             ``seen`` (battles fed).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> mon = ArenaMonitor([("x", "y"), ("x", "z")], d_plan=50)
+        >>> log = pd.DataFrame({"model_a": ["x"] * 40, "model_b": ["y"] * 40,
+        ...                     "winner": ["model_a"] * 40})
+        >>> mon.update(log).status()[["model_a", "model_b", "n", "resolved", "winner"]].values.tolist()
+        [['x', 'y', 11, True, 'x'], ['x', 'z', 0, False, '']]
         """
         wa = (self.d + self.s) / 2
         wb = (self.d - self.s) / 2

@@ -54,6 +54,12 @@ class ArenaResult(PairwiseResult):
     Orientation: a contrast row ``(model_a, model_b)`` is ``beta_a -
     beta_b``, the log-odds that ``model_a`` beats ``model_b`` (covariates
     at zero); positive favours ``model_a``.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> mixrank.arena(mixrank.load_dataset("chatbot_arena").head(2000), cluster=False)
+    <ArenaResult 'winner ~ 1': 8 models, 2,000 battles, ties=half, se=information>
     """
 
     battles: Battles
@@ -412,6 +418,16 @@ class ArenaResult(PairwiseResult):
         ------
         OptionError
             The fit has no judge (pass ``judge=`` to :func:`mixrank.arena`).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> v = mixrank.load_dataset("chatbot_arena").head(2000)
+        >>> v = v.assign(verdict=v["winner"].where(v.index % 10 > 0, v["winner_gpt4"]),
+        ...              winner=v["winner"].where(v.index % 2 == 0))  # half the battles unlabelled
+        >>> r = mixrank.arena(v, judge="verdict", cluster=False)
+        >>> r.judges()[["judge", "n", "agreement"]].round(3).values.tolist()
+        [['human', 1000, 1.0], ['verdict', 2000, 0.914]]
         """
         return self._judge_info().diagnostics.copy()
 
@@ -427,6 +443,16 @@ class ArenaResult(PairwiseResult):
         ------
         OptionError
             The fit has no judge (pass ``judge=`` to :func:`mixrank.arena`).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> v = mixrank.load_dataset("chatbot_arena").head(2000)
+        >>> v = v.assign(verdict=v["winner"].where(v.index % 10 > 0, v["winner_gpt4"]),
+        ...              winner=v["winner"].where(v.index % 2 == 0))  # half the battles unlabelled
+        >>> r = mixrank.arena(v, judge="verdict", cluster=False)
+        >>> r.agreement().head(2).round(3).values.tolist()
+        [['verdict', 'alpaca-13b', 200, 0.915], ['verdict', 'chatglm-6b', 154, 0.929]]
         """
         return self._judge_info().agreement.copy()
 
@@ -439,6 +465,21 @@ class ArenaResult(PairwiseResult):
             ``model`` and, for each board (``human_only``,
             ``judge_only_<column>``, ``corrected``), its score and
             ``<board>_lower``/``<board>_upper`` interval on the fit's scale.
+
+        Raises
+        ------
+        OptionError
+            The fit has no judge (pass ``judge=`` to :func:`mixrank.arena`).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> v = mixrank.load_dataset("chatbot_arena").head(2000)
+        >>> v = v.assign(verdict=v["winner"].where(v.index % 10 > 0, v["winner_gpt4"]),
+        ...              winner=v["winner"].where(v.index % 2 == 0))  # half the battles unlabelled
+        >>> r = mixrank.arena(v, judge="verdict", cluster=False)
+        >>> [c for c in r.leaderboards().columns if not c.endswith(("_lower", "_upper"))]
+        ['model', 'human_only', 'judge_only_verdict', 'corrected']
         """
         return self._judge_info().boards.copy()
 
@@ -455,6 +496,13 @@ class ArenaResult(PairwiseResult):
         -------
         ArenaSummary
             Printed as text; ``str()`` gives it.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> r = mixrank.arena(mixrank.load_dataset("chatbot_arena").head(2000), cluster=False)
+        >>> print(str(r.summary()).splitlines()[1])
+          8 models, 2,000 battles (586 ties, 0 dropped), ties=half, se=information
         """
         return ArenaSummary(self)
 

@@ -66,6 +66,16 @@ class ReliableChangeSummary(TextDisplay):
         (``sem="item"``; 0/1 scores: Fisher at complete separation, e.g.
         0.1 at K = 3 + 3, so no item reaches alpha = 0.05; continuous: 0).
         NaN with ``sem="pooled"``.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+    >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+    ...                  after={"sample": [2, 3]}, sem="pooled")
+    >>> s = rc.summary()
+    >>> s.n_items, s.n_analysable, s.reliability["k"].tolist()
+    (1407, 272, [2, 2])
     """
 
     classes: pd.DataFrame
@@ -119,6 +129,15 @@ class ReliableChange(TextDisplay):
         As passed to :func:`reliable_change`.
     threshold, fdr : float
         ``|RCI|`` cut-off and target FDR of the empirical-Bayes classes.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+    >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+    ...                  after={"sample": [2, 3]}, sem="pooled")
+    >>> print(rc)
+    <ReliableChange 'sample in [0, 1]' -> 'sample in [2, 3]': 1407 items, method=rci, sem=pooled>
     """
 
     before: str
@@ -169,6 +188,18 @@ class ReliableChange(TextDisplay):
             estimate of the true change and its prediction SE), ``q_value``
             (Storey; NaN for floor/ceiling items, outside the family) and
             ``eb_class``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+        >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+        ...                              after={"sample": [2, 3]}, sem="pooled")
+        >>> it = rc.items()
+        >>> it.columns.tolist()
+        ['subject', 'question', 'p_before', 'p_after', 'delta', 'rci', 'class']
+        >>> int((it["class"] == "improved").sum())
+        116
         """
         return self._table(self._items.copy(), "items")
 
@@ -239,7 +270,26 @@ class ReliableChange(TextDisplay):
         -------
         pandas.DataFrame
             One row per (method, bin): ``method`` and the columns of
-            :func:`mixrank.change.difficulty.change_by_difficulty`.
+            :func:`mixrank.change.difficulty.change_by_difficulty`: ``p_lower,
+            p_upper`` (``0, 0`` and ``1, 1`` for the exact extremes), ``n``
+            (items), ``mean_p_before, mean_delta, headroom_up`` (mean ``1 -
+            p_before``), ``headroom_down`` (mean ``p_before``), ``n_improved,
+            n_deteriorated, n_no_change, n_floor_ceiling, share_improved,
+            share_deteriorated`` (of the bin's items).
+
+        Raises
+        ------
+        DesignError
+            ``edges`` not increasing values strictly between 0 and 1.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+        >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+        ...                              after={"sample": [2, 3]}, sem="pooled")
+        >>> rc.by_difficulty()["n"].tolist()    # items at p = 0, (0, .25], ..., at p = 1
+        [206, 0, 144, 0, 0, 1057]
         """
         parts = []
         for name, col in self._methods():
@@ -268,6 +318,15 @@ class ReliableChange(TextDisplay):
         ------
         DesignError
             The result was computed with ``by=None``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+        >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+        ...                              after={"sample": [2, 3]}, sem="pooled")
+        >>> rc.by_subject()[["subject", "n_analysable", "reversal"]].values.tolist()[:2]
+        [['college_mathematics', 32, True], ['high_school_european_history', 8, False]]
         """
         by = self._meta["by"]
         if by is None:
@@ -344,6 +403,18 @@ class ReliableChange(TextDisplay):
         A greedy flip is ``y_after != y_before``; its direction the sign of
         ``y_after - y_before``.  All items take part, floor/ceiling ones as
         "no reliable change".
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> runs = mixrank.load_dataset("llm_stability")     # one model, five identical runs
+        >>> rc = mixrank.reliable_change(runs, before={"sample": [0, 1]},
+        ...                              after={"sample": [2, 3]}, sem="pooled")
+        >>> g = rc.vs_greedy(runs, before={"sample": 0}, after={"sample": 2})
+        >>> g["outcome"].tolist()
+        ['agree_change', 'false_negative', 'opposite_flip', 'false_positive', 'agree_no_change']
+        >>> g["n"].tolist()
+        [113, 100, 0, 29, 1165]
         """
         meta = self._meta
         item, sample, score = list(meta["item"]), meta["sample"], meta["score"]

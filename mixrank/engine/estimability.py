@@ -139,7 +139,17 @@ def not_estimable(frame: Frame, j: int, k: int) -> str:
 
 @dataclass(frozen=True)
 class WeakTerm:
-    """A random term with fewer than ``threshold`` levels among some pairs' common cells."""
+    """A random term with fewer than ``threshold`` levels among some pairs' common cells.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> from mixrank.engine.estimability import weak_terms
+    >>> df = mixrank.load_example().query("subject in ['s01', 's02', 's03']")
+    >>> fr = mixrank.build_frame(df, "correct ~ model + (1|subject)")
+    >>> weak_terms(fr, [(0, 1)], threshold=5)
+    [WeakTerm(term='subject', levels=3, n_pairs=1, examples=(('m01', 'm02'),), threshold=5)]
+    """
 
     term: str
     levels: int                 # fewest levels among the affected pairs' common cells
@@ -154,6 +164,14 @@ class WeakTerm:
         -------
         str
             The term, its level count and the alternatives.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> w = mixrank.WeakTerm("subject", levels=3, n_pairs=1, examples=(("m01", "m02"),),
+        ...                      threshold=5)
+        >>> w.message()[:64]
+        '(1|subject) has 3 level(s) among the common cells of 1 pair(s) ('
         """
         ex = ", ".join(f"{a} vs {b}" for a, b in self.examples)
         return (f"(1|{self.term}) has {self.levels} level(s) among the common cells of "

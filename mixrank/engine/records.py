@@ -180,6 +180,14 @@ class PairFit(_PicklableMappings):
     fixed : FixedPair or None
         Model x covariate formulas: the pair's p-column fit
         (:class:`mixrank.engine.lmm.fixed.FixedPair`, docs/interactions.md).
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> r = mixrank.fit("correct ~ model + (1|subject)", mixrank.load_example())
+    >>> p = r.pair("m01", "m02")
+    >>> p.model_a, p.model_b, p.n, p.only_a, p.converged, sorted(p.components)
+    ('m01', 'm02', 960, 0, True, ['residual', 'subject'])
     """
 
     _MAPPINGS = ("components",)

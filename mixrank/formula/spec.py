@@ -26,6 +26,13 @@ class RandomTerm:
     ----------
     factors : tuple of str
         The grouping columns in the order written, e.g. ``("subject", "question")``.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> t = mixrank.RandomTerm(("subject", "question"))
+    >>> str(t), t.name
+    ('(1|subject:question)', 'subject:question')
     """
 
     factors: tuple[str, ...]
@@ -62,6 +69,15 @@ class Spec:
         A ``cbind`` response (binomial only): ``cbind(k, f)`` gives the
         failure column ``f``, ``cbind(k, n - k)`` the trials column ``n``;
         ``response`` is then the success column ``k``.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> s = mixrank.parse("correct ~ model + (1|subject/question)")
+    >>> s.response, s.comparison, s.term_names, s.unit
+    ('correct', 'model', ('subject', 'subject:question'), 'subject')
+    >>> str(s)
+    'correct ~ model + (1|subject) + (1|subject:question)'
     """
 
     formula: str

@@ -165,6 +165,13 @@ class Frame:
     n_dropped : int
         Rows dropped for missing scores (``na="drop"``).
     stats : SufficientStats
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> fr = mixrank.build_frame(mixrank.load_example(), "correct ~ model + (1|subject)")
+    >>> fr.models, fr.pair_by, fr.scores.shape, fr.binary
+    (('m01', 'm02', 'm03', 'm04', 'm05', 'm06'), ('subject', 'question', 'prompt'), (960, 6), True)
     """
 
     spec: Spec
@@ -233,6 +240,15 @@ class Frame:
         -------
         numpy.ndarray
             int64 counts, in the order of :attr:`models`.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example()
+        >>> df = df[~((df.model == "m02") & (df.subject == "s01"))]   # m02 misses subject s01
+        >>> fr = mixrank.build_frame(df, "correct ~ model + (1|subject)")
+        >>> fr.n_observed().tolist()
+        [960, 880, 960, 960, 960, 960]
         """
         return np.diagonal(self.stats.n_common).astype(np.int64)   # m.T @ m: counted already
 
@@ -248,6 +264,15 @@ class Frame:
         -------
         numpy.ndarray
             Boolean mask over the cells.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example()
+        >>> df = df[~((df.model == "m02") & (df.subject == "s01"))]   # m02 misses subject s01
+        >>> fr = mixrank.build_frame(df, "correct ~ model + (1|subject)")
+        >>> int(fr.common_mask(0, 1).sum()), int(fr.common_mask(0, 2).sum())
+        (880, 960)
         """
         return self.observed[:, j] & self.observed[:, k]
 
@@ -263,6 +288,15 @@ class Frame:
         -------
         int
             The count.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example()
+        >>> df = df[~((df.model == "m02") & (df.subject == "s01"))]   # m02 misses subject s01
+        >>> fr = mixrank.build_frame(df, "correct ~ model + (1|subject)")
+        >>> fr.n_scored_by_all([0, 2, 3]), fr.n_scored_by_all([0, 1, 2])
+        (960, 880)
         """
         return int(np.count_nonzero(self.observed[:, list(models)].all(axis=1)))
 
@@ -282,6 +316,21 @@ class Frame:
         tuple of numpy.ndarray
             Cells per level (``(L,)``, int64) and each model's scored cells per level
             (``(M, L)``, the smallest unsigned integer type that holds the largest level).
+
+        Raises
+        ------
+        KeyError
+            ``term`` is not a random term of the formula.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example()
+        >>> df = df[~((df.model == "m02") & (df.subject == "s01"))]   # m02 misses subject s01
+        >>> fr = mixrank.build_frame(df, "correct ~ model + (1|subject)")
+        >>> total, per_model = fr.level_counts("subject")
+        >>> total.tolist()[:3], per_model[1].tolist()[:3], per_model.shape
+        ([80, 80, 80], [0, 80, 80], (6, 12))
         """
         memo = self.__dict__.setdefault("_level_counts", {})
         if term not in memo:
@@ -364,6 +413,21 @@ class Frame:
         -------
         str
             Formula, rows, scores, models, cells, levels per term and paired cells.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example()
+        >>> df = df[~((df.model == "m02") & (df.subject == "s01"))]   # m02 misses subject s01
+        >>> fr = mixrank.build_frame(df, "correct ~ model + (1|subject)")
+        >>> print(fr.summary_text())
+        Formula: correct ~ model + (1|subject)
+        Rows: 5,680
+        Scores: binary (0/1)
+        Models (6): m01, m02, m03, m04, m05, m06
+        Cells: 960 keyed by subject, question, prompt
+          (1|subject): 12 levels
+        Pairs: 15; on every cell: 10; with cells missing: 5
         """
         bal = self.balance()
         lines = [

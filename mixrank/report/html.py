@@ -278,6 +278,17 @@ def render_report(fit: Any, *, title: str | None = None, level: float | None = N
     Only calls the public API (the result's accessors, ``Frame.balance``,
     ``Frame.describe``, the plot functions) and formats the tables; numbers
     are rounded for display only.
+
+    Examples
+    --------
+    >>> import re
+    >>> import mixrank
+    >>> from mixrank.report import render_report
+    >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+    >>> html = render_report(mixrank.fit("correct ~ model + (1|subject)", df),
+    ...                      sections=["leaderboard"])
+    >>> html.startswith("<!DOCTYPE html>"), re.findall("<h2[^>]*>(.*?)</h2>", html)
+    (True, ['Leaderboard'])
     """
     from mixrank.change.result import ReliableChange
     from mixrank.errors import require

@@ -38,6 +38,16 @@ class SubsetResult(ContrastsTemplate):
     meta : dict
         Formula, item model, items, strata, reference models (copied into
         each table's ``attrs["mixrank"]``).
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> data = mixrank.load_dataset("chembench").query("prompt == 'default'")
+    >>> ref, new = data[data.model != "o1"], data[data.model == "o1"]
+    >>> sel = mixrank.select_items(ref, 100, rng=2)
+    >>> res = mixrank.subset_score(ref, new[new.question.isin(sel.question)], selection=sel)
+    >>> res.level, res.meta["n_reference_models"]
+    (0.95, 24)
     """
 
     #: Options per accessor (:attr:`~mixrank.results.base.ContrastsTemplate.OPTIONS`).

@@ -426,8 +426,9 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     -------
     pandas.DataFrame
         For the Bernoulli e-process the columns of
-        :func:`~mixrank.design.anytime.bernoulli.monitor_bernoulli`.  For the normal
-        mixture one row per observation, columns:
+        :func:`~mixrank.design.anytime.bernoulli.monitor_bernoulli` (``n, estimate, sum,
+        discordant, log_e_value, boundary, crossed``).  For the normal mixture one row per
+        observation, columns:
 
         * ``n`` -- observations so far (1, 2, ...);
         * ``estimate`` -- running mean difference ``S_n / n``;
@@ -499,6 +500,19 @@ def monitor(x: Any, y: Any = None, *, alpha: float = 0.05, sigma: float | None =
     martingales and ratios. Ann. Probab. 27(1), 537-564.
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import mixrank
+    >>> a = np.tile([1, 1, 0, 1, 1, 1, 0, 1], 25)     # 0/1 scores of two models on 200 cells
+    >>> b = np.tile([0, 1, 0, 0, 1, 0, 0, 1], 25)     # in arrival order
+    >>> m = mixrank.monitor(a, b, d_plan=50)          # 0/1 scores: the Bernoulli e-process
+    >>> m.attrs["mixrank"]["method"], m.attrs["mixrank"]["resolved_at"]
+    ('bernoulli_mixture', 25)
+    >>> d = np.tile([1.0, 0.0, 0.5, 0.25], 50)        # continuous differences, known SD
+    >>> mixrank.monitor(d, sigma=1.0).attrs["mixrank"]["resolved_at"]
+    84
     """
     d = _differences(x, y)
     al = float(check_alpha(alpha))

@@ -382,6 +382,14 @@ def mde(
     ----------
     Kotawala, A. (2026). Resolution Diagnostics for Paired LLM Evaluation.
     arXiv:2605.30315.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> mixrank.mde([250, 1000, 4000], sigma_d=0.4).round(4).tolist()   # halves as n quadruples
+    [0.0709, 0.0354, 0.0177]
+    >>> round(float(mixrank.mde(1000, psi=0.2, method="connor")), 4)    # discordance 20%
+    0.0396
     """
     nn = check_positive("n", n, hint="n is the number of paired cells.")
     al = check_alpha(alpha)

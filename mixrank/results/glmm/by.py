@@ -57,6 +57,14 @@ class GlmmByResult(GlmmResult):
     the average over the levels of ``x`` of the per-level log-odds (equal
     weight per level, as emmeans' marginal means), on the response scale the
     probability averaged over all cells, each at its own level.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+    >>> b = mixrank.fit("correct ~ model * prompt + (1|subject:model)", df, family="binomial")
+    >>> b.by, b.by_levels
+    ('prompt', ('p1', 'p2', 'p3', 'p4'))
     """
 
     by: str = ""
@@ -219,6 +227,21 @@ class GlmmByResult(GlmmResult):
             probability_at_zero`` (per level; overall they average over the
             levels / cells as ``estimate`` does).  NaN with ``note`` where a
             model has no cells at a level.
+
+        Raises
+        ------
+        DesignError
+            ``by`` not the fitted covariate.
+        OptionError
+            ``scale`` not one of the scales, or ``level`` outside (0, 1).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> b = mixrank.fit("correct ~ model * prompt + (1|subject:model)", df, family="binomial")
+        >>> b.model_scores(by="prompt")[["model", "prompt"]].values.tolist()[:4]
+        [['m01', 'p1'], ['m02', 'p1'], ['m03', 'p1'], ['m01', 'p2']]
         """
         self._check_by(by)
         lev = self._level(level)
@@ -339,12 +362,25 @@ class GlmmByResult(GlmmResult):
             (``p_adjusted``, Holm/BH/Bonferroni across the pairs, when
             ``adjust`` is not "none"; the joint row is not adjusted).
 
+        Raises
+        ------
+        OptionError
+            ``adjust`` not one of the values above.
+
         Notes
         -----
         A Wald test of the joint fit's coefficients (no refit): it equals
         the chi-square computed from glmer's ``fixef``/``vcov`` with the
         same contrast rows (``tests/reference/glmer_by.R``).  A likelihood
         ratio test would need a refit without the interaction.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> b = mixrank.fit("correct ~ model * prompt + (1|subject:model)", df, family="binomial")
+        >>> b.anova()[["model_a", "model_b", "df"]].values.tolist()
+        [['m01', 'm02', 3], ['m01', 'm03', 3], ['m02', 'm03', 3], ['(all)', '(all)', 6]]
         """
         adjust = self.check_option("anova", "adjust", adjust)
         idx, b, V = self._index(), self.fit.beta, self.fit.vcov
@@ -401,6 +437,14 @@ class GlmmByResult(GlmmResult):
         -------
         pandas.DataFrame
             ``term, estimate, std_error, statistic`` (z), ``p_value``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> b = mixrank.fit("correct ~ model * prompt + (1|subject:model)", df, family="binomial")
+        >>> b.fixed_effects()["term"].tolist()[:6]
+        ['(Intercept)', 'modelm02', 'modelm03', 'promptp2', 'promptp3', 'promptp4']
         """
         idx, b, V = self._index(), self.fit.beta, self.fit.vcov
         comp, x = self.formula.spec.comparison, self.by

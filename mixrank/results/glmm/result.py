@@ -1,13 +1,8 @@
 """Stage results: the binomial GLMM fit and its tidy accessors.
 
-Inputs: a :class:`~mixrank.frame.Frame`, the
-:class:`~mixrank.formula.glmm_terms.GlmmFormula` and the engine's
-:class:`~mixrank.engine.glmm.fit.GlmmFit`.  Outputs: :class:`GlmmResult` with the
-accessor names of :class:`~mixrank.results.FitResult` -- ``contrasts``
-(``scale="logit"`` or ``"response"``), ``variance_components``,
-``diagnostics``, ``model_scores``, ``rank_intervals``, ``resolution``,
-``summary`` -- plus ``fixed_effects`` (glmer's coefficient table) and
-``unit_of_inference``.  Statistical notes: docs/glmm.md.
+Inputs: a :class:`~mixrank.frame.Frame`, a GlmmFormula and the engine's GlmmFit.  Outputs:
+:class:`GlmmResult`, with the accessors of :class:`~mixrank.results.FitResult` (``contrasts``
+takes ``scale``) plus ``fixed_effects``, ``unit_of_inference``.  Notes: docs/glmm.md.
 """
 
 from __future__ import annotations
@@ -96,6 +91,12 @@ class GlmmResult(PairwiseResult):
 
     Orientation: for a row ``(model_a, model_b)`` the estimate is
     ``model_a - model_b`` (log-odds, or probability on the response scale).
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+    <GlmmResult 'correct ~ model + (1|subject:model)': binomial GLMM, 6 models, nAGQ=1>
     """
 
     frame: Frame
@@ -157,6 +158,13 @@ class GlmmResult(PairwiseResult):
         -------
         int
             The count; 0 without such a term (cells are the units).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+        >>> g.unit_levels()          # subjects: the unit of (1|subject:model)
+        12
         """
         comp = self.formula.spec.comparison
         if not self.formula.model_terms:
@@ -185,13 +193,13 @@ class GlmmResult(PairwiseResult):
     def _pair_estimates(self, level: float, *, scale: str = "logit",
                         df: str | None = None) -> PairEstimates:
         """The pair estimates of :meth:`~mixrank.results.base.ContrastsTemplate.contrasts`, as
-        glmer: ``logit``, the log-odds difference ``beta_a - beta_b`` with its Wald SE from
-        the joint covariance (and the odds ratio); ``response``, the difference in
-        probability averaged over the frame's cells (average marginal effect), SE by the
-        delta method (docs/glmm.md §5).  Reference: t with containment df or glmer's z
-        (:meth:`_reference`); ``trials`` of the two models on their common cells.
-        Validated against lme4 1.1 ``glmer`` (``tests/reference/glmer.R``); coverage of
-        the containment t by seeded simulation (``tests/validity/test_validity.py``)."""
+        glmer: ``logit``, the log-odds difference ``beta_a - beta_b`` with its Wald SE from the
+        joint covariance (and the odds ratio); ``response``, the difference in probability
+        averaged over the frame's cells (average marginal effect), SE by the delta method
+        (docs/glmm.md §5).  Reference: t with containment df or glmer's z (:meth:`_reference`);
+        ``trials`` of the two models on their common cells. Validated against lme4 1.1 ``glmer``
+        (``tests/reference/glmer.R``); coverage of the containment t by seeded simulation
+        (``tests/validity/test_validity.py``)."""
         ref, dof = self._reference(df)
         dist = stats.norm if ref == "wald" else stats.t(dof)
         q = dist.ppf(0.5 + level / 2)
@@ -227,14 +235,14 @@ class GlmmResult(PairwiseResult):
     def _default_adjust(self) -> str:
         """``"stepdown"`` where the unit randomization applies exactly, else ``"holm"``.
 
-        The randomization step-down max-T over all sign flips of the unit's score
-        contributions (:mod:`mixrank.results.glmm.flips`) is the default when the
-        formula has a model-by-unit term whose unit has enough levels for the smallest
-        flip p-value, ``1 / 2^(T-1)``, to reach the fit's level (6 at 0.95) and at most
-        :data:`~mixrank.inference.randomization.EXACT_MAX`, every random term is nested
-        in that unit and the table has at least two pairs
-        (:func:`~mixrank.results.glmm.flips.flips_apply`); Holm elsewhere, and for
-        result types that do not take ``"stepdown"`` (docs/glmm.md §12).
+        The randomization step-down max-T over all sign flips of the unit's score contributions
+        (:mod:`mixrank.results.glmm.flips`) is the default when the formula has a model-by-unit
+        term whose unit has enough levels for the smallest flip p-value, ``1 / 2^(T-1)``, to
+        reach the fit's level (6 at 0.95) and at most
+        :data:`~mixrank.inference.randomization.EXACT_MAX`, every random term is nested in that
+        unit and the table has at least two pairs
+        (:func:`~mixrank.results.glmm.flips.flips_apply`); Holm elsewhere, and for result types
+        that do not take ``"stepdown"`` (docs/glmm.md §12).
         """
         if self.DEFAULT_ADJUST != "stepdown" or flips_apply(self):
             return self.DEFAULT_ADJUST
@@ -242,9 +250,9 @@ class GlmmResult(PairwiseResult):
 
     def _default_rank_adjust(self) -> str:
         """``"maxt"`` (the unit randomization step-down of the directed hypotheses) where
-        ``contrasts()`` defaults to the step-down and the flips' smallest p-value can reach
-        half the level (the marginal rank intervals test each side at ``alpha/2``: 7
-        units at 0.95); else ``"holm"``."""
+        ``contrasts()`` defaults to the step-down and the flips' smallest p-value can reach half
+        the level (the marginal rank intervals test each side at ``alpha/2``: 7 units at 0.95);
+        else ``"holm"``."""
         if self._default_adjust() == "stepdown" and flips_apply(self, sides=2):
             return "maxt"
         return "holm"
@@ -260,13 +268,10 @@ class GlmmResult(PairwiseResult):
         Examples
         --------
         >>> import mixrank
-        >>> g = mixrank.fit("correct ~ model + (1|subject) + (1|subject:model)",
-        ...                 mixrank.load_example(), family="binomial")
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
         >>> fe = g.fixed_effects()
-        >>> fe["term"].tolist()[:3], round(float(fe["estimate"].iloc[0]), 2)
-        (['(Intercept)', 'modelm02', 'modelm03'], 0.85)
-        >>> g.unit_levels()          # subjects: the unit of (1|subject:model)
-        12
+        >>> fe["term"].tolist()[:3], round(float(fe["estimate"].iloc[0]), 1)
+        (['(Intercept)', 'modelm02', 'modelm03'], 0.8)
         """
         names, est, V = self.fit.fixef()
         se = np.sqrt(np.diag(V))
@@ -284,6 +289,13 @@ class GlmmResult(PairwiseResult):
             ``group`` (term as written), ``variance``, ``std_dev``,
             ``share`` (variance / sum of the terms' variances),
             ``singular`` (std_dev < 1e-4, lme4's isSingular).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+        >>> g.variance_components()["group"].tolist()
+        ['subject:model']
         """
         f = self.fit
         tot = float(np.sum(f.theta ** 2))
@@ -301,6 +313,13 @@ class GlmmResult(PairwiseResult):
             ``nagq, loglik, deviance`` (-2 loglik), ``aic, bic, nobs,
             df_resid, converged, gradient, singular`` (comma-separated
             terms), ``hessian_ok, nfev, message``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+        >>> g.diagnostics()[["converged", "nobs"]].values.tolist()
+        [[True, 5760]]
         """
         f = self.fit
         row = dict(nagq=f.nagq, loglik=f.loglik, deviance=f.deviance, aic=f.aic, bic=f.bic,
@@ -318,31 +337,40 @@ class GlmmResult(PairwiseResult):
         level : float, optional
             Confidence level (default: the fit's).
         scale : {"logit", "response"}, default "logit"
-            ``logit``: ``estimate`` is the model's log-odds ``beta_j`` at zero
-            random effects with its Wald interval.  ``response``: the
-            probability averaged over the frame's cells (``probability``),
-            its interval the logit interval transformed (the average is
-            increasing in ``beta_j``), its SE by the delta method
-            (docs/glmm.md §5).  Rank intervals and the resolution's
-            adjacent pairs order models by ``estimate`` on the same scale.
+            ``logit``: ``estimate`` is the model's log-odds ``beta_j`` at zero random effects
+            with its Wald interval.  ``response``: the probability averaged over the frame's
+            cells (``probability``), its interval the logit interval transformed (the average is
+            increasing in ``beta_j``), its SE by the delta method (docs/glmm.md §5).  Rank
+            intervals and the resolution's adjacent pairs order models by ``estimate`` on the
+            same scale.
 
         Returns
         -------
         pandas.DataFrame
-            ``model, estimate, std_error, ci_lower, ci_upper, level`` (on
-            ``scale``), ``n`` (cells where the model is scored), ``trials``
-            (Bernoulli trials over those cells), ``observed`` (successes /
-            trials, the raw share), ``logit``, ``logit_std_error``,
-            ``probability`` (averaged over the cells' fitted shared random
-            effects, model-by-unit effects at 0) and ``probability_at_zero``
-            (``logit^-1(beta_j)``: conditional at all random effects 0).
-            ``attrs["mixrank"]`` names the ``scale``, the ``score`` and what
-            each probability is conditional on or averaged over.
+            ``model, estimate, std_error, ci_lower, ci_upper, level`` (on ``scale``), ``n``
+            (cells where the model is scored), ``trials`` (Bernoulli trials over those cells),
+            ``observed`` (successes / trials, the raw share), ``logit``, ``logit_std_error``,
+            ``probability`` (averaged over the cells' fitted shared random effects,
+            model-by-unit effects at 0) and ``probability_at_zero`` (``logit^-1(beta_j)``:
+            conditional at all random effects 0). ``attrs["mixrank"]`` names the ``scale``, the
+            ``score`` and what each probability is conditional on or averaged over.
+
+        Raises
+        ------
+        OptionError
+            ``scale`` not "logit" or "response", or ``level`` outside (0, 1).
 
         Notes
         -----
         ``beta`` and its covariance are validated against lme4 1.1 ``glmer``
         (``tests/reference/glmer.R``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+        >>> g.model_scores(scale="response")["model"].tolist()
+        ['m01', 'm02', 'm03', 'm04', 'm05', 'm06']
         """
         lev = self._level(level)
         scale = self.check_option("model_scores", "scale", scale)
@@ -377,13 +405,11 @@ class GlmmResult(PairwiseResult):
         """Rank intervals of :meth:`PairwiseResult.rank_intervals`: point ranks and intervals
         from one quantity on one scale.
 
-        See :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`.
-        The point scores are :meth:`model_scores` ``estimate`` on ``scale``
-        (``logit``: the log-odds ``beta_j``; ``response``: the probability
-        averaged over the cells) and the tests the pairwise z tests of
-        :meth:`contrasts` on the same scale, so a point rank always lies in
-        its interval's ordering.  ``attrs["mixrank"]`` states ``scale`` and
-        ``score``.
+        See :func:`mixrank.inference.ranks.rank_intervals_from_contrasts`. The point scores are
+        :meth:`model_scores` ``estimate`` on ``scale`` (``logit``: the log-odds ``beta_j``;
+        ``response``: the probability averaged over the cells) and the tests the pairwise z
+        tests of :meth:`contrasts` on the same scale, so a point rank always lies in its
+        interval's ordering.  ``attrs["mixrank"]`` states ``scale`` and ``score``.
         """
         from ...inference.ranks.intervals import (
             rank_intervals_from_contrasts,
@@ -410,21 +436,14 @@ class GlmmResult(PairwiseResult):
                     ) -> pd.DataFrame:
         """Resolution verdicts from the logit-scale Wald test (docs/glmm.md §6).
 
-        ``N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2`` with delta
-        the log-odds difference and SE its Wald standard error (so
-        ``sigma_d = SE sqrt(n)`` is passed to
-        :func:`mixrank.design.resolution.resolution_table`, without a
-        separate clustered paradigm: the SE already carries the formula's
-        unit of inference).  ``pairs`` default ``"adjacent"``; ``models``/``top`` select
-        the models ranked (by log-odds) for ``"adjacent"``/``"all"``.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The columns of :func:`~mixrank.design.resolution.resolution_table`
-            (``estimate`` on the logit scale); ``attrs["mixrank"]["n_star"]``
-            states the formula.
-        """
+        ``N* = n (z_{1-alpha/2} + z_{1-beta})^2 SE^2 / delta^2`` with delta the log-odds
+        difference and SE its Wald standard error (so ``sigma_d = SE sqrt(n)`` is passed to
+        :func:`mixrank.design.resolution.resolution_table`, without a separate clustered
+        paradigm: the SE already carries the formula's unit of inference).  ``pairs`` default
+        ``"adjacent"``; ``models``/``top`` select the models ranked (by log-odds) for
+        ``"adjacent"``/``"all"``.  Returns the columns of
+        :func:`~mixrank.design.resolution.resolution_table` (``estimate`` on the logit scale);
+        ``attrs["mixrank"]["n_star"]`` states the formula."""
         from ...design.resolution import resolution_table
 
         order = self.model_scores(scale="logit").sort_values(["estimate", "model"],
@@ -447,13 +466,11 @@ class GlmmResult(PairwiseResult):
     def pass_at_k(self, k: int, level: float | None = None) -> pd.DataFrame:
         """Model-based pass@k: P(at least one of k samples of a new item succeeds).
 
-        For model j, an item's success probability is ``logit^-1(beta_j + b)``
-        with ``b ~ N(0, tau^2)``, ``tau^2`` the sum of the fitted variances of
-        all random terms (the item's total random effect on the logit
-        scale), so ``pass@k_j = E_b[1 - (1 - logit^-1(beta_j + b))^k]``,
-        computed by 64-point Gauss-Hermite quadrature (docs/pass_at_k.md §5).
-        The alternative to averaging the per-item unbiased estimates of
-        :func:`mixrank.pass_at_k`.
+        For model j, an item's success probability is ``logit^-1(beta_j + b)`` with ``b ~ N(0,
+        tau^2)``, ``tau^2`` the sum of the fitted variances of all random terms (the item's
+        total random effect on the logit scale), so ``pass@k_j = E_b[1 - (1 - logit^-1(beta_j +
+        b))^k]``, computed by 64-point Gauss-Hermite quadrature (docs/pass_at_k.md §5). The
+        alternative to averaging the per-item unbiased estimates of :func:`mixrank.pass_at_k`.
 
         Parameters
         ----------
@@ -465,10 +482,9 @@ class GlmmResult(PairwiseResult):
         Returns
         -------
         pandas.DataFrame
-            ``model, k, estimate, std_error`` (delta method in ``beta_j``,
-            variances held at their estimates), ``ci_lower, ci_upper`` (the
-            logit interval of ``beta_j`` transformed: pass@k increases in
-            it), ``level, n`` (cells).
+            ``model, k, estimate, std_error`` (delta method in ``beta_j``, variances held at
+            their estimates), ``ci_lower, ci_upper`` (the logit interval of ``beta_j``
+            transformed: pass@k increases in it), ``level, n`` (cells).
 
         Raises
         ------
@@ -479,9 +495,15 @@ class GlmmResult(PairwiseResult):
 
         Notes
         -----
-        Validated against adaptive numerical integration
-        (``scipy.integrate.quad``) and a seeded simulation
-        (``tests/results/test_glmm_pass_at_k.py``).
+        Validated against adaptive numerical integration (``scipy.integrate.quad``) and a seeded
+        simulation (``tests/results/test_glmm_pass_at_k.py``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+        >>> g.pass_at_k(5)[["model", "k", "n"]].values.tolist()[:2]
+        [['m01', 5, 960], ['m02', 5, 960]]
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise DataError(f"k={k!r}: expected a positive integer number of samples")
@@ -518,6 +540,13 @@ class GlmmResult(PairwiseResult):
         -------
         GlmmSummary
             Printed as text; ``str()`` gives it.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+        >>> print(str(g.summary()).splitlines()[1])
+         Family: binomial  ( logit )
         """
         return GlmmSummary(self)
 
@@ -528,7 +557,15 @@ class GlmmResult(PairwiseResult):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class GlmmSummary(TextDisplay):
-    """Printable summary of a :class:`GlmmResult` (``str()`` gives the text)."""
+    """Printable summary of a :class:`GlmmResult` (``str()`` gives the text).
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> g = mixrank.fit("correct ~ model + (1|subject:model)", mixrank.load_example(), family="binomial")
+    >>> str(g.summary()).splitlines()[2]
+    'Formula: correct ~ model + (1|subject:model)'
+    """
 
     result: GlmmResult
 

@@ -62,6 +62,15 @@ class GlmmSlopeResult(GlmmResult):
     without ``by``/``at`` at the mean of ``x`` over the frame's cells (as
     emmeans' reference grid holds a covariate at its mean), with
     ``by="<x>"`` and no ``at`` at its quartiles over the cells.
+
+    Examples
+    --------
+    >>> import mixrank
+    >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+    >>> df = df.assign(length=df["prompt"].str[1].astype(int))   # a numeric covariate
+    >>> s = mixrank.fit("correct ~ model * length + (1|subject:model)", df, family="binomial")
+    >>> type(s).__name__, s.by
+    ('GlmmSlopeResult', 'length')
     """
 
     OPTIONS: ClassVar[OptionTable] = GLMM_SLOPE_OPTIONS
@@ -180,7 +189,25 @@ class GlmmSlopeResult(GlmmResult):
         pandas.DataFrame
             ``model, <x>, estimate, std_error, ci_lower, ci_upper, level, n``
             (cells), ``trials, observed`` (successes / trials over all
-            cells), ``logit, logit_std_error, probability``.
+            cells), ``logit, logit_std_error, probability,
+            probability_at_zero`` (both at ``x0``).
+
+        Raises
+        ------
+        DesignError
+            ``by`` not the fitted covariate, or ``at`` not finite numbers.
+        OptionError
+            ``scale`` not one of the scales, or ``level`` outside (0, 1).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> df = df.assign(length=df["prompt"].str[1].astype(int))   # a numeric covariate
+        >>> s = mixrank.fit("correct ~ model * length + (1|subject:model)", df, family="binomial")
+        >>> ms = s.model_scores(by="length")     # at the quartiles of length over the cells
+        >>> ms[["model", "length"]].values.tolist()[:4]
+        [['m01', 1.75], ['m02', 1.75], ['m03', 1.75], ['m01', 2.5]]
         """
         lev = self._check(level, scale)
         xs = self._at(by, at)
@@ -268,10 +295,24 @@ class GlmmSlopeResult(GlmmResult):
             joint row), ``std_error, statistic, df, f_value, p_value``
             (``p_adjusted`` across the pairs when ``adjust`` is not "none").
 
+        Raises
+        ------
+        OptionError
+            ``adjust`` not one of the values above.
+
         Notes
         -----
         The pair statistic is ``((b_a - b_b) / SE)^2`` from glmer's
         ``fixef``/``vcov`` (``tests/engine/test_glmm_slope_reference.py``).
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> df = df.assign(length=df["prompt"].str[1].astype(int))   # a numeric covariate
+        >>> s = mixrank.fit("correct ~ model * length + (1|subject:model)", df, family="binomial")
+        >>> s.anova()[["model_a", "model_b", "df"]].values.tolist()
+        [['m01', 'm02', 1], ['m01', 'm03', 1], ['m02', 'm03', 1], ['(all)', '(all)', 2]]
         """
         adjust = self.check_option("anova", "adjust", adjust)
         b, V, M = self.fit.beta, self.fit.vcov, len(self.models)
@@ -310,6 +351,15 @@ class GlmmSlopeResult(GlmmResult):
         -------
         pandas.DataFrame
             ``term, estimate, std_error, statistic`` (z), ``p_value``.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> df = df.assign(length=df["prompt"].str[1].astype(int))   # a numeric covariate
+        >>> s = mixrank.fit("correct ~ model * length + (1|subject:model)", df, family="binomial")
+        >>> s.fixed_effects()["term"].tolist()
+        ['(Intercept)', 'modelm02', 'modelm03', 'length', 'modelm02:length', 'modelm03:length']
         """
         out = super().fixed_effects()
         comp = self.formula.spec.comparison
@@ -336,6 +386,18 @@ class GlmmSlopeResult(GlmmResult):
         ------
         DesignError
             Always: fit ``... ~ model + (random terms)`` for the model-based pass@k.
+
+        Examples
+        --------
+        >>> import mixrank
+        >>> df = mixrank.load_example().query("model in ['m01', 'm02', 'm03']")
+        >>> df = df.assign(length=df["prompt"].str[1].astype(int))   # a numeric covariate
+        >>> s = mixrank.fit("correct ~ model * length + (1|subject:model)", df, family="binomial")
+        >>> try:
+        ...     s.pass_at_k(5)
+        ... except mixrank.DesignError as e:
+        ...     print(str(e).split(";")[0])
+        pass_at_k() of a model * x fit is not available
         """
         raise DesignError("pass_at_k() of a model * x fit is not available; fit "
                           "'... ~ model + (random terms)' for the model-based pass@k")
