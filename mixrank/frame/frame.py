@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._util import tidy
+from ..errors import DataError
 from ..formula.spec import Spec
 
 __all__ = ["Frame", "SufficientStats", "LevelSums", "compute_stats", "Deferred"]
@@ -319,8 +320,8 @@ class Frame:
 
         Raises
         ------
-        KeyError
-            ``term`` is not a random term of the formula.
+        DataError
+            ``term`` is not a random term of the formula (the message lists the terms).
 
         Examples
         --------
@@ -333,6 +334,9 @@ class Frame:
         ([80, 80, 80], [0, 80, 80], (6, 12))
         """
         memo = self.__dict__.setdefault("_level_counts", {})
+        if term not in self.term_codes:
+            raise DataError(f"level_counts({term!r}): {term!r} is not a random term of the "
+                            f"formula; its random terms are {list(self.term_codes)}")
         if term not in memo:
             codes, L = self.term_codes[term], self.term_levels[term]
             total = np.bincount(codes, minlength=L).astype(np.int64)
