@@ -24,14 +24,13 @@ What each sandwich equals (SE to 1e-8 and df to 1e-6, relative):
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.reference.live_r import require_rscript
 from tests.reference.make_clubsandwich_cases import SEED, cases
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -110,23 +109,9 @@ def test_cr2_matches_stored_clubsandwich(stored_cases):
     _check(stored_cases, ref["cases"])
 
 
-def _require_r() -> str:
-    rscript = os.environ.get("MIXRANK_RSCRIPT") or shutil.which("Rscript")
-    ok = rscript is not None and subprocess.run(
-        [rscript, "--vanilla", "-e", "suppressMessages({library(clubSandwich); library(jsonlite)})"],
-        capture_output=True, timeout=120).returncode == 0
-    if not ok:
-        msg = "R with clubSandwich and jsonlite is needed (Debian r-cran-clubsandwich)"
-        if os.environ.get("MIXRANK_REQUIRE_R") == "1":
-            pytest.fail(f"{msg} (MIXRANK_REQUIRE_R=1)")
-        pytest.skip(msg)
-    assert rscript is not None
-    return rscript
-
-
 @pytest.mark.r
 def test_cr2_matches_live_clubsandwich(tmp_path):
-    rscript = _require_r()
+    rscript = require_rscript("clubSandwich", "jsonlite", debian="r-cran-clubsandwich")
     ours = cases(SEED + 1000)
     (tmp_path / "in.json").write_text(json.dumps(dict(seed=SEED + 1000, cases=ours)))
     subprocess.run([rscript, "--vanilla", str(SCRIPT), "--live", str(tmp_path / "in.json"),

@@ -11,8 +11,6 @@ R, multcompView or jsonlite is missing, unless ``MIXRANK_REQUIRE_R=1``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -25,26 +23,9 @@ import mixrank
 from mixrank.inference.letters import compact_letters
 from mixrank.inference.multiplicity import adjust
 from tests.inference.test_letters import grouping
+from tests.reference.live_r import require_rscript
 
 SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "letters.R"
-
-
-def _require_r() -> str:
-    rscript = os.environ.get("MIXRANK_RSCRIPT") or shutil.which("Rscript")
-    problem = None
-    if rscript is None:
-        problem = "Rscript is not on PATH"
-    else:
-        proc = subprocess.run([rscript, "--vanilla", "-e", "suppressMessages({library(multcompView);"
-                               " library(jsonlite)})"], capture_output=True, text=True,
-                              timeout=120)
-        if proc.returncode != 0:
-            problem = f"R lacks multcompView or jsonlite: {proc.stderr.strip()[-200:]}"
-    if problem:
-        if os.environ.get("MIXRANK_REQUIRE_R") == "1":
-            pytest.fail(f"{problem} (MIXRANK_REQUIRE_R=1)")
-        pytest.skip(problem)
-    return str(rscript)
 
 
 def _cases(rng: np.random.Generator) -> list[dict]:
@@ -90,7 +71,7 @@ def _run_r(rscript: str, cases: list[dict], tmp_path: Path) -> list[dict]:
 
 @pytest.mark.r
 def test_random_p_value_matrices_group_as_multcompview(tmp_path):
-    rscript = _require_r()
+    rscript = require_rscript("multcompView", "jsonlite", debian="r-cran-multcompview")
     cases = _cases(np.random.default_rng(20261206))
     out = _run_r(rscript, cases, tmp_path)
     assert len(out) == len(cases)
@@ -104,7 +85,7 @@ def test_random_p_value_matrices_group_as_multcompview(tmp_path):
 
 @pytest.mark.r
 def test_fits_group_as_multcompview_given_their_adjusted_p_values(tmp_path):
-    rscript = _require_r()
+    rscript = require_rscript("multcompView", "jsonlite", debian="r-cran-multcompview")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fits = [mixrank.fit("correct ~ model + (1|subject)", mixrank.load_dataset("chembench")),
