@@ -24,13 +24,12 @@ What each sandwich equals (SE to 1e-8 and df to 1e-6, relative):
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.reference.live_r import require_rscript
+from tests.reference.live_r import require_rscript, run_live
 from tests.reference.make_clubsandwich_cases import SEED, cases
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -113,7 +112,4 @@ def test_cr2_matches_stored_clubsandwich(stored_cases):
 def test_cr2_matches_live_clubsandwich(tmp_path):
     rscript = require_rscript("clubSandwich", "jsonlite", debian="r-cran-clubsandwich")
     ours = cases(SEED + 1000)
-    (tmp_path / "in.json").write_text(json.dumps(dict(seed=SEED + 1000, cases=ours)))
-    subprocess.run([rscript, "--vanilla", str(SCRIPT), "--live", str(tmp_path / "in.json"),
-                    str(tmp_path / "out.json")], check=True, capture_output=True, timeout=600)
-    _check(ours, json.loads((tmp_path / "out.json").read_text())["cases"])
+    _check(ours, run_live(rscript, SCRIPT, dict(seed=SEED + 1000, cases=ours), tmp_path)["cases"])

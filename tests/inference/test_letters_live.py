@@ -10,8 +10,6 @@ R, multcompView or jsonlite is missing, unless ``MIXRANK_REQUIRE_R=1``.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -23,7 +21,7 @@ import mixrank
 from mixrank.inference.letters import compact_letters
 from mixrank.inference.multiplicity import adjust
 from tests.inference.test_letters import grouping
-from tests.reference.live_r import require_rscript
+from tests.reference.live_r import require_rscript, run_live
 
 SCRIPT = Path(__file__).resolve().parents[1] / "reference" / "letters.R"
 
@@ -63,10 +61,7 @@ def _fit_case(res) -> dict:
 
 
 def _run_r(rscript: str, cases: list[dict], tmp_path: Path) -> list[dict]:
-    (tmp_path / "in.json").write_text(json.dumps({"cases": cases}))
-    subprocess.run([rscript, "--vanilla", str(SCRIPT), "--live", str(tmp_path / "in.json"),
-                    str(tmp_path / "out.json")], check=True, capture_output=True, timeout=600)
-    return json.loads((tmp_path / "out.json").read_text())["cases"]
+    return run_live(rscript, SCRIPT, {"cases": cases}, tmp_path)["cases"]
 
 
 @pytest.mark.r

@@ -1,4 +1,4 @@
-"""The one gate of the live R comparisons: ``require_rscript(*packages)``.
+"""The live R comparisons' gate, ``require_rscript(*packages)``, and runner, ``run_live``.
 
 Returns the Rscript to run (``$MIXRANK_RSCRIPT`` or the one on PATH) when R loads every
 package named; otherwise the test is skipped, or fails when ``MIXRANK_REQUIRE_R=1`` (CI:
@@ -7,9 +7,11 @@ R must be there, `.ci/run` installs it).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +34,12 @@ def require_rscript(*packages: str, debian: str = "") -> str:
         pytest.skip(problem)
     assert rscript is not None
     return rscript
+
+
+def run_live(rscript: str, script: Path, payload: dict, tmp_path: Path) -> dict:
+    """Run ``Rscript --vanilla script --live in.json out.json`` on ``payload`` (the cases
+    written by Python) and return what R wrote."""
+    (tmp_path / "in.json").write_text(json.dumps(payload))
+    subprocess.run([rscript, "--vanilla", str(script), "--live", str(tmp_path / "in.json"),
+                    str(tmp_path / "out.json")], check=True, capture_output=True, timeout=600)
+    return json.loads((tmp_path / "out.json").read_text())

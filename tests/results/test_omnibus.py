@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +27,7 @@ from scipy import stats
 
 import mixrank
 from mixrank.errors import DataError, DesignError, OptionError
-from tests.reference.live_r import require_rscript
+from tests.reference.live_r import require_rscript, run_live
 from tests.reference.make_omnibus_cases import SEED, cases
 
 REF = Path(__file__).resolve().parents[1] / "reference"
@@ -72,10 +71,7 @@ def test_cr2_htz_matches_stored_clubsandwich():
 def test_cr2_htz_matches_live_clubsandwich(tmp_path):
     rscript = require_rscript("clubSandwich", "jsonlite", debian="r-cran-clubsandwich")
     ours = cases(SEED + 1000)
-    (tmp_path / "in.json").write_text(json.dumps(dict(seed=SEED + 1000, cases=ours)))
-    subprocess.run([rscript, "--vanilla", str(SCRIPT), "--live", str(tmp_path / "in.json"),
-                    str(tmp_path / "out.json")], check=True, capture_output=True, timeout=600)
-    _check(ours, json.loads((tmp_path / "out.json").read_text())["cases"])
+    _check(ours, run_live(rscript, SCRIPT, dict(seed=SEED + 1000, cases=ours), tmp_path)["cases"])
 
 
 def test_two_models_is_the_squared_cr2_t():
