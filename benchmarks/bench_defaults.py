@@ -1,4 +1,4 @@
-"""The valid defaults at group-by speed (issue 46): two default paths, each timed against one
+"""The valid defaults at group-by speed: two default paths, each timed against one
 pandas group-by over the same rows and checked equal to the exact computation.
 
     python benchmarks/bench_defaults.py                 # both (~1 min idle)

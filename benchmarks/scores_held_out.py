@@ -1,4 +1,4 @@
-"""The held-out SE ratios of docs/model_scores.md §1b (issue 45).
+"""The held-out SE ratios of docs/model_scores.md §1b.
 
 For each bundled dataset named on the command line (default: example, chembench,
 jailbreakbench) and three seeds: the first model stays complete, every other model loses

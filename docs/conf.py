@@ -69,7 +69,7 @@ numpydoc_xref_param_type = False
 # numpydoc validation of every documented docstring, a warning each (so the -W build fails):
 # GL08 no docstring, SS01 no summary, PR01 a parameter not documented, PR02 a documented
 # parameter the signature does not have (prose parsed as parameters: the bold fake
-# parameters of issue 48), RT01 no Returns section, RT03 a Returns entry without text.
+# parameters the API pages once showed), RT01 no Returns section, RT03 a Returns entry without text.
 # Two signature readings are mixrank's (mixrank_docs.validation_signature): a class that
 # mixrank builds (results, frames, errors) is documented by its attributes, not its
 # constructor; ``**old`` (former keyword spellings, one release) is not a parameter.

@@ -2,7 +2,7 @@
 
 :func:`mixrank.fit` records every warning raised while fitting (and re-raises it through
 the caller's filters, so nothing is hidden); :func:`raised` gives them back as
-``(category name, message)`` pairs (issue 45: a report must not bury, e.g., an
+``(category name, message)`` pairs (a report must not bury, e.g., an
 ``OmittedKeyWarning``).  Contents: :func:`recording`, :func:`raised`.
 """
 

@@ -157,7 +157,7 @@ def _member(page: str, anchor: str) -> str:
 
 
 def test_result_methods_render_returns_and_no_fake_parameters(site):
-    # issue 48: the rank_intervals/resolution pages showed raw RST as four bold "parameters"
+    # the rank_intervals/resolution pages once showed raw RST as four bold "parameters"
     # and no Returns section; numpydoc validation in the build (PR02) now refuses such prose
     for cls, method in (("FitResult", "resolution"), ("FitResult", "rank_intervals"),
                         ("ArenaResult", "contrasts"), ("GlmmResult", "rank_intervals"),

@@ -1,4 +1,4 @@
-"""The seven bad inputs of issue 46 (a hostile-input battery of 190 probes; these 13 were
+"""Seven bad inputs (a hostile-input battery of 190 probes; these 13 were
 answered badly).  Each test states the expected answer; each failed before its fix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Real signatures (issue 48): what ``inspect.signature``, ``help()`` and the API pages show.
+"""Real signatures: what ``inspect.signature``, ``help()`` and the API pages show.
 
 * No public callable shows the ``**old`` through which former keyword spellings still arrive
   (:func:`mixrank._deprecate.former_keywords`); those spellings still work, with their

@@ -98,7 +98,7 @@ def _linear_gaps(fit: Any, ctx: dict) -> str:
 
 #: Every section, in page order; each names the capability (result kind or accessor) it needs.
 def _warnings_section(fit: Any, ctx: dict) -> str:
-    """Every warning the fit raised, in words, before anything else (issue 45)."""
+    """Every warning the fit raised, in words, before anything else."""
     items = "".join(f"<li><b>{html.escape(cat)}</b>: {html.escape(msg)}</li>"
                     for cat, msg in raised(fit))
     return ('<div class="warnbox"><p>Read these before the tables: each names a way the '

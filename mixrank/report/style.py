@@ -130,7 +130,7 @@ def new_axes(n_rows: int, *, width: float = FIG_WIDTH, pyplot: bool = True) -> A
 
 
 def fit_figure(ax: Any) -> Any:
-    """Make every text of the figure of ``ax`` lie inside it (issue 45: plots never clip).
+    """Make every text of the figure of ``ax`` lie inside it (plots never clip).
 
     A figure made by :func:`new_axes` is laid out by matplotlib's constrained layout; where
     its labels are wider than the figure can hold (a 40-character model name beside a

@@ -123,7 +123,7 @@ def test_missing_columns_and_bad_options():
         mixrank.arena(LOG, ties="ignore")
     with pytest.raises(DesignError, match="cluster="):
         mixrank.arena(LOG.assign(p=1), cluster="p", se="bootstrap")
-    with pytest.raises(OptionError, match="se='sandwich'"):    # an unused option (issue 46)
+    with pytest.raises(OptionError, match="se='sandwich'"):    # an unused option
         mixrank.arena(LOG.assign(p=1), cluster="p", se="information")
     with pytest.raises(DesignError, match="prior"):
         mixrank.arena(LOG, prior=-1)

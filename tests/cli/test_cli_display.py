@@ -1,4 +1,4 @@
-"""Every subcommand's table output reads like lme4 and emmeans (issue 45, item 1): at most
+"""Every subcommand's table output reads like lme4 and emmeans: at most
 100 characters a line, p-values as R's ``format.pval`` (2 significant digits, ``<0.001``),
 standard errors to 2-3 significant digits, each estimate and interval end at most to the
 decimal place its row's SE supports, every other number at most 4 significant digits --

@@ -1,5 +1,5 @@
-"""Every rank table names the comparisons its intervals are adjusted over (issue 45, item
-4), and the note where rank intervals and contrasts answer a pair differently says why."""
+"""Every rank table names the comparisons its intervals are adjusted over, and the
+note where rank intervals and contrasts answer a pair differently says why."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Plots never clip (issue 45): every public ``plot_*`` helper, drawn with a 40-character
+"""Plots never clip: every public ``plot_*`` helper, drawn with a 40-character
 model name on a figure it makes itself, keeps every text inside the figure.
 
 The check renders the figure (Agg) and compares each visible text's window extent

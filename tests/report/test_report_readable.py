@@ -1,4 +1,4 @@
-"""The report shows everything it computes (issue 45, item 7; the report half of item 4).
+"""The report shows everything it computes, and its verdicts follow the family-wise answer.
 
 * no table hides rows (no scroll box, no row cap) and a print stylesheet keeps every
   row and column;

@@ -270,6 +270,6 @@ def test_a_bad_rng_is_refused_whatever_the_adjustment(adjust):
         fit.contrasts(adjust=adjust, rng="abc")
     if adjust == "stepdown":                   # a seed is accepted where draws may be taken
         fit.contrasts(adjust=adjust, rng=3)
-    else:                                      # and refused where none is (one rule, issue 46)
+    else:                                      # and refused where none is (one rule)
         with pytest.raises(mixrank.OptionError, match="rng=3 .* would be ignored"):
             fit.contrasts(adjust=adjust, rng=3)

@@ -1,4 +1,4 @@
-"""One estimator per table: model_scores() takes the contrasts' SE/df method (issue 45).
+"""One estimator per table: model_scores() takes the contrasts' SE/df method.
 
 Against computations written here from the raw rows, not through mixrank's code:
 
