@@ -34,7 +34,8 @@ __all__ = ["fmt", "format_table_html", "figure_html", "pyplot_if_loaded", "parag
 
 
 def fmt(v: Any) -> str:
-    """Display text of one cell (the only rounding in mixrank happens here)."""
+    """Display text of one cell of the HTML report (the report's rounding; printed text --
+    CLI, ``summary()``, the demo -- rounds through :mod:`mixrank._display`)."""
     if v is None:
         return "NA"
     if isinstance(v, (bool, np.bool_)):
